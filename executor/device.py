@@ -1,0 +1,107 @@
+"""Where operators run: the CPU or a CUDA GPU, and the memory budget that goes with it.
+
+CuPy is imported only when a GPU is asked for or probed, so a CPU-only install never needs it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+from .errors import DeviceUnavailable
+
+__all__ = ["Device", "DEVICE_CHOICES", "gpu_available", "select_device", "host_memory_bytes"]
+
+DEVICE_CHOICES = ("auto", "cpu", "gpu")
+
+#: Share of free memory (host or device) that a default budget takes.
+DEFAULT_MEMORY_SHARE = 0.8
+
+
+@functools.lru_cache(maxsize=1)
+def _gpu_probe() -> tuple[bool, str]:
+    """(available, reason). Cached: probing initialises the CUDA driver once per process."""
+    if os.environ.get("GRAPHDB_DISABLE_GPU"):
+        return False, "disabled by GRAPHDB_DISABLE_GPU"
+    try:
+        import cupy  # noqa: F401
+    except Exception as exc:  # ImportError, or a broken CUDA install raising at import
+        return False, f"CuPy is not installed ({type(exc).__name__})"
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return False, "no CUDA device found"
+    except Exception as exc:
+        return False, f"no usable CUDA device ({exc})"
+    return True, "CUDA device present"
+
+
+def gpu_available() -> bool:
+    return _gpu_probe()[0]
+
+
+def host_memory_bytes() -> int:
+    """Physical memory of this machine."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device and the bytes operators may use on it."""
+
+    kind: str  # "cpu" or "gpu"
+    memory_limit: int
+    name: str = "cpu"
+    reason: str = ""
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind == "gpu"
+
+    def describe(self) -> str:
+        return f"{self.name} (budget {format_bytes(self.memory_limit)})"
+
+
+def format_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+def _gpu_device(memory_limit: int | None, reason: str) -> Device:
+    import cupy
+
+    free, _total = cupy.cuda.runtime.memGetInfo()
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    limit = memory_limit if memory_limit is not None else int(free * DEFAULT_MEMORY_SHARE)
+    return Device("gpu", limit, name=name, reason=reason)
+
+
+def select_device(setting: str = "auto", memory_limit: int | None = None) -> Device:
+    """Resolve the ``device`` setting to a :class:`Device`.
+
+    ``auto`` takes the GPU when one is usable, else the CPU; ``gpu`` insists on one and raises
+    :class:`DeviceUnavailable` with the reason when there is none.
+    """
+    setting = setting.lower()
+    if setting not in DEVICE_CHOICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICE_CHOICES)}, got {setting!r}")
+    if setting in ("auto", "gpu"):
+        ok, why = _gpu_probe()
+        if ok:
+            return _gpu_device(memory_limit, f"device = '{setting}' and {why}")
+        if setting == "gpu":
+            raise DeviceUnavailable(f"device = 'gpu' but {why}")
+        reason = f"device = 'auto' and {why}"
+    else:
+        reason = "device = 'cpu'"
+    limit = memory_limit if memory_limit is not None else int(host_memory_bytes() * DEFAULT_MEMORY_SHARE)
+    return Device("cpu", limit, name="cpu", reason=reason)
