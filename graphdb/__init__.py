@@ -1,0 +1,28 @@
+"""graphdb: an embeddable graph query engine with SQL traversal queries, on GPU and CPU.
+
+Examples
+--------
+>>> import graphdb
+>>> con = graphdb.connect()          # a temporary database; pass a path to keep it
+>>> con.execute("SHOW GRAPHS").columns
+['name', 'directed', 'weighted', 'vertices', 'edges']
+>>> con.close()
+"""
+
+from .connection import Connection, connect
+from .errors import (BinderError, CatalogError, DatabaseError, DataError, Error, IngestError,
+                     IntegrityError, InterfaceError, InternalError, InvalidInputError,
+                     NotSupportedError, OperationalError, ParseError, ProgrammingError, Warning)
+from .result import Result
+
+__version__ = "0.1.0"
+apilevel = "2.0"
+threadsafety = 1
+paramstyle = "qmark"
+
+__all__ = [
+    "connect", "Connection", "Result", "Error", "Warning", "InterfaceError", "DatabaseError",
+    "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
+    "NotSupportedError", "ParseError", "BinderError", "CatalogError", "IngestError",
+    "InvalidInputError", "__version__",
+]

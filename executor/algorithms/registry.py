@@ -128,7 +128,8 @@ class Algorithm:
     def signature(self) -> str:
         parts = ["graph"]
         for p in self.params:
-            parts.append(p.name if p.required else f"{p.name} => {p.default!r}")
+            default = "NULL" if p.default is None else repr(p.default)
+            parts.append(p.name if p.required else f"{p.name} => {default}")
         return f"{self.name}({', '.join(parts)})"
 
     def schema(self) -> pa.Schema:

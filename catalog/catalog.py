@@ -1,0 +1,125 @@
+"""The catalog: which graphs exist, their metadata, and creating and dropping them."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from storage import Environment, delete_arrays, get_array
+
+from .entries import GraphEntry
+from .errors import CatalogError, GraphExists, GraphNotFound, IngestError
+from .ingest import IngestOptions, read_input, write_graph
+
+__all__ = ["Catalog", "valid_graph_name"]
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def valid_graph_name(name: str) -> bool:
+    return bool(_NAME.match(name))
+
+
+class Catalog:
+    """Graph entries in the ``catalog`` sub-database; data through ``storage``."""
+
+    def __init__(self, env: Environment):
+        self.env = env
+
+    # -- reading ------------------------------------------------------------------------------
+    def entries(self) -> list[GraphEntry]:
+        db = self.env.db("catalog")
+        if db is None:
+            return []
+        with self.env.read_txn() as txn:
+            return [GraphEntry.from_json(v) for _k, v in txn.cursor(db=db)]
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.entries()]
+
+    def get(self, name: str, *, exact: bool = False) -> GraphEntry:
+        db = self.env.db("catalog")
+        raw = None
+        if db is not None:
+            with self.env.read_txn() as txn:
+                raw = txn.get(name.encode(), db=db)
+                raw = None if raw is None else bytes(raw)
+        if raw is None and not exact:
+            # SQL identifiers are case-insensitive unless quoted: accept a unique case-folded match.
+            folded = [n for n in self.names() if n.lower() == name.lower()]
+            if len(folded) == 1:
+                return self.get(folded[0], exact=True)
+        if raw is None:
+            raise GraphNotFound(name, self.names())
+        return GraphEntry.from_json(raw)
+
+    def read_array(self, entry: GraphEntry, array: str) -> np.ndarray:
+        with self.env.read_txn() as txn:
+            return get_array(txn, self.env.db("blocks"), entry.graph_id, array)
+
+    def vertex_ids(self, entry: GraphEntry) -> pa.Array:
+        """The user's vertex ids, indexed by internal id (memory-mapped Arrow file)."""
+        path = self.env.graph_dir(entry.graph_id) / "vertices.arrow"
+        with pa.memory_map(str(path)) as source:
+            table = pa.ipc.open_file(source).read_all()
+        return table.column("id").combine_chunks()
+
+    # -- writing ------------------------------------------------------------------------------
+    def ingest(self, name: str, edges: str, options: IngestOptions = IngestOptions(), *,
+               replace: bool = False) -> GraphEntry:
+        """Load an edge file as graph ``name``; visible only once committed."""
+        if not valid_graph_name(name):
+            raise CatalogError(
+                f"invalid graph name '{name}': use letters, digits and underscores, "
+                "starting with a letter or underscore"
+            )
+        with self.env.writer_lock():
+            self._remove_orphans()
+            old = self._existing(name)
+            if old is not None and not replace:
+                raise GraphExists(name)
+            ids, src, dst, weights = read_input(str(edges), options)
+            if len(ids) == 0:
+                raise IngestError("no vertices", file=str(edges))
+            sources = str(edges) + (f" + {options.vertices}" if options.vertices else "")
+            try:
+                entry = write_graph(
+                    self.env, name, ids, src, dst, weights, directed=not options.undirected,
+                    source=sources, replace_entry=old, db_catalog=self.env.db("catalog"),
+                    db_blocks=self.env.db("blocks"),
+                )
+            except BaseException:
+                self._remove_orphans()
+                raise
+            if old is not None:
+                shutil.rmtree(self.env.graph_dir(old.graph_id), ignore_errors=True)
+            return entry
+
+    def drop(self, name: str) -> GraphEntry:
+        with self.env.writer_lock():
+            entry = self.get(name)
+
+            def commit(txn):
+                delete_arrays(txn, self.env.db("blocks"), entry.graph_id)
+                txn.delete(entry.name.encode(), db=self.env.db("catalog"))
+
+            self.env.write(commit)
+            shutil.rmtree(self.env.graph_dir(entry.graph_id), ignore_errors=True)
+            return entry
+
+    def _existing(self, name: str) -> GraphEntry | None:
+        try:
+            return self.get(name, exact=True)
+        except GraphNotFound:
+            return None
+
+    def _remove_orphans(self) -> list[str]:
+        return self.env.remove_unreferenced({e.graph_id for e in self.entries()})
+
+    @property
+    def path(self) -> Path:
+        return self.env.path

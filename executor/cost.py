@@ -1,0 +1,48 @@
+"""The cost model: which variant of a graph operator runs, and why.
+
+The choice compares the bytes the resident operator needs (topology from the catalog's
+statistics plus vertex state) with the device's budget, as DESIGN.md lays out. The reason is a
+sentence for EXPLAIN that names the sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog import GraphEntry
+
+from .algorithms import Algorithm
+from .device import Device, format_bytes
+
+__all__ = ["Choice", "choose", "resident_bytes"]
+
+#: Bytes of per-vertex state a traversal or PageRank keeps (values, frontier flags, scratch).
+STATE_BYTES_PER_VERTEX = 24
+
+
+@dataclass(frozen=True)
+class Choice:
+    device: Device
+    variant: str  # "resident" (streamed variants come with the storage manager)
+    reason: str
+
+
+def resident_bytes(entry: GraphEntry) -> tuple[int, int]:
+    """(topology bytes, vertex-state bytes) of running resident on ``entry``."""
+    topology = int(entry.stats.get("csr_bytes", 0))
+    return topology, STATE_BYTES_PER_VERTEX * entry.num_vertices
+
+
+def choose(algorithm: Algorithm, entry: GraphEntry, device: Device, gpu_impl: bool) -> Choice:
+    topology, state = resident_bytes(entry)
+    need = topology + state
+    sizes = (f"needs {format_bytes(need)} (topology {format_bytes(topology)} + vertex state "
+             f"{format_bytes(state)}) of a {format_bytes(device.memory_limit)} budget")
+    if device.is_gpu and not gpu_impl:
+        cpu = Device("cpu", device.memory_limit, "cpu", "no GPU kernel for this algorithm")
+        return Choice(cpu, "resident", f"cpu: {algorithm.name} has no GPU kernel yet; {sizes}")
+    if need <= device.memory_limit:
+        return Choice(device, "resident", f"{device.kind}: graph fits, {sizes}; {device.reason}")
+    return Choice(device, "resident",
+                  f"{device.kind}: graph does NOT fit ({sizes}); no streamed variant yet, "
+                  "running resident")

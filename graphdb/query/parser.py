@@ -1,0 +1,117 @@
+"""Parsing: SQL text to sqlglot statements, with errors that carry line and column."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError as SqlglotParseError
+from sqlglot.errors import TokenError
+
+from ..errors import ParseError
+from .dialect import GraphSQL
+
+__all__ = ["Statement", "parse", "split_statements"]
+
+# sqlglot logs a warning when it falls back to a generic Command; we handle those ourselves.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+_LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*", re.S)
+
+
+@dataclass
+class Statement:
+    """One parsed statement: ``kind`` is 'select', 'show_graphs', 'describe', 'set', 'reset'."""
+
+    kind: str
+    ast: exp.Expression | None
+    text: str
+    explain: bool = False
+    analyze: bool = False
+
+
+def _strip(sql: str) -> str:
+    return _LEADING.sub("", sql).strip().rstrip(";").strip()
+
+
+def parse(sql: str) -> Statement:
+    """Parse exactly one statement."""
+    text = _strip(sql)
+    if not text:
+        raise ParseError("empty statement")
+    words = text.split()
+    head = words[0].upper()
+    if head == "EXPLAIN":
+        rest = text[len(words[0]):].lstrip()
+        analyze = rest[:7].upper() == "ANALYZE" and (len(rest) == 7 or not rest[7].isalnum())
+        if analyze:
+            rest = rest[7:].lstrip()
+        inner = parse(rest)
+        inner.explain, inner.analyze = True, analyze
+        return inner
+    if head == "SHOW":
+        if len(words) == 2 and words[1].upper().rstrip(";") in ("GRAPHS", "TABLES"):
+            return Statement("show_graphs", None, text)
+        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS", 1, 1)
+    try:
+        statements = [s for s in sqlglot.parse(text, read=GraphSQL) if s is not None]
+    except SqlglotParseError as err:
+        first = err.errors[0] if err.errors else {}
+        message = _readable(first.get("description", str(err)))
+        highlight = first.get("highlight")
+        if highlight:
+            message += f" (near '{highlight}')"
+        raise ParseError(message, first.get("line"), first.get("col")) from None
+    except TokenError as err:
+        raise ParseError(str(err)) from None
+    if len(statements) != 1:
+        raise ParseError(f"expected one statement, found {len(statements)}")
+    ast = statements[0]
+    if isinstance(ast, exp.Describe):
+        return Statement("describe", ast, text)
+    if isinstance(ast, exp.Set):
+        return Statement("set", ast, text)
+    if isinstance(ast, exp.Query):
+        return Statement("select", ast, text)
+    if isinstance(ast, exp.Command) and str(ast.this).upper() == "RESET":
+        return Statement("reset", ast, text)
+    raise ParseError(f"unsupported statement: {head}", 1, 1)
+
+
+def _readable(description: str) -> str:
+    """sqlglot's 'Required keyword: 'this' missing for <class '...Where'>' in plain words."""
+    match = re.search(r"missing for <class '[\w.]*\.(\w+)'>", description)
+    if match:
+        return f"incomplete {match.group(1).upper()} clause"
+    return description
+
+
+def split_statements(text: str) -> list[str]:
+    """Split a script on ';' outside quotes and comments; the last piece may be incomplete."""
+    pieces, current, quote, i = [], [], None, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            current.append(ch)
+            if ch == quote:
+                quote = None
+        elif ch in ("'", '"'):
+            quote = ch
+            current.append(ch)
+        elif text.startswith("--", i):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            current.append(text[i:end])
+            i = end
+            continue
+        elif ch == ";":
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    pieces.append("".join(current))
+    return pieces

@@ -1,0 +1,76 @@
+"""Connection settings changed with ``SET name = value`` and ``RESET name``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from executor.device import DEVICE_CHOICES
+
+from .errors import InvalidInputError
+
+__all__ = ["Settings", "parse_bytes"]
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2,
+          "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4,
+          "tb": 1000**4, "tib": 1024**4}
+
+
+def parse_bytes(value: Any, name: str = "size") -> int:
+    """'256MB', '4GiB', '1.5 GB' or a number of bytes."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value <= 0:
+            raise InvalidInputError(f"{name} must be positive")
+        return int(value)
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value))
+    if not match or match.group(2).lower() not in _UNITS:
+        raise InvalidInputError(
+            f"{name}: cannot read {value!r} as a size (examples: '512MB', '4GB', '1GiB')")
+    size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    if size <= 0:
+        raise InvalidInputError(f"{name} must be positive")
+    return size
+
+
+@dataclass(frozen=True)
+class Settings:
+    #: 'auto' (a GPU when one is usable), 'cpu' or 'gpu'
+    device: str = "auto"
+    #: bytes operators may use on the device; None = a share of what is free
+    memory_limit: int | None = None
+    #: CPU threads for Arrow compute; None = all cores
+    threads: int | None = None
+
+    def set(self, name: str, value: Any) -> "Settings":
+        name = name.lower()
+        if name == "device":
+            text = str(value).lower()
+            if text not in DEVICE_CHOICES:
+                raise InvalidInputError(f"device must be one of {', '.join(DEVICE_CHOICES)}, "
+                                        f"got {value!r}")
+            return replace(self, device=text)
+        if name == "memory_limit":
+            return replace(self, memory_limit=parse_bytes(value, "memory_limit"))
+        if name == "threads":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InvalidInputError(f"threads must be a positive integer, got {value!r}")
+            return replace(self, threads=value)
+        raise InvalidInputError(self._unknown(name))
+
+    def reset(self, name: str) -> "Settings":
+        name = name.lower()
+        if name not in self.names():
+            raise InvalidInputError(self._unknown(name))
+        return replace(self, **{name: getattr(Settings(), name)})
+
+    @staticmethod
+    def names() -> list[str]:
+        return [f.name for f in fields(Settings)]
+
+    def _unknown(self, name: str) -> str:
+        import difflib
+
+        close = difflib.get_close_matches(name, self.names(), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else f" (settings: {', '.join(self.names())})"
+        return f"unknown setting '{name}'{hint}"

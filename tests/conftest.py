@@ -1,0 +1,42 @@
+"""Shared fixtures: temporary databases, and the `gpu` marker skipped where no GPU is present."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # tests also run from a checkout without `pip install -e .`
+    sys.path.insert(0, str(ROOT))
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _gpu_present() -> bool:
+    from executor.device import gpu_available
+
+    return gpu_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if any("gpu" in item.keywords for item in items) and not _gpu_present():
+        skip = pytest.mark.skip(reason="needs a CUDA GPU with CuPy")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    """A path for a new database directory (not yet created)."""
+    return tmp_path / "db"
+
+
+@pytest.fixture
+def con(db_path):
+    import graphdb
+
+    with graphdb.connect(db_path) as connection:
+        yield connection
