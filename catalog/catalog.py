@@ -63,10 +63,27 @@ class Catalog:
 
     def vertex_ids(self, entry: GraphEntry) -> pa.Array:
         """The user's vertex ids, indexed by internal id (memory-mapped Arrow file)."""
+        return self.vertex_table(entry).column("id").combine_chunks()
+
+    def vertex_table(self, entry: GraphEntry) -> pa.Table:
+        """``g.vertices``: the user's id (column ``id``) and vertex properties, internal order."""
         path = self.env.graph_dir(entry.graph_id) / "vertices.arrow"
         with pa.memory_map(str(path)) as source:
-            table = pa.ipc.open_file(source).read_all()
-        return table.column("id").combine_chunks()
+            return pa.ipc.open_file(source).read_all()
+
+    def edge_table(self, entry: GraphEntry) -> pa.Table:
+        """``g.edges``: ``src``, ``dst`` (user ids), ``weight`` if weighted, edge properties.
+
+        Rows are in stored (out-CSR) order; an undirected edge appears in both directions.
+        """
+        ids = self.vertex_ids(entry)
+        offsets = self.read_array(entry, "out_offsets")
+        targets = self.read_array(entry, "out_targets")
+        sources = np.repeat(np.arange(entry.num_vertices, dtype=np.int64), np.diff(offsets))
+        columns = {"src": ids.take(pa.array(sources)), "dst": ids.take(pa.array(targets.astype(np.int64)))}
+        if entry.weighted:
+            columns["weight"] = pa.array(self.read_array(entry, "out_weights"))
+        return pa.table(columns)
 
     # -- writing ------------------------------------------------------------------------------
     def ingest(self, name: str, edges: str, options: IngestOptions = IngestOptions(), *,
