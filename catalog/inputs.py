@@ -1,0 +1,214 @@
+"""Reading an ingest's inputs: which columns are what, checks on every batch, ids to keys.
+
+The edge file streams through :func:`read_edges` batch by batch into a :class:`Spool` of keys;
+nothing here holds more than a group of batches. The vertex file (one row per vertex, so of
+the order of the id dictionary) is read whole by :func:`read_vertices`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import IngestError
+from .idmap import IdSet
+from .readers import InputFile, InputFiles
+from .spool import Spool
+
+__all__ = ["EdgeColumns", "ReadCounts", "pick_column", "read_vertices", "read_edges"]
+
+#: Rows handled together; string ids are dictionary-encoded per group, so a group is large
+#: enough that the per-group cost (a hash table of the dictionary so far) stays a small share.
+GROUP_ROWS = 1 << 21
+
+
+def pick_column(names: list[str], wanted: str | None, position: int, role: str, path: str
+                ) -> str | None:
+    if wanted is None:
+        return names[position] if position < len(names) else None
+    if wanted in names:
+        return wanted
+    if wanted.isdigit() and 1 <= int(wanted) <= len(names):
+        return names[int(wanted) - 1]
+    close = difflib.get_close_matches(wanted, names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    raise IngestError(f"no column '{wanted}' for {role} (columns: {', '.join(names)}){hint}",
+                      file=path)
+
+
+def is_number(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+
+@dataclass
+class EdgeColumns:
+    src: str
+    dst: str
+    weight: str | None
+    properties: list[str]
+
+    @classmethod
+    def choose(cls, schema: pa.Schema, path: str, src: str | None, dst: str | None,
+               weight: str | None, fmt: str) -> "EdgeColumns":
+        names = schema.names
+        if len(names) < 2 and (src is None or dst is None):
+            raise IngestError(
+                f"an edge file needs at least two columns (source and destination); found "
+                f"{len(names)}" + (" — is the delimiter right?" if fmt in ("csv", "tsv") else ""),
+                file=path)
+        s = pick_column(names, src, 0, "the source", path)
+        d = pick_column(names, dst, 1, "the destination", path)
+        if weight is not None:
+            w = pick_column(names, weight, 2, "the weight", path)
+        else:
+            # Without --weight: a numeric column named 'weight', else a numeric third column
+            # of a three-column file (a headerless file's third column is named 'weight').
+            named = [c for c in names if c.lower() == "weight" and c not in (s, d)]
+            third = [names[2]] if len(names) == 3 and names[2] not in (s, d) else []
+            w = next((c for c in named + third if is_number(schema.field(c).type)), None)
+        props = [c for c in names if c not in (s, d, w)]
+        return cls(s, d, w, props)
+
+
+@dataclass
+class ReadCounts:
+    rows: int = 0  # edges read from the input
+    self_loops: int = 0  # self loops kept
+    self_loops_dropped: int = 0
+    property_schema: pa.Schema | None = None
+    files: list[str] = field(default_factory=list)
+
+
+def _first_null(column: pa.Array) -> int | None:
+    if column.null_count == 0:
+        return None
+    return pc.index(pc.is_null(column), True).as_py()
+
+
+def _first_non_numeric(column: pa.Array) -> int | None:
+    as_str = column.cast(pa.string())
+    ok = pc.match_substring_regex(as_str, r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+    idx = pc.index(ok.fill_null(False), False).as_py()
+    return None if idx < 0 else idx
+
+
+def read_vertices(source: InputFiles, id_column: str | None, ids: IdSet
+                  ) -> tuple[np.ndarray, pa.Table]:
+    """Keys of the vertex file's ids (added to ``ids``) and its property columns, file order."""
+    batches, spans, total = [], [], 0
+    for f, first_row, batch in source.batches():
+        batches.append(batch)
+        spans.append((total, f, first_row))
+        total += batch.num_rows
+    table = pa.Table.from_batches(batches)
+    path = source.files[0].path
+    name = pick_column(table.column_names, id_column, 0, "the vertex id", path)
+    column = table.column(name).combine_chunks()
+
+    def error_at(row: int, problem: str) -> IngestError:
+        start, f, first_row = max((s for s in spans if s[0] <= row), key=lambda s: s[0])
+        return f.error_at(first_row + row - start, problem)
+
+    null = _first_null(column)
+    if null is not None:
+        raise error_at(null, f"missing vertex id in column '{name}'")
+    keys = ids.keys(column)
+    order = np.argsort(keys, kind="stable")
+    repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if len(repeated):
+        row = int(order[repeated[0] + 1])
+        raise error_at(row, f"vertex id {column[row].as_py()!r} appears more than once "
+                            f"(first at row {int(order[repeated[0]]) + 1})")
+    return keys, table.drop_columns([name])
+
+
+def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], EdgeColumns],
+               ids: IdSet, spool: Spool, *, drop_loops: bool, check_missing: str | None,
+               property_sink: Callable[[pa.Table], None] | None,
+               progress=None) -> ReadCounts:
+    """Stream the edge file into ``spool`` as keys (``src``, ``dst``, ``weight``, ``row``)."""
+    counts = ReadCounts(files=[f.path for f in source.files])
+    group: list[pa.RecordBatch] = []
+    group_file, group_first = None, 0
+    columns: EdgeColumns | None = None
+
+    def flush() -> None:
+        if group:
+            _edge_group(pa.Table.from_batches(group), group_file, group_first, columns, ids,
+                        spool, drop_loops, check_missing, property_sink, counts)
+            group.clear()
+
+    for f, first_row, batch in source.batches():
+        if columns is None:
+            columns = columns_of(batch.schema, f)
+        if f is not group_file or sum(b.num_rows for b in group) >= GROUP_ROWS:
+            flush()
+            group_file, group_first = f, first_row
+        group.append(batch)
+        if progress is not None:
+            progress.advance(source.bytes_done(), counts.rows + sum(b.num_rows for b in group))
+    flush()
+    return counts
+
+
+def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColumns,
+                ids: IdSet, spool: Spool, drop_loops: bool, check_missing: str | None,
+                property_sink, counts: ReadCounts) -> None:
+    src = table.column(columns.src).combine_chunks()
+    dst = table.column(columns.dst).combine_chunks()
+    for column, role, name in ((src, "source", columns.src), (dst, "destination", columns.dst)):
+        null = _first_null(column)
+        if null is not None:
+            raise f.error_at(first_row + null, f"missing {role} vertex id in column '{name}'")
+    weight = None
+    if columns.weight is not None:
+        wcol = table.column(columns.weight).combine_chunks()
+        if not is_number(wcol.type):
+            bad = _first_non_numeric(wcol)
+            shown = "" if bad is None else f": {wcol[bad].as_py()!r}"
+            raise f.error_at(first_row + (bad or 0),
+                             f"weight column '{columns.weight}' is not numeric{shown}")
+        null = _first_null(wcol)
+        if null is not None:
+            raise f.error_at(first_row + null, f"missing weight in column '{columns.weight}'")
+        weight = wcol.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    try:
+        add = check_missing is None
+        src_keys, dst_keys = ids.keys(src, add=add), ids.keys(dst, add=add)
+    except IngestError as exc:
+        raise IngestError(exc.problem, file=f.path) from None
+    if check_missing is not None:
+        for keys, column, role in ((src_keys, src, "source"), (dst_keys, dst, "destination")):
+            missing = ids.missing(keys)
+            if missing.any():
+                row = int(np.argmax(missing))
+                raise f.error_at(first_row + row, f"{role} vertex {column[row].as_py()!r} is not "
+                                 f"in the vertex file {check_missing} (pass --missing-vertices add "
+                                 "to add such vertices)")
+    loops = src_keys == dst_keys
+    n_loops = int(np.count_nonzero(loops))
+    keep = None
+    if drop_loops and n_loops:
+        keep = ~loops
+        src_keys, dst_keys = src_keys[keep], dst_keys[keep]
+        weight = None if weight is None else weight[keep]
+        counts.self_loops_dropped += n_loops
+    else:
+        counts.self_loops += n_loops
+    counts.rows += table.num_rows
+    arrays = {"src": src_keys, "dst": dst_keys}
+    if weight is not None:
+        arrays["weight"] = weight
+    if property_sink is not None:
+        props = table.select(columns.properties)
+        if keep is not None:
+            props = props.filter(pa.array(keep))
+        # The row of an edge in the property file written alongside (kept edges only).
+        arrays["row"] = np.arange(spool.rows, spool.rows + len(src_keys), dtype=np.int64)
+        property_sink(props)
+    spool.append(arrays)
