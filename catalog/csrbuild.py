@@ -135,9 +135,10 @@ def _bucket_bounds(degrees: np.ndarray, cap: int) -> np.ndarray:
 
 def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
               weighted: bool, with_rows: bool, merge: str | None, budget_bytes: int,
-              tmpdir: Path, name: str) -> CSR:
+              tmpdir: Path, name: str, num_edges: int | None = None) -> CSR:
     """The CSR of the edges ``chunks()`` yields (it is called up to twice, each time yielding
-    the same dicts of ``key`` (the list the edge goes to), ``other``, ``weight``, ``row``)."""
+    the same dicts of ``key`` (the list the edge goes to), ``other``, ``weight``, ``row``).
+    ``num_edges``, when known, lets a graph that fits skip the degree-counting pass."""
     out_dtype = np.int32 if n < 2**31 else np.int64
     columns = {"key": out_dtype, "other": out_dtype}
     if weighted:
@@ -146,13 +147,16 @@ def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
         columns["row"] = np.int64
     row_bytes = sum(np.dtype(d).itemsize for d in columns.values())
 
-    degrees = np.zeros(n, dtype=np.int64)
-    for chunk in chunks():
-        degrees += np.bincount(chunk["key"], minlength=n)
     # A bucket is held about three times over while sorted (input, order, output).
     cap = max(1, budget_bytes // (3 * row_bytes + 8))
-    bounds = _bucket_bounds(degrees, cap)
-    del degrees
+    if num_edges is not None and num_edges <= cap:
+        bounds = np.array([0, n], dtype=np.int64)
+    else:
+        degrees = np.zeros(n, dtype=np.int64)
+        for chunk in chunks():
+            degrees += np.bincount(chunk["key"], minlength=n)
+        bounds = _bucket_bounds(degrees, cap)
+        del degrees
 
     output = Spool(tmpdir, f"{name}.csr", {c: d for c, d in columns.items() if c != "key"},
                    budget_bytes=budget_bytes // 3)

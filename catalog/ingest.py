@@ -222,19 +222,51 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         mapped = list(_edge_chunks(spool, mapper, options.undirected, chunk_rows))
         spool.discard()
         edge_chunks = lambda: iter(mapped)  # noqa: E731
-    sort_budget = budget // 2
-    out = build_csr(edge_chunks, n, weighted=weighted, with_rows=props is not None,
-                    merge=options.merge_weights if options.duplicates == "merge" else None,
-                    budget_bytes=sort_budget, tmpdir=tmp, name="out")
+    merge = options.merge_weights if options.duplicates == "merge" else None
+    stored = spool.rows * (1 if not options.undirected else 2)
+    # Without merging, the in-CSR is sorted from the input like the out-CSR (in-lists in input
+    # order), so with everything in memory both sorts run at once, one per core. Merged
+    # duplicates must vanish from both: then the in-CSR is sorted from the merged out-CSR.
+    both_at_once = not options.undirected and merge is None and not spool.spilled
+    sort_budget = budget // (4 if both_at_once else 2)
+
+    def sort(chunks, name, **kw):
+        return build_csr(chunks, n, weighted=weighted, budget_bytes=sort_budget, tmpdir=tmp,
+                         name=name, **kw)
+
+    def reverse_chunks():
+        for chunk in edge_chunks():
+            flipped = {"key": chunk["other"], "other": chunk["key"]}
+            if weighted:
+                flipped["weight"] = chunk["weight"]
+            yield flipped
+
+    reverse = None
+    if both_at_once:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(sort, reverse_chunks, "in", with_rows=False, merge=None,
+                                  num_edges=stored)
+            out = sort(edge_chunks, "out", with_rows=props is not None, merge=None,
+                       num_edges=stored)
+            reverse = pending.result()
+    else:
+        out = sort(edge_chunks, "out", with_rows=props is not None, merge=merge,
+                   num_edges=stored)
+        if not options.undirected:
+            if merge is None:
+                reverse = sort(reverse_chunks, "in", with_rows=False, merge=None,
+                               num_edges=stored)
+            else:
+                reverse = sort(lambda: csr_chunks(out, chunk_rows), "in", with_rows=False,
+                               merge=None, num_edges=len(out.targets))
     mapped = None
     spool.discard()
     arrays = {"out_offsets": out.offsets, "out_targets": out.targets}
     if weighted:
         arrays["out_weights"] = out.weights
-    if not options.undirected:
-        reverse = build_csr(lambda: csr_chunks(out, chunk_rows), n, weighted=weighted,
-                            with_rows=False, merge=None, budget_bytes=sort_budget, tmpdir=tmp,
-                            name="in")
+    if reverse is not None:
         arrays.update(in_offsets=reverse.offsets, in_targets=reverse.targets)
         if weighted:
             arrays["in_weights"] = reverse.weights
