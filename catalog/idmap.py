@@ -86,9 +86,13 @@ class IdSet:
         if self.kind == "string":
             return self._string_keys(column.cast(pa.string()), add)
         if kind == "string":
-            raise IngestError(
-                f"vertex ids are integers so far, but {column.cast(pa.string())[0]!r}... is "
-                "text; load with --id-type string to treat every id as text")
+            text = column.cast(pa.string())
+            integer = pc.match_substring_regex(text, r"^\s*[-+]?\d+\s*$").fill_null(False)
+            row = max(pc.index(integer, False).as_py(), 0)
+            error = IngestError(f"vertex id {text[row].as_py()!r} is text but the ids so far are "
+                                "integers; load with --id-type string to read every id as text")
+            error.row = row  # the caller names the line
+            raise error
         values = self._int_values(column)
         if add and not self.frozen:
             self._add_ints(values)

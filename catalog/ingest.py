@@ -137,19 +137,19 @@ def _vertex_table(mapper: IdMapper, keys: np.ndarray | None, props: pa.Table | N
 
 
 def _edge_chunks(spool: Spool, mapper: IdMapper, undirected: bool, rows: int):
-    """The spooled edges as (key = internal source, other = internal destination) chunks; an
-    undirected edge also as its reverse (a self loop once)."""
-    for chunk in spool.chunks(rows):
-        src, dst = mapper(chunk["src"]), mapper(chunk["dst"])
-        out = {"key": src, "other": dst}
-        extra = {c: chunk[c] for c in ("weight", "row") if c in chunk}
-        if undirected:
-            back = src != dst
-            out = {"key": np.concatenate([src, dst[back]]),
-                   "other": np.concatenate([dst, src[back]])}
-            extra = {c: np.concatenate([v, v[back]]) for c, v in extra.items()}
-        out.update(extra)
-        yield out
+    """The spooled edges as (key = internal source, other = internal destination) chunks; for
+    an undirected graph, then every edge again reversed (a self loop only once). Forward edges
+    first, reverse edges second: the stored order then does not depend on the chunk size."""
+    for reverse in (False, True) if undirected else (False,):
+        for chunk in spool.chunks(rows):
+            src, dst = mapper(chunk["src"]), mapper(chunk["dst"])
+            out = {"key": src, "other": dst}
+            out.update((c, chunk[c]) for c in ("weight", "row") if c in chunk)
+            if reverse:
+                back = src != dst
+                out = {c: v[back] for c, v in out.items()}
+                out["key"], out["other"] = out["other"], out["key"]
+            yield out
 
 
 def run_ingest(env: Environment, name: str, edges: str, options: IngestOptions, *,

@@ -66,11 +66,12 @@ class EdgeColumns:
         if weight is not None:
             w = pick_column(names, weight, 2, "the weight", path)
         else:
-            # Without --weight: a numeric column named 'weight', else a numeric third column
-            # of a three-column file (a headerless file's third column is named 'weight').
+            # Without --weight: a column named 'weight' (a headerless file's third column is
+            # named so), else a numeric third column of a three-column file.
             named = [c for c in names if c.lower() == "weight" and c not in (s, d)]
             third = [names[2]] if len(names) == 3 and names[2] not in (s, d) else []
-            w = next((c for c in named + third if is_number(schema.field(c).type)), None)
+            w = named[0] if named else next(
+                (c for c in third if is_number(schema.field(c).type)), None)
         props = [c for c in names if c not in (s, d, w)]
         return cls(s, d, w, props)
 
@@ -181,7 +182,10 @@ def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColu
         add = check_missing is None
         src_keys, dst_keys = ids.keys(src, add=add), ids.keys(dst, add=add)
     except IngestError as exc:
-        raise IngestError(exc.problem, file=f.path) from None
+        row = getattr(exc, "row", None)
+        if row is None:
+            raise IngestError(exc.problem, file=f.path) from None
+        raise f.error_at(first_row + row, exc.problem) from None
     if check_missing is not None:
         for keys, column, role in ((src_keys, src, "source"), (dst_keys, dst, "destination")):
             missing = ids.missing(keys)
