@@ -55,8 +55,8 @@ class IngestOptions:
     dst: str | None = None
     weight: str | None = None
     vertex_id: str | None = None  # id column of the vertex file (default: the first)
-    delimiter: str | None = None  # text files: default from the format
-    header: bool | None = None  # text files: default True for csv/tsv, False otherwise
+    delimiter: str | None = None  # edge text files: default from the format
+    header: bool | None = None  # edge text files: default True for csv/tsv, False otherwise
     id_type: str = "auto"  # 'int' or 'string' to force how ids are read
     self_loops: str = "keep"
     duplicates: str = "keep"
@@ -181,7 +181,9 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     ids = IdSet(forced, dense_limit=max(1 << 16, budget // 8))
     vertex_keys = vertex_props = None
     if options.vertices is not None:
-        vertex_source = InputFiles(options.vertices, options.vertex_format, layout)
+        # --delimiter/--no-header describe the edge file; the vertex file has its format's
+        # layout (a header for CSV/TSV) unless it is the same kind of headerless text.
+        vertex_source = InputFiles(options.vertices, options.vertex_format)
         vertex_keys, vertex_props = read_vertices(vertex_source, options.vertex_id, ids)
         if options.missing_vertices == "error":
             ids.frozen = True

@@ -55,9 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="weight column (default: a numeric column named 'weight', or the third "
                         "of three columns); other columns become edge properties")
     p.add_argument("--vertex-id", metavar="COL", help="id column of the vertex file (default: first)")
-    p.add_argument("--delimiter", metavar="CHAR", help="field delimiter of text files ('\\t' for tab)")
+    p.add_argument("--delimiter", metavar="CHAR", help="field delimiter of the edge file(s) ('\\t' for tab)")
     p.add_argument("--no-header", dest="header", action="store_false", default=None,
-                   help="the first line of a CSV/TSV file is data, not column names")
+                   help="the first line of the CSV/TSV edge file(s) is data, not column names")
     p.add_argument("--id-type", default="auto", choices=("auto", "int", "string"),
                    help="read vertex ids as integers or as text (default: as the data says)")
     p.add_argument("--self-loops", default="keep", choices=("keep", "drop"),
