@@ -29,9 +29,9 @@ from .csrbuild import MERGE_WEIGHTS, CSR, build_csr, csr_chunks
 from .entries import GraphEntry
 from .errors import IngestError
 from .idmap import IdMapper, IdSet
-from .inputs import EdgeColumns, read_edges, read_vertices
+from .inputs import EdgeColumns, group_rows_for, read_edges, read_vertices
 from .progress import Progress
-from .readers import InputFiles, TextLayout
+from .readers import InputFiles, TextLayout, block_bytes_for
 from .spool import Spool
 
 __all__ = ["IngestOptions", "run_ingest", "write_graph", "default_memory_limit"]
@@ -183,11 +183,12 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     if options.vertices is not None:
         # --delimiter/--no-header describe the edge file; the vertex file has its format's
         # layout (a header for CSV/TSV) unless it is the same kind of headerless text.
-        vertex_source = InputFiles(options.vertices, options.vertex_format)
+        vertex_source = InputFiles(options.vertices, options.vertex_format,
+                                   block_bytes=block_bytes_for(budget))
         vertex_keys, vertex_props = read_vertices(vertex_source, options.vertex_id, ids)
         if options.missing_vertices == "error":
             ids.frozen = True
-    source = InputFiles(edges, options.format, layout)
+    source = InputFiles(edges, options.format, layout, block_bytes=block_bytes_for(budget))
     check_missing = options.vertices if ids.frozen else None
 
     # Peek at the columns first: whether there is a weight and properties decides the spool.
@@ -205,8 +206,11 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     progress.phase("read", source.total_bytes)
     counts = read_edges(source, lambda schema, f: chosen, ids, spool,
                         drop_loops=options.self_loops == "drop", check_missing=check_missing,
-                        property_sink=props, progress=progress)
+                        property_sink=props, progress=progress,
+                        group_rows=group_rows_for(budget))
     spool.finish_writing()
+    # Arrow's allocator keeps freed blocks for reuse; hand the reader's back before sorting.
+    pa.default_memory_pool().release_unused()
     if props is not None:
         props.close()
     if len(ids) == 0:

@@ -20,11 +20,17 @@ from .idmap import IdSet
 from .readers import InputFile, InputFiles
 from .spool import Spool
 
-__all__ = ["EdgeColumns", "ReadCounts", "pick_column", "read_vertices", "read_edges"]
+__all__ = ["EdgeColumns", "ReadCounts", "group_rows_for", "pick_column", "read_vertices",
+           "read_edges"]
 
-#: Rows handled together; string ids are dictionary-encoded per group, so a group is large
-#: enough that the per-group cost (a hash table of the dictionary so far) stays a small share.
+#: Rows handled together (at most); string ids are dictionary-encoded per group, so a group is
+#: large enough that the per-group cost (a hash table of the dictionary so far) stays small.
 GROUP_ROWS = 1 << 21
+
+
+def group_rows_for(budget: int) -> int:
+    """Rows per group: a group costs about 40 bytes a row while it is handled."""
+    return int(min(GROUP_ROWS, max(1 << 12, budget // 256)))
 
 
 def pick_column(names: list[str], wanted: str | None, position: int, role: str, path: str
@@ -131,7 +137,7 @@ def read_vertices(source: InputFiles, id_column: str | None, ids: IdSet
 def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], EdgeColumns],
                ids: IdSet, spool: Spool, *, drop_loops: bool, check_missing: str | None,
                property_sink: Callable[[pa.Table], None] | None,
-               progress=None) -> ReadCounts:
+               progress=None, group_rows: int = GROUP_ROWS) -> ReadCounts:
     """Stream the edge file into ``spool`` as keys (``src``, ``dst``, ``weight``, ``row``)."""
     counts = ReadCounts(files=[f.path for f in source.files])
     group: list[pa.RecordBatch] = []
@@ -147,7 +153,7 @@ def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], 
     for f, first_row, batch in source.batches():
         if columns is None:
             columns = columns_of(batch.schema, f)
-        if f is not group_file or sum(b.num_rows for b in group) >= GROUP_ROWS:
+        if f is not group_file or sum(b.num_rows for b in group) >= group_rows:
             flush()
             group_file, group_first = f, first_row
         group.append(batch)

@@ -26,7 +26,7 @@ import pyarrow.csv as pacsv
 from .errors import IngestError
 from .textscan import first_bad_line, line_of_data_row
 
-__all__ = ["FORMATS", "TextLayout", "InputFile", "InputFiles", "detect_format", "open_input"]
+__all__ = ["FORMATS", "TextLayout", "InputFile", "InputFiles", "block_bytes_for", "detect_format"]
 
 FORMATS = ("auto", "csv", "tsv", "txt", "graphalytics", "parquet", "arrow")
 TEXT_FORMATS = ("csv", "tsv", "txt", "graphalytics")
@@ -39,10 +39,16 @@ _BY_EXTENSION = {
 }
 _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd"}
 
-#: Bytes of text pyarrow parses per block: large enough for throughput on two cores, small
-#: enough that a batch is a small share of any memory budget.
-BLOCK_BYTES = 4 << 20
+#: Bytes of text pyarrow parses per block (at most). pyarrow's streaming CSV reader reads ahead
+#: some 30-40 blocks, so the block size is what bounds the reader's memory; 1 MiB parses as fast
+#: as larger blocks. Smaller memory budgets get smaller blocks (see ``block_bytes_for``).
+BLOCK_BYTES = 1 << 20
 PARQUET_BATCH_ROWS = 1 << 20
+
+
+def block_bytes_for(budget: int) -> int:
+    """A text block size whose read-ahead stays a small share of a memory budget."""
+    return int(min(BLOCK_BYTES, max(64 << 10, budget // 128)))
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,7 @@ class _CommentFilter(io.RawIOBase):
         return True
 
     def read(self, size: int = -1) -> bytes:
-        size = BLOCK_BYTES if size is None or size < 0 else size
+        size = 1 << 20 if size is None or size < 0 else size
         while True:
             chunk = self._raw.read(size)
             data = self._rest + chunk
@@ -126,8 +132,10 @@ class _CommentFilter(io.RawIOBase):
 class InputFile:
     """One input file, read as a stream of record batches."""
 
-    def __init__(self, path: str, fmt: str = "auto", layout: TextLayout = TextLayout()):
+    def __init__(self, path: str, fmt: str = "auto", layout: TextLayout = TextLayout(),
+                 block_bytes: int | None = None):
         self.path = str(path)
+        self.block_bytes = block_bytes or BLOCK_BYTES
         self.format = detect_format(self.path, fmt)
         _check_readable(self.path)
         self.size = Path(self.path).stat().st_size
@@ -191,12 +199,13 @@ class InputFile:
         stream = self._text_stream()
         if self.format in ("txt", "graphalytics"):
             stream = _CommentFilter(stream)
-        read = pacsv.ReadOptions(block_size=BLOCK_BYTES, autogenerate_column_names=not self.header)
+        read = pacsv.ReadOptions(block_size=self.block_bytes)
         parse = pacsv.ParseOptions(delimiter=self.delimiter)
         convert = pacsv.ConvertOptions(column_types=column_types)
         if not self.header:
             # Name the columns up front so that column_types can refer to src/dst/weight.
-            read = pacsv.ReadOptions(block_size=BLOCK_BYTES, column_names=self._noheader_names())
+            read = pacsv.ReadOptions(block_size=self.block_bytes,
+                                     column_names=self._noheader_names())
         try:
             reader = pacsv.open_csv(stream, read_options=read, parse_options=parse,
                                     convert_options=convert)
@@ -323,7 +332,8 @@ class _NativeRaw(io.RawIOBase):
 class InputFiles:
     """One input named by a path or a glob pattern: the files' batches one after the other."""
 
-    def __init__(self, pattern: str, fmt: str = "auto", layout: TextLayout = TextLayout()):
+    def __init__(self, pattern: str, fmt: str = "auto", layout: TextLayout = TextLayout(),
+                 block_bytes: int | None = None):
         self.pattern = str(pattern)
         if any(ch in self.pattern for ch in "*?["):
             paths = sorted(globmod.glob(os.path.expanduser(self.pattern)))
@@ -332,7 +342,7 @@ class InputFiles:
                 raise IngestError("no file matches the pattern", file=self.pattern)
         else:
             paths = [self.pattern]
-        self.files = [InputFile(p, fmt, layout) for p in paths]
+        self.files = [InputFile(p, fmt, layout, block_bytes) for p in paths]
         self.total_bytes = sum(f.size for f in self.files)
 
     def __str__(self) -> str:
@@ -362,5 +372,4 @@ class InputFiles:
         return sum(f.bytes_done() for f in self.files)
 
 
-def open_input(pattern: str, fmt: str = "auto", layout: TextLayout = TextLayout()) -> InputFiles:
-    return InputFiles(pattern, fmt, layout)
+
