@@ -77,7 +77,7 @@ def stable_order(keys: np.ndarray, n: int, payload: np.ndarray, other: np.ndarra
 def _sort_bucket(edges: dict[str, np.ndarray], v0: int, v1: int, merge: str | None,
                  out_dtype) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
     """Sort one bucket's edges by key; returns (degrees of v0..v1-1, sorted columns, merged)."""
-    keys = edges["key"] - v0
+    keys = edges["key"] - v0 if v0 else edges["key"]
     n = v1 - v0
     extra = [c for c in ("weight", "row") if c in edges]
     if merge is None:

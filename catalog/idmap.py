@@ -41,10 +41,14 @@ class IdMapper:
         self._lut, self._sorted = lut, sorted_keys
         self.dtype = internal_dtype(self.n)
 
-    def __call__(self, keys: np.ndarray) -> np.ndarray:
+    def __call__(self, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if self._lut is not None:
-            return self._lut[keys]
-        return np.searchsorted(self._sorted, keys).astype(self.dtype, copy=False)
+            return np.take(self._lut, keys, out=out)
+        mapped = np.searchsorted(self._sorted, keys).astype(self.dtype, copy=False)
+        if out is None:
+            return mapped
+        out[:] = mapped
+        return out
 
     @property
     def nbytes(self) -> int:

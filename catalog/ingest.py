@@ -152,6 +152,38 @@ def _edge_chunks(spool: Spool, mapper: IdMapper, undirected: bool, rows: int):
             yield out
 
 
+def _map_in_memory(spool: Spool, mapper: IdMapper, undirected: bool) -> dict[str, np.ndarray]:
+    """All spooled edges mapped into one set of arrays, in the order of :func:`_edge_chunks`
+    (mapped straight into place: no concatenation copies)."""
+    rows = spool.rows
+    total = rows
+    loops = None
+    if undirected:
+        loops = [c["src"] == c["dst"] for c in spool.chunks(rows)]
+        total += rows - sum(int(np.count_nonzero(m)) for m in loops)
+    out = {"key": np.empty(total, mapper.dtype), "other": np.empty(total, mapper.dtype)}
+    out.update((c, np.empty(total, d)) for c, d in spool.dtypes.items() if c in ("weight", "row"))
+    at, back_at = 0, rows
+    for i, chunk in enumerate(spool.chunks(rows)):
+        k = len(chunk["src"])
+        mapper(chunk["src"], out=out["key"][at:at + k])
+        mapper(chunk["dst"], out=out["other"][at:at + k])
+        for c in ("weight", "row"):
+            if c in chunk:
+                out[c][at:at + k] = chunk[c]
+        if undirected:
+            back = ~loops[i]
+            b = int(np.count_nonzero(back))
+            out["key"][back_at:back_at + b] = out["other"][at:at + k][back]
+            out["other"][back_at:back_at + b] = out["key"][at:at + k][back]
+            for c in ("weight", "row"):
+                if c in chunk:
+                    out[c][back_at:back_at + b] = chunk[c][back]
+            back_at += b
+        at += k
+    return out
+
+
 def run_ingest(env: Environment, name: str, edges: str, options: IngestOptions, *,
                replace_entry: GraphEntry | None, progress: Progress | None = None) -> GraphEntry:
     """Read, sort and commit graph ``name``; raises IngestError on bad input (nothing stored)."""
@@ -225,7 +257,7 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     if spool.spilled:
         edge_chunks = lambda: _edge_chunks(spool, mapper, options.undirected, chunk_rows)  # noqa: E731
     else:
-        mapped = list(_edge_chunks(spool, mapper, options.undirected, chunk_rows))
+        mapped = [_map_in_memory(spool, mapper, options.undirected)]
         spool.discard()
         edge_chunks = lambda: iter(mapped)  # noqa: E731
     merge = options.merge_weights if options.duplicates == "merge" else None

@@ -270,9 +270,15 @@ class InputFile:
             raise IngestError(f"not a readable Arrow IPC file: {exc}", file=self.path) from None
 
     def schema(self) -> pa.Schema:
-        """The file's columns, from its first batch (text) or its metadata (Parquet, IPC)."""
-        for batch in self.batches():
-            return batch.schema
+        """The file's columns, from its first batch (read with small blocks: the reader reads
+        ahead many blocks, and only the column names and kinds are wanted here)."""
+        block, self.block_bytes = self.block_bytes, min(self.block_bytes, 64 << 10)
+        try:
+            for batch in self.batches():
+                return batch.schema
+        finally:
+            self.block_bytes = block
+            self._rows_done = 0
         raise IngestError("file has no rows", file=self.path)
 
     # -- progress and errors -----------------------------------------------------------------
