@@ -32,7 +32,7 @@ from .idmap import IdMapper, IdSet
 from .inputs import EdgeColumns, group_rows_for, read_edges, read_vertices
 from .progress import Progress
 from .readers import InputFiles, TextLayout, block_bytes_for
-from .spool import Spool
+from .spool import Spool, SpoolSet
 
 __all__ = ["IngestOptions", "run_ingest", "write_graph", "default_memory_limit"]
 
@@ -233,7 +233,9 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     props = _PropertyFile(tmp / "properties.arrow") if chosen.properties else None
     if props is not None:
         spool_columns["row"] = np.int64
-    spool = Spool(tmp, "edges", spool_columns, budget_bytes=budget // 2)
+    source.split(min(4, os.cpu_count() or 1))
+    spool = SpoolSet(tmp, "edges", spool_columns, budget_bytes=budget // 2,
+                     parts=len(source.parts))
 
     progress.phase("read", source.total_bytes)
     counts = read_edges(source, lambda schema, f: chosen, ids, spool,

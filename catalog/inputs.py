@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from .errors import IngestError
 from .idmap import IdSet
 from .readers import InputFile, InputFiles
-from .spool import Spool
+from .spool import SpoolSet
 
 __all__ = ["EdgeColumns", "ReadCounts", "group_rows_for", "pick_column", "read_vertices",
            "read_edges"]
@@ -108,7 +108,7 @@ def read_vertices(source: InputFiles, id_column: str | None, ids: IdSet
                   ) -> tuple[np.ndarray, pa.Table]:
     """Keys of the vertex file's ids (added to ``ids``) and its property columns, file order."""
     batches, spans, total = [], [], 0
-    for f, first_row, batch in source.batches():
+    for f, first_row, batch, _part in source.batches():
         batches.append(batch)
         spans.append((total, f, first_row))
         total += batch.num_rows
@@ -135,36 +135,38 @@ def read_vertices(source: InputFiles, id_column: str | None, ids: IdSet
 
 
 def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], EdgeColumns],
-               ids: IdSet, spool: Spool, *, drop_loops: bool, check_missing: str | None,
+               ids: IdSet, spool: SpoolSet, *, drop_loops: bool, check_missing: str | None,
                property_sink: Callable[[pa.Table], None] | None,
                progress=None, group_rows: int = GROUP_ROWS) -> ReadCounts:
     """Stream the edge file into ``spool`` as keys (``src``, ``dst``, ``weight``, ``row``)."""
     counts = ReadCounts(files=[f.path for f in source.files])
-    group: list[pa.RecordBatch] = []
-    group_file, group_first = None, 0
+    groups: dict[int, tuple[InputFile, int, list[pa.RecordBatch]]] = {}
     columns: EdgeColumns | None = None
 
-    def flush() -> None:
-        if group:
-            _edge_group(pa.Table.from_batches(group), group_file, group_first, columns, ids,
-                        spool, drop_loops, check_missing, property_sink, counts)
-            group.clear()
+    def flush(part: int) -> None:
+        f, first_row, batches = groups.pop(part)
+        _edge_group(pa.Table.from_batches(batches), f, first_row, columns, ids, spool, part,
+                    drop_loops, check_missing, property_sink, counts)
 
-    for f, first_row, batch in source.batches():
+    for f, first_row, batch, part in source.batches():
         if columns is None:
             columns = columns_of(batch.schema, f)
-        if f is not group_file or sum(b.num_rows for b in group) >= group_rows:
-            flush()
-            group_file, group_first = f, first_row
-        group.append(batch)
+        if part in groups and groups[part][0] is not f:
+            flush(part)
+        groups.setdefault(part, (f, first_row, []))[2].append(batch)
+        # Integer ids are handled batch by batch; string ids in large groups (see GROUP_ROWS).
+        if ids.kind != "string" or sum(b.num_rows for b in groups[part][2]) >= group_rows:
+            flush(part)
         if progress is not None:
-            progress.advance(source.bytes_done(), counts.rows + sum(b.num_rows for b in group))
-    flush()
+            progress.advance(source.bytes_done(), counts.rows)
+    for part in list(groups):
+        flush(part)
     return counts
 
 
 def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColumns,
-                ids: IdSet, spool: Spool, drop_loops: bool, check_missing: str | None,
+                ids: IdSet, spool: SpoolSet, part: int, drop_loops: bool,
+                check_missing: str | None,
                 property_sink, counts: ReadCounts) -> None:
     src = table.column(columns.src).combine_chunks()
     dst = table.column(columns.dst).combine_chunks()
@@ -221,4 +223,4 @@ def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColu
         # The row of an edge in the property file written alongside (kept edges only).
         arrays["row"] = np.arange(spool.rows, spool.rows + len(src_keys), dtype=np.int64)
         property_sink(props)
-    spool.append(arrays)
+    spool.append(arrays, part)

@@ -12,6 +12,7 @@ rejects a row, is the file scanned once more, line by line, to name the line and
 
 from __future__ import annotations
 
+import copy
 import glob as globmod
 import io
 import os
@@ -129,8 +130,40 @@ class _CommentFilter(io.RawIOBase):
                 return data
 
 
+class _Range(io.RawIOBase):
+    """Bytes [start, stop) of a file: one part of a text file parsed in parallel."""
+
+    def __init__(self, raw, start: int, stop: int):
+        super().__init__()
+        self._raw, self._left = raw, stop - start
+        raw.seek(start)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        size = self._left if size is None or size < 0 else min(size, self._left)
+        data = self._raw.read(size) if size else b""
+        self._left -= len(data)
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+#: Uncompressed text files at least this large are parsed in parallel parts (one per core):
+#: pyarrow's streaming CSV reader parses on one thread.
+SPLIT_BYTES = 32 << 20
+
+
 class InputFile:
-    """One input file, read as a stream of record batches."""
+    """One input file (or one byte range of it), read as a stream of record batches."""
 
     def __init__(self, path: str, fmt: str = "auto", layout: TextLayout = TextLayout(),
                  block_bytes: int | None = None):
@@ -146,6 +179,8 @@ class InputFile:
         self._raw = None
         self._rows_done = 0
         self._rows_total = None
+        self.start, self.stop = 0, None  # a part: bytes [start, stop) of the file
+        self.names: list[str] | None = None  # a later part's column names (it has no header)
         if self.format in TEXT_FORMATS:
             self.delimiter, self.header = self._layout(layout)
         else:
@@ -157,7 +192,44 @@ class InputFile:
         self._raw = raw
         if self.compression:
             return pa.CompressedInputStream(raw, self.compression)
+        if self.stop is not None:
+            return _Range(raw, self.start, self.stop)
         return raw
+
+    def split(self, parts: int) -> list["InputFile"]:
+        """This file as ``parts`` byte ranges cut at line ends (itself when it is compressed,
+        not text or small); later parts have no header and take the first part's names."""
+        if (parts < 2 or self.format not in TEXT_FORMATS or self.compression
+                or self.size < SPLIT_BYTES):
+            return [self]
+        names = self.schema().names
+        cuts = [0]
+        with open(self.path, "rb") as f:
+            for i in range(1, parts):
+                f.seek(max(self.size * i // parts, cuts[-1]))
+                f.readline()
+                cuts.append(min(f.tell(), self.size))
+        cuts.append(self.size)
+        pieces = []
+        for i in range(parts):
+            if cuts[i + 1] <= cuts[i]:
+                continue
+            piece = copy.copy(self)
+            piece.start, piece.stop, piece.size = cuts[i], cuts[i + 1], cuts[i + 1] - cuts[i]
+            if i:
+                piece.header, piece.names = False, names
+            pieces.append(piece)
+        return pieces
+
+    def line_offset(self) -> int:
+        """Lines of the file before this part (0 for a whole file)."""
+        count, left = 0, self.start
+        with open(self.path, "rb") as f:
+            while left:
+                chunk = f.read(min(left, 1 << 24))
+                count += chunk.count(b"\n")
+                left -= len(chunk)
+        return count
 
     def _layout(self, layout: TextLayout) -> tuple[str, bool]:
         header = layout.header
@@ -205,7 +277,7 @@ class InputFile:
         if not self.header:
             # Name the columns up front so that column_types can refer to src/dst/weight.
             read = pacsv.ReadOptions(block_size=self.block_bytes,
-                                     column_names=self._noheader_names())
+                                     column_names=self.names or self._noheader_names())
         try:
             reader = pacsv.open_csv(stream, read_options=read, parse_options=parse,
                                     convert_options=convert)
@@ -218,7 +290,7 @@ class InputFile:
             raise self.parse_error(exc) from None
         finally:
             stream.close()
-        if rows == 0:
+        if rows == 0 and self.start == 0:
             raise IngestError("file has a header but no rows" if self.header
                               else "file has no data lines", file=self.path)
 
@@ -285,7 +357,7 @@ class InputFile:
     def bytes_done(self) -> int:
         """Bytes of the file consumed so far (compressed bytes for a compressed file)."""
         if self._raw is not None and not self._raw.closed:
-            return min(self._raw.tell(), self.size)
+            return min(max(self._raw.tell() - self.start, 0), self.size)
         if self._rows_total:
             return int(self.size * self._rows_done / self._rows_total)
         return self.size if self._rows_done else 0
@@ -293,7 +365,8 @@ class InputFile:
     def where(self, row: int) -> tuple[int | None, str]:
         """(line, prefix) naming data row ``row`` (0-based) of the file in an error message."""
         if self.format in TEXT_FORMATS:
-            return line_of_data_row(self._open_text_lines(), row, self.header, self._comments), ""
+            line = line_of_data_row(self._open_text_lines(), row, self.header, self._comments)
+            return (None if line is None else line + self.line_offset()), ""
         return None, f"row {row + 1}: "
 
     def error_at(self, row: int, problem: str) -> IngestError:
@@ -303,6 +376,7 @@ class InputFile:
     def parse_error(self, exc: Exception) -> IngestError:
         line, problem = first_bad_line(self._open_text_lines(), self.delimiter, self.header,
                                        self._comments)
+        line = None if line is None else line + self.line_offset()
         message = str(exc).replace("CSV parse error: ", "").replace("CSV conversion error", "")
         return IngestError(problem or message.strip(), file=self.path, line=line)
 
@@ -312,7 +386,10 @@ class InputFile:
 
     def _open_text_lines(self):
         """The file's lines, decompressed, for the error-locating rescans."""
-        stream = pa.input_stream(self.path, compression=self.compression)
+        if self.stop is not None:
+            stream = _Range(pa.OSFile(self.path, "rb"), self.start, self.stop)
+        else:
+            stream = pa.input_stream(self.path, compression=self.compression)
         return io.TextIOWrapper(io.BufferedReader(_NativeRaw(stream)), encoding="utf-8",
                                 errors="replace", newline="")
 
@@ -336,7 +413,8 @@ class _NativeRaw(io.RawIOBase):
 
 
 class InputFiles:
-    """One input named by a path or a glob pattern: the files' batches one after the other."""
+    """One input named by a path or a glob pattern: the files' batches one after the other, or
+    with ``parallel`` parts, the parts' batches as they come (tagged with the part's number)."""
 
     def __init__(self, pattern: str, fmt: str = "auto", layout: TextLayout = TextLayout(),
                  block_bytes: int | None = None):
@@ -349,33 +427,92 @@ class InputFiles:
         else:
             paths = [self.pattern]
         self.files = [InputFile(p, fmt, layout, block_bytes) for p in paths]
+        self.parts = list(self.files)
         self.total_bytes = sum(f.size for f in self.files)
 
     def __str__(self) -> str:
         return self.pattern if len(self.files) > 1 else self.files[0].path
 
+    def split(self, parts: int) -> None:
+        """Parse large text files in ``parts`` parallel parts each."""
+        self.parts = [piece for f in self.files for piece in f.split(parts)]
+
     def batches(self, column_types: dict | None = None
-                ) -> Iterator[tuple[InputFile, int, pa.RecordBatch]]:
-        """(file, index of the batch's first row in that file, batch); every file's columns must
-        match the first file's."""
+                ) -> Iterator[tuple[InputFile, int, pa.RecordBatch, int]]:
+        """(file or part, index of the batch's first row in it, batch, part number); every
+        file's columns must match the first file's. Batches of one part come in order; with
+        several parts, parts interleave (one reader thread each)."""
         first = None
-        for f in self.files:
+        stream = (self._serial(column_types) if len(self.parts) == 1
+                  else _parallel(self.parts, column_types))
+        for f, row, batch, part in stream:
+            if first is None:
+                first = batch.schema.names
+            elif batch.schema.names != first:
+                raise IngestError(
+                    f"columns {', '.join(batch.schema.names)} differ from the first file's "
+                    f"({', '.join(first)}) in {self.files[0].path}", file=f.path)
+            yield f, row, batch, part
+
+    def _serial(self, column_types):
+        for part, f in enumerate(self.parts):
             row = 0
             for batch in f.batches(column_types):
-                if first is None:
-                    first = batch.schema.names
-                elif batch.schema.names != first:
-                    raise IngestError(
-                        f"columns {', '.join(batch.schema.names)} differ from the first file's "
-                        f"({', '.join(first)}) in {self.files[0].path}", file=f.path)
-                yield f, row, batch
+                yield f, row, batch, part
                 row += batch.num_rows
 
     def schema(self) -> pa.Schema:
         return self.files[0].schema()
 
     def bytes_done(self) -> int:
-        return sum(f.bytes_done() for f in self.files)
+        return sum(f.bytes_done() for f in self.parts)
 
 
+def _parallel(parts: list[InputFile], column_types) -> Iterator:
+    """Each part read by its own thread (pyarrow parses without the GIL); a small queue bounds
+    the batches in flight. An error in any part stops them all and is raised here."""
+    import queue
+    import threading
 
+    items: queue.Queue = queue.Queue(maxsize=2 * len(parts))
+    stop = threading.Event()
+
+    def produce(part: int, f: InputFile) -> None:
+        try:
+            row = 0
+            for batch in f.batches(column_types):
+                item = (f, row, batch, part)
+                row += batch.num_rows
+                while not stop.is_set():
+                    try:
+                        items.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            items.put(("done", part))
+        except BaseException as exc:  # handed to the consumer
+            items.put(("error", exc))
+
+    threads = [threading.Thread(target=produce, args=(i, f), daemon=True)
+               for i, f in enumerate(parts)]
+    for t in threads:
+        t.start()
+    running = len(threads)
+    try:
+        while running:
+            item = items.get()
+            if item[0] == "done":
+                running -= 1
+            elif item[0] == "error":
+                raise item[1]
+            else:
+                yield item
+    finally:
+        stop.set()
+        while any(t.is_alive() for t in threads):
+            try:
+                items.get(timeout=0.05)
+            except queue.Empty:
+                pass

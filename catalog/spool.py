@@ -14,7 +14,7 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["Spool"]
+__all__ = ["Spool", "SpoolSet"]
 
 
 class Spool:
@@ -109,3 +109,41 @@ class Spool:
                 os.unlink(self.path(k))
             except FileNotFoundError:
                 pass
+
+
+class SpoolSet:
+    """One :class:`Spool` per input part, read back part after part: the order is that of the
+    input whatever order the parts' batches arrived in."""
+
+    def __init__(self, directory: Path, name: str, dtypes: dict[str, np.dtype],
+                 budget_bytes: int, parts: int):
+        share = budget_bytes // max(parts, 1)
+        self.spools = [Spool(directory, f"{name}{i}", dtypes, share) for i in range(parts)]
+        self.dtypes = self.spools[0].dtypes
+
+    @property
+    def rows(self) -> int:
+        return sum(s.rows for s in self.spools)
+
+    @property
+    def row_bytes(self) -> int:
+        return self.spools[0].row_bytes
+
+    @property
+    def spilled(self) -> bool:
+        return any(s.spilled for s in self.spools)
+
+    def append(self, columns: dict[str, np.ndarray], part: int = 0) -> None:
+        self.spools[part].append(columns)
+
+    def chunks(self, max_rows: int) -> Iterator[dict[str, np.ndarray]]:
+        for s in self.spools:
+            yield from s.chunks(max_rows)
+
+    def finish_writing(self) -> None:
+        for s in self.spools:
+            s.finish_writing()
+
+    def discard(self) -> None:
+        for s in self.spools:
+            s.discard()
