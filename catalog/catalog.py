@@ -12,7 +12,7 @@ import pyarrow as pa
 from storage import Environment, delete_arrays, get_array
 
 from .entries import GraphEntry
-from .errors import CatalogError, GraphExists, GraphNotFound, IngestError
+from .errors import CatalogError, GraphExists, GraphNotFound
 from .ingest import IngestOptions, run_ingest
 
 __all__ = ["Catalog", "valid_graph_name"]
@@ -81,7 +81,8 @@ class Catalog:
         offsets = self.read_array(entry, "out_offsets")
         targets = self.read_array(entry, "out_targets")
         sources = np.repeat(np.arange(entry.num_vertices, dtype=np.int64), np.diff(offsets))
-        columns = {"src": ids.take(pa.array(sources)), "dst": ids.take(pa.array(targets.astype(np.int64)))}
+        columns = {"src": ids.take(pa.array(sources)),
+                   "dst": ids.take(pa.array(targets.astype(np.int64)))}
         if entry.weighted:
             columns["weight"] = pa.array(self.read_array(entry, "out_weights"))
         table = pa.table(columns)

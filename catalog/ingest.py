@@ -102,7 +102,8 @@ class _PropertyFile:
             try:
                 table = table.cast(self.schema)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                raise IngestError(f"edge property columns change type between files: {exc}")
+                raise IngestError(
+                    f"edge property columns change type between files: {exc}") from None
         self._writer.write_table(table)
 
     def close(self) -> None:
@@ -362,7 +363,8 @@ def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarra
     stats["vertex_id_bytes"] = int((gdir / "vertices.arrow").stat().st_size)
     edge_file = gdir / "edges.arrow"
     stats["edge_property_bytes"] = int(edge_file.stat().st_size) if edge_file.exists() else 0
-    stats["bytes_stored"] = stats["csr_bytes"] + stats["vertex_id_bytes"] + stats["edge_property_bytes"]
+    stats["bytes_stored"] = (stats["csr_bytes"] + stats["vertex_id_bytes"]
+                             + stats["edge_property_bytes"])
     if started is not None:
         stats["ingest_seconds"] = round(time.perf_counter() - started, 3)
     entry = replace(entry, stats=stats)

@@ -16,7 +16,6 @@ import copy
 import glob as globmod
 import io
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from .errors import IngestError
+from .streams import ByteRange, CommentFilter, NativeRaw
 from .textscan import first_bad_line, line_of_data_row
 
 __all__ = ["FORMATS", "TextLayout", "InputFile", "InputFiles", "block_bytes_for", "detect_format"]
@@ -97,66 +97,6 @@ def _check_readable(path: str) -> None:
         raise IngestError("file is empty", file=path)
 
 
-class _CommentFilter(io.RawIOBase):
-    """A byte stream without the lines that start with ``#`` (SNAP comments may appear anywhere,
-    and pyarrow's CSV reader has no notion of comments). Whole chunks without a ``#`` pass
-    through untouched, so the cost is one byte search per chunk on comment-free input."""
-
-    _COMMENT = re.compile(rb"(?m)^[ \t]*#[^\n]*(?:\n|$)")
-
-    def __init__(self, raw):
-        super().__init__()
-        self._raw, self._rest = raw, b""
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        size = 1 << 20 if size is None or size < 0 else size
-        while True:
-            chunk = self._raw.read(size)
-            data = self._rest + chunk
-            if chunk:
-                cut = data.rfind(b"\n") + 1  # filter whole lines only
-                if cut == 0:
-                    self._rest = data
-                    continue
-                data, self._rest = data[:cut], data[cut:]
-            else:
-                self._rest = b""
-            if b"#" in data:
-                data = self._COMMENT.sub(b"", data)
-            if data or not chunk:
-                return data
-
-
-class _Range(io.RawIOBase):
-    """Bytes [start, stop) of a file: one part of a text file parsed in parallel."""
-
-    def __init__(self, raw, start: int, stop: int):
-        super().__init__()
-        self._raw, self._left = raw, stop - start
-        raw.seek(start)
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        size = self._left if size is None or size < 0 else min(size, self._left)
-        data = self._raw.read(size) if size else b""
-        self._left -= len(data)
-        return data
-
-    def readinto(self, buffer) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
 #: Uncompressed text files at least this large are parsed in parallel parts (one per core):
 #: pyarrow's streaming CSV reader parses on one thread.
 SPLIT_BYTES = 32 << 20
@@ -193,7 +133,7 @@ class InputFile:
         if self.compression:
             return pa.CompressedInputStream(raw, self.compression)
         if self.stop is not None:
-            return _Range(raw, self.start, self.stop)
+            return ByteRange(raw, self.start, self.stop)
         return raw
 
     def split(self, parts: int) -> list["InputFile"]:
@@ -270,7 +210,7 @@ class InputFile:
     def _text_batches(self, column_types: dict) -> Iterator[pa.RecordBatch]:
         stream = self._text_stream()
         if self.format in ("txt", "graphalytics"):
-            stream = _CommentFilter(stream)
+            stream = CommentFilter(stream)
         read = pacsv.ReadOptions(block_size=self.block_bytes)
         parse = pacsv.ParseOptions(delimiter=self.delimiter)
         convert = pacsv.ConvertOptions(column_types=column_types)
@@ -387,29 +327,11 @@ class InputFile:
     def _open_text_lines(self):
         """The file's lines, decompressed, for the error-locating rescans."""
         if self.stop is not None:
-            stream = _Range(pa.OSFile(self.path, "rb"), self.start, self.stop)
+            stream = ByteRange(pa.OSFile(self.path, "rb"), self.start, self.stop)
         else:
             stream = pa.input_stream(self.path, compression=self.compression)
-        return io.TextIOWrapper(io.BufferedReader(_NativeRaw(stream)), encoding="utf-8",
+        return io.TextIOWrapper(io.BufferedReader(NativeRaw(stream)), encoding="utf-8",
                                 errors="replace", newline="")
-
-
-class _NativeRaw(io.RawIOBase):
-    def __init__(self, stream):
-        super().__init__()
-        self._s = stream
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        data = self._s.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self._s.close()
-        super().close()
 
 
 class InputFiles:

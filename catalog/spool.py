@@ -47,7 +47,8 @@ class Spool:
             return
         arrays = {k: np.ascontiguousarray(columns[k], dtype=d) for k, d in self.dtypes.items()}
         self.rows += length
-        if self._files is None and self._memory_bytes + length * self.row_bytes <= self.budget_bytes:
+        fits = self._memory_bytes + length * self.row_bytes <= self.budget_bytes
+        if self._files is None and fits:
             self._memory.append(arrays)
             self._memory_bytes += length * self.row_bytes
             return

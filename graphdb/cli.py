@@ -54,8 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--weight", metavar="COL",
                    help="weight column (default: a numeric column named 'weight', or the third "
                         "of three columns); other columns become edge properties")
-    p.add_argument("--vertex-id", metavar="COL", help="id column of the vertex file (default: first)")
-    p.add_argument("--delimiter", metavar="CHAR", help="field delimiter of the edge file(s) ('\\t' for tab)")
+    p.add_argument("--vertex-id", metavar="COL",
+                   help="id column of the vertex file (default: the first)")
+    p.add_argument("--delimiter", metavar="CHAR",
+                   help="field delimiter of the edge file(s) ('\\t' for tab)")
     p.add_argument("--no-header", dest="header", action="store_false", default=None,
                    help="the first line of the CSV/TSV edge file(s) is data, not column names")
     p.add_argument("--id-type", default="auto", choices=("auto", "int", "string"),

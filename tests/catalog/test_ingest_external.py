@@ -94,5 +94,6 @@ def test_build_csr_buckets_directly(tmp_path):
     csr = build_csr(chunks, n, weighted=False, with_rows=False, merge=None,
                     budget_bytes=16 * 1024, tmpdir=tmp_path, name="t")
     order = np.argsort(key, kind="stable")
-    np.testing.assert_array_equal(csr.offsets, np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n))]))
+    expected = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n))])
+    np.testing.assert_array_equal(csr.offsets, expected)
     np.testing.assert_array_equal(np.asarray(csr.targets), other[order])
