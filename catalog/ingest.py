@@ -17,6 +17,7 @@ import os
 import shutil
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -164,24 +165,30 @@ def _map_in_memory(spool: Spool, mapper: IdMapper, undirected: bool) -> dict[str
         total += rows - sum(int(np.count_nonzero(m)) for m in loops)
     out = {"key": np.empty(total, mapper.dtype), "other": np.empty(total, mapper.dtype)}
     out.update((c, np.empty(total, d)) for c, d in spool.dtypes.items() if c in ("weight", "row"))
-    at, back_at = 0, rows
-    for i, chunk in enumerate(spool.chunks(rows)):
-        k = len(chunk["src"])
-        mapper(chunk["src"], out=out["key"][at:at + k])
-        mapper(chunk["dst"], out=out["other"][at:at + k])
+    chunks = list(spool.chunks(rows))
+    starts = np.concatenate([[0], np.cumsum([len(c["src"]) for c in chunks])])
+
+    def map_column(column: str, into: str) -> None:
+        for chunk, at, stop in zip(chunks, starts[:-1], starts[1:], strict=True):
+            mapper(chunk[column], out=out[into][at:stop])
+
+    # One column per core: np.take releases the GIL.
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(map_column, ("src", "dst"), ("key", "other")))
+    back_at = rows
+    for i, (chunk, at, stop) in enumerate(zip(chunks, starts[:-1], starts[1:], strict=True)):
         for c in ("weight", "row"):
             if c in chunk:
-                out[c][at:at + k] = chunk[c]
+                out[c][at:stop] = chunk[c]
         if undirected:
             back = ~loops[i]
             b = int(np.count_nonzero(back))
-            out["key"][back_at:back_at + b] = out["other"][at:at + k][back]
-            out["other"][back_at:back_at + b] = out["key"][at:at + k][back]
+            out["key"][back_at:back_at + b] = out["other"][at:stop][back]
+            out["other"][back_at:back_at + b] = out["key"][at:stop][back]
             for c in ("weight", "row"):
                 if c in chunk:
                     out[c][back_at:back_at + b] = chunk[c][back]
             back_at += b
-        at += k
     return out
 
 
@@ -284,8 +291,6 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
 
     reverse = None
     if both_at_once:
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(sort, reverse_chunks, "in", with_rows=False, merge=None,
                                   num_edges=stored)
