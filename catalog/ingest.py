@@ -217,8 +217,9 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
             started) -> GraphEntry:
     layout = TextLayout(options.delimiter, options.header)
     forced = None if options.id_type == "auto" else options.id_type
-    # Ids: a bitmap for integer ids up to budget/8 (1 byte now, 4 more for the lookup table).
-    ids = IdSet(forced, dense_limit=max(1 << 16, budget // 8))
+    # Ids: a bitmap for integer ids up to budget/16 (1 byte each now, 4 more for the lookup
+    # table at the end): at most a third of the budget; sparser ids take the sorted path.
+    ids = IdSet(forced, dense_limit=max(1 << 16, budget // 16))
     vertex_keys = vertex_props = None
     if options.vertices is not None:
         # --delimiter/--no-header describe the edge file; the vertex file has its format's
@@ -250,7 +251,6 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
                         drop_loops=options.self_loops == "drop", check_missing=check_missing,
                         property_sink=props, progress=progress,
                         group_rows=group_rows_for(budget))
-    spool.finish_writing()
     # Arrow's allocator keeps freed blocks for reuse; hand the reader's back before sorting.
     pa.default_memory_pool().release_unused()
     if props is not None:

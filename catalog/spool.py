@@ -28,7 +28,9 @@ class Spool:
         self.rows = 0
         self._memory: list[dict[str, np.ndarray]] = []
         self._memory_bytes = 0
-        self._files: dict[str, object] | None = None
+        # Files are opened for each write and closed again: a sort may hold thousands of
+        # bucket spools at once, more than the open-file limit allows.
+        self._on_disk = False
 
     @property
     def row_bytes(self) -> int:
@@ -36,7 +38,7 @@ class Spool:
 
     @property
     def spilled(self) -> bool:
-        return self._files is not None
+        return self._on_disk
 
     def path(self, column: str) -> Path:
         return self.directory / f"{self.name}.{column}.bin"
@@ -48,33 +50,28 @@ class Spool:
         arrays = {k: np.ascontiguousarray(columns[k], dtype=d) for k, d in self.dtypes.items()}
         self.rows += length
         fits = self._memory_bytes + length * self.row_bytes <= self.budget_bytes
-        if self._files is None and fits:
+        if not self._on_disk and fits:
             self._memory.append(arrays)
             self._memory_bytes += length * self.row_bytes
             return
-        if self._files is None:
+        if not self._on_disk:
             self.directory.mkdir(parents=True, exist_ok=True)
-            self._files = {k: open(self.path(k), "wb") for k in self.dtypes}
-            for held in self._memory:
-                self._write(held)
-            self._memory, self._memory_bytes = [], 0
+            self._on_disk = True
+            held, self._memory, self._memory_bytes = self._memory, [], 0
+            for chunk in held:
+                self._write(chunk)
         self._write(arrays)
 
     def _write(self, arrays: dict[str, np.ndarray]) -> None:
-        for k, f in self._files.items():
-            arrays[k].tofile(f)
-
-    def finish_writing(self) -> None:
-        if self._files is not None:
-            for f in self._files.values():
-                f.close()
+        for k in self.dtypes:
+            with open(self.path(k), "ab") as f:
+                arrays[k].tofile(f)
 
     def chunks(self, max_rows: int) -> Iterator[dict[str, np.ndarray]]:
         """The columns in order, at most ``max_rows`` rows at a time (held chunks as they are)."""
-        if self._files is None:
+        if not self._on_disk:
             yield from self._memory
             return
-        self.finish_writing()
         handles = {k: open(self.path(k), "rb") for k in self.dtypes}
         try:
             for start in range(0, self.rows, max_rows):
@@ -87,7 +84,7 @@ class Spool:
 
     def concatenated(self) -> dict[str, np.ndarray]:
         """Everything in memory at once (only for spools that never spilled)."""
-        assert self._files is None
+        assert not self._on_disk
         if len(self._memory) == 1:
             return self._memory[0]
         if not self._memory:
@@ -96,14 +93,12 @@ class Spool:
 
     def memmaps(self) -> dict[str, np.ndarray]:
         """The columns as read-only memory maps of the spilled files (or the arrays in memory)."""
-        if self._files is None:
+        if not self._on_disk:
             return self.concatenated()
-        self.finish_writing()
         return {k: (np.memmap(self.path(k), dtype=d, mode="r", shape=(self.rows,)) if self.rows
                     else np.zeros(0, d)) for k, d in self.dtypes.items()}
 
     def discard(self) -> None:
-        self.finish_writing()
         self._memory = []
         for k in self.dtypes:
             try:
@@ -140,10 +135,6 @@ class SpoolSet:
     def chunks(self, max_rows: int) -> Iterator[dict[str, np.ndarray]]:
         for s in self.spools:
             yield from s.chunks(max_rows)
-
-    def finish_writing(self) -> None:
-        for s in self.spools:
-            s.finish_writing()
 
     def discard(self) -> None:
         for s in self.spools:
