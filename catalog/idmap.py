@@ -31,6 +31,15 @@ def internal_dtype(n: int) -> np.dtype:
     return np.dtype(np.int32) if n < 2**31 else np.dtype(np.int64)
 
 
+def sorted_search(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(haystack, needles)``, several times faster for random needles: sorted
+    needles let each search start where the previous one ended (and stay in cache)."""
+    order = np.argsort(needles)
+    found = np.empty(len(needles), dtype=np.int64)
+    found[order] = np.searchsorted(haystack, needles[order])
+    return found
+
+
 class IdMapper:
     """Keys -> internal ids, and the sorted user ids (the ``id`` column of ``g.vertices``)."""
 
@@ -44,10 +53,9 @@ class IdMapper:
     def __call__(self, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if self._lut is not None:
             return np.take(self._lut, keys, out=out)
-        mapped = np.searchsorted(self._sorted, keys).astype(self.dtype, copy=False)
         if out is None:
-            return mapped
-        out[:] = mapped
+            out = np.empty(len(keys), dtype=self.dtype)
+        out[...] = sorted_search(self._sorted, keys)
         return out
 
     @property
@@ -59,9 +67,11 @@ class IdMapper:
 class IdSet:
     """The set of vertex ids seen so far, of one kind: ``int`` or ``string``."""
 
-    def __init__(self, kind: str | None = None, dense_limit: int = 1 << 27):
+    def __init__(self, kind: str | None = None, dense_limit: int = 1 << 27,
+                 pending_limit: int = 1 << 22):
         self.kind = kind  # None until the first ids arrive (or forced by --id-type)
         self.dense_limit = dense_limit  # largest id space kept as a bitmap
+        self.pending_limit = pending_limit  # sparse ids: unmerged ids held at most
         self._present = np.zeros(0, dtype=bool)  # dense integer mode
         self._sorted: np.ndarray | None = None  # sparse integer mode: sorted unique ids
         self._pending: list[np.ndarray] = []
@@ -123,10 +133,10 @@ class IdSet:
             # Ids too spread out for a bitmap: switch to sorted unique runs.
             self._sorted = np.flatnonzero(self._present).astype(np.int64)
             self._present = np.zeros(0, dtype=bool)
-        run = np.unique(values)
+        run = pc.unique(pa.array(values)).to_numpy()  # a hash table: no sort per batch
         self._pending.append(run)
         self._pending_size += len(run)
-        if self._pending_size > max(len(self._sorted), 1 << 22):
+        if self._pending_size > max(len(self._sorted), self.pending_limit):
             self._merge_pending()
 
     def _merge_pending(self) -> None:
@@ -163,7 +173,7 @@ class IdSet:
             out[inside] = ~self._present[keys[inside]]
             return out
         self._merge_pending()
-        pos = np.searchsorted(self._sorted, keys)
+        pos = sorted_search(self._sorted, keys)
         pos[pos >= len(self._sorted)] = 0
         return self._sorted[pos] != keys if len(self._sorted) else np.ones(len(keys), bool)
 

@@ -217,9 +217,11 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
             started) -> GraphEntry:
     layout = TextLayout(options.delimiter, options.header)
     forced = None if options.id_type == "auto" else options.id_type
-    # Ids: a bitmap for integer ids up to budget/16 (1 byte each now, 4 more for the lookup
-    # table at the end): at most a third of the budget; sparser ids take the sorted path.
-    ids = IdSet(forced, dense_limit=max(1 << 16, budget // 16))
+    # Integer ids spanning up to budget/10 values: a bitmap (1 byte each now, 4 more for the
+    # lookup table, which shares the sort phase with sorts of half the budget). Sparser ids
+    # take the sorted path, merging runs of at most budget/64 ids.
+    ids = IdSet(forced, dense_limit=max(1 << 16, budget // 10),
+                pending_limit=max(1 << 12, budget // 64))
     vertex_keys = vertex_props = None
     if options.vertices is not None:
         # --delimiter/--no-header describe the edge file; the vertex file has its format's

@@ -97,3 +97,17 @@ def test_build_csr_buckets_directly(tmp_path):
     expected = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n))])
     np.testing.assert_array_equal(csr.offsets, expected)
     np.testing.assert_array_equal(np.asarray(csr.targets), other[order])
+
+
+def test_sparse_ids_under_a_tiny_limit(tmp_path):
+    """Ids too spread out for a bitmap: sorted runs merged as they come, binary search."""
+    rng = np.random.default_rng(5)
+    space = np.unique(rng.integers(-2**62, 2**62, 4000))
+    src, dst = space[rng.integers(0, len(space), 40_000)], space[rng.integers(0, len(space), 40_000)]
+    path = tmp_path / "sparse.csv"
+    pacsv.write_csv(pa.table({"s": src, "d": dst}), path)
+    catalog, entry = load(tmp_path / "db", path, memory_limit=TINY)
+    ids = np.unique(np.concatenate([src, dst]))
+    assert catalog.vertex_ids(entry).to_pylist() == ids.tolist()
+    s, d = np.searchsorted(ids, src), np.searchsorted(ids, dst)
+    assert adjacency(catalog, entry, "out") == csr_of(s, d, len(ids))
