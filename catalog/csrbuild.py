@@ -173,9 +173,12 @@ def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
     else:
         buckets = [Spool(tmpdir, f"{name}.bucket{b}", columns, budget_bytes=0)
                    for b in range(len(bounds) - 1)]
+        # Bucket of each vertex, narrow enough for numpy's radix sort (16-bit keys) below.
+        narrow = np.uint16 if len(buckets) <= 1 << 16 else np.int64
+        bucket_of = np.repeat(np.arange(len(buckets), dtype=narrow), np.diff(bounds))
         try:
             for chunk in chunks():
-                which = np.searchsorted(bounds, chunk["key"], side="right") - 1
+                which = bucket_of[chunk["key"]]
                 order = np.argsort(which, kind="stable")
                 cuts = np.searchsorted(which[order], np.arange(len(buckets) + 1))
                 for b in np.flatnonzero(np.diff(cuts)):
