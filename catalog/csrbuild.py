@@ -160,7 +160,8 @@ def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
 
     output = Spool(tmpdir, f"{name}.csr", {c: d for c, d in columns.items() if c != "key"},
                    budget_bytes=budget_bytes // 3)
-    final_degrees = np.zeros(n, dtype=np.int64)
+    # Degrees land in offsets[1:] bucket by bucket; one cumulative sum makes them offsets.
+    offsets = np.zeros(n + 1, dtype=np.int64)
     merged = 0
     if len(bounds) <= 2:
         everything = [c for c in chunks()]
@@ -168,7 +169,7 @@ def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
                      np.concatenate([e[c] for e in everything])) for c in columns}
         del everything
         deg, sorted_cols, merged = _sort_bucket(edges, 0, n, merge, out_dtype)
-        final_degrees[:] = deg
+        offsets[1:] = deg
         output.append(sorted_cols)
     else:
         buckets = [Spool(tmpdir, f"{name}.bucket{b}", columns, budget_bytes=0)
@@ -189,15 +190,15 @@ def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
                 if bucket.rows:
                     edges = next(bucket.chunks(bucket.rows))
                     deg, sorted_cols, m = _sort_bucket(edges, v0, v1, merge, out_dtype)
-                    final_degrees[v0:v1] = deg
+                    offsets[v0 + 1:v1 + 1] = deg
                     output.append(sorted_cols)
                     merged += m
                 bucket.discard()
         finally:
             for bucket in buckets:
                 bucket.discard()
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(final_degrees, out=offsets[1:])
+        del bucket_of
+    np.cumsum(offsets, out=offsets)
     result = output.memmaps()
     return CSR(offsets, result["other"], result.get("weight"), result.get("row"), merged)
 

@@ -49,7 +49,7 @@ PARQUET_BATCH_ROWS = 1 << 20
 
 def block_bytes_for(budget: int) -> int:
     """A text block size whose read-ahead stays a small share of a memory budget."""
-    return int(min(BLOCK_BYTES, max(64 << 10, budget // 128)))
+    return int(min(BLOCK_BYTES, max(64 << 10, budget // 256)))
 
 
 @dataclass(frozen=True)
