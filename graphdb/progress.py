@@ -16,9 +16,10 @@ class RichProgress(Progress):
                                    TextColumn, TimeElapsedColumn, TimeRemainingColumn,
                                    TransferSpeedColumn)
 
-        self._bar = Bar(SpinnerColumn(), TextColumn("{task.description:<12}"), BarColumn(),
-                        DownloadColumn(), TransferSpeedColumn(), TextColumn("{task.fields[rows]}"),
-                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        self._bar = Bar(SpinnerColumn(), TextColumn("{task.description:<10}"),
+                        BarColumn(bar_width=24), DownloadColumn(), TransferSpeedColumn(),
+                        TextColumn("{task.fields[rows]}"), TextColumn("ETA"),
+                        TimeRemainingColumn(), TimeElapsedColumn(),
                         console=Console(file=stream or sys.stderr), transient=False)
         self._task = None
         self._bar.start()
