@@ -49,8 +49,15 @@ class IdMapper:
         self.n = len(ids)
         self._lut, self._sorted = lut, sorted_keys
         self.dtype = internal_dtype(self.n)
+        # Ids that are exactly 0..V-1 (generated graphs, many datasets) map to themselves.
+        self.identity = lut is None and sorted_keys is None
 
     def __call__(self, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if self.identity:
+            if out is None:
+                return keys.astype(self.dtype)
+            out[...] = keys
+            return out
         if self._lut is not None:
             return np.take(self._lut, keys, out=out)
         if out is None:
@@ -122,7 +129,7 @@ class IdSet:
         if not len(values):
             return
         if self._sorted is None:
-            lo, hi = int(values.min()), int(values.max())
+            lo, hi = (v.as_py() for v in pc.min_max(values).values())  # one pass
             if lo >= 0 and hi < self.dense_limit:
                 if hi >= len(self._present):
                     grown = np.zeros(max(hi + 1, 2 * len(self._present)), dtype=bool)
@@ -199,6 +206,8 @@ class IdSet:
             return IdMapper(self._strings.take(pa.array(order)), lut=rank)
         if self._sorted is None:
             n = int(np.count_nonzero(self._present))
+            if n == len(self._present):
+                return IdMapper(pa.array(np.arange(n, dtype=np.int64)))
             lut = np.cumsum(self._present, dtype=internal_dtype(n))
             lut -= 1  # the running count of present ids is the internal id
             ids = np.flatnonzero(self._present).astype(np.int64)
