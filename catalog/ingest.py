@@ -326,6 +326,11 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     progress.phase("commit")
     vertices = _vertex_table(mapper, vertex_keys, vertex_props)
     stats = _stats(out, arrays, options, counts, n)
+    # The property schemas, as DESCRIBE shows them (the Arrow files hold the exact types).
+    stats["vertex_properties"] = ", ".join(f"{f.name} {f.type}" for f in vertices.schema
+                                           if f.name != "id")
+    stats["edge_properties"] = ", ".join(f"{f.name} {f.type}" for f in props.schema
+                                         ) if props is not None and props.schema else ""
     entry = GraphEntry(
         name=name, graph_id=graph_id, directed=not options.undirected, weighted=weighted,
         num_vertices=n, num_edges=int(len(out.targets)), input_edges=counts.rows,
