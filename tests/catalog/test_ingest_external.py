@@ -31,10 +31,11 @@ def _random_edges(tmp_path, m, n, seed, strings=False, props=False):
 
 
 def _stored(catalog, entry):
-    arrays = {name: catalog.read_array(entry, name) for name in
-              ("out_offsets", "out_targets", "out_weights", "in_offsets", "in_targets",
-               "in_weights") if name.startswith("out") or entry.directed}
-    return arrays
+    names = [f"{side}_{array}" for side in ("out", "in") for array in
+             ("offsets", "targets", "weights")]
+    return {name: catalog.read_array(entry, name) for name in names
+            if (name.startswith("out") or entry.directed)
+            and (entry.weighted or not name.endswith("weights"))}
 
 
 @pytest.mark.parametrize("options", [
