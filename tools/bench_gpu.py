@@ -112,16 +112,23 @@ STARTUP_SNIPPET = r"""
 import time, sys
 t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
+import numpy
+t_numpy = time.perf_counter()
 import executor
 from executor.gpu import runtime as rt
+t_exec = time.perf_counter()
 cp = rt.cp()
+t_cupy = time.perf_counter()
+cp.cuda.runtime.getDeviceCount()
 cp.cuda.Device(0).use()
 cp.empty(1)  # CUDA context
 t1 = time.perf_counter()
 for name in rt.ALL_MODULES:
     rt.module(name)
 t2 = time.perf_counter()
-print(f"{{(t1 - t0) * 1e3:.1f}} {{(t2 - t1) * 1e3:.1f}}")
+ms = lambda a, b: (b - a) * 1e3
+print(ms(t0, t1), ms(t1, t2), ms(t0, t_numpy), ms(t_numpy, t_exec), ms(t_exec, t_cupy),
+      ms(t_cupy, t1))
 """
 
 
@@ -136,9 +143,11 @@ def startup_times() -> dict:
             res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                  text=True, check=True)
             wall = (time.perf_counter() - t) * 1e3
-            init, load = (float(x) for x in res.stdout.split())
+            init, load, t_np, t_ex, t_cp, t_ctx = (float(x) for x in res.stdout.split())
             out[label] = {"import_and_context_ms": init, "kernel_load_ms": load,
-                          "startup_and_load_ms": init + load, "process_wall_ms": wall}
+                          "startup_and_load_ms": init + load, "process_wall_ms": wall,
+                          "import_numpy_ms": t_np, "import_executor_ms": t_ex,
+                          "import_cupy_ms": t_cp, "cuda_context_ms": t_ctx}
     return out
 
 
@@ -163,6 +172,7 @@ def main(argv=None) -> int:
     from scipy.sparse import csgraph
 
     from executor.gpu.frontier import bfs_depths_gpu, sssp_distances_gpu
+    from executor.gpu.pagerank import block_vertices as pagerank_block_vertices
     from executor.gpu.pagerank import pagerank_gpu
     from executor.gpu.wcc import wcc_labels_gpu
     from tools.gpu_graphs import graph_from_device_edges, grid_edges_gpu, rmat_edges_gpu
@@ -223,17 +233,32 @@ def main(argv=None) -> int:
     # PageRank: per-iteration times from 10-iteration runs
     iters = 10
     pr = {}
+    inn_keep = rt.device_csr(g, "in")
     ref_rank = None
-    for label, kw in (("auto", {}), ("pull", {"variant": "pull"}), ("push", {"variant": "push"}),
-                      ("unblocked_pull", {"variant": "pull", "block_size": 1 << 40})):
-        pagerank_gpu(g, max_iterations=1, **kw)  # builds and caches the partition
+    l2_block = pagerank_block_vertices(info.l2_bytes)
+    configs = (("auto", {}),
+               ("pull_no_reorder", {"variant": "pull", "reorder": False}),
+               ("push", {"variant": "push"}),
+               ("push_no_reorder", {"variant": "push", "reorder": False}),
+               ("unblocked_pull", {"variant": "pull", "block_size": 1 << 40}),
+               ("unblocked_pull_no_reorder", {"variant": "pull", "block_size": 1 << 40,
+                                              "reorder": False}),
+               ("pull_half_block", {"variant": "pull", "block_size": l2_block // 2}),
+               ("pull_double_block", {"variant": "pull", "block_size": l2_block * 2}))
+    for label, kw in configs:
         t = time.perf_counter()
+        pagerank_gpu(g, max_iterations=1, **kw)  # builds and caches the partition
+        cp.cuda.Device().synchronize()
+        prep_s = time.perf_counter() - t
         ms, (rank, _, stats) = gpu_time(lambda: pagerank_gpu(g, max_iterations=iters, **kw),
                                         args.repeats)
-        pr[label] = {"ms_per_iteration": ms / iters, **stats}
+        pr[label] = {"ms_per_iteration": ms / iters, "prepare_s": prep_s, **stats}
         if ref_rank is None:
             ref_rank = rank
         log("pagerank", label, pr[label])
+        rt._resident(g).clear()  # drop this configuration's partition (memory), keep the CSRs
+        rt.attach_device_csr(g, "out", out)
+        rt.attach_device_csr(g, "in", inn_keep)
     inn = rt.device_csr(g, "in")
     import cupyx.scipy.sparse as csp
 

@@ -106,7 +106,7 @@ def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K
                     bottom_up = False
             # Batch levels only while top-down, far from the switch and growing slowly: then the
             # counters we skip could not have changed the decision.
-            steady = (not bottom_up and mf * ALPHA * 4 < unexplored and nf <= 2 * prev_nf)
+            steady = not bottom_up and mf * ALPHA < unexplored and nf <= 2 * prev_nf
             batch = min(batch * 2, MAX_BATCH) if steady else 1
             prev_nf = nf
     return depth, stats

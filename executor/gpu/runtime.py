@@ -56,8 +56,8 @@ ALL_MODULES: dict[str, tuple[str, ...]] = {
         "graphdb_frontier_sssp_bucket<{id}>",
     ),
     "pagerank": (
-        "graphdb_pagerank_rows<{id},false>",
-        "graphdb_pagerank_rows<{id},true>",
+        *(f"graphdb_pagerank_rows<{{id}},{push},{g}>" for push in ("false", "true")
+          for g in (4, 8, 16, 32)),
         "graphdb_pagerank_heavy<{id},false>",
         "graphdb_pagerank_heavy<{id},true>",
         "graphdb_pagerank_merge_apply<{id}>",
@@ -183,7 +183,7 @@ def translate_oom(what: str) -> Iterator[None]:
             f"limit {pool.get_limit() or 'none'}"
         ) from exc
     except cupy.cuda.runtime.CUDARuntimeError as exc:
-        if "memory" in str(exc).lower():
+        if getattr(exc, "status", None) == 2:  # cudaErrorMemoryAllocation
             raise DeviceOutOfMemory(f"{what}: {exc}") from exc
         raise
 
@@ -233,8 +233,12 @@ def device_csr(graph, direction: str = "out", *, weights: bool = False) -> Devic
     dev = cache.get(key)
     if dev is None:
         host = graph.out_csr if direction == "out" else graph.in_csr
+        # Kernels take one id type for both directions: the out-CSR's (a derived in-CSR may
+        # have been built with the default, narrower one).
+        ids = graph.out_csr.targets.dtype
         with translate_oom(f"uploading the {direction}-CSR of graph '{graph.name}'"):
-            dev = DeviceCSR(cp().asarray(host.offsets), cp().asarray(host.targets))
+            dev = DeviceCSR(cp().asarray(host.offsets, dtype=np.int64),
+                            cp().asarray(host.targets, dtype=ids))
         cache[key] = dev
     if weights and dev.weights is None:
         host = graph.out_csr if direction == "out" else graph.in_csr

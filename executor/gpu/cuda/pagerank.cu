@@ -26,23 +26,30 @@ __global__ void graphdb_pagerank_edge_rows(const i64* offsets, i64 n, Id* rows) 
     for (i64 k = offsets[v] + lane_id(); k < offsets[v + 1]; k += 32) rows[k] = (Id)v;
 }
 
-template <typename Id, bool PUSH>
+// Light rows, G lanes per row (CSR-vector): the G lanes read consecutive column ids, so a row's
+// edges arrive in whole sectors instead of one scattered load per thread; G is picked per block
+// from its mean row length. Rows longer than `heavy` are left to the heavy kernel.
+template <typename Id, bool PUSH, int G>
 __global__ void graphdb_pagerank_rows(const i64* rowptr, const Id* id_map, const Id* cols,
                                       i64 n_rows, int heavy, const float* contrib, float* out) {
-  const i64 stride = (i64)gridDim.x * blockDim.x;
-  for (i64 l = (i64)blockIdx.x * blockDim.x + threadIdx.x; l < n_rows; l += stride) {
+  const int sub = threadIdx.x & (G - 1);
+  const unsigned group_mask = (G == 32 ? GRAPHDB_FULL_MASK : ((1u << G) - 1))
+                              << ((threadIdx.x & 31) & ~(G - 1));
+  const i64 groups = (i64)gridDim.x * blockDim.x / G;
+  for (i64 l = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / G; l < n_rows; l += groups) {
     const i64 s = rowptr[l], e = rowptr[l + 1];
     if (e - s > heavy) {
-      if (!PUSH) out[l] = 0.0f;  // the heavy kernel, launched next, adds the pieces
+      if (!PUSH && sub == 0) out[l] = 0.0f;  // the heavy kernel, launched next, adds the pieces
       continue;
     }
     if (PUSH) {
       const float value = contrib[id_map[l]];
-      for (i64 k = s; k < e; ++k) atomicAdd(&out[cols[k]], value);
+      for (i64 k = s + sub; k < e; k += G) atomicAdd(&out[cols[k]], value);
     } else {
       float acc = 0.0f;
-      for (i64 k = s; k < e; ++k) acc += contrib[cols[k]];
-      out[l] = acc;
+      for (i64 k = s + sub; k < e; k += G) acc += contrib[cols[k]];
+      for (int d = G / 2; d > 0; d >>= 1) acc += __shfl_xor_sync(group_mask, acc, d);
+      if (sub == 0) out[l] = acc;
     }
   }
 }
@@ -76,7 +83,7 @@ __global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, cons
 template <typename Id>
 __global__ void graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr,
                                              const Id* id_map, const float* partial,
-                                             int use_dense, float* dense, i64 n, const i64* out_offsets,
+                                             int use_dense, float* dense, i64 n, const int* out_degree,
                                              double damping, double* rank, float* contrib,
                                              double* scal, double* l1, int it) {
   __shared__ double acc[RANGE];
@@ -107,7 +114,7 @@ __global__ void graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr,
       const i64 v = v0 + j;
       if (v >= n) break;
       const double fresh = base + damping * acc[j];
-      const i64 deg = out_offsets[v + 1] - out_offsets[v];
+      const int deg = out_degree[v];
       change += fabs(fresh - rank[v]);
       rank[v] = fresh;
       contrib[v] = deg ? (float)(fresh / (double)deg) : 0.0f;
