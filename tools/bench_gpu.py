@@ -237,6 +237,7 @@ def main(argv=None) -> int:
     ref_rank = None
     l2_block = pagerank_block_vertices(info.l2_bytes)
     configs = (("auto", {}),
+               ("auto_no_cache_hints", {"hints": False}),
                ("pull_no_reorder", {"variant": "pull", "reorder": False}),
                ("push", {"variant": "push"}),
                ("push_no_reorder", {"variant": "push", "reorder": False}),
@@ -252,7 +253,11 @@ def main(argv=None) -> int:
         prep_s = time.perf_counter() - t
         ms, (rank, _, stats) = gpu_time(lambda: pagerank_gpu(g, max_iterations=iters, **kw),
                                         args.repeats)
-        pr[label] = {"ms_per_iteration": ms / iters, "prepare_s": prep_s, **stats}
+        profile: dict = {}
+        pagerank_gpu(g, max_iterations=iters, profile=profile, **kw)
+        pr[label] = {"ms_per_iteration": ms / iters, "prepare_s": prep_s, **stats,
+                     "kernel_ms_per_iteration": {k: round(v / iters, 4)
+                                                 for k, v in profile.items()}}
         if ref_rank is None:
             ref_rank = rank
         log("pagerank", label, pr[label])

@@ -82,9 +82,11 @@ class Partition:
 
 
 def _group_width(edges: int, rows: int) -> int:
+    """Lanes per light row: enough that a mean row gives each lane about 4 edges (the rows
+    kernel keeps 4 loads in flight per lane), at least 4 so that short rows stay cheap."""
     mean = edges / max(rows, 1)
     for g in (4, 8, 16):
-        if mean <= 1.5 * g:
+        if mean <= 4 * g:
             return g
     return 32
 
@@ -182,14 +184,20 @@ def _partition_for(graph: Graph, variant: str, block_size: int, reorder: bool) -
 
 def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tolerance: float = 0.0, *, variant: str | None = None,
-                 block_size: int | None = None, reorder: bool | None = None):
-    """(ranks as a device float64 array, iterations, stats)."""
+                 block_size: int | None = None, reorder: bool | None = None,
+                 hints: bool = True, profile: dict | None = None):
+    """(ranks as a device float64 array, iterations, stats).
+
+    ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
+    benchmarks, it serialises nothing but adds event records).
+    """
     cp = rt.cp()
     n = graph.num_vertices
     out = rt.device_csr(graph, "out")
     m = out.num_edges
     if block_size is None:
         block_size = block_vertices(rt.device_info().l2_bytes)
+    block_size = max(1, min(block_size, n))
     blocks = max(1, -(-n // block_size))
     if variant is None:
         variant = choose_variant(n, m, blocks)
@@ -218,6 +226,15 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         n_ranges = -(-n // RANGE)
         merge_blocks = max(1, min(n_ranges, rt.device_info().multiprocessors * 8))
         iterations = 0
+        marks = [] if profile is not None else None
+
+        def mark(label):
+            if marks is not None:
+                ev = cp.cuda.Event()
+                ev.record(stream)
+                marks.append((label, ev))
+
+        mark("start")
         for it in range(max_iterations):
             for b in range(part.blocks):
                 n_rows = int(part.id_map[b].size)
@@ -226,21 +243,28 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                     g = part.group[b]
                     rows_k[g]((rt.grid_for(n_rows * g, THREADS),), (THREADS,), (
                         part.rowptr[b], part.id_map[b], part.cols[b], np.int64(n_rows),
-                        np.int32(HEAVY), contrib, target))
+                        np.int32(HEAVY), contrib, target, np.int32(hints)))
+                    mark(f"rows[{b}]")
                 n_pieces = int(part.heavy_row[b].size)
                 if n_pieces:
                     heavy_k((min(n_pieces, 65535),), (THREADS,), (
                         part.rowptr[b], part.id_map[b], part.cols[b], part.heavy_row[b],
                         part.heavy_start[b], np.int64(n_pieces), np.int32(CHUNK), contrib,
-                        target))
+                        target, np.int32(hints)))
+                    mark(f"heavy[{b}]")
             merge_k((merge_blocks,), (THREADS,), (
                 np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
                 partial if partial is not None else contrib, np.int32(push),
                 dense if push else contrib, np.int64(n), part.out_degree,
                 np.float64(damping), rank, contrib, scal, l1, np.int32(it)))
+            mark("merge")
             iterations += 1
             if tolerance > 0 and float(l1[it].get()) < tolerance:
                 break
+        if marks is not None:
+            marks[-1][1].synchronize()
+            for (_, a), (label, b) in zip(marks[:-1], marks[1:], strict=True):
+                profile[label] = profile.get(label, 0.0) + cp.cuda.get_elapsed_time(a, b)
         if part.order is not None:
             original = cp.empty_like(rank)
             original[part.order] = rank

@@ -26,38 +26,74 @@ __global__ void graphdb_pagerank_edge_rows(const i64* offsets, i64 n, Id* rows) 
     for (i64 k = offsets[v] + lane_id(); k < offsets[v + 1]; k += 32) rows[k] = (Id)v;
 }
 
+// Column ids are read exactly once per iteration: with `hints` they are loaded with the
+// streaming (evict-first) policy so that they do not push the block's contributions, which are
+// read again and again, out of L2 and L1.
+template <typename Id>
+__device__ __forceinline__ Id load_col(const Id* cols, i64 k, int hints) {
+  return hints ? __ldcs(cols + k) : cols[k];
+}
+
+// Sum of contrib[cols[k]] for k = first, first + step, ... < end, UNROLL loads in flight per
+// thread: the gathers are L2 hits but each still costs a round trip, and one outstanding load
+// per thread leaves the SM idle most of the time.
+template <typename Id, int UNROLL>
+__device__ __forceinline__ float gather_sum(const Id* cols, i64 first, i64 end, int step,
+                                            const float* contrib, int hints) {
+  float acc = 0.0f;
+  for (i64 k = first; k < end; k += (i64)UNROLL * step) {
+    Id c[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const i64 kk = k + (i64)u * step;
+      c[u] = kk < end ? load_col(cols, kk, hints) : Id(-1);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+      if (c[u] >= 0) acc += contrib[c[u]];
+  }
+  return acc;
+}
+
 // Light rows, G lanes per row (CSR-vector): the G lanes read consecutive column ids, so a row's
-// edges arrive in whole sectors instead of one scattered load per thread; G is picked per block
-// from its mean row length. Rows longer than `heavy` are left to the heavy kernel.
+// edges arrive in whole sectors instead of one scattered load per thread. G is picked per block
+// so that a lane has about UNROLL edges of a mean row; the next row's bounds are loaded before
+// the current row is summed, so rows overlap. Rows longer than `heavy` go to the heavy kernel.
 template <typename Id, bool PUSH, int G>
 __global__ void graphdb_pagerank_rows(const i64* rowptr, const Id* id_map, const Id* cols,
-                                      i64 n_rows, int heavy, const float* contrib, float* out) {
+                                      i64 n_rows, int heavy, const float* contrib, float* out,
+                                      int hints) {
   const int sub = threadIdx.x & (G - 1);
   const unsigned group_mask = (G == 32 ? GRAPHDB_FULL_MASK : ((1u << G) - 1))
                               << ((threadIdx.x & 31) & ~(G - 1));
   const i64 groups = (i64)gridDim.x * blockDim.x / G;
-  for (i64 l = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / G; l < n_rows; l += groups) {
-    const i64 s = rowptr[l], e = rowptr[l + 1];
+  i64 l = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / G;
+  i64 s = 0, e = 0;
+  if (l < n_rows) { s = rowptr[l]; e = rowptr[l + 1]; }
+  for (; l < n_rows; l += groups) {
+    const i64 next = l + groups;
+    i64 s_next = 0, e_next = 0;
+    if (next < n_rows) { s_next = rowptr[next]; e_next = rowptr[next + 1]; }
     if (e - s > heavy) {
       if (!PUSH && sub == 0) out[l] = 0.0f;  // the heavy kernel, launched next, adds the pieces
-      continue;
-    }
-    if (PUSH) {
+    } else if (PUSH) {
       const float value = contrib[id_map[l]];
-      for (i64 k = s + sub; k < e; k += G) atomicAdd(&out[cols[k]], value);
+      for (i64 k = s + sub; k < e; k += G) atomicAdd(&out[load_col(cols, k, hints)], value);
     } else {
-      float acc = 0.0f;
-      for (i64 k = s + sub; k < e; k += G) acc += contrib[cols[k]];
+      float acc = gather_sum<Id, 4>(cols, s + sub, e, G, contrib, hints);
       for (int d = G / 2; d > 0; d >>= 1) acc += __shfl_xor_sync(group_mask, acc, d);
       if (sub == 0) out[l] = acc;
     }
+    s = s_next;
+    e = e_next;
   }
 }
 
 template <typename Id, bool PUSH>
 __global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, const Id* cols,
                                        const i64* piece_row, const i64* piece_start,
-                                       i64 n_pieces, int chunk, const float* contrib, float* out) {
+                                       i64 n_pieces, int chunk, const float* contrib, float* out,
+                                       int hints) {
   for (i64 p = blockIdx.x; p < n_pieces; p += gridDim.x) {
     const i64 l = piece_row[p];
     const i64 s = piece_start[p];
@@ -65,10 +101,10 @@ __global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, cons
     const i64 e = s + chunk < row_end ? s + chunk : row_end;
     if (PUSH) {
       const float value = contrib[id_map[l]];
-      for (i64 k = s + threadIdx.x; k < e; k += blockDim.x) atomicAdd(&out[cols[k]], value);
+      for (i64 k = s + threadIdx.x; k < e; k += blockDim.x)
+        atomicAdd(&out[load_col(cols, k, hints)], value);
     } else {
-      float acc = 0.0f;
-      for (i64 k = s + threadIdx.x; k < e; k += blockDim.x) acc += contrib[cols[k]];
+      float acc = gather_sum<Id, 8>(cols, s + threadIdx.x, e, blockDim.x, contrib, hints);
       acc = block_sum(acc);
       if (threadIdx.x == 0) atomicAdd(&out[l], acc);
     }
