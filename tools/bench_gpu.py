@@ -237,6 +237,7 @@ def main(argv=None) -> int:
     ref_rank = None
     l2_block = pagerank_block_vertices(info.l2_bytes)
     configs = (("auto", {}),
+               ("auto_hub_cache", {"hub_cache": True}),
                ("auto_no_cache_hints", {"hints": False}),
                ("pull_no_reorder", {"variant": "pull", "reorder": False}),
                ("push", {"variant": "push"}),

@@ -31,6 +31,10 @@ L2_SHARE = 1 / 3
 #: Relabel vertices by out-degree inside the partition from this many edges on (below it the
 #: random reads fit in L2 anyway and the sort is not worth its time).
 REORDER_MIN_EDGES = 1 << 22
+#: Hub cache: contributions of the hottest sources kept in shared memory (48 KiB, so no opt-in
+#: to larger dynamic shared memory is needed) by persistent blocks of HUB_THREADS.
+HUB_VALUES = 12 * 1024
+HUB_THREADS = 1024
 #: Bytes-equivalent cost of one global float atomic (push) against a streamed byte.
 ATOMIC_COST = 8.0
 
@@ -185,7 +189,7 @@ def _partition_for(graph: Graph, variant: str, block_size: int, reorder: bool) -
 def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tolerance: float = 0.0, *, variant: str | None = None,
                  block_size: int | None = None, reorder: bool | None = None,
-                 hints: bool = True, profile: dict | None = None):
+                 hints: bool = True, hub_cache: bool = False, profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
@@ -224,7 +228,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         dense = cp.zeros(n, dtype=np.float32) if push else None
         row_start = np.concatenate(([0], np.cumsum([int(x.size) for x in part.id_map])))
         n_ranges = -(-n // RANGE)
-        merge_blocks = max(1, min(n_ranges, rt.device_info().multiprocessors * 8))
+        merge_blocks = max(1, min(n_ranges, rt.device_info().multiprocessors * 2))
         iterations = 0
         marks = [] if profile is not None else None
 
@@ -235,28 +239,38 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                 marks.append((label, ev))
 
         mark("start")
+        sms = rt.device_info().multiprocessors
+        # The hub cache serves block 0 (the hottest sources after relabelling) with persistent
+        # 1024-thread blocks, two per SM, so the cache is filled once per block, not per piece.
+        hub = min(HUB_VALUES, n) if hub_cache and part.order is not None and not push else 0
         for it in range(max_iterations):
             for b in range(part.blocks):
                 n_rows = int(part.id_map[b].size)
                 target = dense if push else partial[int(row_start[b]):int(row_start[b + 1])]
+                b_hub = hub if b == 0 else 0
+                threads = HUB_THREADS if b_hub else THREADS
                 if n_rows:
                     g = part.group[b]
-                    rows_k[g]((rt.grid_for(n_rows * g, THREADS),), (THREADS,), (
+                    grid = 2 * sms if b_hub else rt.grid_for(n_rows * g, THREADS)
+                    rows_k[g]((grid,), (threads,), (
                         part.rowptr[b], part.id_map[b], part.cols[b], np.int64(n_rows),
-                        np.int32(HEAVY), contrib, target, np.int32(hints)))
+                        np.int32(HEAVY), contrib, target, np.int32(hints), np.int32(b_hub)),
+                        shared_mem=4 * b_hub)
                     mark(f"rows[{b}]")
                 n_pieces = int(part.heavy_row[b].size)
                 if n_pieces:
-                    heavy_k((min(n_pieces, 65535),), (THREADS,), (
+                    grid = min(n_pieces, 2 * sms) if b_hub else min(n_pieces, 65535)
+                    heavy_k((grid,), (threads,), (
                         part.rowptr[b], part.id_map[b], part.cols[b], part.heavy_row[b],
                         part.heavy_start[b], np.int64(n_pieces), np.int32(CHUNK), contrib,
-                        target, np.int32(hints)))
+                        target, np.int32(hints), np.int32(b_hub)), shared_mem=4 * b_hub)
                     mark(f"heavy[{b}]")
-            merge_k((merge_blocks,), (THREADS,), (
+            merge_k((merge_blocks,), (RANGE,), (
                 np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
                 partial if partial is not None else contrib, np.int32(push),
                 dense if push else contrib, np.int64(n), part.out_degree,
-                np.float64(damping), rank, contrib, scal, l1, np.int32(it)))
+                np.float64(damping), rank, contrib, scal, l1, np.int32(it),
+                np.int32(tolerance > 0)))
             mark("merge")
             iterations += 1
             if tolerance > 0 and float(l1[it].get()) < tolerance:
@@ -271,7 +285,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             rank = original
     stats = {"variant": variant, "blocks": part.blocks, "block_vertices": block_size,
              "rows_total": part.rows_total, "reordered": part.order is not None,
-             "lanes_per_row": part.group}
+             "lanes_per_row": part.group, "hub_cache_values": hub}
     return rank, iterations, stats
 
 

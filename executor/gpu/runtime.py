@@ -190,11 +190,14 @@ def translate_oom(what: str) -> Iterator[None]:
 
 @functools.lru_cache(maxsize=None)
 def _stream(device_id: int):
-    return cp().cuda.Stream(non_blocking=True)
+    # A *blocking* stream: it orders itself with the legacy default stream, on which CuPy
+    # copies graphs in and results out when no stream is current. A non-blocking one raced with
+    # those copies (seen on an H100: PageRank read out-degrees before their upload finished).
+    return cp().cuda.Stream(non_blocking=False)
 
 
 def operator_stream():
-    """The stream graph operators run on (one per device, non-blocking w.r.t. the null stream)."""
+    """The stream graph operators run on (one per device; ordered with the default stream)."""
     return _stream(cp().cuda.Device().id)
 
 

@@ -113,8 +113,8 @@ def _pr_reference(g, **kw):
 
 @pytest.mark.parametrize("variant", ["pull", "push"])
 @pytest.mark.parametrize("block_size", [None, 64, 1024])
-@pytest.mark.parametrize("reorder", [False, True])
-def test_pagerank_matches_cpu(sizes, variant, block_size, reorder):
+@pytest.mark.parametrize("reorder,hub_cache", [(False, False), (True, False), (True, True)])
+def test_pagerank_matches_cpu(sizes, variant, block_size, reorder, hub_cache):
     from executor.gpu.pagerank import pagerank_gpu
 
     for g in _graphs(sizes, 7):
@@ -122,15 +122,15 @@ def test_pagerank_matches_cpu(sizes, variant, block_size, reorder):
             continue
         ref, it = _pr_reference(g, damping=0.85, max_iterations=15)
         got, git, _ = pagerank_gpu(g, 0.85, 15, variant=variant, block_size=block_size,
-                                   reorder=reorder)
+                                   reorder=reorder, hub_cache=hub_cache)
         assert git == it
         np.testing.assert_allclose(got.get(), ref, rtol=1e-4, atol=1e-9)
 
 
 @pytest.mark.parametrize("variant", ["pull", "push"])
 @pytest.mark.parametrize("block_size", [None, 1024])
-@pytest.mark.parametrize("reorder", [False, True])
-def test_pagerank_heavy_rows_and_blocks(variant, block_size, reorder):
+@pytest.mark.parametrize("reorder,hub_cache", [(False, False), (True, False), (True, True)])
+def test_pagerank_heavy_rows_and_blocks(variant, block_size, reorder, hub_cache):
     """A hub with far more in- and out-edges than HEAVY and CHUNK, cut over many blocks."""
     from executor.gpu.pagerank import CHUNK, pagerank_gpu
 
@@ -142,7 +142,7 @@ def test_pagerank_heavy_rows_and_blocks(variant, block_size, reorder):
     g = _graph(src, dst, n, True)
     ref, _ = _pr_reference(g, max_iterations=10)
     got, _, stats = pagerank_gpu(g, max_iterations=10, variant=variant, block_size=block_size,
-                                 reorder=reorder)
+                                 reorder=reorder, hub_cache=hub_cache)
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     if block_size:
         assert stats["blocks"] == -(-n // block_size)
@@ -167,7 +167,8 @@ def test_pagerank_tolerance_variant():
     g = _graph(src, dst, 1 << 10, True)
     for tol in (1e-2, 1e-4, 1e-7):
         ref, it = _pr_reference(g, max_iterations=100, tolerance=tol)
-        got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol)
+        got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol, reorder=True,
+                                   block_size=256)
         assert abs(git - it) <= 1  # float32 contributions may move the crossing by one
         np.testing.assert_allclose(got.get(), ref, rtol=1e-3, atol=tol)
 
