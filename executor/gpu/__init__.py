@@ -18,6 +18,7 @@ GPU_IMPLEMENTATIONS: dict[str, str] = {
     "pagerank": ".pagerank:pagerank",
     "wcc": ".wcc:wcc",
     "cdlp": ".cdlp:cdlp",
+    "lcc": ".lcc:lcc",
 }
 
 

@@ -63,6 +63,7 @@ ALL_MODULES: dict[str, tuple[str, ...]] = {
         "graphdb_pagerank_merge_apply<{id}>",
         "graphdb_pagerank_edge_rows<{id}>",
     ),
+    "lcc": ("graphdb_lcc_count<{id}>",),
     "wcc": (
         "graphdb_wcc_hook_sample<{id}>",
         "graphdb_wcc_hook_rest<{id}>",

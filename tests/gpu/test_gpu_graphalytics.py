@@ -83,3 +83,13 @@ def test_example_cdlp(kind):
     got = ids[labels]  # labels are internal ids of vertices: report the user's ids
     want = [int(_expected(kind, "CDLP")[int(v)]) for v in ids]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", ["directed", "undirected"])
+def test_example_lcc(kind):
+    from executor.gpu.lcc import lcc
+
+    g, ids, _ = _load(kind)
+    got = lcc(g).columns["coefficient"]
+    want = np.array([float(_expected(kind, "LCC")[int(v)]) for v in ids])
+    np.testing.assert_allclose(got, want, rtol=1e-4)

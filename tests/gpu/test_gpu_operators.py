@@ -286,6 +286,35 @@ def test_cdlp_matches_reference():
             np.testing.assert_array_equal(got.columns["label"], _cdlp_reference(g, iterations))
 
 
+# ---------------------------------------------------------------- LCC
+
+
+def _lcc_reference(g: Graph) -> np.ndarray:
+    n = g.num_vertices
+    out = g.out_csr
+    src, dst = out.sources().astype(np.int64), out.targets.astype(np.int64)
+    edges = {(int(a), int(b)) for a, b in zip(src, dst, strict=True) if a != b}
+    nbrs = [set() for _ in range(n)]
+    for a, b in edges:
+        nbrs[a].add(b)
+        nbrs[b].add(a)
+    coeff = np.zeros(n)
+    for v in range(n):
+        d = len(nbrs[v])
+        if d >= 2:
+            coeff[v] = sum((a, b) in edges for a in nbrs[v] for b in nbrs[v]) / (d * (d - 1))
+    return coeff
+
+
+def test_lcc_matches_reference():
+    from executor.gpu.lcc import lcc
+
+    for sizes in ((1, 0), (7, 12), (60, 200), (400, 3000)):
+        for g in _graphs(sizes, 4):
+            got = lcc(g).columns["coefficient"]
+            np.testing.assert_allclose(got, _lcc_reference(g), rtol=1e-12)
+
+
 # ---------------------------------------------------------------- int64 ids, dispatcher, OOM
 
 
