@@ -154,6 +154,8 @@ def sssp_distances_gpu(graph: Graph, source: int, *, K: int = DEFAULT_K,
         if delta is None:
             mean = float(weights.mean()) if m else 1.0
             delta = default_delta(mean, m / max(n, 1))
+        if not delta > 0:  # all-zero weights: any positive width terminates
+            delta = 1.0
         dist = cp.full(n, np.inf, dtype=np.float64)
         dist[source] = 0.0
         stamp = cp.full(n, -1, dtype=np.int32)
