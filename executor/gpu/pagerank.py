@@ -116,10 +116,14 @@ def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool
             order = cp.argsort(-out_degree.astype(np.int64)).astype(ids)
             new_id = cp.empty(n, dtype=ids)
             new_id[order] = cp.arange(n, dtype=ids)
-            rows, cols = new_id[rows], new_id[cols]
-            by_row = cp.argsort(rows)
-            rows, cols = rows[by_row], cols[by_row]
-            del by_row, new_id
+            # Sort by (row, column): a row's columns ascend, so the lanes of a warp and the
+            # rows in flight on an SM sweep the contributions in the same direction and share
+            # cache lines (the order of a row's edges does not change its sum).
+            key = new_id[rows].astype(np.int64) * n + new_id[cols].astype(np.int64)
+            del new_id
+            key.sort()
+            rows, cols = (key // n).astype(ids), (key % n).astype(ids)
+            del key
             out_degree = out_degree[order]
         which = (cols // block_size).astype(np.int32)
         parts = []
