@@ -194,7 +194,8 @@ def _partition_for(graph: Graph, variant: str, block_size: int, reorder: bool) -
 def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tolerance: float = 0.0, *, variant: str | None = None,
                  block_size: int | None = None, reorder: bool | None = None,
-                 hints: bool = True, hub_cache: bool = False, profile: dict | None = None):
+                 hints: bool = True, hub_cache: bool = False, hub_values: int = 0,
+                 profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
@@ -247,7 +248,10 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         sms = rt.device_info().multiprocessors
         # The hub cache serves block 0 (the hottest sources after relabelling) with persistent
         # 1024-thread blocks, two per SM, so the cache is filled once per block, not per piece.
-        hub = min(HUB_VALUES, n) if hub_cache and part.order is not None and not push else 0
+        hub = min(hub_values or HUB_VALUES, n) if hub_cache and part.order is not None and not push else 0
+        if 4 * hub + 1024 > 48 * 1024:  # past the default limit: opt in to more (up to 227 KiB)
+            for kern in (*rows_k.values(), heavy_k):
+                kern.max_dynamic_shared_size_bytes = 4 * hub
         for it in range(max_iterations):
             for b in range(part.blocks):
                 n_rows = int(part.id_map[b].size)
