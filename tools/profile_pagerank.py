@@ -19,6 +19,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=int, default=24)
     ap.add_argument("--iterations", type=int, default=1)
+    ap.add_argument("--hub-cache", action="store_true")
     args = ap.parse_args()
     from executor.gpu.pagerank import pagerank_gpu
     from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
@@ -26,7 +27,7 @@ def main() -> None:
     src, dst = rmat_edges_gpu(args.scale, 16, seed=1)
     g = graph_from_device_edges(src, dst, 1 << args.scale)
     del src, dst
-    _, _, stats = pagerank_gpu(g, max_iterations=args.iterations)
+    _, _, stats = pagerank_gpu(g, max_iterations=args.iterations, hub_cache=args.hub_cache)
     print(stats)
 
 

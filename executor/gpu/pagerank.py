@@ -248,8 +248,10 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         sms = rt.device_info().multiprocessors
         # The hub cache serves block 0 (the hottest sources after relabelling) with persistent
         # 1024-thread blocks, two per SM, so the cache is filled once per block, not per piece.
-        hub = min(hub_values or HUB_VALUES, n) if hub_cache and part.order is not None and not push else 0
-        if 4 * hub + 1024 > 48 * 1024:  # past the default limit: opt in to more (up to 227 KiB)
+        hub = 0
+        if hub_cache and part.order is not None and not push:
+            hub = min(hub_values or HUB_VALUES, n)
+        if 4 * hub + 256 > 48 * 1024:  # past the default limit: opt in to more (up to 227 KiB)
             for kern in (*rows_k.values(), heavy_k):
                 kern.max_dynamic_shared_size_bytes = 4 * hub
         for it in range(max_iterations):
