@@ -215,9 +215,9 @@ def main(argv=None) -> int:
         sources = [int(s) for s in rng.choice(candidates, size=args.sources, replace=False)]
         rows = []
         for s in sources:
-            ms, (depth, stats) = gpu_time(lambda: bfs_depths_gpu(g, s), args.repeats)
+            ms, (depth, stats) = gpu_time(lambda s=s: bfs_depths_gpu(g, s), args.repeats)
             base_ms, (base_depth, levels) = gpu_time(
-                lambda: cupy_bfs(out.offsets, out.targets, s, n), max(1, args.repeats // 2))
+                lambda s=s: cupy_bfs(out.offsets, out.targets, s, n), max(1, args.repeats // 2))
             same = bool(cp.array_equal(depth, base_depth))
             edges = int(deg[depth >= 0].sum())
             rows.append({"source": s, "ms": ms, "cupy_ms": base_ms, "levels": levels,
@@ -226,7 +226,7 @@ def main(argv=None) -> int:
         res["bfs_rmat"] = rows
         sweep = {}
         for K in (4, 8, 16, 32):
-            sweep[K] = gpu_time(lambda: bfs_depths_gpu(g, sources[0], K=K), args.repeats)[0]
+            sweep[K] = gpu_time(lambda K=K: bfs_depths_gpu(g, sources[0], K=K), args.repeats)[0]
         sweep["top_down_only"] = gpu_time(
             lambda: bfs_depths_gpu(g, sources[0], direction_optimizing=False), args.repeats)[0]
         res["bfs_rmat_sweep_ms"] = sweep
@@ -266,7 +266,7 @@ def main(argv=None) -> int:
                 cp.cuda.Device().synchronize()
                 prep_s = time.perf_counter() - t
                 ms, (rank, _, stats) = gpu_time(
-                    lambda: pagerank_gpu(g, max_iterations=iters, **kw), args.repeats)
+                    lambda kw=kw: pagerank_gpu(g, max_iterations=iters, **kw), args.repeats)
                 profile: dict = {}
                 pagerank_gpu(g, max_iterations=iters, profile=profile, **kw)
                 pr[label] = {"ms_per_iteration": ms / iters, "prepare_s": prep_s, **stats,

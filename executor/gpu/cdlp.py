@@ -27,7 +27,8 @@ def cdlp_labels_gpu(graph: Graph, max_iterations: int = 10):
         receiver = cp.asarray(np.repeat(np.arange(n, dtype=np.int64), deg))
         sender = out.targets.astype(np.int64)
         if graph.directed:
-            receiver, sender = cp.concatenate((receiver, sender)), cp.concatenate((sender, receiver))
+            receiver, sender = (cp.concatenate((receiver, sender)),
+                                cp.concatenate((sender, receiver)))
         labels = cp.arange(n, dtype=np.int64)
         for _ in range(max_iterations):
             if receiver.size == 0:

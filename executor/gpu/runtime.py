@@ -160,7 +160,7 @@ def module(name: str):
 
 
 def kernel(module_name: str, template: str, ids: np.dtype, *extra: str):
-    """One kernel instantiation, e.g. ``kernel("frontier", "graphdb_frontier_bfs_level", int32)``."""
+    """One kernel instantiation: kernel("frontier", "graphdb_frontier_bfs_level", np.int32)."""
     args = ",".join((id_ctype(ids),) + extra)
     return module(module_name).get_function(f"{template}<{args}>")
 
