@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from executor.graph import CSR, Graph
 from executor.gpu import runtime as rt
+from executor.graph import CSR, Graph
 from graphdb.generators import GRAPH500_ABC
 
 __all__ = ["rmat_edges_gpu", "grid_edges_gpu", "graph_from_device_edges"]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _gpu_graphs import random_edges
 from scipy.sparse import csgraph
 
 from executor.graph import CSR, Graph
 from graphdb.generators import grid, rmat
-
-from _gpu_graphs import random_edges
 
 pytestmark = pytest.mark.gpu
 
@@ -69,8 +68,8 @@ def test_bfs_matches_cpu_on_random_graphs(sizes, seed):
 @pytest.mark.parametrize("K", [1, 2, 8, 32])
 @pytest.mark.parametrize("direction_optimizing", [False, True])
 def test_bfs_degree_cut_and_directions_on_rmat(K, direction_optimizing):
-    from executor.gpu.frontier import bfs_depths_gpu
     from executor.algorithms.bfs import bfs_depths
+    from executor.gpu.frontier import bfs_depths_gpu
 
     src, dst = rmat(12, 16, seed=3)
     for directed in (True, False):
@@ -319,10 +318,10 @@ def test_lcc_matches_reference():
 
 
 def test_int64_vertex_ids():
+    from executor.algorithms.bfs import bfs_depths
     from executor.gpu.frontier import bfs_depths_gpu, sssp_distances_gpu
     from executor.gpu.pagerank import pagerank_gpu
     from executor.gpu.wcc import wcc
-    from executor.algorithms.bfs import bfs_depths
 
     rng = np.random.default_rng(8)
     src, dst = random_edges(rng, 800, 3000)

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from conftest import DATA, ROOT
 from graphdb.cli import main
+from support import DATA, ROOT
 
 EXAMPLE = DATA / "graphalytics" / "example"
 
