@@ -1,6 +1,6 @@
 """Errors raised by the storage layer."""
 
-__all__ = ["StorageError", "DatabaseLocked", "CorruptData"]
+__all__ = ["StorageError", "DatabaseLocked", "CorruptData", "BufferPoolExhausted"]
 
 
 class StorageError(Exception):
@@ -13,3 +13,7 @@ class DatabaseLocked(StorageError):
 
 class CorruptData(StorageError):
     """Stored bytes failed a consistency check (never returned as data)."""
+
+
+class BufferPoolExhausted(StorageError):
+    """Every frame of the buffer pool is pinned; nothing can be evicted for a new item."""
