@@ -83,6 +83,9 @@ class Environment:
             raise StorageError(f"cannot open database '{self.path}': {exc}") from exc
         self._dbs = {}
         if not read_only:
+            # py-lmdb opens named sub-databases of a writable environment in a write transaction,
+            # so a read-write open waits while another process commits (an ingest's final
+            # transaction). A read-only open never waits: readers never block in LMDB.
             with self._env.begin(write=True) as txn:
                 for name in SUBDATABASES:
                     self._dbs[name] = self._env.open_db(name.encode(), txn=txn)
