@@ -121,6 +121,7 @@ class PagePlan:
     page_last_vertex: np.ndarray  # int64, exclusive end of each page's vertex range
     vertex_pid: np.ndarray  # record id of every vertex: page ...
     vertex_slot: np.ndarray  # ... and slot
+    vertex_rid: np.ndarray | None  # both packed as page | slot << 8p (when p + q <= 8 bytes)
 
     @property
     def num_pages(self) -> int:
@@ -169,7 +170,12 @@ def plan_pages(offsets: np.ndarray, layout: PageLayout, weighted: bool) -> PageP
     run_len = page_last[run_pid] - page_first[run_pid]
     vertex_pid = np.repeat(run_pid.astype(np.int64), run_len)
     vertex_slot = np.arange(n, dtype=np.int64) - np.repeat(page_first[run_pid], run_len)
-    return PagePlan(layout, weighted, page_first, page_kind, page_last, vertex_pid, vertex_slot)
+    vertex_rid = None
+    if layout.rid_bytes <= 8:
+        vertex_rid = vertex_pid.astype(np.uint64) | (
+            vertex_slot.astype(np.uint64) << np.uint64(8 * layout.pid_bytes))
+    return PagePlan(layout, weighted, page_first, page_kind, page_last, vertex_pid, vertex_slot,
+                    vertex_rid)
 
 
 def _little_endian_bytes(values: np.ndarray, width: int) -> np.ndarray:
@@ -178,31 +184,40 @@ def _little_endian_bytes(values: np.ndarray, width: int) -> np.ndarray:
     return wide[:, :width]
 
 
-def _record_region(plan: PagePlan, degree: np.ndarray, targets: np.ndarray,
-                   weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The records of consecutive vertices (or one part of a hub) and their offsets in the region.
+def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets: np.ndarray,
+                   weights: np.ndarray | None) -> tuple[int, np.ndarray]:
+    """Write the records of consecutive vertices (or one part of a hub) after the header.
+
+    Returns the end of the records and each record's offset in the page.
 
     Each record is four segments (count, record ids, padding, weights); one ``np.repeat`` labels
     every byte of the region with its segment kind, and boolean masks drop the bytes in place.
     """
     layout = plan.layout
-    rid = np.empty((len(targets), layout.rid_bytes), dtype=np.uint8)
-    rid[:, : layout.pid_bytes] = _little_endian_bytes(plan.vertex_pid[targets], layout.pid_bytes)
-    rid[:, layout.pid_bytes:] = _little_endian_bytes(plan.vertex_slot[targets], layout.slot_bytes)
+    if plan.vertex_rid is not None:  # one gather of packed record ids, then their low bytes
+        rid = _little_endian_bytes(plan.vertex_rid[targets], layout.rid_bytes)
+    else:
+        rid = np.empty((len(targets), layout.rid_bytes), dtype=np.uint8)
+        rid[:, : layout.pid_bytes] = _little_endian_bytes(plan.vertex_pid[targets],
+                                                          layout.pid_bytes)
+        rid[:, layout.pid_bytes:] = _little_endian_bytes(plan.vertex_slot[targets],
+                                                         layout.slot_bytes)
     sizes = layout.record_bytes(degree, plan.weighted)
-    starts = np.zeros(len(degree), dtype=np.int64)
+    starts = np.full(len(degree), HEADER_BYTES, dtype=np.int64)
     np.cumsum(sizes[:-1], out=starts[1:])
+    starts[1:] += HEADER_BYTES
     rid_len = degree.astype(np.int64) * layout.rid_bytes
     weight_len = 8 * degree.astype(np.int64) if plan.weighted else np.zeros_like(rid_len)
     pad = sizes - 4 - rid_len - weight_len
     segments = np.stack([np.full_like(rid_len, 4), rid_len, pad, weight_len], axis=1).ravel()
     labels = np.repeat(np.tile(np.arange(4, dtype=np.uint8), len(degree)), segments)
-    region = np.zeros(int(sizes.sum()), dtype=np.uint8)
+    end = HEADER_BYTES + int(sizes.sum())
+    region = page[HEADER_BYTES:end]  # the page is zeroed: padding stays zero
     region[labels == 0] = degree.astype("<u4").view(np.uint8)
     region[labels == 1] = rid.ravel()
     if plan.weighted:
         region[labels == 3] = np.ascontiguousarray(weights, dtype="<f8").view(np.uint8)
-    return region, starts
+    return end, starts
 
 
 def _finish(page: np.ndarray, kind: int, pid: int, first_vertex: int, num_slots: int,
@@ -230,14 +245,13 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
         if plan.page_kind[pid] == SMALL:
             degree = np.diff(np.asarray(offsets[v0 : v1 + 1], dtype=np.int64))
             w = None if weights is None else weights[e0:e1]
-            region, starts = _record_region(plan, degree, np.asarray(targets[e0:e1]), w)
             page = np.zeros(size, dtype=np.uint8)
-            page[HEADER_BYTES : HEADER_BYTES + len(region)] = region
+            end, starts = _write_records(page, plan, degree, np.asarray(targets[e0:e1]), w)
             slots = np.empty(v1 - v0, dtype=SLOT_DTYPE)  # stored last slot first
             slots["vid"] = np.arange(v1 - 1, v0 - 1, -1)
-            slots["off"] = HEADER_BYTES + starts[::-1]
+            slots["off"] = starts[::-1]
             page[size - SLOT_BYTES * len(slots):] = slots.view(np.uint8)
-            yield pid, _finish(page, SMALL, pid, v0, v1 - v0, HEADER_BYTES + len(region),
+            yield pid, _finish(page, SMALL, pid, v0, v1 - v0, end,
                                e1 - e0, plan, (0, 1), e0)
             pid += 1
             continue
@@ -246,12 +260,11 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
         for part in range(chain):
             a, b = e0 + part * per, min(e1, e0 + (part + 1) * per)
             w = None if weights is None else weights[a:b]
-            region, _ = _record_region(plan, np.array([b - a]), np.asarray(targets[a:b]), w)
             page = np.zeros(size, dtype=np.uint8)
-            page[HEADER_BYTES : HEADER_BYTES + len(region)] = region
+            end, _ = _write_records(page, plan, np.array([b - a]), np.asarray(targets[a:b]), w)
             slot = np.array([(v0, HEADER_BYTES)], dtype=SLOT_DTYPE)
             page[size - SLOT_BYTES:] = slot.view(np.uint8)
-            yield pid, _finish(page, LARGE, pid, v0, 1, HEADER_BYTES + len(region), b - a,
+            yield pid, _finish(page, LARGE, pid, v0, 1, end, b - a,
                                plan, (part, chain), a)
             pid += 1
 
