@@ -39,8 +39,9 @@ T = TypeVar("T")
 SUBDATABASES = ("catalog", "blocks", "pages", "meta")
 _LAYOUT_KEY = b"storage/layout"
 
-#: Initial LMDB map size; it doubles whenever a write transaction fills it.
-INITIAL_MAP_SIZE = 1 << 30
+#: Initial LMDB map size; it doubles whenever a write transaction fills it. The environment
+#: variable lets tests start small so that growth (and other processes adopting it) is exercised.
+INITIAL_MAP_SIZE = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", 1 << 30))
 #: Marker file that identifies a directory as a graphdb database.
 MARKER = "graphdb.db"
 FORMAT_VERSION = 1
@@ -73,7 +74,7 @@ class Environment:
         try:
             self._env = lmdb.open(
                 str(self.path / "meta.lmdb"),
-                map_size=INITIAL_MAP_SIZE,
+                map_size=int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", INITIAL_MAP_SIZE)),
                 max_dbs=len(SUBDATABASES) + 4,
                 readonly=read_only,
                 subdir=True,
