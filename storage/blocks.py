@@ -3,8 +3,9 @@
 Key layout in the ``blocks`` sub-database::
 
     <graph_id>/<array>/meta      b"<dtype>:<length>:<block_bytes>"
-    <graph_id>/<array>/<%010d>   block n: its bytes (the last block may be short), then the
-                                 crc32 of those bytes as 4 little-endian bytes
+    <graph_id>/<array>/<%010d>   block n: its bytes (the last block may be short), then an
+                                 8-byte trailer: checksum u32, algorithm u8 (storage.checksum),
+                                 3 zero bytes
 
 Cutting arrays into blocks keeps every LMDB value bounded and lets an operator read any range of
 an array (a range of vertices' offsets, the edges of those vertices) without reading the rest.
@@ -14,17 +15,19 @@ Readers that go through the buffer manager use :func:`block_key` and :func:`unpa
 
 from __future__ import annotations
 
-import zlib
+import struct
 
 import numpy as np
 
+from .checksum import checksum, default_algorithm
 from .errors import CorruptData, StorageError
 
 __all__ = ["DEFAULT_BLOCK_BYTES", "ArrayInfo", "put_array", "get_array", "get_range", "array_info",
            "delete_arrays", "block_key", "unpack_block"]
 
 DEFAULT_BLOCK_BYTES = 4 << 20
-TRAILER_BYTES = 4
+TRAILER = struct.Struct("<IB3x")
+TRAILER_BYTES = TRAILER.size
 
 
 def _key(graph_id: str, array: str, suffix: str) -> bytes:
@@ -81,7 +84,8 @@ def _with_trailer(raw: np.ndarray) -> bytes:
     out = bytearray(raw.size + TRAILER_BYTES)
     view = memoryview(out)
     view[: raw.size] = raw.data
-    view[raw.size:] = zlib.crc32(raw.data).to_bytes(4, "little")
+    algorithm = default_algorithm()
+    TRAILER.pack_into(out, raw.size, checksum(raw.data, algorithm), algorithm)
     return out
 
 
@@ -93,7 +97,8 @@ def unpack_block(value, where: str) -> memoryview:
     if len(view) < TRAILER_BYTES:
         raise CorruptData(f"{where} is truncated")
     payload = view[: len(view) - TRAILER_BYTES]
-    if zlib.crc32(payload) != int.from_bytes(view[len(view) - TRAILER_BYTES:], "little"):
+    expected, algorithm = TRAILER.unpack_from(view, len(view) - TRAILER_BYTES)
+    if checksum(payload, algorithm) != expected:
         raise CorruptData(f"{where} fails its checksum")
     return payload
 

@@ -29,7 +29,8 @@ A miss when every frame is pinned raises :class:`BufferPoolExhausted` (a larger 
 pages held at once, fixes it). Frames are allocated in slabs as they are first needed, so the
 budget is a ceiling, not an up-front allocation.
 
-Prefetch runs loads on a small thread pool: LMDB reads, the copy into the frame and zlib's crc32
+Every load is verified (the page or block checksum, see storage.checksum) before any pin sees it.
+Prefetch runs loads on a small thread pool: LMDB reads, the copy into the frame and the checksum
 release the GIL, so they overlap the consumer. Counters: hits, misses, evictions, prefetched
 loads, bytes read from LMDB, bytes handed to a device (reported by the device cache).
 """

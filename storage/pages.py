@@ -17,7 +17,7 @@ Page layout (``page_size`` bytes, little endian)::
       4  version      u16 FORMAT_VERSION
       6  kind         u8  1 = small page (many vertices), 2 = large page (part of one vertex)
       7  flags        u8  bit 0: records carry weights
-      8  crc32        u32 zlib.crc32 of bytes [12, page_size): everything after this field
+      8  checksum     u32 of bytes [12, page_size): everything after this field
      12  page_size    u32
      16  page_id      u64 this page's id (also its position in the page table)
      24  first_vertex u64 the vertex of slot 0
@@ -27,7 +27,7 @@ Page layout (``page_size`` bytes, little endian)::
      44  pid_bytes    u8  p: width of a record id's page number
      45  slot_bytes   u8  q: width of a record id's slot number
      46  weight_bytes u8  0, or 8 (float64 weights)
-     47  reserved     u8
+     47  checksum_alg u8  1 = zlib crc32, 2 = xxh3 (low 32 bits); see storage.checksum
      48  chain_index  u32 large page: position in its vertex's chain (0 on a small page)
      52  chain_length u32 large page: pages in the chain (1 on a small page)
      56  edge_start   u64 CSR position of the page's first edge (edge properties line up)
@@ -51,12 +51,12 @@ Pages are produced one at a time so that a CSR held in ``np.memmap`` is never re
 from __future__ import annotations
 
 import struct
-import zlib
 from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 
+from .checksum import checksum, default_algorithm
 from .errors import CorruptData, StorageError
 
 __all__ = [
@@ -122,6 +122,7 @@ class PagePlan:
     vertex_pid: np.ndarray  # record id of every vertex: page ...
     vertex_slot: np.ndarray  # ... and slot
     vertex_rid: np.ndarray | None  # both packed as page | slot << 8p (when p + q <= 8 bytes)
+    checksum: int  # algorithm sealing the pages (storage.checksum)
 
     @property
     def num_pages(self) -> int:
@@ -175,7 +176,7 @@ def plan_pages(offsets: np.ndarray, layout: PageLayout, weighted: bool) -> PageP
         vertex_rid = vertex_pid.astype(np.uint64) | (
             vertex_slot.astype(np.uint64) << np.uint64(8 * layout.pid_bytes))
     return PagePlan(layout, weighted, page_first, page_kind, page_last, vertex_pid, vertex_slot,
-                    vertex_rid)
+                    vertex_rid, default_algorithm())
 
 
 def _little_endian_bytes(values: np.ndarray, width: int) -> np.ndarray:
@@ -226,10 +227,9 @@ def _finish(page: np.ndarray, kind: int, pid: int, first_vertex: int, num_slots:
     layout = plan.layout
     HEADER.pack_into(page, 0, MAGIC, FORMAT_VERSION, kind, 1 if plan.weighted else 0, 0,
                      layout.page_size, pid, first_vertex, num_slots, records_end, num_edges,
-                     layout.pid_bytes, layout.slot_bytes, 8 if plan.weighted else 0, 0,
-                     chain[0], chain[1], edge_start)
-    crc = zlib.crc32(page[_CRC_START:])
-    struct.pack_into("<I", page, 8, crc)
+                     layout.pid_bytes, layout.slot_bytes, 8 if plan.weighted else 0,
+                     plan.checksum, chain[0], chain[1], edge_start)
+    struct.pack_into("<I", page, 8, checksum(page[_CRC_START:], plan.checksum))
     return page
 
 
@@ -276,7 +276,8 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
 class PageHeader:
     kind: int
     weighted: bool
-    crc: int
+    checksum_value: int
+    checksum_algorithm: int
     page_size: int
     page_id: int
     first_vertex: int
@@ -292,14 +293,14 @@ class PageHeader:
 
 def read_header(buf) -> PageHeader:
     (magic, version, kind, flags, crc, page_size, page_id, first, slots, end, edges, p, q, _wb,
-     _r, chain_index, chain_length, edge_start) = HEADER.unpack_from(buf, 0)
+     algorithm, chain_index, chain_length, edge_start) = HEADER.unpack_from(buf, 0)
     if magic != MAGIC:
         raise CorruptData(f"not a topology page (magic {magic!r})")
     if version != FORMAT_VERSION:
         raise CorruptData(f"page format version {version} is not supported "
                           f"(this build reads version {FORMAT_VERSION})")
-    return PageHeader(kind, bool(flags & 1), crc, page_size, page_id, first, slots, end, edges,
-                      p, q, chain_index, chain_length, edge_start)
+    return PageHeader(kind, bool(flags & 1), crc, algorithm, page_size, page_id, first, slots,
+                      end, edges, p, q, chain_index, chain_length, edge_start)
 
 
 def verify_page(buf, expected_pid: int | None = None) -> PageHeader:
@@ -310,7 +311,7 @@ def verify_page(buf, expected_pid: int | None = None) -> PageHeader:
     header = read_header(view)
     if header.page_size != len(view):
         raise CorruptData(f"page {header.page_id} claims {header.page_size} bytes, has {len(view)}")
-    if zlib.crc32(view[_CRC_START:]) != header.crc:
+    if checksum(view[_CRC_START:], header.checksum_algorithm) != header.checksum_value:
         raise CorruptData(f"page {header.page_id} fails its checksum")
     if expected_pid is not None and header.page_id != expected_pid:
         raise CorruptData(f"page stored as {expected_pid} says it is page {header.page_id}")

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from storage import checksum as checksum_module
 from storage.errors import CorruptData, StorageError
 from storage.pages import (HEADER_BYTES, LARGE, SMALL, PageLayout, decode_page, iter_pages,
                            plan_pages, rid_to_vertex, verify_page)
@@ -136,3 +137,39 @@ def test_layout_validation():
         PageLayout(page_size=100)
     with pytest.raises(StorageError):
         PageLayout(pid_bytes=0)
+
+
+@pytest.mark.parametrize("algorithm", [checksum_module.CRC32, checksum_module.XXH3])
+def test_pages_and_blocks_sealed_with_either_checksum_verify_and_catch_flips(monkeypatch,
+                                                                             algorithm):
+    if algorithm == checksum_module.XXH3:
+        pytest.importorskip("xxhash")
+    monkeypatch.setattr("storage.pages.default_algorithm", lambda: algorithm)
+    monkeypatch.setattr("storage.blocks.default_algorithm", lambda: algorithm)
+    page = one_page()
+    assert verify_page(page).checksum_algorithm == algorithm
+    page[300] ^= 4
+    with pytest.raises(CorruptData):
+        verify_page(page)
+    from storage.blocks import _with_trailer, unpack_block
+
+    sealed = bytearray(_with_trailer(np.arange(100, dtype=np.uint8)))
+    assert bytes(unpack_block(bytes(sealed), "b")) == bytes(range(100))
+    sealed[7] ^= 1
+    with pytest.raises(CorruptData):
+        unpack_block(bytes(sealed), "b")
+
+
+def test_unknown_checksum_algorithm_is_an_error():
+    with pytest.raises(StorageError, match="unknown checksum"):
+        checksum_module.checksum(b"abc", 99)
+
+
+def test_without_xxhash_new_data_uses_crc32_and_xxh3_data_asks_for_the_package(monkeypatch):
+    pytest.importorskip("xxhash")
+    sealed = one_page()  # sealed with xxh3 here
+    monkeypatch.setattr(checksum_module, "_xxhash", None)
+    assert checksum_module.default_algorithm() == checksum_module.CRC32
+    with pytest.raises(StorageError, match="install the 'xxhash' package"):
+        verify_page(sealed)
+    assert verify_page(one_page()).checksum_algorithm == checksum_module.CRC32
