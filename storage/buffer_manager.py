@@ -26,7 +26,9 @@ Frame states (one page table maps ItemKey -> frame)::
 CLOCK: the hand sweeps frames; a READY frame with its ref bit set gets a second chance (the bit
 is cleared), an unpinned one without it is evicted. Pinned and LOADING frames are never evicted.
 A miss when every frame is pinned raises :class:`BufferPoolExhausted` (a larger pool, or fewer
-pages held at once, fixes it). Frames are allocated in slabs as they are first needed, so the
+pages held at once, fixes it). A bulk scan (more items than the pool holds, e.g. streaming every
+page of a graph larger than the pool) does not sweep the pool: its misses recycle a small ring of
+frames (see :meth:`BufferManager.scan`). Frames are allocated in slabs as they are first needed, so the
 budget is a ceiling, not an up-front allocation.
 
 Every load is verified (the page or block checksum, see storage.checksum) before any pin sees it.
@@ -75,6 +77,17 @@ class ItemKey(NamedTuple):
     @classmethod
     def page(cls, graph_id: str, direction: str, pid: int) -> "ItemKey":
         return cls("page", graph_id, direction, pid)
+
+
+@dataclass
+class _Ring:
+    size: int
+    generation: int
+    frames: list = None
+    next: int = 0
+
+    def __post_init__(self):
+        self.frames = []
 
 
 @dataclass
@@ -134,6 +147,7 @@ class BufferManager:
         self._free: list[int] = []
         self._table: dict[ItemKey, int] = {}
         self._hand = 0
+        self._generation = getattr(self, "_generation", 0) + 1
 
     def resize(self, budget_bytes: int | None) -> None:
         """Change the budget (``SET buffer_pool_size``); drops every cached frame."""
@@ -154,15 +168,22 @@ class BufferManager:
         """A read-only uint8 view of the item, valid until the ``with`` block ends."""
         index = self._acquire(key, pin=True)
         try:
-            frame = self._frames[index]
-            view = frame.buf[: frame.length].view()
-            view.flags.writeable = False
-            yield view
+            yield self._view(index)
         finally:
-            with self._lock:
-                self._frames[index].pins -= 1
+            self._unpin(index)
 
-    def _acquire(self, key: ItemKey, *, pin: bool) -> int:
+    def _view(self, index: int) -> np.ndarray:
+        frame = self._frames[index]
+        view = frame.buf[: frame.length].view()
+        view.flags.writeable = False
+        return view
+
+    def _unpin(self, index: int) -> None:
+        with self._lock:
+            self._frames[index].pins -= 1
+            self._lock.notify_all()  # a ring or a full pool may be waiting for this frame
+
+    def _acquire(self, key: ItemKey, *, pin: bool, ring: "_Ring | None" = None) -> int:
         with self._lock:
             while True:
                 index = self._table.get(key)
@@ -176,9 +197,9 @@ class BufferManager:
                         frame.pins += 1
                         self.hits += 1
                     return index
-                index = self._victim()
+                index = self._victim() if ring is None else self._ring_victim(ring)
                 if index is None:
-                    self._lock.wait()  # every frame is loading or pinned by a loader
+                    self._lock.wait()  # every candidate frame is loading or pinned
                     continue
                 frame = self._frames[index]
                 frame.key, frame.state, frame.pins, frame.ref = key, LOADING, int(pin), True
@@ -231,6 +252,30 @@ class BufferManager:
             f"all {len(self._frames)} frames of the buffer pool ({self.budget_bytes} bytes) are "
             "pinned; raise buffer_pool_size or hold fewer pages at once")
 
+    def _ring_victim(self, ring: "_Ring") -> int | None:
+        """The next frame of a bulk scan's ring (taking frames from the pool until it is full)."""
+        if ring.generation != self._generation:  # the pool was resized under the scan
+            ring.frames, ring.next, ring.generation = [], 0, self._generation
+        if len(ring.frames) < ring.size:
+            index = self._victim()
+            if index is not None:
+                ring.frames.append(index)
+            return index
+        for _ in range(len(ring.frames)):
+            index = ring.frames[ring.next]
+            ring.next = (ring.next + 1) % len(ring.frames)
+            frame = self._frames[index]
+            if frame.state == LOADING or frame.pins:
+                continue
+            if frame.state == READY:
+                del self._table[frame.key]
+                self.evictions += 1
+            elif index in self._free:  # freed meanwhile (forget, failed load): take it back
+                self._free.remove(index)
+            frame.key, frame.state = None, FREE
+            return index
+        return None
+
     def _grow(self) -> None:
         count = max(1, min(self.capacity - len(self._frames), SLAB_BYTES // self.frame_bytes))
         slab = self._allocate(count * self.frame_bytes)
@@ -272,29 +317,43 @@ class BufferManager:
         return length
 
     # -- prefetch and scans ---------------------------------------------------------------------
-    def prefetch(self, keys: Iterable[ItemKey]) -> list[Future]:
+    def prefetch(self, keys: Iterable[ItemKey], ring: "_Ring | None" = None) -> list[Future]:
         """Start loading ``keys`` in the background; errors surface when they are pinned."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self._prefetch_threads,
                                                 thread_name_prefix="graphdb-prefetch")
-        return [self._executor.submit(self._prefetch_one, key) for key in keys]
+        return [self._executor.submit(self._prefetch_one, key, ring) for key in keys]
 
-    def _prefetch_one(self, key: ItemKey) -> None:
+    def _prefetch_one(self, key: ItemKey, ring: "_Ring | None") -> None:
         try:
-            self._acquire(key, pin=False)
+            self._acquire(key, pin=False, ring=ring)
         except Exception:
             pass  # reported to whoever pins the item
 
     def scan(self, keys: list[ItemKey], window: int | None = None
              ) -> Iterator[tuple[ItemKey, np.ndarray]]:
-        """Pin ``keys`` one after another, prefetching ``window`` items ahead."""
-        window = max(0, min(window if window is not None else 8, self.capacity // 2 - 1))
-        self.prefetch(keys[:window])
+        """Pin ``keys`` one after another, prefetching ``window`` items ahead.
+
+        A scan of more items than the pool holds is a *bulk* scan: its misses recycle a ring of
+        ``window + 2`` frames instead of evicting across the whole pool (Postgres's bulk-read
+        ring, GTS's streaming buffers). The pool keeps what other work had cached, and the
+        copies land in a few cache-warm frames rather than cold memory spread over the budget.
+        """
+        if window is None:  # one item in flight per prefetch thread
+            window = self._prefetch_threads
+        window = max(0, min(window, self.capacity // 2 - 1))
+        ring = None
+        if len(keys) > self.capacity:
+            ring = _Ring(window + 2, self._generation)
+        self.prefetch(keys[:window], ring)
         for i, key in enumerate(keys):
             if i + window < len(keys):
-                self.prefetch([keys[i + window]])
-            with self.pin(key) as view:
-                yield key, view
+                self.prefetch([keys[i + window]], ring)
+            index = self._acquire(key, pin=True, ring=ring)
+            try:
+                yield key, self._view(index)
+            finally:
+                self._unpin(index)
 
     # -- arrays and pages -----------------------------------------------------------------------
     def array_info(self, graph_id: str, array: str) -> ArrayInfo:

@@ -188,3 +188,25 @@ def test_forget_and_resize(env):
     with pytest.raises(Exception, match="too small"):
         bm.resize(PAGE)
     bm.close()
+
+
+def test_a_bulk_scan_recycles_a_ring_and_keeps_what_the_pool_had_cached(env):
+    bm = BufferManager(env, 12 * PAGE)
+    hot = [ItemKey.block("g", "out_offsets", n) for n in range(2)]
+    for key in hot:
+        with bm.pin(key):
+            pass
+    pages = bm.page_keys("g", "out")
+    assert len(pages) > 12
+    with env.read_txn() as txn:
+        stored = [bytes(read_page(env, txn, "g", "out", k.n)) for k in pages]
+    seen = [bytes(view) for _key, view in bm.scan(pages, window=3)]
+    assert seen == stored
+    assert bm.stats()["frames_used"] <= 2 + 3 + 2  # the hot blocks and one ring of window + 2
+    before = bm.stats()["hits"]
+    for key in hot:  # still cached: the scan did not sweep them out
+        with bm.pin(key):
+            pass
+    assert bm.stats()["hits"] == before + 2
+    assert bm.stats()["evictions"] >= len(pages) - 5
+    bm.close()

@@ -80,3 +80,24 @@ def test_buffer_stats_schema_and_drop_removes_pages(tmp_path):
         with env.read_txn() as txn:
             for name in ("blocks", "pages"):
                 assert list(txn.cursor(db=env.db(name))) == []
+
+
+def test_a_corrupted_block_fails_the_query_with_corrupt_data(tmp_path):
+    src, dst = rmat(8, seed=3)
+    edges = write_edges(tmp_path / "e.csv", src, dst)
+    with graphdb.connect(tmp_path / "db", page_size=PAGE) as con:
+        con.ingest("g", edges)
+        entry = con.catalog.get("g")
+        env = con.catalog.env
+        from storage.blocks import block_key
+
+        key = block_key(entry.graph_id, "out_targets", 0)
+
+        def flip(txn):  # a raw write below the block format, as a bad disk would
+            raw = bytearray(txn.get(key, db=env.db("blocks")))
+            raw[10] ^= 0x40
+            txn.put(key, bytes(raw), db=env.db("blocks"))
+
+        env.write(flip)
+        with pytest.raises(graphdb.DatabaseError, match="corrupt data.*checksum"):
+            con.execute("SELECT * FROM pagerank('g')").fetchall()

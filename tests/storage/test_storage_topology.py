@@ -94,3 +94,25 @@ def test_page_size_is_chosen_once_per_database(tmp_path):
     again.close()
     with pytest.raises(StorageError, match="page_size 8192"):
         Environment(tmp_path / "db", page_size=4096)
+
+
+def test_memmapped_csr_arrays_give_the_same_stored_bytes(env, tmp_path):
+    rng = np.random.default_rng(9)
+    arrays = arrays_for(rng.integers(0, 200, 3000), rng.integers(0, 200, 3000), 200,
+                        rng.random(3000))
+    mapped = {}
+    for name, values in arrays.items():
+        mm = np.memmap(tmp_path / f"{name}.bin", dtype=values.dtype, mode="w+",
+                       shape=values.shape)
+        mm[:] = values
+        mm.flush()
+        mapped[name] = np.memmap(tmp_path / f"{name}.bin", dtype=values.dtype, mode="r",
+                                 shape=values.shape)
+    env.write(lambda txn: write_topology(env, txn, "mem", arrays))
+    env.write(lambda txn: write_topology(env, txn, "map", mapped))
+    with env.read_txn() as txn:
+        for name in ("blocks", "pages"):
+            def stored(gid):
+                return [(bytes(k)[len(gid):], bytes(v)) for k, v in txn.cursor(db=env.db(name))
+                        if bytes(k).startswith(gid.encode())]
+            assert stored("mem/") == stored("map/") != []
