@@ -25,7 +25,9 @@ from .errors import CorruptData, StorageError
 __all__ = ["DEFAULT_BLOCK_BYTES", "ArrayInfo", "put_array", "get_array", "get_range", "array_info",
            "delete_arrays", "block_key", "unpack_block"]
 
-DEFAULT_BLOCK_BYTES = 4 << 20
+#: The default page size: the buffer pool's frames are one page, so blocks should not be larger
+#: (write_topology uses the database's page size).
+DEFAULT_BLOCK_BYTES = 2 << 20
 TRAILER = struct.Struct("<IB3x")
 TRAILER_BYTES = TRAILER.size
 

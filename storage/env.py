@@ -29,7 +29,7 @@ from typing import Callable, Iterator, TypeVar
 
 import lmdb
 
-from .errors import DatabaseLocked, StorageError
+from .errors import DatabaseLocked, MapTooSmall, StorageError
 from .pages import PageLayout
 
 __all__ = ["Environment", "SUBDATABASES"]
@@ -132,11 +132,17 @@ class Environment:
         with self._begin(write=False) as txn:
             yield txn
 
-    def reserve(self, nbytes: int) -> None:
-        """Grow the map ahead of a big write so it is not redone after MapFull."""
+    def map_headroom(self) -> int:
+        """Bytes the map has beyond the pages in use (a lower bound: freed pages are reused)."""
         info, stat = self._env.info(), self._env.stat()
-        used = (info["last_pgno"] + 1) * stat["psize"]
-        wanted = used + 2 * int(nbytes)
+        return info["map_size"] - (info["last_pgno"] + 1) * stat["psize"]
+
+    def reserve(self, nbytes: int) -> None:
+        """Grow the map ahead of a big write so it is not redone after MapFull.
+
+        Call it outside any transaction of this process (LMDB's rule for resizing)."""
+        info = self._env.info()
+        wanted = info["map_size"] - self.map_headroom() + 2 * int(nbytes)
         if wanted > info["map_size"]:
             size = info["map_size"]
             while size < wanted:
@@ -154,6 +160,8 @@ class Environment:
             try:
                 with self._begin(write=True) as txn:
                     return fn(txn)
+            except MapTooSmall as short:  # said before writing: grow once, to what is needed
+                self.reserve(short.nbytes)
             except lmdb.MapFullError:
                 self._env.set_mapsize(self._env.info()["map_size"] * 2)
             except lmdb.Error as exc:

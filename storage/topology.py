@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .blocks import delete_arrays, delete_prefix, put_array
-from .errors import CorruptData, StorageError
+from .errors import CorruptData, MapTooSmall, StorageError
 from .pages import LARGE, PageLayout, iter_pages, plan_pages, verify_page
 
 __all__ = ["write_topology", "delete_topology", "topology_info", "page_key", "read_page",
@@ -71,6 +71,9 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
     ``dir`` in ``out``/``in``; any other array is stored as blocks only.
     """
     layout: PageLayout = env.layout
+    needed = _estimated_bytes(arrays, layout)
+    if hasattr(env, "map_headroom") and env.map_headroom() < needed:
+        raise MapTooSmall(needed)  # before writing gigabytes that a MapFull would throw away
     blocks, pages, meta = env.db("blocks"), env.db("pages"), env.db("meta")
     stats = {"page_size": layout.page_size, "block_bytes": 0, "page_bytes": 0, "pages": 0,
              "large_pages": 0}
@@ -100,6 +103,18 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
         stats["page_bytes"] += info["pages"] * layout.page_size
         _test_pause()
     return stats
+
+
+def _estimated_bytes(arrays: dict[str, np.ndarray], layout: PageLayout) -> int:
+    """Blocks plus pages: pages hold each edge as a record id (and its weight) plus slack."""
+    total = sum(a.nbytes for a in arrays.values())
+    for direction in DIRECTIONS:
+        targets = arrays.get(f"{direction}_targets")
+        if targets is not None:
+            per_edge = layout.rid_bytes + (8 if f"{direction}_weights" in arrays else 0)
+            vertices = len(arrays[f"{direction}_offsets"])
+            total += int(1.25 * (len(targets) * per_edge + vertices * 20)) + 2 * layout.page_size
+    return total
 
 
 def _test_pause() -> None:

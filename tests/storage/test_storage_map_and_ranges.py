@@ -73,3 +73,22 @@ def test_stored_graph_ranges_and_pages_match_the_whole_csr(tmp_path):
                 targets.append(table[page.rid_pid] + page.rid_slot)
             np.testing.assert_array_equal(np.concatenate(sources), whole.sources())
             np.testing.assert_array_equal(np.concatenate(targets), whole.targets)
+
+
+def test_a_topology_larger_than_the_map_grows_it_once_before_writing(tmp_path, monkeypatch):
+    from storage import csr_from_edges, write_topology
+
+    monkeypatch.setenv("GRAPHDB_INITIAL_MAP_SIZE", str(1 << 20))
+    env = Environment(tmp_path / "db", page_size=65536)
+    src, dst = rmat(16, seed=1)
+    off, tgt, _ = csr_from_edges(src, dst, 1 << 16)
+    calls = []
+
+    def commit(txn):
+        calls.append(env.map_headroom())
+        return write_topology(env, txn, "g", {"out_offsets": off, "out_targets": tgt})
+
+    stats = env.write(commit)
+    assert len(calls) == 2  # refused up front once, then written in one go
+    assert stats["page_bytes"] + stats["block_bytes"] <= calls[1]
+    env.close()
