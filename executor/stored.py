@@ -7,8 +7,8 @@ for streaming operators.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from storage import BufferManager, ItemKey
 
 from .graph import CSR, Graph
 
-__all__ = ["open_graph", "StoredGraph"]
+__all__ = ["StoredGraph", "open_graph"]
 
 
 def _loader(catalog: Catalog, entry: GraphEntry, prefix: str):

@@ -22,8 +22,17 @@ import numpy as np
 from .checksum import checksum, default_algorithm
 from .errors import CorruptData, StorageError
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "ArrayInfo", "put_array", "get_array", "get_range", "array_info",
-           "delete_arrays", "block_key", "unpack_block"]
+__all__ = [
+    "DEFAULT_BLOCK_BYTES",
+    "ArrayInfo",
+    "array_info",
+    "block_key",
+    "delete_arrays",
+    "get_array",
+    "get_range",
+    "put_array",
+    "unpack_block",
+]
 
 #: The default page size: the buffer pool's frames are one page, so blocks should not be larger
 #: (write_topology uses the database's page size).
@@ -43,7 +52,7 @@ def block_key(graph_id: str, array: str, n: int) -> bytes:
 class ArrayInfo:
     """dtype, length and block size of a stored array, with block arithmetic."""
 
-    __slots__ = ("dtype", "length", "block_bytes")
+    __slots__ = ("block_bytes", "dtype", "length")
 
     def __init__(self, dtype: np.dtype, length: int, block_bytes: int):
         self.dtype, self.length, self.block_bytes = np.dtype(dtype), length, block_bytes

@@ -42,9 +42,10 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterable, Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,7 +54,7 @@ from .errors import BufferPoolExhausted, CorruptData, StorageError
 from .pages import verify_page
 from .topology import page_key, topology_info
 
-__all__ = ["BufferManager", "ItemKey", "DEFAULT_POOL_SHARE", "stats_table", "pinned_available"]
+__all__ = ["DEFAULT_POOL_SHARE", "BufferManager", "ItemKey", "pinned_available", "stats_table"]
 
 #: Share of physical memory the host pool may use when no size is given.
 DEFAULT_POOL_SHARE = 0.25
@@ -71,11 +72,11 @@ class ItemKey(NamedTuple):
     n: int
 
     @classmethod
-    def block(cls, graph_id: str, array: str, n: int) -> "ItemKey":
+    def block(cls, graph_id: str, array: str, n: int) -> ItemKey:
         return cls("block", graph_id, array, n)
 
     @classmethod
-    def page(cls, graph_id: str, direction: str, pid: int) -> "ItemKey":
+    def page(cls, graph_id: str, direction: str, pid: int) -> ItemKey:
         return cls("page", graph_id, direction, pid)
 
 
@@ -183,7 +184,7 @@ class BufferManager:
             self._frames[index].pins -= 1
             self._lock.notify_all()  # a ring or a full pool may be waiting for this frame
 
-    def _acquire(self, key: ItemKey, *, pin: bool, ring: "_Ring | None" = None) -> int:
+    def _acquire(self, key: ItemKey, *, pin: bool, ring: _Ring | None = None) -> int:
         with self._lock:
             while True:
                 index = self._table.get(key)
@@ -252,7 +253,7 @@ class BufferManager:
             f"all {len(self._frames)} frames of the buffer pool ({self.budget_bytes} bytes) are "
             "pinned; raise buffer_pool_size or hold fewer pages at once")
 
-    def _ring_victim(self, ring: "_Ring") -> int | None:
+    def _ring_victim(self, ring: _Ring) -> int | None:
         """The next frame of a bulk scan's ring (taking frames from the pool until it is full)."""
         if ring.generation != self._generation:  # the pool was resized under the scan
             ring.frames, ring.next, ring.generation = [], 0, self._generation
@@ -317,14 +318,14 @@ class BufferManager:
         return length
 
     # -- prefetch and scans ---------------------------------------------------------------------
-    def prefetch(self, keys: Iterable[ItemKey], ring: "_Ring | None" = None) -> list[Future]:
+    def prefetch(self, keys: Iterable[ItemKey], ring: _Ring | None = None) -> list[Future]:
         """Start loading ``keys`` in the background; errors surface when they are pinned."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self._prefetch_threads,
                                                 thread_name_prefix="graphdb-prefetch")
         return [self._executor.submit(self._prefetch_one, key, ring) for key in keys]
 
-    def _prefetch_one(self, key: ItemKey, ring: "_Ring | None") -> None:
+    def _prefetch_one(self, key: ItemKey, ring: _Ring | None) -> None:
         try:
             self._acquire(key, pin=False, ring=ring)
         except Exception:

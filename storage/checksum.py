@@ -14,7 +14,7 @@ import zlib
 
 from .errors import StorageError
 
-__all__ = ["CRC32", "XXH3", "default_algorithm", "checksum", "algorithm_name"]
+__all__ = ["CRC32", "XXH3", "algorithm_name", "checksum", "default_algorithm"]
 
 CRC32 = 1
 XXH3 = 2

@@ -17,12 +17,12 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
-from typing import Iterator
+from collections.abc import Iterator
 
 from .buffer_manager import BufferManager, ItemKey
 from .errors import BufferPoolExhausted, StorageError
 
-__all__ = ["DeviceCache", "CupyAllocator"]
+__all__ = ["CupyAllocator", "DeviceCache"]
 
 
 class CupyAllocator:

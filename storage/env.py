@@ -24,15 +24,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 import lmdb
 
 from .errors import DatabaseLocked, MapTooSmall, StorageError
 from .pages import PageLayout
 
-__all__ = ["Environment", "SUBDATABASES"]
+__all__ = ["SUBDATABASES", "Environment"]
 
 T = TypeVar("T")
 
@@ -41,7 +42,7 @@ _LAYOUT_KEY = b"storage/layout"
 
 #: Initial LMDB map size; it doubles whenever a write transaction fills it. The environment
 #: variable lets tests start small so that growth (and other processes adopting it) is exercised.
-INITIAL_MAP_SIZE = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", 1 << 30))
+INITIAL_MAP_SIZE = 1 << 30
 #: Marker file that identifies a directory as a graphdb database.
 MARKER = "graphdb.db"
 FORMAT_VERSION = 1
@@ -74,7 +75,7 @@ class Environment:
         try:
             self._env = lmdb.open(
                 str(self.path / "meta.lmdb"),
-                map_size=int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", INITIAL_MAP_SIZE)),
+                map_size=int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE))),
                 max_dbs=len(SUBDATABASES) + 4,
                 readonly=read_only,
                 subdir=True,

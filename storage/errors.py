@@ -1,7 +1,12 @@
 """Errors raised by the storage layer."""
 
-__all__ = ["StorageError", "DatabaseLocked", "CorruptData", "BufferPoolExhausted",
-           "MapTooSmall"]
+__all__ = [
+    "BufferPoolExhausted",
+    "CorruptData",
+    "DatabaseLocked",
+    "MapTooSmall",
+    "StorageError",
+]
 
 
 class StorageError(Exception):

@@ -51,8 +51,8 @@ Pages are produced one at a time so that a CSR held in ``np.memmap`` is never re
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 
@@ -60,8 +60,19 @@ from .checksum import checksum, default_algorithm
 from .errors import CorruptData, StorageError
 
 __all__ = [
-    "FORMAT_VERSION", "HEADER_BYTES", "SLOT_BYTES", "SMALL", "LARGE", "PageLayout", "PagePlan",
-    "plan_pages", "iter_pages", "verify_page", "read_header", "decode_page", "rid_to_vertex",
+    "FORMAT_VERSION",
+    "HEADER_BYTES",
+    "LARGE",
+    "SLOT_BYTES",
+    "SMALL",
+    "PageLayout",
+    "PagePlan",
+    "decode_page",
+    "iter_pages",
+    "plan_pages",
+    "read_header",
+    "rid_to_vertex",
+    "verify_page",
 ]
 
 MAGIC = b"GDBP"

@@ -26,8 +26,16 @@ from .blocks import delete_arrays, delete_prefix, put_array
 from .errors import CorruptData, MapTooSmall, StorageError
 from .pages import LARGE, PageLayout, iter_pages, plan_pages, verify_page
 
-__all__ = ["write_topology", "delete_topology", "topology_info", "page_key", "read_page",
-           "csr_from_edges", "DIRECTIONS", "TEST_PAUSE_ENV"]
+__all__ = [
+    "DIRECTIONS",
+    "TEST_PAUSE_ENV",
+    "csr_from_edges",
+    "delete_topology",
+    "page_key",
+    "read_page",
+    "topology_info",
+    "write_topology",
+]
 
 DIRECTIONS = ("out", "in")
 #: Test hook: when set to a path, the writer creates that file after the first direction's pages

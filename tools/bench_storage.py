@@ -33,11 +33,11 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from graphdb.generators import rmat  # noqa: E402
-from storage import BufferManager, Environment, csr_from_edges, write_topology  # noqa: E402
-from storage.checksum import algorithm_name, default_algorithm  # noqa: E402
-from storage.pages import verify_page  # noqa: E402
-from storage.topology import page_key  # noqa: E402
+from graphdb.generators import rmat
+from storage import BufferManager, Environment, csr_from_edges, write_topology
+from storage.checksum import algorithm_name, default_algorithm
+from storage.pages import verify_page
+from storage.topology import page_key
 
 
 def best_of(repeat: int, fn) -> float:
@@ -86,7 +86,7 @@ def bench_conversion(src, dst, n, env, repeat):
     results["scipy_csr_matrix"] = best_of(
         repeat, lambda: sp.csr_matrix((ones, (src, dst)), shape=(n, n)))
     for directions in (1, 2):
-        def convert():
+        def convert(directions=directions):
             arrays = topology_arrays(src, dst, n, directions)
             write_topology(_LayoutOnly(env.layout), _DiscardTxn(), "bench", arrays)
 

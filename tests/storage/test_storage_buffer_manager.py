@@ -7,9 +7,17 @@ import threading
 import numpy as np
 import pytest
 
-from storage import (BufferManager, BufferPoolExhausted, CorruptData, Environment, ItemKey,
-                     csr_from_edges, decode_page, stats_table, write_topology)
-from storage.blocks import get_array
+from storage import (
+    BufferManager,
+    BufferPoolExhausted,
+    CorruptData,
+    Environment,
+    ItemKey,
+    csr_from_edges,
+    decode_page,
+    stats_table,
+    write_topology,
+)
 from storage.topology import page_key, read_page
 
 PAGE = 1024
@@ -100,9 +108,8 @@ def test_pinned_frames_are_never_evicted_and_a_full_pool_says_so(env):
     k = [ItemKey.page("g", "out", i) for i in range(3)]
     with bm.pin(k[0]) as first, bm.pin(k[1]):
         snapshot = bytes(first)
-        with pytest.raises(BufferPoolExhausted):
-            with bm.pin(k[2]):
-                pass
+        with pytest.raises(BufferPoolExhausted), bm.pin(k[2]):
+            pass
         assert bytes(first) == snapshot
     with bm.pin(k[2]):  # unpinned: now there is room
         pass
@@ -156,9 +163,8 @@ def test_a_corrupted_page_is_reported_never_returned(env):
 
     env.write(flip)
     bm = BufferManager(env, 4 * PAGE)
-    with pytest.raises(CorruptData, match="checksum"):
-        with bm.pin(ItemKey.page("g", "out", 2)):
-            pytest.fail("corrupt bytes were handed out")
+    with pytest.raises(CorruptData, match="checksum"), bm.pin(ItemKey.page("g", "out", 2)):
+        pytest.fail("corrupt bytes were handed out")
     with pytest.raises(CorruptData):  # not cached: asked again, reported again
         with bm.pin(ItemKey.page("g", "out", 2)):
             pass

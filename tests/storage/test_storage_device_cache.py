@@ -5,8 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from storage import (BufferManager, BufferPoolExhausted, DeviceCache, Environment, ItemKey,
-                     csr_from_edges, stats_table, write_topology)
+from storage import (
+    BufferManager,
+    BufferPoolExhausted,
+    DeviceCache,
+    Environment,
+    ItemKey,
+    csr_from_edges,
+    stats_table,
+    write_topology,
+)
 
 PAGE = 1024
 
@@ -68,10 +76,8 @@ def test_lru_evicts_the_least_recently_used_and_hits_copy_nothing(host):
 def test_pinned_device_items_stay_and_a_full_cache_says_so(host):
     cache = DeviceCache(host, 2 * PAGE, allocator=FakeDevice())
     k = keys(3)
-    with cache.pin(k[0]), cache.pin(k[1]):
-        with pytest.raises(BufferPoolExhausted):
-            with cache.pin(k[2]):
-                pass
+    with cache.pin(k[0]), cache.pin(k[1]), pytest.raises(BufferPoolExhausted), cache.pin(k[2]):
+        pass
     with cache.pin(k[2]):
         pass
     assert k[2] in cache._entries

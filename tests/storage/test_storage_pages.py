@@ -11,8 +11,17 @@ from hypothesis import strategies as st
 
 from storage import checksum as checksum_module
 from storage.errors import CorruptData, StorageError
-from storage.pages import (HEADER_BYTES, LARGE, SMALL, PageLayout, decode_page, iter_pages,
-                           plan_pages, rid_to_vertex, verify_page)
+from storage.pages import (
+    HEADER_BYTES,
+    LARGE,
+    SMALL,
+    PageLayout,
+    decode_page,
+    iter_pages,
+    plan_pages,
+    rid_to_vertex,
+    verify_page,
+)
 
 
 def random_csr(n: int, m: int, seed: int, hub_degree: int = 0):
@@ -70,7 +79,7 @@ def test_pages_describe_exactly_the_csr(n, m, seed, weighted, page_size, widths,
 def test_hub_spans_a_chain_of_large_pages_with_one_record_id():
     offsets, targets, weights = random_csr(50, 200, seed=1, hub_degree=1000)
     layout = PageLayout(page_size=512, pid_bytes=2, slot_bytes=2)
-    plan, headers, src, dst, w = decode_all(offsets, targets, weights, layout)
+    plan, headers, _src, _dst, w = decode_all(offsets, targets, weights, layout)
     hub = 25
     chain = np.flatnonzero(plan.page_kind == LARGE)
     assert len(chain) >= 2 and np.all(plan.page_first_vertex[chain] == hub)

@@ -5,8 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from storage import (Environment, StorageError, csr_from_edges, decode_page, delete_topology,
-                     topology_info, write_topology)
+from storage import (
+    Environment,
+    StorageError,
+    csr_from_edges,
+    decode_page,
+    delete_topology,
+    topology_info,
+    write_topology,
+)
 from storage.blocks import get_array
 from storage.topology import read_page
 
@@ -79,7 +86,7 @@ def test_delete_topology_removes_blocks_pages_and_metadata_of_one_graph_only(env
     rng = np.random.default_rng(1)
     for gid in ("a", "b"):
         arrays = arrays_for(rng.integers(0, 50, 800), rng.integers(0, 50, 800), 50)
-        env.write(lambda txn: write_topology(env, txn, gid, arrays))
+        env.write(lambda txn, gid=gid, arrays=arrays: write_topology(env, txn, gid, arrays))
     assert count_keys(env, "a") > 5
     env.write(lambda txn: delete_topology(env, txn, "a"))
     assert count_keys(env, "a") == 0 and count_keys(env, "b") > 5
