@@ -14,6 +14,7 @@ import numpy as np
 
 from catalog import Catalog, GraphEntry
 from storage import BufferManager, ItemKey
+from storage.pages import pages_of_vertices
 
 from .graph import CSR, Graph
 
@@ -59,6 +60,10 @@ class StoredGraph(Graph):
 
     def page_keys(self, direction: str = "out", pids=None) -> list[ItemKey]:
         return self._buffers.page_keys(self._graph_id, self._direction(direction), pids)
+
+    def pages_of(self, vertices, direction: str = "out") -> np.ndarray:
+        """Page ids holding ``vertices`` (a frontier), hubs' whole chains included."""
+        return pages_of_vertices(self.page_table(direction), vertices)
 
     def pages(self, direction: str = "out", pids=None) -> Iterator[tuple[ItemKey, np.ndarray]]:
         """Pinned slotted pages in order, prefetched ahead (decode with storage.decode_page)."""

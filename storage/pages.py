@@ -69,6 +69,7 @@ __all__ = [
     "PagePlan",
     "decode_page",
     "iter_pages",
+    "pages_of_vertices",
     "plan_pages",
     "read_header",
     "rid_to_vertex",
@@ -386,3 +387,19 @@ def _from_little_endian(cols: np.ndarray) -> np.ndarray:
 def rid_to_vertex(page_first_vertex: np.ndarray, pid: np.ndarray, slot: np.ndarray) -> np.ndarray:
     """GTS's RVT lookup: ``vertex = page_first_vertex[pid] + slot``."""
     return page_first_vertex[pid] + slot
+
+
+def pages_of_vertices(page_first_vertex: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+    """Sorted ids of every page holding one of ``vertices``, whole large-page chains included.
+
+    What a BFS-like operator streams next (GTS's nextPIDSet): pages partition the vertex range,
+    so a vertex lives in the pages that start at it (a small page, or its chain of large pages,
+    which all share it as first vertex), else in the one small page that starts before it.
+    """
+    vertices = np.unique(np.asarray(vertices, dtype=np.int64))
+    lo = np.searchsorted(page_first_vertex, vertices, side="left")
+    hi = np.searchsorted(page_first_vertex, vertices, side="right")
+    starts_here = hi > lo
+    first = np.where(starts_here, lo, lo - 1)
+    count = np.where(starts_here, hi - lo, 1)
+    return np.unique(np.repeat(first, count) + _ranks(count))

@@ -73,6 +73,16 @@ def test_stored_graph_ranges_and_pages_match_the_whole_csr(tmp_path):
                 targets.append(table[page.rid_pid] + page.rid_slot)
             np.testing.assert_array_equal(np.concatenate(sources), whole.sources())
             np.testing.assert_array_equal(np.concatenate(targets), whole.targets)
+            # one BFS-like step from pages alone: stream only the frontier's pages (GTS)
+            frontier = np.array([0, 5, 77, graph.num_vertices - 1])
+            step = set()
+            for _key, view in graph.pages(direction, graph.pages_of(frontier, direction)):
+                page = decode_page(view)
+                mine = np.isin(page.sources(), frontier)
+                step |= set((table[page.rid_pid] + page.rid_slot)[mine].tolist())
+            expected = set(np.concatenate([whole.targets[whole.offsets[v]:whole.offsets[v + 1]]
+                                           for v in frontier]).tolist())
+            assert step == expected
 
 
 def test_a_topology_larger_than_the_map_grows_it_once_before_writing(tmp_path, monkeypatch):

@@ -18,6 +18,7 @@ from storage.pages import (
     PageLayout,
     decode_page,
     iter_pages,
+    pages_of_vertices,
     plan_pages,
     rid_to_vertex,
     verify_page,
@@ -182,3 +183,18 @@ def test_without_xxhash_new_data_uses_crc32_and_xxh3_data_asks_for_the_package(m
     with pytest.raises(StorageError, match="install the 'xxhash' package"):
         verify_page(sealed)
     assert verify_page(one_page()).checksum_algorithm == checksum_module.CRC32
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), hub=st.sampled_from([0, 700]),
+       picks=st.lists(st.integers(0, 119), max_size=12))
+def test_pages_of_vertices_is_exactly_the_pages_whose_slots_hold_them(seed, hub, picks):
+    offsets, targets, _ = random_csr(120, 600, seed, hub)
+    layout = PageLayout(page_size=512, pid_bytes=2, slot_bytes=2)
+    plan = plan_pages(offsets, layout, False)
+    holders = {}
+    for pid, page in iter_pages(offsets, targets, None, plan):
+        for v in decode_page(bytes(page)).vertices.tolist():
+            holders.setdefault(v, set()).add(pid)
+    expected = sorted(set().union(*[holders[v] for v in picks])) if picks else []
+    assert pages_of_vertices(plan.page_first_vertex, np.array(picks)).tolist() == expected
