@@ -40,13 +40,16 @@ from storage.pages import verify_page
 from storage.topology import page_key
 
 
-def best_of(repeat: int, fn) -> float:
-    times = []
+def best_of(repeat: int, fns: dict) -> dict:
+    """Best time of each function, run round-robin so that load from other processes on a
+    shared machine drifts over all of them alike rather than over whichever ran last."""
+    times = {name: [] for name in fns}
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(t) for name, t in times.items()}
 
 
 class _DiscardTxn:
@@ -82,21 +85,20 @@ def bench_conversion(src, dst, n, env, repeat):
 
     edges = len(src)
     ones = np.ones(edges)
-    results = {}
-    results["scipy_csr_matrix"] = best_of(
-        repeat, lambda: sp.csr_matrix((ones, (src, dst)), shape=(n, n)))
-    for directions in (1, 2):
-        def convert(directions=directions):
-            arrays = topology_arrays(src, dst, n, directions)
-            write_topology(_LayoutOnly(env.layout), _DiscardTxn(), "bench", arrays)
-
-        results[f"pages_and_blocks_{directions}dir"] = best_of(repeat, convert)
+    def convert(directions):
+        arrays = topology_arrays(src, dst, n, directions)
+        write_topology(_LayoutOnly(env.layout), _DiscardTxn(), "bench", arrays)
 
     def commit():
         arrays = topology_arrays(src, dst, n, 1)
         env.write(lambda txn: write_topology(env, txn, "commit", arrays))
 
-    results["pages_and_blocks_1dir_committed"] = best_of(1, commit)
+    results = best_of(repeat, {
+        "scipy_csr_matrix": lambda: sp.csr_matrix((ones, (src, dst)), shape=(n, n)),
+        "pages_and_blocks_1dir": lambda: convert(1),
+        "pages_and_blocks_2dir": lambda: convert(2),
+    })
+    results.update(best_of(1, {"pages_and_blocks_1dir_committed": commit}))
     return {k: {"seconds": v, "ns_per_edge": v / edges * 1e9} for k, v in results.items()}
 
 
@@ -132,16 +134,16 @@ def bench_reads(env, graph_id, repeat):
                 pass
         return bm, run
 
-    results = {"raw_lmdb": best_of(repeat, raw(False)),
-               "raw_lmdb_verified": best_of(repeat, raw(True)),
-               "raw_lmdb_verified_rotating": best_of(repeat, raw(True, rotating))}
     cold_bm, cold = through_pool(cold_budget)
-    results["buffer_manager_cold"] = best_of(repeat, cold)
+    warm_bm, warm = through_pool(total + 4 * size)
+    warm()  # fill it: every timed pass is all hits
+    results = best_of(repeat, {
+        "raw_lmdb": raw(False), "raw_lmdb_verified": raw(True),
+        "raw_lmdb_verified_rotating": raw(True, rotating), "buffer_manager_cold": cold,
+        "buffer_manager_warm": warm,
+    })
     cold_stats = cold_bm.stats()
     cold_bm.close()
-    warm_bm, warm = through_pool(total + 4 * size)
-    warm()
-    results["buffer_manager_warm"] = best_of(repeat, warm)
     warm_bm.close()
     out = {k: {"seconds": v, "GB_per_s": total / v / 1e9} for k, v in results.items()}
     out["pages"], out["bytes"], out["cold_pool_stats"] = count, total, cold_stats
