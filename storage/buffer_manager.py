@@ -21,15 +21,16 @@ Frame states (one page table maps ItemKey -> frame)::
         |                            |  CorruptData): error to the      |  |     ref = 1
         +----------------------------+  caller, nothing cached          |  +-- unpin: pins -= 1
         |                                                               |
-        +------- CLOCK evicts (pins == 0, ref bit already cleared) -----+
+        +--- CLOCK evicts (pins == 0, ref bit cleared), or a bulk ------+
+             scan's ring recycles its own frame (pins == 0)
 
 CLOCK: the hand sweeps frames; a READY frame with its ref bit set gets a second chance (the bit
 is cleared), an unpinned one without it is evicted. Pinned and LOADING frames are never evicted.
 A miss when every frame is pinned raises :class:`BufferPoolExhausted` (a larger pool, or fewer
 pages held at once, fixes it). A bulk scan (more items than the pool holds, e.g. streaming every
 page of a graph larger than the pool) does not sweep the pool: its misses recycle a small ring of
-frames (see :meth:`BufferManager.scan`). Frames are allocated in slabs as they are first needed, so the
-budget is a ceiling, not an up-front allocation.
+frames (see :meth:`BufferManager.scan`). Frames are allocated in slabs as they are first needed,
+so the budget is a ceiling, not an up-front allocation.
 
 Every load is verified (the page or block checksum, see storage.checksum) before any pin sees it.
 Prefetch runs loads on a small thread pool: LMDB reads, the copy into the frame and the checksum
@@ -373,7 +374,8 @@ class BufferManager:
         if not out.size:
             return out
         per = info.per_block
-        keys = [ItemKey.block(graph_id, array, n) for n in range(start // per, (stop - 1) // per + 1)]
+        blocks = range(start // per, (stop - 1) // per + 1)
+        keys = [ItemKey.block(graph_id, array, n) for n in blocks]
         for key, view in self.scan(keys):
             block = view.view(info.dtype)
             if len(block) != info.block_length(key.n):

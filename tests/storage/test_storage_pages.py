@@ -59,7 +59,8 @@ def decode_all(offsets, targets, weights, layout):
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 300), m=st.integers(0, 3000), seed=st.integers(0, 2**16),
        weighted=st.booleans(), page_size=st.sampled_from([256, 512, 1024, 4096]),
-       widths=st.sampled_from([(2, 2), (3, 3), (4, 2), (2, 4), (2, 3), (4, 4), (5, 4)]), hub=st.sampled_from([0, 700]))
+       widths=st.sampled_from([(2, 2), (3, 3), (4, 2), (2, 4), (2, 3), (4, 4), (5, 4)]),
+       hub=st.sampled_from([0, 700]))
 def test_pages_describe_exactly_the_csr(n, m, seed, weighted, page_size, widths, hub):
     offsets, targets, weights = random_csr(n, m, seed, hub)
     weights = weights if weighted else None
