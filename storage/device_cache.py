@@ -1,7 +1,8 @@
 """A device-side cache of pages and blocks (GTS's GPU page cache), behind the host pool.
 
 Same interface as the host :class:`~storage.buffer_manager.BufferManager`:
-``with cache.pin(key) as device_array:`` and ``cache.stats()``. A miss pins the item in the host
+``with cache.pin(key) as device_array:``, ``cache.scan(keys)``, ``cache.prefetch(keys)`` and
+``cache.stats()``. A miss pins the item in the host
 pool (a page-locked frame when CuPy is present, so the copy is a DMA), copies it to the device
 and keeps the device copy under a byte budget with LRU eviction; pinned entries are never
 evicted. GTS sizes this cache from what is left of device memory after the resident vertex
@@ -69,6 +70,21 @@ class DeviceCache:
         finally:
             with self._lock:
                 entry[2] -= 1
+
+    def prefetch(self, keys) -> None:
+        """Start host loads of the items not on the device yet (the device copy happens on pin)."""
+        with self._lock:
+            missing = [k for k in keys if k not in self._entries]
+        self.host.prefetch(missing)
+
+    def scan(self, keys: list[ItemKey], window: int = 2) -> Iterator[tuple[ItemKey, object]]:
+        """Pin ``keys`` on the device one after another, host loads ``window`` items ahead."""
+        self.prefetch(keys[:window])
+        for i, key in enumerate(keys):
+            if i + window < len(keys):
+                self.prefetch([keys[i + window]])
+            with self.pin(key) as device:
+                yield key, device
 
     def _acquire(self, key: ItemKey) -> list:
         with self._lock:

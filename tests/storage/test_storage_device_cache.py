@@ -100,3 +100,16 @@ def test_cupy_allocator_round_trip(host):
     key = keys(1)[0]
     with cache.pin(key) as device, host.pin(key) as frame:
         np.testing.assert_array_equal(cupy.asnumpy(device), frame)
+
+
+def test_scan_pins_every_item_in_order_and_reuses_device_copies(host):
+    fake = FakeDevice()
+    cache = DeviceCache(host, 8 * PAGE, allocator=fake)
+    k = keys(5)
+    first = [(key, bytes(device)) for key, device in cache.scan(k)]
+    again = [(key, bytes(device)) for key, device in cache.scan(k)]
+    assert [key for key, _ in first] == k and first == again
+    for key, data in first:
+        with host.pin(key) as frame:
+            assert data == bytes(frame)
+    assert len(fake.copies) == 5 and cache.stats()["hits"] == 5
