@@ -52,7 +52,7 @@ class Environment:
     """An open database directory (LMDB environment + the Arrow file area)."""
 
     def __init__(self, path: str | os.PathLike, *, create: bool = True, read_only: bool = False,
-                 page_size: int | None = None):
+                 page_size: int | None = None, layout: PageLayout | None = None):
         self.path = Path(path)
         self.read_only = read_only
         if self.path.exists() and not self.path.is_dir():
@@ -91,7 +91,7 @@ class Environment:
             with self._env.begin(write=True) as txn:
                 for name in SUBDATABASES:
                     self._dbs[name] = self._env.open_db(name.encode(), txn=txn)
-                self.layout = self._layout(txn, page_size)
+                self.layout = self._layout(txn, page_size, layout)
         else:
             for name in SUBDATABASES:
                 try:
@@ -99,19 +99,25 @@ class Environment:
                 except lmdb.NotFoundError:
                     self._dbs[name] = None
             with self.read_txn() as txn:
-                self.layout = self._layout(txn, page_size)
+                self.layout = self._layout(txn, page_size, layout)
 
-    def _layout(self, txn, page_size: int | None) -> PageLayout:
-        """The database's page layout; a new database stores the one asked for (or the default)."""
+    def _layout(self, txn, page_size: int | None, wanted: PageLayout | None) -> PageLayout:
+        """The database's page layout; a new database stores the one asked for (or the default).
+
+        ``page_size`` alone keeps the default record-id widths; ``wanted`` sets all of it."""
+        if wanted is not None and page_size is not None and wanted.page_size != page_size:
+            raise StorageError("page_size and layout.page_size disagree")
         raw = txn.get(_LAYOUT_KEY, db=self._dbs["meta"]) if self._dbs["meta"] else None
         if raw is not None:
             layout = PageLayout(**json.loads(bytes(raw)))
-            if page_size is not None and page_size != layout.page_size:
+            if (page_size is not None and page_size != layout.page_size) or (
+                    wanted is not None and wanted != layout):
                 raise StorageError(
-                    f"database '{self.path}' was created with page_size {layout.page_size}; "
-                    f"a page size is chosen once, when a database is created")
+                    f"database '{self.path}' was created with page_size {layout.page_size} "
+                    f"(record ids {layout.pid_bytes}+{layout.slot_bytes} bytes); the layout is "
+                    "chosen once, when a database is created")
             return layout
-        layout = PageLayout() if page_size is None else PageLayout(page_size=int(page_size))
+        layout = wanted or (PageLayout() if page_size is None else PageLayout(int(page_size)))
         if not self.read_only:
             txn.put(_LAYOUT_KEY, json.dumps(layout.__dict__).encode(), db=self._dbs["meta"])
         return layout

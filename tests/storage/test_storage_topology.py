@@ -123,3 +123,23 @@ def test_memmapped_csr_arrays_give_the_same_stored_bytes(env, tmp_path):
                 return [(bytes(k)[len(gid):], bytes(v)) for k, v in txn.cursor(db=env.db(name))
                         if bytes(k).startswith(gid.encode())]
             assert stored("mem/") == stored("map/") != []
+
+
+def test_record_id_widths_are_chosen_per_database(tmp_path):
+    from storage import PageLayout
+
+    layout = PageLayout(page_size=2048, pid_bytes=4, slot_bytes=2)
+    env = Environment(tmp_path / "db", layout=layout)
+    arrays = arrays_for(np.arange(500) % 37, np.arange(500) % 41, 50)
+    env.write(lambda txn: write_topology(env, txn, "g", arrays))
+    env.close()
+    env = Environment(tmp_path / "db")
+    assert env.layout == layout
+    with env.read_txn() as txn:
+        info = topology_info(env, txn, "g", "out")
+        header = decode_page(bytes(read_page(env, txn, "g", "out", 0))).header
+    assert (info["pid_bytes"], info["slot_bytes"]) == (4, 2) == (header.pid_bytes,
+                                                               header.slot_bytes)
+    env.close()
+    with pytest.raises(StorageError, match="record ids 4\\+2"):
+        Environment(tmp_path / "db", layout=PageLayout(page_size=2048))
