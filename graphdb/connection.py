@@ -66,6 +66,8 @@ class Connection:
                 settings = settings.set("buffer_pool_size", buffer_pool_size)
             buffers = BufferManager(self._env, settings.buffer_pool_size)
         except Exception as exc:
+            if hasattr(self, "_env"):  # opened, then a setting was refused: do not leak it
+                self._env.close()
             raise translate(exc) from None
         self.settings = settings
         self.catalog = Catalog(self._env, buffers)

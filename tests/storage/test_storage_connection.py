@@ -101,3 +101,10 @@ def test_a_corrupted_block_fails_the_query_with_corrupt_data(tmp_path):
         env.write(flip)
         with pytest.raises(graphdb.DatabaseError, match="corrupt data.*checksum"):
             con.execute("SELECT * FROM pagerank('g')").fetchall()
+
+
+def test_a_refused_pool_size_at_connect_leaves_the_database_openable(tmp_path):
+    with pytest.raises(graphdb.OperationalError, match="too small"):
+        graphdb.connect(tmp_path / "db", page_size=PAGE, buffer_pool_size=100)
+    with graphdb.connect(tmp_path / "db", buffer_pool_size="1MB") as con:
+        assert con.graphs() == []
