@@ -34,7 +34,8 @@ so the budget is a ceiling, not an up-front allocation.
 
 Every load is verified (the page or block checksum, see storage.checksum) before any pin sees it.
 Prefetch runs loads on a small thread pool: LMDB reads, the copy into the frame and the checksum
-release the GIL, so they overlap the consumer. Counters: hits, misses, evictions, prefetched
+release the GIL, so they overlap the consumer. Scans read ahead only once their loads turn out
+to wait on the disk (from the page cache the handoff to another thread costs more than it hides). Counters: hits, misses, evictions, prefetched
 loads, bytes read from LMDB, bytes handed to a device (reported by the device cache).
 """
 
@@ -43,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -62,6 +64,13 @@ DEFAULT_POOL_SHARE = 0.25
 #: Frames allocated together (one pinned allocation per slab; cudaHostAlloc is slow).
 SLAB_BYTES = 64 << 20
 FREE, LOADING, READY = 0, 1, 2
+#: A scan's own load taking longer than a fixed allowance plus its bytes at this rate waits on
+#: the disk, not on memory: the scan then starts prefetching (reads in parallel). Loads from the
+#: page cache run at several GB/s after some 10-20 us of transaction and lookup.
+IO_BOUND_BYTES_PER_S = 1.0e9
+IO_BOUND_ALLOWANCE_S = 1e-4
+#: Consecutive slow loads before a scan believes it (the first touches of new frames are slow).
+IO_BOUND_STREAK = 3
 
 
 class ItemKey(NamedTuple):
@@ -185,7 +194,9 @@ class BufferManager:
             self._frames[index].pins -= 1
             self._lock.notify_all()  # a ring or a full pool may be waiting for this frame
 
-    def _acquire(self, key: ItemKey, *, pin: bool, ring: _Ring | None = None) -> int:
+    def _acquire(self, key: ItemKey, *, pin: bool, ring: _Ring | None = None,
+                 timing: list | None = None) -> int:
+        """Find or load ``key``; ``timing`` collects (bytes, seconds) of a load done here."""
         with self._lock:
             while True:
                 index = self._table.get(key)
@@ -211,6 +222,7 @@ class BufferManager:
                 else:
                     self.prefetched += 1
                 break
+        start = time.perf_counter()
         try:
             length = self._load(key, frame.buf)
         except BaseException:
@@ -220,6 +232,8 @@ class BufferManager:
                 self._free.append(index)
                 self._lock.notify_all()
             raise
+        if timing is not None:
+            timing.append((length, time.perf_counter() - start))
         with self._lock:
             frame.length, frame.state = length, READY
             self.bytes_read += length
@@ -336,22 +350,37 @@ class BufferManager:
              ) -> Iterator[tuple[ItemKey, np.ndarray]]:
         """Pin ``keys`` one after another, prefetching ``window`` items ahead.
 
+        ``window=None`` adapts: items are loaded by the caller's thread (from the page cache a
+        load is a copy and a checksum, and a handoff to another thread only adds to it; a GPU
+        consumer's copies and kernels are asynchronous and overlap the next load anyway) until
+        loads turn out to wait on the disk, then one item per prefetch thread is read ahead.
+
         A scan of more items than the pool holds is a *bulk* scan: its misses recycle a ring of
         ``window + 2`` frames instead of evicting across the whole pool (Postgres's bulk-read
         ring, GTS's streaming buffers). The pool keeps what other work had cached, and the
         copies land in a few cache-warm frames rather than cold memory spread over the budget.
         """
-        if window is None:  # one item in flight per prefetch thread
-            window = self._prefetch_threads
-        window = max(0, min(window, self.capacity // 2 - 1))
+        limit = max(0, self.capacity // 2 - 1)
+        adaptive = window is None
+        window = 0 if adaptive else max(0, min(window, limit))
         ring = None
         if len(keys) > self.capacity:
-            ring = _Ring(window + 2, self._generation)
+            ring = _Ring((min(self._prefetch_threads, limit) if adaptive else window) + 2,
+                         self._generation)
         self.prefetch(keys[:window], ring)
+        timing: list = []
+        slow = 0
         for i, key in enumerate(keys):
-            if i + window < len(keys):
+            if window and i + window < len(keys):
                 self.prefetch([keys[i + window]], ring)
-            index = self._acquire(key, pin=True, ring=ring)
+            index = self._acquire(key, pin=True, ring=ring, timing=timing if adaptive else None)
+            if timing:
+                nbytes, seconds = timing.pop()
+                waited = seconds > IO_BOUND_ALLOWANCE_S + nbytes / IO_BOUND_BYTES_PER_S
+                slow = slow + 1 if waited else 0
+                if slow >= IO_BOUND_STREAK:  # waiting on the disk: read ahead from now on
+                    adaptive, window = False, min(self._prefetch_threads, limit)
+                    self.prefetch(keys[i + 1 : i + 1 + window], ring)
             try:
                 yield key, self._view(index)
             finally:

@@ -81,7 +81,7 @@ class DeviceCache:
         """Pin ``keys`` on the device one after another, host loads ``window`` items ahead."""
         self.prefetch(keys[:window])
         for i, key in enumerate(keys):
-            if i + window < len(keys):
+            if window and i + window < len(keys):
                 self.prefetch([keys[i + window]])
             with self.pin(key) as device:
                 yield key, device

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -215,4 +216,24 @@ def test_a_bulk_scan_recycles_a_ring_and_keeps_what_the_pool_had_cached(env):
             pass
     assert bm.stats()["hits"] == before + 2
     assert bm.stats()["evictions"] >= len(pages) - 5
+    bm.close()
+
+
+def test_scans_read_ahead_only_once_loads_wait_on_the_disk(env, monkeypatch):
+    bm = BufferManager(env, 8 * PAGE)
+    pages = bm.page_keys("g", "out")
+    for _ in bm.scan(pages):  # from the page cache: loads are memory speed, no read-ahead
+        pass
+    assert bm.stats()["prefetched"] == 0
+    load = BufferManager._load
+
+    def disk_speed(self, key, out):  # 1 ms a page: a load that waits on a device
+        time.sleep(1e-3)
+        return load(self, key, out)
+
+    monkeypatch.setattr(BufferManager, "_load", disk_speed)
+    bm.forget("g")
+    seen = [key for key, _ in bm.scan(pages)]
+    assert seen == pages
+    assert bm.stats()["prefetched"] > 0
     bm.close()
