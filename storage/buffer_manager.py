@@ -35,8 +35,10 @@ so the budget is a ceiling, not an up-front allocation.
 Every load is verified (the page or block checksum, see storage.checksum) before any pin sees it.
 Prefetch runs loads on a small thread pool: LMDB reads, the copy into the frame and the checksum
 release the GIL, so they overlap the consumer. Scans read ahead only once their loads turn out
-to wait on the disk (from the page cache the handoff to another thread costs more than it hides). Counters: hits, misses, evictions, prefetched
-loads, bytes read from LMDB, bytes handed to a device (reported by the device cache).
+to wait on the disk (from the page cache the handoff to another thread costs more than it hides).
+
+Counters: hits, misses, evictions, prefetched loads, bytes read from LMDB, bytes handed to a
+device (reported by the device cache).
 """
 
 from __future__ import annotations
