@@ -1,4 +1,16 @@
-"""Bytes on disk and in memory: the LMDB environment, CSR blocks, slotted pages, buffer pools."""
+"""Bytes on disk and in memory: the LMDB environment, CSR blocks, slotted pages, buffer pools.
+
+- ``env``: one LMDB environment per database directory (sub-databases catalog, blocks, pages,
+  meta), the page layout chosen at creation, map growth, the cross-process writer lock.
+- ``pages``: the GTS slotted-page format (byte diagram in its docstring) and its numpy builder.
+- ``blocks``: arrays cut into fixed-size, checksummed blocks; whole or ranged reads.
+- ``topology``: a graph's CSR blocks, page table and pages written in the caller's transaction
+  (``write_topology``), deleted together (``delete_topology``); ``csr_from_edges``.
+- ``buffer_manager``: host frames under a byte budget; pins, CLOCK, bulk-scan rings, prefetch,
+  counters (``stats_table`` gives them as a pyarrow Table).
+- ``device_cache``: the same interface for copies kept on a GPU (LRU), CuPy imported lazily.
+- ``checksum``: xxh3 when the ``xxhash`` package is installed, zlib's crc32 otherwise.
+"""
 
 from .blocks import delete_arrays, get_array, get_range, put_array
 from .buffer_manager import BufferManager, ItemKey, stats_table
