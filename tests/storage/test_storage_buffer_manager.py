@@ -237,3 +237,39 @@ def test_scans_read_ahead_only_once_loads_wait_on_the_disk(env, monkeypatch):
     assert seen == pages
     assert bm.stats()["prefetched"] > 0
     bm.close()
+
+
+def test_bulk_scans_and_random_pins_from_many_threads_agree_with_lmdb(env):
+    bm = BufferManager(env, 10 * PAGE)
+    pages = bm.page_keys("g", "out")
+    blocks = [ItemKey.block("g", "out_targets", n) for n in range(6)]
+    with env.read_txn() as txn:
+        stored = {k: bytes(read_page(env, txn, "g", "out", k.n)) for k in pages}
+    targets = env.arrays["out_targets"]
+    errors = []
+
+    def scanner(window):
+        try:
+            for _ in range(5):
+                if [bytes(v) for _k, v in bm.scan(pages, window)] != [stored[k] for k in pages]:
+                    errors.append("scan")
+        except Exception as exc:  # noqa: BLE001 - reported below, with the thread's name
+            errors.append(repr(exc))
+
+    def pinner(seed):
+        rng = np.random.default_rng(seed)
+        for i in rng.integers(0, len(blocks), 100):
+            try:
+                with bm.pin(blocks[i]) as view:
+                    per = PAGE // 4
+                    if not np.array_equal(view.view(np.int32), targets[i * per:(i + 1) * per]):
+                        errors.append("block")
+            except BufferPoolExhausted:
+                pass
+    threads = [threading.Thread(target=scanner, args=(w,)) for w in (None, 1, 2)]
+    threads += [threading.Thread(target=pinner, args=(s,)) for s in range(2)]
+    [t.start() for t in threads]
+    [t.join(timeout=60) for t in threads]
+    assert not any(t.is_alive() for t in threads), "deadlock"
+    assert not errors
+    bm.close()
