@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from storage import Environment, put_array
+from storage import Environment, delete_topology, write_topology
 
 from .csrbuild import MERGE_WEIGHTS, CSR, build_csr, csr_chunks
 from .entries import GraphEntry
@@ -340,8 +340,7 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         stats=stats,
     )
     entry = write_graph(env, entry, arrays, vertices, replace_entry=replace_entry,
-                        db_catalog=env.db("catalog"), db_blocks=env.db("blocks"),
-                        started=started)
+                        db_catalog=env.db("catalog"), started=started)
     return entry
 
 
@@ -362,11 +361,12 @@ def _stats(out: CSR, arrays: dict, options: IngestOptions, counts, n: int) -> di
 
 
 def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarray],
-                vertices: pa.Table, *, replace_entry: GraphEntry | None, db_catalog, db_blocks,
+                vertices: pa.Table, *, replace_entry: GraphEntry | None, db_catalog,
                 started: float | None = None) -> GraphEntry:
     """Commit a graph (the commit point of an ingest): given id-mapped CSR arrays (which may be
     np.memmap) and the vertex table, write ``vertices.arrow`` next to the files already in the
-    graph directory, then the CSR blocks and the catalog entry in ONE LMDB write transaction."""
+    graph directory, then the CSR blocks, the slotted pages and the catalog entry in ONE LMDB
+    write transaction."""
     import pyarrow.feather as feather
 
     gdir = env.graph_dir(entry.graph_id)
@@ -375,19 +375,18 @@ def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarra
     stats["vertex_id_bytes"] = int((gdir / "vertices.arrow").stat().st_size)
     edge_file = gdir / "edges.arrow"
     stats["edge_property_bytes"] = int(edge_file.stat().st_size) if edge_file.exists() else 0
-    stats["bytes_stored"] = (stats["csr_bytes"] + stats["vertex_id_bytes"]
-                             + stats["edge_property_bytes"])
     if started is not None:
         stats["ingest_seconds"] = round(time.perf_counter() - started, 3)
     entry = replace(entry, stats=stats)
 
     def commit(txn):
-        from storage import delete_arrays
-
-        for array_name, values in arrays.items():
-            put_array(txn, db_blocks, entry.graph_id, array_name, values)
+        # CSR blocks and slotted pages, in the same transaction as the entry that makes them
+        # visible (the entry's stats dict is ``stats``: it records what was written)
+        stats.update(write_topology(env, txn, entry.graph_id, arrays))
+        stats["bytes_stored"] = (stats["block_bytes"] + stats["page_bytes"]
+                                 + stats["vertex_id_bytes"] + stats["edge_property_bytes"])
         if replace_entry is not None:
-            delete_arrays(txn, db_blocks, replace_entry.graph_id)
+            delete_topology(env, txn, replace_entry.graph_id)
         txn.put(entry.name.encode(), entry.to_json(), db=db_catalog)
 
     env.write(commit)

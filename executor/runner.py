@@ -23,8 +23,17 @@ from .cost import Choice, choose
 from .device import Device
 from .errors import ExecutionError, InvalidArgument
 from .graph import Graph
-from .plan import (AlgorithmScan, DescribeGraph, Filter, Limit, PlanNode, Project, ShowGraphs,
-                   SingleRow, Sort)
+from .plan import (
+    AlgorithmScan,
+    DescribeGraph,
+    Filter,
+    Limit,
+    PlanNode,
+    Project,
+    ShowGraphs,
+    SingleRow,
+    Sort,
+)
 from .stored import open_graph
 
 __all__ = ["Runner", "OperatorStats"]

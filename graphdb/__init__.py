@@ -10,9 +10,23 @@ Examples
 """
 
 from .connection import Connection, connect
-from .errors import (BinderError, CatalogError, DatabaseError, DataError, Error, IngestError,
-                     IntegrityError, InterfaceError, InternalError, InvalidInputError,
-                     NotSupportedError, OperationalError, ParseError, ProgrammingError, Warning)
+from .errors import (
+                     BinderError,
+                     CatalogError,
+                     DatabaseError,
+                     DataError,
+                     Error,
+                     IngestError,
+                     IntegrityError,
+                     InterfaceError,
+                     InternalError,
+                     InvalidInputError,
+                     NotSupportedError,
+                     OperationalError,
+                     ParseError,
+                     ProgrammingError,
+                     Warning,
+)
 from .result import Result
 
 __version__ = "0.1.0"

@@ -27,6 +27,16 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)  # full precision for programs
+    return value
+
+
 def _is_numeric(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
 
@@ -38,7 +48,7 @@ def render(table: pa.Table, fmt: str = "table", *, max_rows: int | None = None) 
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(table.column_names)
         for row in zip(*(c.to_pylist() for c in table.columns)):
-            writer.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in row])
+            writer.writerow([_csv_cell(v) for v in row])
         return out.getvalue()
     if fmt == "json":
         rows = table.to_pylist()

@@ -19,6 +19,8 @@ import numpy as np
 
 __all__ = ["rmat", "grid", "random_weights"]
 
+_CHUNK_EDGES = 1 << 22
+
 #: Graph500 R-MAT quadrant probabilities (a, b, c; d = 1 - a - b - c).
 GRAPH500_ABC = (0.57, 0.19, 0.19)
 
@@ -30,7 +32,6 @@ def rmat(
     seed: int = 0,
     abc: tuple[float, float, float] = GRAPH500_ABC,
     scramble: bool = True,
-    chunk_edges: int = 1 << 22,
 ) -> tuple[np.ndarray, np.ndarray]:
     """An R-MAT edge list with ``2**scale`` vertices and ``edge_factor * 2**scale`` edges.
 
@@ -38,8 +39,10 @@ def rmat(
     probabilities ``a, b, c, d``. With ``scramble`` the vertex ids are permuted (seeded) so that
     high-degree vertices are spread over the id range, as in Graph500. Duplicate edges and self
     loops are kept, as the generator produces them. Memory stays at two int64 arrays of the
-    output plus one chunk of work.
+    output plus one chunk of work (the chunk size is fixed, so the graph depends only on the
+    arguments).
     """
+    chunk_edges = _CHUNK_EDGES
     if not 1 <= scale <= 40:
         raise ValueError("scale must be between 1 and 40")
     n = 1 << scale

@@ -1,15 +1,43 @@
-"""Bytes on disk and in memory: the LMDB environment, CSR blocks, Arrow files."""
+"""Bytes on disk and in memory: the LMDB environment, CSR blocks, slotted pages, buffer pools.
 
-from .blocks import delete_arrays, get_array, put_array
+- ``env``: one LMDB environment per database directory (sub-databases catalog, blocks, pages,
+  meta), the page layout chosen at creation, map growth, the cross-process writer lock.
+- ``pages``: the GTS slotted-page format (byte diagram in its docstring) and its numpy builder.
+- ``blocks``: arrays cut into fixed-size, checksummed blocks; whole or ranged reads.
+- ``topology``: a graph's CSR blocks, page table and pages written in the caller's transaction
+  (``write_topology``), deleted together (``delete_topology``); ``csr_from_edges``.
+- ``buffer_manager``: host frames under a byte budget; pins, CLOCK, bulk-scan rings, prefetch,
+  counters (``stats_table`` gives them as a pyarrow Table).
+- ``device_cache``: the same interface for copies kept on a GPU (LRU), CuPy imported lazily.
+- ``checksum``: xxh3 when the ``xxhash`` package is installed, zlib's crc32 otherwise.
+"""
+
+from .blocks import delete_arrays, get_array, get_range, put_array
+from .buffer_manager import BufferManager, ItemKey, stats_table
+from .device_cache import DeviceCache
 from .env import Environment
-from .errors import CorruptData, DatabaseLocked, StorageError
+from .errors import BufferPoolExhausted, CorruptData, DatabaseLocked, StorageError
+from .pages import PageLayout, decode_page
+from .topology import csr_from_edges, delete_topology, topology_info, write_topology
 
 __all__ = [
-    "Environment",
-    "StorageError",
-    "DatabaseLocked",
+    "BufferManager",
+    "BufferPoolExhausted",
     "CorruptData",
-    "put_array",
-    "get_array",
+    "DatabaseLocked",
+    "DeviceCache",
+    "Environment",
+    "ItemKey",
+    "PageLayout",
+    "StorageError",
+    "csr_from_edges",
+    "decode_page",
     "delete_arrays",
+    "delete_topology",
+    "get_array",
+    "get_range",
+    "put_array",
+    "stats_table",
+    "topology_info",
+    "write_topology",
 ]

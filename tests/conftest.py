@@ -11,8 +11,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # tests also run from a checkout without `pip install -e .`
     sys.path.insert(0, str(ROOT))
 
-DATA = Path(__file__).resolve().parent / "data"
-
 
 def _gpu_present() -> bool:
     from executor.device import gpu_available

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from executor.plan import (AlgorithmScan, DescribeGraph, Filter, Limit, PlanNode, Project,
-                           ShowGraphs, SingleRow, Sort)
+from executor.plan import (
+    AlgorithmScan,
+    DescribeGraph,
+    Filter,
+    Limit,
+    PlanNode,
+    Project,
+    ShowGraphs,
+    SingleRow,
+    Sort,
+)
 
 __all__ = ["explain_lines"]
 

@@ -17,7 +17,7 @@ from executor import algorithms
 from executor.plan import AlgorithmScan, Filter, Limit, PlanNode, Project, SingleRow, Sort
 
 from ..errors import BinderError, InvalidInputError, NotSupportedError
-from .expressions import column_error, output_name, to_arrow
+from .expressions import output_name, to_arrow
 
 __all__ = ["plan_select", "bind_parameters", "constant"]
 

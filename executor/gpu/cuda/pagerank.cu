@@ -1,0 +1,213 @@
+// Cache-blocked PageRank (GraphCage's TOCAB) with the Graphalytics semantics.
+//
+// Pull: the in-CSR is cut by *source* range into blocks whose source values (float32
+// contributions rank/outdeg) fit in about a third of L2, so the random reads of one block hit
+// L2. Each block keeps only its non-empty rows: id_map (destination ids, ascending), rowptr
+// (int64, local) and a dense float partial sum per row. One merge kernel then walks vertex ranges
+// of RANGE ids, adds every block's partials of that range in shared memory (coalesced reads,
+// because id_map is sorted) and applies the PageRank update.
+// Push: the out-CSR is cut by *destination* range instead; rows are sources, and atomics into a
+// dense sum array stay inside the L2-resident destination range; the same merge kernel applies
+// the update from the dense sums.
+// Rows longer than `heavy` edges (RMAT hubs) are cut into pieces of `chunk` edges, one thread
+// block per piece, so one hub does not serialise a thread for a million edges.
+#include "include/graphdb_common.cuh"
+
+using namespace graphdb;
+
+#define RANGE 1024
+
+// rows[k] = the CSR row of edge k (the partition's grouping key); one warp per row.
+template <typename Id>
+__global__ void graphdb_pagerank_edge_rows(const i64* offsets, i64 n, Id* rows) {
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
+  for (i64 v = warp; v < n; v += num_warps)
+    for (i64 k = offsets[v] + lane_id(); k < offsets[v + 1]; k += 32) rows[k] = (Id)v;
+}
+
+// Column ids are read exactly once per iteration: with `hints` they are loaded with the
+// streaming (evict-first) policy so that they do not push the block's contributions, which are
+// read again and again, out of L2 and L1.
+template <typename Id>
+__device__ __forceinline__ Id load_col(const Id* cols, i64 k, int hints) {
+  return hints ? __ldcs(cols + k) : cols[k];
+}
+
+// Sum of contrib[cols[k]] for k = first, first + step, ... < end, UNROLL loads in flight per
+// thread: the gathers are L2 hits but each still costs a round trip, and one outstanding load
+// per thread leaves the SM idle most of the time.
+template <typename Id, int UNROLL>
+__device__ __forceinline__ float gather_sum(const Id* cols, i64 first, i64 end, int step,
+                                            const float* contrib, int hints,
+                                            const float* s_hub, int hub) {
+  float acc = 0.0f;
+  for (i64 k = first; k < end; k += (i64)UNROLL * step) {
+    Id c[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const i64 kk = k + (i64)u * step;
+      c[u] = kk < end ? load_col(cols, kk, hints) : Id(-1);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+      if (c[u] >= 0) acc += c[u] < hub ? s_hub[c[u]] : contrib[c[u]];
+  }
+  return acc;
+}
+
+// Hub cache (with the out-degree relabelling): the contributions of the `hub` hottest sources,
+// ids 0..hub-1, are copied into shared memory once per thread block, so the gathers that hit
+// them (a fifth to a third of an R-MAT graph's edges) skip L2. hub = 0 disables it.
+__device__ __forceinline__ void load_hub(const float* contrib, float* s_hub, int hub) {
+  for (int i = threadIdx.x; i < hub; i += blockDim.x) s_hub[i] = contrib[i];
+  __syncthreads();
+}
+
+// Light rows, G lanes per row (CSR-vector): the G lanes read consecutive column ids, so a row's
+// edges arrive in whole sectors instead of one scattered load per thread. G is picked per block
+// so that a lane has about UNROLL edges of a mean row; the next row's bounds are loaded before
+// the current row is summed, so rows overlap. Rows longer than `heavy` go to the heavy kernel.
+template <typename Id, bool PUSH, int G>
+__global__ void graphdb_pagerank_rows(const i64* rowptr, const Id* id_map, const Id* cols,
+                                      i64 n_rows, int heavy, const float* contrib, float* out,
+                                      int hints, int hub) {
+  extern __shared__ float s_hub[];
+  if (hub) load_hub(contrib, s_hub, hub);
+  const int sub = threadIdx.x & (G - 1);
+  const unsigned group_mask = (G == 32 ? GRAPHDB_FULL_MASK : ((1u << G) - 1))
+                              << ((threadIdx.x & 31) & ~(G - 1));
+  const i64 groups = (i64)gridDim.x * blockDim.x / G;
+  i64 l = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / G;
+  i64 s = 0, e = 0;
+  if (l < n_rows) { s = rowptr[l]; e = rowptr[l + 1]; }
+  for (; l < n_rows; l += groups) {
+    const i64 next = l + groups;
+    i64 s_next = 0, e_next = 0;
+    if (next < n_rows) { s_next = rowptr[next]; e_next = rowptr[next + 1]; }
+    if (e - s > heavy) {
+      if (!PUSH && sub == 0) out[l] = 0.0f;  // the heavy kernel, launched next, adds the pieces
+    } else if (PUSH) {
+      const float value = contrib[id_map[l]];
+      for (i64 k = s + sub; k < e; k += G) atomicAdd(&out[load_col(cols, k, hints)], value);
+    } else {
+      float acc = gather_sum<Id, 4>(cols, s + sub, e, G, contrib, hints, s_hub, hub);
+      for (int d = G / 2; d > 0; d >>= 1) acc += __shfl_xor_sync(group_mask, acc, d);
+      if (sub == 0) out[l] = acc;
+    }
+    s = s_next;
+    e = e_next;
+  }
+}
+
+template <typename Id, bool PUSH>
+__global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, const Id* cols,
+                                       const i64* piece_row, const i64* piece_start,
+                                       i64 n_pieces, int chunk, const float* contrib, float* out,
+                                       int hints, int hub) {
+  extern __shared__ float s_hub[];
+  if (hub) load_hub(contrib, s_hub, hub);
+  for (i64 p = blockIdx.x; p < n_pieces; p += gridDim.x) {
+    const i64 l = piece_row[p];
+    const i64 s = piece_start[p];
+    const i64 row_end = rowptr[l + 1];
+    const i64 e = s + chunk < row_end ? s + chunk : row_end;
+    if (PUSH) {
+      const float value = contrib[id_map[l]];
+      for (i64 k = s + threadIdx.x; k < e; k += blockDim.x)
+        atomicAdd(&out[load_col(cols, k, hints)], value);
+    } else {
+      float acc = gather_sum<Id, 8>(cols, s + threadIdx.x, e, blockDim.x, contrib, hints, s_hub,
+                                    hub);
+      acc = block_sum(acc);
+      if (threadIdx.x == 0) atomicAdd(&out[l], acc);
+    }
+  }
+}
+
+// One thread block of RANGE threads per range of RANGE vertices (a thread per vertex): add
+// every block's partials of the range (and/or the dense push sums) in shared memory, then
+// PR'(v) = (1-d)/n + d * (sum + D/n) with D the dangling rank of the previous ranks. Writes the
+// new rank, the next contribution, the next D and (with track_change) the L1 change.
+// The rows of one block inside one range are distinct vertices, so each block contributes at
+// most one partial per thread; the loads of 4 blocks are issued together before their adds,
+// because this kernel is bound by round trips, not bytes.
+// scal[0..2] rotate like the frontier counters: iteration `it` reads D from scal[it % 3], adds
+// the next D into scal[(it + 1) % 3] and zeroes scal[(it + 2) % 3].
+#define MERGE_BOUNDS 64
+template <typename Id>
+__global__ void __launch_bounds__(RANGE)
+graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_map,
+                             const float* partial, int use_dense, float* dense, i64 n,
+                             const int* out_degree, double damping, double* rank,
+                             float* contrib, double* scal, double* l1, int it,
+                             int track_change) {
+  __shared__ float acc[RANGE];
+  __shared__ i64 lo_s[MERGE_BOUNDS], hi_s[MERGE_BOUNDS];
+  const i64 n_ranges = (n + RANGE - 1) / RANGE;
+  if (blockIdx.x == 0 && threadIdx.x == 0) scal[(it + 2) % 3] = 0.0;
+  const double dangling = scal[it % 3];
+  const double base = (1.0 - damping) / (double)n + damping * dangling / (double)n;
+  const int t = threadIdx.x;
+  double dangling_next = 0.0, change = 0.0;
+  for (i64 r = blockIdx.x; r < n_ranges; r += gridDim.x) {
+    const i64 v0 = r * RANGE;
+    const i64 v = v0 + t;
+    const bool valid = v < n;
+    float start = 0.0f;
+    int deg = 0;
+    double old = 0.0;
+    if (valid) {
+      deg = out_degree[v];
+      if (track_change) old = rank[v];
+      if (use_dense) {
+        start = dense[v];
+        dense[v] = 0.0f;  // ready for the next iteration's atomics
+      }
+    }
+    acc[t] = start;
+    for (int b0 = 0; b0 < n_blocks; b0 += MERGE_BOUNDS) {
+      const int nb = n_blocks - b0 < MERGE_BOUNDS ? n_blocks - b0 : MERGE_BOUNDS;
+      __syncthreads();  // acc initialised; lo_s/hi_s free
+      if (t < nb) {
+        lo_s[t] = range_ptr[(i64)(b0 + t) * (n_ranges + 1) + r];
+        hi_s[t] = range_ptr[(i64)(b0 + t) * (n_ranges + 1) + r + 1];
+      }
+      __syncthreads();
+      for (int b = 0; b < nb; b += 4) {
+        int idx[4];
+        float val[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          idx[u] = -1;
+          val[u] = 0.0f;
+          if (b + u < nb) {
+            const i64 i = lo_s[b + u] + t;
+            if (i < hi_s[b + u]) {
+              idx[u] = (int)(id_map[i] - v0);
+              val[u] = partial[i];
+            }
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+          if (idx[u] >= 0) atomicAdd(&acc[idx[u]], val[u]);
+      }
+    }
+    __syncthreads();
+    if (valid) {
+      const double fresh = base + damping * (double)acc[t];
+      if (track_change) change += fabs(fresh - old);
+      rank[v] = fresh;
+      contrib[v] = deg ? (float)(fresh / (double)deg) : 0.0f;
+      if (!deg) dangling_next += fresh;
+    }
+    __syncthreads();  // acc is reused by the next range
+  }
+  dangling_next = block_sum(dangling_next);
+  change = block_sum(change);
+  if (threadIdx.x == 0) {
+    atomicAdd(&scal[(it + 1) % 3], dangling_next);
+    if (track_change) atomicAdd(&l1[it], change);
+  }
+}

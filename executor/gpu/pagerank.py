@@ -1,0 +1,314 @@
+"""Cache-blocked PageRank on the GPU (GraphCage TOCAB), Graphalytics semantics.
+
+See ``cuda/pagerank.cu`` for the kernels. Here: the block size from the device's L2, the
+partition of a CSR into source-range (pull) or destination-range (push) blocks, built once on
+the device and cached on the graph, the pull/push cost model, and the iteration loop.
+
+Values read at random (contributions rank/outdeg) and the partial sums are float32: they halve
+the bytes that must stay in L2 and move through memory, and the result stays far inside
+Graphalytics' 1e-4 relative error; ranks, the dangling sum and the L1 change are float64.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..algorithms.registry import AlgorithmOutput
+from ..graph import Graph
+from . import runtime as rt
+
+__all__ = ["pagerank", "pagerank_gpu", "Partition", "block_vertices", "choose_variant"]
+
+THREADS = 256
+RANGE = 1024  # vertices per merge range (cuda/pagerank.cu RANGE)
+HEAVY = 256  # rows longer than this are cut into pieces of CHUNK edges, a thread block each
+CHUNK = 4096
+#: Share of L2 that the randomly read values of one block may take (GraphCage: about a third).
+L2_SHARE = 1 / 3
+#: Relabel vertices by out-degree inside the partition from this many edges on (below it the
+#: random reads fit in L2 anyway and the sort is not worth its time).
+REORDER_MIN_EDGES = 1 << 22
+#: Hub cache: contributions of the hottest sources kept in shared memory by persistent blocks
+#: of HUB_THREADS. 47.5 KiB: with the heavy kernel's 128 B of static shared memory a block
+#: stays under the 48 KiB that needs no opt-in to larger dynamic shared memory.
+HUB_VALUES = 12160
+HUB_THREADS = 1024
+#: Bytes-equivalent cost of one global float atomic (push) against a streamed byte.
+ATOMIC_COST = 8.0
+
+
+def block_vertices(l2_bytes: int, value_bytes: int = 4) -> int:
+    """Vertices per block: a third of L2 of values, rounded down to a power of two."""
+    raw = max(int(l2_bytes * L2_SHARE) // value_bytes, 1024)
+    return 1 << (raw.bit_length() - 1)
+
+
+def choose_variant(n: int, m: int, blocks: int) -> str:
+    """Pull or push, by the bytes each moves beyond the edge stream they share.
+
+    A block holds a vertex's row when at least one of its edges falls in the block; with edges
+    spread evenly that is V * (1 - exp(-E / (P V))) rows per block (Poisson occupancy). Pull pays
+    per row for rowptr, id_map and the partial (written, then read by the merge); push pays per
+    row for rowptr and id_map, plus one atomic per edge.
+    """
+    if n == 0 or m == 0:
+        return "pull"
+    rows = blocks * n * (1.0 - math.exp(-m / (blocks * n)))
+    pull = rows * (8 + 4 + 4 + 4 + 4)
+    push = rows * (8 + 4) + m * ATOMIC_COST
+    return "push" if push < pull else "pull"
+
+
+@dataclass
+class Partition:
+    """A graph's edges cut by column range: per block, its non-empty rows and their edges.
+
+    With ``order`` set, vertex ids inside the partition are relabelled by decreasing out-degree
+    (``order[new] = old``): the sources read at random then crowd into few cache lines, so
+    the hubs' contributions are shared by many loads of one sector. Ranks are computed in the new
+    order and mapped back once at the end.
+    """
+
+    blocks: int
+    rowptr: list  # per block, int64 local row offsets (n_b + 1)
+    id_map: list  # per block, the rows' vertex ids (ascending)
+    cols: list  # per block, the edges' column ids
+    group: list  # per block, lanes per light row (CSR-vector width)
+    heavy_row: list  # per block, local row of each heavy piece (int64)
+    heavy_start: list  # per block, first edge of each heavy piece (int64, local)
+    range_ptr: object  # int64 [blocks, n_ranges + 1]: first flat row of each merge range
+    id_map_flat: object
+    rows_total: int
+    out_degree: object  # int32, in partition ids
+    order: object | None  # new id -> old id, or None (identity)
+
+
+def _group_width(edges: int, rows: int) -> int:
+    """Lanes per light row: enough that a mean row gives each lane about 4 edges (the rows
+    kernel keeps 4 loads in flight per lane), at least 4 so that short rows stay cheap."""
+    mean = edges / max(rows, 1)
+    for g in (4, 8, 16):
+        if mean <= 4 * g:
+            return g
+    return 32
+
+
+def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool) -> Partition:
+    """Cut ``csr`` (rows -> cols) into blocks of ``block_size`` column ids, on the device."""
+    cp = rt.cp()
+    n = csr.num_vertices
+    ids = csr.targets.dtype
+    blocks = max(1, -(-n // block_size))
+    n_ranges = -(-n // RANGE)
+    order = None
+    if blocks == 1 and not reorder:
+        # Blocking skipped: one block is the CSR itself, every vertex a row.
+        parts = [(csr.offsets, cp.arange(n, dtype=ids), csr.targets)]
+    else:
+        rows = cp.empty(csr.num_edges, dtype=ids)
+        rt.kernel("pagerank", "graphdb_pagerank_edge_rows", ids)(
+            (rt.grid_for(n, THREADS),), (THREADS,), (csr.offsets, np.int64(n), rows))
+        cols = csr.targets
+        if reorder:
+            order = cp.argsort(-out_degree.astype(np.int64)).astype(ids)
+            new_id = cp.empty(n, dtype=ids)
+            new_id[order] = cp.arange(n, dtype=ids)
+            # Sort by (row, column): a row's columns ascend, so the lanes of a warp and the
+            # rows in flight on an SM sweep the contributions in the same direction and share
+            # cache lines (the order of a row's edges does not change its sum).
+            key = new_id[rows].astype(np.int64) * n + new_id[cols].astype(np.int64)
+            del new_id
+            key.sort()
+            rows, cols = (key // n).astype(ids), (key % n).astype(ids)
+            del key
+            out_degree = out_degree[order]
+        which = (cols // block_size).astype(np.int32)
+        parts = []
+        for b in range(blocks):
+            sel = cp.flatnonzero(which == b)
+            rows_b = rows[sel]  # ascending: edges are in row-major order
+            cols_b = cols[sel]
+            del sel
+            if rows_b.size:
+                first = cp.flatnonzero(cp.concatenate(
+                    (cp.ones(1, dtype=bool), rows_b[1:] != rows_b[:-1])))
+            else:
+                first = cp.zeros(0, dtype=np.int64)
+            rowptr = cp.concatenate((first, cp.asarray([rows_b.size]))).astype(np.int64)
+            parts.append((rowptr, rows_b[first], cols_b))
+        del rows, cols, which
+    heavy_row, heavy_start, range_rows, group = [], [], [], []
+    for rowptr, id_map, cols_b in parts:
+        deg = rowptr[1:] - rowptr[:-1]
+        heavy = cp.flatnonzero(deg > HEAVY)
+        pieces = -(-deg[heavy] // CHUNK)
+        # Few heavy rows: expand their pieces on the host.
+        h_rows, h_pieces = cp.asnumpy(heavy), cp.asnumpy(pieces)
+        h_starts = cp.asnumpy(rowptr[heavy])
+        rep_row = np.repeat(h_rows, h_pieces)
+        first_piece = np.cumsum(h_pieces) - h_pieces
+        local = np.arange(rep_row.size) - np.repeat(first_piece, h_pieces)
+        heavy_row.append(cp.asarray(rep_row.astype(np.int64)))
+        heavy_start.append(cp.asarray((np.repeat(h_starts, h_pieces) + local * CHUNK)
+                                      .astype(np.int64)))
+        light_edges = int(cols_b.size) - int(deg[heavy].sum())
+        group.append(_group_width(light_edges, int(id_map.size) - int(heavy.size)))
+        bounds = cp.arange(n_ranges + 1, dtype=np.int64) * RANGE
+        range_rows.append(cp.searchsorted(id_map, bounds.astype(ids)).astype(np.int64))
+    # The merge kernel indexes all blocks' rows in one flat array.
+    sizes = [int(p[1].size) for p in parts]
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    range_ptr = cp.stack([r + int(o) for r, o in zip(range_rows, offsets[:-1], strict=True)])
+    id_map_flat = cp.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+    return Partition(
+        blocks=blocks,
+        rowptr=[p[0] for p in parts],
+        id_map=[p[1] for p in parts],
+        cols=[p[2] for p in parts],
+        group=group,
+        heavy_row=heavy_row,
+        heavy_start=heavy_start,
+        range_ptr=range_ptr,
+        id_map_flat=id_map_flat,
+        rows_total=int(offsets[-1]),
+        out_degree=out_degree.astype(np.int32),
+        order=order,
+    )
+
+
+def _partition_for(graph: Graph, variant: str, block_size: int, reorder: bool) -> Partition:
+    cache = rt._resident(graph)
+    key = ("pagerank", variant, block_size, reorder, rt.cp().cuda.Device().id)
+    part = cache.get(key)
+    if part is None:
+        out = rt.device_csr(graph, "out")
+        csr = rt.device_csr(graph, "in") if variant == "pull" else out
+        part = partition(csr, out.degrees(), block_size, reorder=reorder)
+        cache[key] = part
+    return part
+
+
+def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
+                 tolerance: float = 0.0, *, variant: str | None = None,
+                 block_size: int | None = None, reorder: bool | None = None,
+                 hints: bool = True, hub_cache: bool = False, hub_values: int = 0,
+                 profile: dict | None = None):
+    """(ranks as a device float64 array, iterations, stats).
+
+    ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
+    benchmarks, it serialises nothing but adds event records).
+    """
+    cp = rt.cp()
+    n = graph.num_vertices
+    out = rt.device_csr(graph, "out")
+    m = out.num_edges
+    if block_size is None:
+        block_size = block_vertices(rt.device_info().l2_bytes)
+    block_size = max(1, min(block_size, n))
+    blocks = max(1, -(-n // block_size))
+    if variant is None:
+        variant = choose_variant(n, m, blocks)
+    push = variant == "push"
+    if reorder is None:
+        reorder = m >= REORDER_MIN_EDGES
+    stream = rt.operator_stream()
+    with rt.translate_oom("pagerank on the GPU"), stream:
+        part = _partition_for(graph, variant, block_size, reorder)
+        ids = out.targets.dtype
+        flag = "true" if push else "false"
+        rows_k = {g: rt.kernel("pagerank", "graphdb_pagerank_rows", ids, flag, str(g))
+                  for g in set(part.group)}
+        heavy_k = rt.kernel("pagerank", "graphdb_pagerank_heavy", ids,
+                            "true" if push else "false")
+        merge_k = rt.kernel("pagerank", "graphdb_pagerank_merge_apply", ids)
+        rank = cp.full(n, 1.0 / n, dtype=np.float64)
+        deg = part.out_degree
+        contrib = cp.where(deg > 0, rank / cp.maximum(deg, 1), 0.0).astype(np.float32)
+        scal = cp.zeros(3, dtype=np.float64)
+        scal[0] = float(cp.count_nonzero(deg == 0)) / n
+        l1 = cp.zeros(max(max_iterations, 1), dtype=np.float64)
+        partial = None if push else cp.empty(max(part.rows_total, 1), dtype=np.float32)
+        dense = cp.zeros(n, dtype=np.float32) if push else None
+        row_start = np.concatenate(([0], np.cumsum([int(x.size) for x in part.id_map])))
+        n_ranges = -(-n // RANGE)
+        merge_blocks = max(1, min(n_ranges, rt.device_info().multiprocessors * 2))
+        iterations = 0
+        marks = [] if profile is not None else None
+
+        def mark(label):
+            if marks is not None:
+                ev = cp.cuda.Event()
+                ev.record(stream)
+                marks.append((label, ev))
+
+        mark("start")
+        sms = rt.device_info().multiprocessors
+        # The hub cache serves block 0 (the hottest sources after relabelling) with persistent
+        # 1024-thread blocks, two per SM, so the cache is filled once per block, not per piece.
+        hub = 0
+        if hub_cache and part.order is not None and not push:
+            hub = min(hub_values or HUB_VALUES, n)
+        if 4 * hub + 256 > 48 * 1024:  # past the default limit: opt in to more (up to 227 KiB)
+            for kern in (*rows_k.values(), heavy_k):
+                kern.max_dynamic_shared_size_bytes = 4 * hub
+        for it in range(max_iterations):
+            for b in range(part.blocks):
+                n_rows = int(part.id_map[b].size)
+                target = dense if push else partial[int(row_start[b]):int(row_start[b + 1])]
+                b_hub = hub if b == 0 else 0
+                threads = HUB_THREADS if b_hub else THREADS
+                if n_rows:
+                    g = part.group[b]
+                    grid = 2 * sms if b_hub else rt.grid_for(n_rows * g, THREADS)
+                    rows_k[g]((grid,), (threads,), (
+                        part.rowptr[b], part.id_map[b], part.cols[b], np.int64(n_rows),
+                        np.int32(HEAVY), contrib, target, np.int32(hints), np.int32(b_hub)),
+                        shared_mem=4 * b_hub)
+                    mark(f"rows[{b}]")
+                n_pieces = int(part.heavy_row[b].size)
+                if n_pieces:
+                    grid = min(n_pieces, 2 * sms) if b_hub else min(n_pieces, 65535)
+                    heavy_k((grid,), (threads,), (
+                        part.rowptr[b], part.id_map[b], part.cols[b], part.heavy_row[b],
+                        part.heavy_start[b], np.int64(n_pieces), np.int32(CHUNK), contrib,
+                        target, np.int32(hints), np.int32(b_hub)), shared_mem=4 * b_hub)
+                    mark(f"heavy[{b}]")
+            merge_k((merge_blocks,), (RANGE,), (
+                np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
+                partial if partial is not None else contrib, np.int32(push),
+                dense if push else contrib, np.int64(n), part.out_degree,
+                np.float64(damping), rank, contrib, scal, l1, np.int32(it),
+                np.int32(tolerance > 0)))
+            mark("merge")
+            iterations += 1
+            if tolerance > 0 and float(l1[it].get()) < tolerance:
+                break
+        if marks is not None:
+            marks[-1][1].synchronize()
+            for (_, a), (label, b) in zip(marks[:-1], marks[1:], strict=True):
+                profile[label] = profile.get(label, 0.0) + cp.cuda.get_elapsed_time(a, b)
+        if part.order is not None:
+            original = cp.empty_like(rank)
+            original[part.order] = rank
+            rank = original
+    stats = {"variant": variant, "blocks": part.blocks, "block_vertices": block_size,
+             "rows_total": part.rows_total, "reordered": part.order is not None,
+             "lanes_per_row": part.group, "hub_cache_values": hub}
+    return rank, iterations, stats
+
+
+def pagerank(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
+             tolerance: float = 0.0) -> AlgorithmOutput:
+    """GPU twin of :func:`executor.algorithms.pagerank._pagerank_cpu`."""
+    n = graph.num_vertices
+    if n == 0:
+        return AlgorithmOutput({"vertex": np.zeros(0, dtype=np.int64), "rank": np.zeros(0)},
+                               {"iterations": 0})
+    rank, iterations, stats = pagerank_gpu(graph, damping, max_iterations, tolerance)
+    return AlgorithmOutput(
+        {"vertex": np.arange(n, dtype=np.int64), "rank": rt.cp().asnumpy(rank)},
+        {"iterations": iterations, **stats},
+    )
