@@ -121,6 +121,7 @@ class InputFile:
         self._rows_total = None
         self.start, self.stop = 0, None  # a part: bytes [start, stop) of the file
         self.names: list[str] | None = None  # a later part's column names (it has no header)
+        self.types: dict[str, pa.DataType] = {}  # and their types
         if self.format in TEXT_FORMATS:
             self.delimiter, self.header = self._layout(layout)
         else:
@@ -142,7 +143,11 @@ class InputFile:
         if (parts < 2 or self.format not in TEXT_FORMATS or self.compression
                 or self.size < SPLIT_BYTES):
             return [self]
-        names = self.schema().names
+        schema = self.schema()
+        names = schema.names
+        # Later parts take the column types seen at the start of the file rather than guess
+        # from their own first block: every part then yields the same schema.
+        types = {f.name: f.type for f in schema if not pa.types.is_null(f.type)}
         cuts = [0]
         with open(self.path, "rb") as f:
             for i in range(1, parts):
@@ -157,7 +162,7 @@ class InputFile:
             piece = copy.copy(self)
             piece.start, piece.stop, piece.size = cuts[i], cuts[i + 1], cuts[i + 1] - cuts[i]
             if i:
-                piece.header, piece.names = False, names
+                piece.header, piece.names, piece.types = False, names, types
             pieces.append(piece)
         return pieces
 
@@ -213,7 +218,7 @@ class InputFile:
             stream = CommentFilter(stream)
         read = pacsv.ReadOptions(block_size=self.block_bytes)
         parse = pacsv.ParseOptions(delimiter=self.delimiter)
-        convert = pacsv.ConvertOptions(column_types=column_types)
+        convert = pacsv.ConvertOptions(column_types={**self.types, **column_types})
         if not self.header:
             # Name the columns up front so that column_types can refer to src/dst/weight.
             read = pacsv.ReadOptions(block_size=self.block_bytes,

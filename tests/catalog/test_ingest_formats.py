@@ -133,3 +133,19 @@ def test_parallel_parts_name_the_right_line(tmp_path, monkeypatch):
     with pytest.raises(IngestError) as err:
         load(tmp_path / "db", f)
     assert err.value.line == 2502 and "missing destination" in str(err.value)
+
+
+def test_parallel_parts_keep_the_first_part_types(tmp_path, monkeypatch):
+    """A later part whose values look like integers still reads the first part's doubles."""
+    import pyarrow as pa
+
+    import catalog.readers as readers
+
+    monkeypatch.setattr(readers, "SPLIT_BYTES", 1 << 10)
+    monkeypatch.setattr(readers, "BLOCK_BYTES", 1 << 12)
+    rows = [f"{i},{i + 1},{i}.5" for i in range(500)] + [f"{i},{i + 1},{i}" for i in range(500)]
+    f = write_text(tmp_path / "e.csv", "s,d,score\n" + "\n".join(rows) + "\n")
+    catalog, entry = load(tmp_path / "db", f)
+    table = catalog.edge_table(entry)
+    assert table.schema.field("score").type == pa.float64()
+    assert sorted(table.column("score").to_pylist())[-1] == 499.5
