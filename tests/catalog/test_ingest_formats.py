@@ -143,8 +143,9 @@ def test_parallel_parts_keep_the_first_part_types(tmp_path, monkeypatch):
 
     monkeypatch.setattr(readers, "SPLIT_BYTES", 1 << 10)
     monkeypatch.setattr(readers, "BLOCK_BYTES", 1 << 12)
-    rows = [f"{i},{i + 1},{i}.5" for i in range(500)] + [f"{i},{i + 1},{i}" for i in range(500)]
-    f = write_text(tmp_path / "e.csv", "s,d,score\n" + "\n".join(rows) + "\n")
+    rows = ([f"{i},{i + 1},{i}.5,x" for i in range(500)]
+            + [f"{i},{i + 1},{i},y" for i in range(500)])
+    f = write_text(tmp_path / "e.csv", "s,d,score,tag\n" + "\n".join(rows) + "\n")
     catalog, entry = load(tmp_path / "db", f)
     table = catalog.edge_table(entry)
     assert table.schema.field("score").type == pa.float64()
