@@ -135,18 +135,28 @@ def test_parallel_parts_name_the_right_line(tmp_path, monkeypatch):
     assert err.value.line == 2502 and "missing destination" in str(err.value)
 
 
-def test_parallel_parts_keep_the_first_part_types(tmp_path, monkeypatch):
-    """A later part whose values look like integers still reads the first part's doubles."""
+def test_parallel_parts_behave_like_one_reader_on_types(tmp_path, monkeypatch):
+    """Column types come from the start of the file in every part, as with one reader: later
+    integer-looking values stay doubles, and a fraction after integers is the same error."""
     import pyarrow as pa
 
     import catalog.readers as readers
+    from catalog import IngestError
 
-    monkeypatch.setattr(readers, "SPLIT_BYTES", 1 << 10)
     monkeypatch.setattr(readers, "BLOCK_BYTES", 1 << 12)
     rows = ([f"{i},{i + 1},{i}.5,x" for i in range(500)]
             + [f"{i},{i + 1},{i},y" for i in range(500)])
     f = write_text(tmp_path / "e.csv", "s,d,score,tag\n" + "\n".join(rows) + "\n")
-    catalog, entry = load(tmp_path / "db", f)
-    table = catalog.edge_table(entry)
-    assert table.schema.field("score").type == pa.float64()
-    assert sorted(table.column("score").to_pylist())[-1] == 499.5
+    bad = write_text(tmp_path / "bad.csv", "s,d,score,tag\n" + "\n".join(
+        [f"{i},{i + 1},{i},x" for i in range(500)]
+        + [f"{i},{i + 1},{i}.5,x" for i in range(500)]) + "\n")
+    lines = []
+    for split_bytes in (1 << 30, 1 << 10):  # one reader, then parts
+        monkeypatch.setattr(readers, "SPLIT_BYTES", split_bytes)
+        catalog, entry = load(tmp_path / "db", f, name=f"g{split_bytes}")
+        table = catalog.edge_table(entry)
+        assert table.schema.field("score").type == pa.float64()
+        with pytest.raises(IngestError) as err:
+            load(tmp_path / "db", bad, name="bad")
+        lines.append(err.value.line)
+    assert lines == [502, 502]
