@@ -147,8 +147,10 @@ def test_parallel_parts_behave_like_one_reader_on_types(tmp_path, monkeypatch):
     rows = ([f"{i},{i + 1},{i}.5,x" for i in range(500)]
             + [f"{i},{i + 1},{i},y" for i in range(500)])
     f = write_text(tmp_path / "e.csv", "s,d,score,tag\n" + "\n".join(rows) + "\n")
+    # Long integer rows, then short fractional ones: the second part starts among the integers
+    # and its first block holds both kinds (alone it would guess doubles).
     bad = write_text(tmp_path / "bad.csv", "s,d,score,tag\n" + "\n".join(
-        [f"{i},{i + 1},{i},x" for i in range(500)]
+        [f"{i},{i + 1},{i},{'x' * 12}" for i in range(500)]
         + [f"{i},{i + 1},{i}.5,x" for i in range(500)]) + "\n")
     lines = []
     for split_bytes in (1 << 30, 1 << 10):  # one reader, then parts
