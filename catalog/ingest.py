@@ -1,6 +1,7 @@
 """The ingest pipeline: edge file(s) (and optionally a vertex file) become a stored graph.
 
-    read (streamed batches) -> ids to keys, checks, policies -> spool (memory, then temp files)
+    read (streamed batches; large text files in parallel byte-range parts) -> ids to keys,
+    checks, policies -> spool (memory, then temp files)
     -> id mapping (dense ids in ascending order of the user's ids) -> out-CSR (+ in-CSR of a
     directed graph) by a bucketed counting sort under the memory budget -> edge properties in
     stored order -> write_graph: the Arrow files, then ONE LMDB write transaction with the CSR

@@ -1,7 +1,8 @@
 """Reading an ingest's inputs: which columns are what, checks on every batch, ids to keys.
 
-The edge file streams through :func:`read_edges` batch by batch into a :class:`Spool` of keys;
-nothing here holds more than a group of batches. The vertex file (one row per vertex, so of
+The edge file streams through :func:`read_edges` batch by batch into a :class:`SpoolSet` of
+keys (one spool per parallel part of the input); nothing here holds more than a group of
+batches. The vertex file (one row per vertex, so of
 the order of the id dictionary) is read whole by :func:`read_vertices`.
 """
 
