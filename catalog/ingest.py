@@ -193,6 +193,56 @@ def _map_in_memory(spool: Spool, mapper: IdMapper, undirected: bool) -> dict[str
     return out
 
 
+def _sort_edges(spool: SpoolSet, mapper: IdMapper, options: IngestOptions, weighted: bool,
+                with_rows: bool, budget: int, chunk_rows: int, tmp: Path
+                ) -> tuple[CSR, CSR | None]:
+    """The out-CSR and, for a directed graph, the in-CSR of the spooled edges."""
+    n = mapper.n
+    if spool.spilled:
+        edge_chunks = lambda: _edge_chunks(spool, mapper, options.undirected, chunk_rows)  # noqa: E731
+    else:
+        mapped = [_map_in_memory(spool, mapper, options.undirected)]
+        spool.discard()
+        edge_chunks = lambda: iter(mapped)  # noqa: E731
+    merge = options.merge_weights if options.duplicates == "merge" else None
+    stored = spool.rows * (2 if options.undirected else 1)  # an upper bound (loops go once)
+    # Without merging, the in-CSR is sorted from the input like the out-CSR (in-lists in input
+    # order), so with everything in memory both sorts run at once, one per core. Merged
+    # duplicates must vanish from both: then the in-CSR is sorted from the merged out-CSR.
+    both_at_once = not options.undirected and merge is None and not spool.spilled
+    sort_budget = budget // (4 if both_at_once else 2)
+
+    def sort(chunks, name, **kw):
+        return build_csr(chunks, n, weighted=weighted, budget_bytes=sort_budget, tmpdir=tmp,
+                         name=name, **kw)
+
+    def reverse_chunks():
+        for chunk in edge_chunks():
+            flipped = {"key": chunk["other"], "other": chunk["key"]}
+            if weighted:
+                flipped["weight"] = chunk["weight"]
+            yield flipped
+
+    try:
+        if both_at_once:
+            with ThreadPoolExecutor(1) as pool:
+                pending = pool.submit(sort, reverse_chunks, "in", with_rows=False, merge=None,
+                                      num_edges=stored)
+                out = sort(edge_chunks, "out", with_rows=with_rows, merge=None,
+                           num_edges=stored)
+                return out, pending.result()
+        out = sort(edge_chunks, "out", with_rows=with_rows, merge=merge, num_edges=stored)
+        if options.undirected:
+            return out, None
+        if merge is None:
+            return out, sort(reverse_chunks, "in", with_rows=False, merge=None,
+                             num_edges=stored)
+        return out, sort(lambda: csr_chunks(out, chunk_rows), "in", with_rows=False,
+                         merge=None, num_edges=len(out.targets))
+    finally:
+        spool.discard()
+
+
 def run_ingest(env: Environment, name: str, edges: str, options: IngestOptions, *,
                replace_entry: GraphEntry | None, progress: Progress | None = None) -> GraphEntry:
     """Read, sort and commit graph ``name``; raises IngestError on bad input (nothing stored)."""
@@ -226,7 +276,7 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     vertex_keys = vertex_props = None
     if options.vertices is not None:
         # --delimiter/--no-header describe the edge file; the vertex file has its format's
-        # layout (a header for CSV/TSV) unless it is the same kind of headerless text.
+        # default layout (a header for CSV/TSV, none for text and Graphalytics files).
         vertex_source = InputFiles(options.vertices, options.vertex_format,
                                    block_bytes=block_bytes_for(budget))
         vertex_keys, vertex_props = read_vertices(vertex_source, options.vertex_id, ids)
@@ -267,51 +317,8 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     del ids
     weighted = chosen.weight is not None
     chunk_rows = max(1 << 12, budget // (8 * spool.row_bytes))
-    if spool.spilled:
-        edge_chunks = lambda: _edge_chunks(spool, mapper, options.undirected, chunk_rows)  # noqa: E731
-    else:
-        mapped = [_map_in_memory(spool, mapper, options.undirected)]
-        spool.discard()
-        edge_chunks = lambda: iter(mapped)  # noqa: E731
-    merge = options.merge_weights if options.duplicates == "merge" else None
-    stored = spool.rows * (1 if not options.undirected else 2)
-    # Without merging, the in-CSR is sorted from the input like the out-CSR (in-lists in input
-    # order), so with everything in memory both sorts run at once, one per core. Merged
-    # duplicates must vanish from both: then the in-CSR is sorted from the merged out-CSR.
-    both_at_once = not options.undirected and merge is None and not spool.spilled
-    sort_budget = budget // (4 if both_at_once else 2)
-
-    def sort(chunks, name, **kw):
-        return build_csr(chunks, n, weighted=weighted, budget_bytes=sort_budget, tmpdir=tmp,
-                         name=name, **kw)
-
-    def reverse_chunks():
-        for chunk in edge_chunks():
-            flipped = {"key": chunk["other"], "other": chunk["key"]}
-            if weighted:
-                flipped["weight"] = chunk["weight"]
-            yield flipped
-
-    reverse = None
-    if both_at_once:
-        with ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(sort, reverse_chunks, "in", with_rows=False, merge=None,
-                                  num_edges=stored)
-            out = sort(edge_chunks, "out", with_rows=props is not None, merge=None,
-                       num_edges=stored)
-            reverse = pending.result()
-    else:
-        out = sort(edge_chunks, "out", with_rows=props is not None, merge=merge,
-                   num_edges=stored)
-        if not options.undirected:
-            if merge is None:
-                reverse = sort(reverse_chunks, "in", with_rows=False, merge=None,
-                               num_edges=stored)
-            else:
-                reverse = sort(lambda: csr_chunks(out, chunk_rows), "in", with_rows=False,
-                               merge=None, num_edges=len(out.targets))
-    mapped = None
-    spool.discard()
+    out, reverse = _sort_edges(spool, mapper, options, weighted, props is not None, budget,
+                               chunk_rows, tmp)
     arrays = {"out_offsets": out.offsets, "out_targets": out.targets}
     if weighted:
         arrays["out_weights"] = out.weights
