@@ -31,7 +31,8 @@ from .csrbuild import MERGE_WEIGHTS, CSR, build_csr, csr_chunks
 from .entries import GraphEntry
 from .errors import IngestError
 from .idmap import IdMapper, IdSet
-from .inputs import EdgeColumns, group_rows_for, read_edges, read_vertices
+from .inputs import (EdgeColumns, group_rows_for, read_edges, read_vertices,
+                     text_column_types)
 from .progress import Progress
 from .readers import InputFiles, TextLayout, block_bytes_for
 from .spool import Spool, SpoolSet
@@ -287,8 +288,9 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
 
     # Peek at the columns first: whether there is a weight and properties decides the spool.
     first = source.files[0]
-    chosen = EdgeColumns.choose(first.schema(), first.path, options.src, options.dst,
-                                options.weight, first.format)
+    schema = first.schema()
+    chosen = EdgeColumns.choose(schema, first.path, options.src, options.dst, options.weight,
+                                first.format)
     spool_columns = {"src": np.int64, "dst": np.int64}
     if chosen.weight:
         spool_columns["weight"] = np.float64
@@ -303,7 +305,8 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     counts = read_edges(source, lambda schema, f: chosen, ids, spool,
                         drop_loops=options.self_loops == "drop", check_missing=check_missing,
                         property_sink=props, progress=progress,
-                        group_rows=group_rows_for(budget))
+                        group_rows=group_rows_for(budget),
+                        column_types=text_column_types(schema, chosen, options.id_type))
     # Arrow's allocator keeps freed blocks for reuse; hand the reader's back before sorting.
     pa.default_memory_pool().release_unused()
     if props is not None:
