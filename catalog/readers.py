@@ -4,10 +4,12 @@ Formats: CSV/TSV (header and delimiter options), SNAP text (``#`` comments anywh
 separated), LDBC Graphalytics ``.v``/``.e``, Parquet and Arrow IPC; text inputs may be gzip, bz2 or
 zstd compressed (``.gz``/``.bz2``/``.zst``); a glob pattern reads several files as one input.
 
-Every file is read as a stream of Arrow record batches (pyarrow's multi-threaded CSV reader,
+Every file is read as a stream of Arrow record batches (pyarrow's streaming CSV reader,
 ``ParquetFile.iter_batches``, IPC batches), so memory stays at a few blocks whatever the file size.
-Parsing never loops over lines in Python; only when a reader rejects a file, or a later check
-rejects a row, is the file scanned once more, line by line, to name the line and the problem.
+pyarrow's streaming CSV reader parses on one thread, so a large uncompressed text file is cut
+into byte-range parts at line ends, one reader thread each (``InputFiles.split``). Parsing never
+loops over lines in Python; only when a reader rejects a file, or a later check rejects a row, is
+the file scanned once more, line by line, to name the line and the problem.
 """
 
 from __future__ import annotations
