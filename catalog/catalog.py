@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from storage import Environment, delete_arrays, get_array
+from storage import BufferManager, Environment, delete_topology
 
 from .entries import GraphEntry
 from .errors import CatalogError, GraphExists, GraphNotFound, IngestError
@@ -27,8 +27,10 @@ def valid_graph_name(name: str) -> bool:
 class Catalog:
     """Graph entries in the ``catalog`` sub-database; data through ``storage``."""
 
-    def __init__(self, env: Environment):
+    def __init__(self, env: Environment, buffers: BufferManager | None = None):
         self.env = env
+        #: every read of stored topology goes through this pool (never LMDB directly)
+        self.buffers = buffers if buffers is not None else BufferManager(env)
 
     # -- reading ------------------------------------------------------------------------------
     def entries(self) -> list[GraphEntry]:
@@ -58,8 +60,7 @@ class Catalog:
         return GraphEntry.from_json(raw)
 
     def read_array(self, entry: GraphEntry, array: str) -> np.ndarray:
-        with self.env.read_txn() as txn:
-            return get_array(txn, self.env.db("blocks"), entry.graph_id, array)
+        return self.buffers.read_array(entry.graph_id, array)
 
     def vertex_ids(self, entry: GraphEntry) -> pa.Array:
         """The user's vertex ids, indexed by internal id (memory-mapped Arrow file)."""
@@ -114,6 +115,7 @@ class Catalog:
                 raise
             if old is not None:
                 shutil.rmtree(self.env.graph_dir(old.graph_id), ignore_errors=True)
+                self.buffers.forget(old.graph_id)
             return entry
 
     def drop(self, name: str) -> GraphEntry:
@@ -121,10 +123,11 @@ class Catalog:
             entry = self.get(name)
 
             def commit(txn):
-                delete_arrays(txn, self.env.db("blocks"), entry.graph_id)
+                delete_topology(self.env, txn, entry.graph_id)
                 txn.delete(entry.name.encode(), db=self.env.db("catalog"))
 
             self.env.write(commit)
+            self.buffers.forget(entry.graph_id)
             shutil.rmtree(self.env.graph_dir(entry.graph_id), ignore_errors=True)
             return entry
 

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage import Environment, put_array
+from storage import Environment, delete_topology, write_topology
 
 from .entries import GraphEntry
 from .errors import IngestError
@@ -144,12 +144,10 @@ def write_graph(env: Environment, name: str, ids: pa.Array, src: np.ndarray, dst
     )
 
     def commit(txn):
-        from storage import delete_arrays
-
-        for array_name, values in arrays.items():
-            put_array(txn, db_blocks, graph_id, array_name, values)
+        # CSR blocks and slotted pages, in the same transaction as the entry that makes them visible
+        entry.stats.update(write_topology(env, txn, graph_id, arrays))
         if replace_entry is not None:
-            delete_arrays(txn, db_blocks, replace_entry.graph_id)
+            delete_topology(env, txn, replace_entry.graph_id)
         txn.put(name.encode(), entry.to_json(), db=db_catalog)
 
     env.write(commit)

@@ -15,7 +15,7 @@ from catalog import Catalog, IngestOptions
 from executor.device import select_device
 from executor.plan import DescribeGraph, ShowGraphs
 from executor.runner import Runner
-from storage import Environment
+from storage import BufferManager, Environment, stats_table
 
 from .errors import Error, InterfaceError, translate
 from .query.explain import explain_lines
@@ -29,7 +29,8 @@ __all__ = ["Connection", "connect"]
 
 def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
             create: bool = True, device: str = "auto",
-            memory_limit: int | str | None = None) -> "Connection":
+            memory_limit: int | str | None = None, buffer_pool_size: int | str | None = None,
+            page_size: int | None = None) -> "Connection":
     """Open (or create) the database at ``path``; ``None`` makes a temporary one.
 
     Examples
@@ -40,7 +41,8 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
     []
     """
     return Connection(path, read_only=read_only, create=create, device=device,
-                      memory_limit=memory_limit)
+                      memory_limit=memory_limit, buffer_pool_size=buffer_pool_size,
+                      page_size=page_size)
 
 
 class Connection:
@@ -48,20 +50,25 @@ class Connection:
 
     def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False,
                  create: bool = True, device: str = "auto",
-                 memory_limit: int | str | None = None):
+                 memory_limit: int | str | None = None, buffer_pool_size: int | str | None = None,
+                 page_size: int | None = None):
         self._temporary = path is None
         if path is None:
             path = tempfile.mkdtemp(prefix="graphdb-")
         self.path = Path(path)
         try:
-            self._env = Environment(self.path, create=create and not read_only, read_only=read_only)
+            self._env = Environment(self.path, create=create and not read_only, read_only=read_only,
+                                    page_size=page_size)
             settings = Settings().set("device", device)
             if memory_limit is not None:
                 settings = settings.set("memory_limit", memory_limit)
+            if buffer_pool_size is not None:
+                settings = settings.set("buffer_pool_size", buffer_pool_size)
+            buffers = BufferManager(self._env, settings.buffer_pool_size)
         except Exception as exc:
             raise translate(exc) from None
         self.settings = settings
-        self.catalog = Catalog(self._env)
+        self.catalog = Catalog(self._env, buffers)
         self._runner = Runner(self.catalog, self._device)
         self._device_cache: tuple[tuple, Any] | None = None
         self._closed = False
@@ -70,6 +77,7 @@ class Connection:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self.catalog.buffers.close()
             self._env.close()
             if self._temporary:
                 shutil.rmtree(self.path, ignore_errors=True)
@@ -120,11 +128,15 @@ class Connection:
             settings = self.settings.set(name, value)
             if name.lower() in ("device", "memory_limit"):
                 select_device(settings.device, settings.memory_limit)  # fail now, not later
+            if name.lower() == "buffer_pool_size":
+                self.catalog.buffers.resize(settings.buffer_pool_size)
             self.settings = settings
             return pa.table({}), f"{name} = {getattr(self.settings, name.lower())!r}"
         if statement.kind == "reset":
             name = str(ast.expression.this if ast.expression is not None else "").strip()
             self.settings = self.settings.reset(name)
+            if name.lower() == "buffer_pool_size":
+                self.catalog.buffers.resize(self.settings.buffer_pool_size)
             return pa.table({}), f"{name} reset to {getattr(self.settings, name.lower())!r}"
         if statement.kind == "show_graphs":
             plan, _ = ShowGraphs(), None
@@ -169,6 +181,11 @@ class Connection:
             "directed": entry.directed, "weighted": entry.weighted,
             "seconds": time.perf_counter() - start,
         }
+
+    def buffer_stats(self) -> pa.Table:
+        """Buffer pool counters, one row per pool (what ``SELECT * FROM buffer_stats()`` shows)."""
+        self._check_open()
+        return stats_table(self.catalog.buffers)
 
     def graphs(self) -> list[str]:
         return sorted(self.catalog.names())

@@ -41,6 +41,8 @@ class Settings:
     memory_limit: int | None = None
     #: CPU threads for Arrow compute; None = all cores
     threads: int | None = None
+    #: bytes of host frames the buffer manager may hold; None = a share of physical memory
+    buffer_pool_size: int | None = None
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()
@@ -52,6 +54,8 @@ class Settings:
             return replace(self, device=text)
         if name == "memory_limit":
             return replace(self, memory_limit=parse_bytes(value, "memory_limit"))
+        if name == "buffer_pool_size":
+            return replace(self, buffer_pool_size=parse_bytes(value, "buffer_pool_size"))
         if name == "threads":
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InvalidInputError(f"threads must be a positive integer, got {value!r}")

@@ -3,68 +3,158 @@
 Key layout in the ``blocks`` sub-database::
 
     <graph_id>/<array>/meta      b"<dtype>:<length>:<block_bytes>"
-    <graph_id>/<array>/<%010d>   the bytes of block number n (the last one may be short)
+    <graph_id>/<array>/<%010d>   block n: its bytes (the last block may be short), then an
+                                 8-byte trailer: checksum u32, algorithm u8 (storage.checksum),
+                                 3 zero bytes
 
 Cutting arrays into blocks keeps every LMDB value bounded and lets an operator read any range of
 an array (a range of vertices' offsets, the edges of those vertices) without reading the rest.
+The checksum trailer means a damaged block raises :class:`CorruptData` instead of being returned.
+Readers that go through the buffer manager use :func:`block_key` and :func:`unpack_block`.
 """
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
+from .checksum import checksum, default_algorithm
 from .errors import CorruptData, StorageError
 
-__all__ = ["DEFAULT_BLOCK_BYTES", "put_array", "get_array", "array_info", "delete_arrays"]
+__all__ = [
+    "DEFAULT_BLOCK_BYTES",
+    "ArrayInfo",
+    "array_info",
+    "block_key",
+    "delete_arrays",
+    "get_array",
+    "get_range",
+    "put_array",
+    "unpack_block",
+]
 
-DEFAULT_BLOCK_BYTES = 4 << 20
+#: The default page size: the buffer pool's frames are one page, so blocks should not be larger
+#: (write_topology uses the database's page size).
+DEFAULT_BLOCK_BYTES = 2 << 20
+TRAILER = struct.Struct("<IB3x")
+TRAILER_BYTES = TRAILER.size
 
 
 def _key(graph_id: str, array: str, suffix: str) -> bytes:
     return f"{graph_id}/{array}/{suffix}".encode()
 
 
+def block_key(graph_id: str, array: str, n: int) -> bytes:
+    return _key(graph_id, array, f"{n:010d}")
+
+
+class ArrayInfo:
+    """dtype, length and block size of a stored array, with block arithmetic."""
+
+    __slots__ = ("block_bytes", "dtype", "length")
+
+    def __init__(self, dtype: np.dtype, length: int, block_bytes: int):
+        self.dtype, self.length, self.block_bytes = np.dtype(dtype), length, block_bytes
+
+    @property
+    def per_block(self) -> int:
+        return self.block_bytes // self.dtype.itemsize
+
+    @property
+    def num_blocks(self) -> int:
+        return -(-self.length // self.per_block) if self.length else 0
+
+    def block_length(self, n: int) -> int:
+        """Elements in block ``n``."""
+        return min(self.per_block, self.length - n * self.per_block)
+
+    def __iter__(self):  # unpacks as (dtype, length, block_bytes)
+        return iter((self.dtype, self.length, self.block_bytes))
+
+
 def put_array(txn, db, graph_id: str, array: str, values: np.ndarray,
               block_bytes: int = DEFAULT_BLOCK_BYTES) -> int:
-    """Store ``values`` under (graph_id, array); returns the bytes written."""
-    values = np.ascontiguousarray(values)
-    raw = values.view(np.uint8).reshape(-1) if values.size else np.zeros(0, np.uint8)
+    """Store ``values`` under (graph_id, array); returns the bytes written.
+
+    ``values`` may be an ``np.memmap``: it is read one block at a time.
+    """
     itemsize = values.dtype.itemsize
     block_bytes = max(itemsize, block_bytes - block_bytes % itemsize)
+    per_block = block_bytes // itemsize
     meta = f"{values.dtype.str}:{values.size}:{block_bytes}".encode()
     txn.put(_key(graph_id, array, "meta"), meta, db=db)
-    for n, start in enumerate(range(0, raw.size, block_bytes)):
-        txn.put(_key(graph_id, array, f"{n:010d}"), raw[start : start + block_bytes].tobytes(), db=db)
-    return raw.size
+    flat = values.reshape(-1)
+    for n, start in enumerate(range(0, flat.size, per_block)):
+        raw = np.ascontiguousarray(flat[start : start + per_block]).view(np.uint8)
+        txn.put(block_key(graph_id, array, n), _with_trailer(raw), db=db)
+    return flat.size * itemsize
 
 
-def array_info(txn, db, graph_id: str, array: str) -> tuple[np.dtype, int, int]:
+def _with_trailer(raw: np.ndarray) -> bytes:
+    out = bytearray(raw.size + TRAILER_BYTES)
+    view = memoryview(out)
+    view[: raw.size] = raw.data
+    algorithm = default_algorithm()
+    TRAILER.pack_into(out, raw.size, checksum(raw.data, algorithm), algorithm)
+    return out
+
+
+def unpack_block(value, where: str) -> memoryview:
+    """The payload of a stored block after checking its trailer; CorruptData when it fails."""
+    if value is None:
+        raise CorruptData(f"{where} is missing")
+    view = memoryview(value)
+    if len(view) < TRAILER_BYTES:
+        raise CorruptData(f"{where} is truncated")
+    payload = view[: len(view) - TRAILER_BYTES]
+    expected, algorithm = TRAILER.unpack_from(view, len(view) - TRAILER_BYTES)
+    if checksum(payload, algorithm) != expected:
+        raise CorruptData(f"{where} fails its checksum")
+    return payload
+
+
+def array_info(txn, db, graph_id: str, array: str) -> ArrayInfo:
     meta = txn.get(_key(graph_id, array, "meta"), db=db)
     if meta is None:
         raise StorageError(f"array {array!r} of graph {graph_id} is missing")
     dtype, length, block_bytes = bytes(meta).decode().split(":")
-    return np.dtype(dtype), int(length), int(block_bytes)
+    return ArrayInfo(np.dtype(dtype), int(length), int(block_bytes))
+
+
+def get_range(txn, db, graph_id: str, array: str, start: int, stop: int,
+              info: ArrayInfo | None = None) -> np.ndarray:
+    """Elements ``start:stop`` of a stored array, reading only the blocks that hold them."""
+    info = info or array_info(txn, db, graph_id, array)
+    start, stop = max(0, start), min(stop, info.length)
+    out = np.empty(max(0, stop - start), dtype=info.dtype)
+    if not out.size:
+        return out
+    per = info.per_block
+    for n in range(start // per, (stop - 1) // per + 1):
+        where = f"block {n} of array {array!r} (graph {graph_id})"
+        payload = unpack_block(txn.get(block_key(graph_id, array, n), db=db), where)
+        block = np.frombuffer(payload, dtype=info.dtype)
+        if len(block) != info.block_length(n):
+            raise CorruptData(f"{where} has {len(block)} elements, expected {info.block_length(n)}")
+        lo, hi = max(start, n * per), min(stop, (n + 1) * per)
+        out[lo - start : hi - start] = block[lo - n * per : hi - n * per]
+    return out
 
 
 def get_array(txn, db, graph_id: str, array: str) -> np.ndarray:
     """Read a whole array back into a new numpy array."""
-    dtype, length, block_bytes = array_info(txn, db, graph_id, array)
-    out = np.empty(length, dtype=dtype)
-    raw = out.view(np.uint8).reshape(-1)
-    nblocks = -(-raw.size // block_bytes) if raw.size else 0
-    for n in range(nblocks):
-        block = txn.get(_key(graph_id, array, f"{n:010d}"), db=db)
-        start = n * block_bytes
-        expected = min(block_bytes, raw.size - start)
-        if block is None or len(block) != expected:
-            raise CorruptData(f"block {n} of array {array!r} (graph {graph_id}) is missing or short")
-        raw[start : start + expected] = np.frombuffer(block, dtype=np.uint8)
-    return out
+    info = array_info(txn, db, graph_id, array)
+    return get_range(txn, db, graph_id, array, 0, info.length, info)
 
 
 def delete_arrays(txn, db, graph_id: str) -> int:
     """Delete every block of every array of ``graph_id``; returns the number of keys deleted."""
-    prefix = f"{graph_id}/".encode()
+    return delete_prefix(txn, db, f"{graph_id}/".encode())
+
+
+def delete_prefix(txn, db, prefix: bytes) -> int:
+    """Delete every key starting with ``prefix`` in ``db``; returns how many."""
     cursor = txn.cursor(db=db)
     deleted = 0
     if cursor.set_range(prefix):

@@ -3,34 +3,45 @@
 A database is a directory::
 
     DB/
-      meta.lmdb/        LMDB environment: sub-databases 'catalog' (graph entries) and
-                        'blocks' (CSR arrays cut into fixed-size blocks)
+      meta.lmdb/        LMDB environment: sub-databases 'catalog' (graph entries),
+                        'blocks' (CSR arrays cut into fixed-size blocks), 'pages' (slotted
+                        topology pages) and 'meta' (the page layout, per-graph topology info)
       graphs/<id>/      Arrow IPC files of one graph version (vertex ids, properties)
 
 LMDB gives one writer and many readers with ACID commits: a write transaction either commits
 whole or leaves no trace, also when the process is killed in the middle. Files under ``graphs/``
 are written *before* the transaction that references them commits; a directory that no committed
 catalog entry references is an unfinished ingest and is removed by the next writer.
+
+The page layout (page size, record-id widths) is chosen when the database is created and kept
+in 'meta'; CSR blocks use the page size too, so one frame size in the buffer manager fits both.
+Another process may grow the LMDB map while this one has it open; LMDB then refuses new
+transactions here until the map is re-read (``set_mapsize(0)``), which both paths below do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 import lmdb
 
-from .errors import DatabaseLocked, StorageError
+from .errors import DatabaseLocked, MapTooSmall, StorageError
+from .pages import PageLayout
 
-__all__ = ["Environment", "SUBDATABASES"]
+__all__ = ["SUBDATABASES", "Environment"]
 
 T = TypeVar("T")
 
-SUBDATABASES = ("catalog", "blocks", "meta")
+SUBDATABASES = ("catalog", "blocks", "pages", "meta")
+_LAYOUT_KEY = b"storage/layout"
 
-#: Initial LMDB map size; it doubles whenever a write transaction fills it.
+#: Initial LMDB map size; it doubles whenever a write transaction fills it. The environment
+#: variable lets tests start small so that growth (and other processes adopting it) is exercised.
 INITIAL_MAP_SIZE = 1 << 30
 #: Marker file that identifies a directory as a graphdb database.
 MARKER = "graphdb.db"
@@ -40,7 +51,8 @@ FORMAT_VERSION = 1
 class Environment:
     """An open database directory (LMDB environment + the Arrow file area)."""
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True, read_only: bool = False):
+    def __init__(self, path: str | os.PathLike, *, create: bool = True, read_only: bool = False,
+                 page_size: int | None = None):
         self.path = Path(path)
         self.read_only = read_only
         if self.path.exists() and not self.path.is_dir():
@@ -63,7 +75,7 @@ class Environment:
         try:
             self._env = lmdb.open(
                 str(self.path / "meta.lmdb"),
-                map_size=INITIAL_MAP_SIZE,
+                map_size=int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE))),
                 max_dbs=len(SUBDATABASES) + 4,
                 readonly=read_only,
                 subdir=True,
@@ -73,24 +85,70 @@ class Environment:
             raise StorageError(f"cannot open database '{self.path}': {exc}") from exc
         self._dbs = {}
         if not read_only:
+            # py-lmdb opens named sub-databases of a writable environment in a write transaction,
+            # so a read-write open waits while another process commits (an ingest's final
+            # transaction). A read-only open never waits: readers never block in LMDB.
             with self._env.begin(write=True) as txn:
                 for name in SUBDATABASES:
                     self._dbs[name] = self._env.open_db(name.encode(), txn=txn)
+                self.layout = self._layout(txn, page_size)
         else:
             for name in SUBDATABASES:
                 try:
                     self._dbs[name] = self._env.open_db(name.encode(), create=False)
                 except lmdb.NotFoundError:
                     self._dbs[name] = None
+            with self.read_txn() as txn:
+                self.layout = self._layout(txn, page_size)
+
+    def _layout(self, txn, page_size: int | None) -> PageLayout:
+        """The database's page layout; a new database stores the one asked for (or the default)."""
+        raw = txn.get(_LAYOUT_KEY, db=self._dbs["meta"]) if self._dbs["meta"] else None
+        if raw is not None:
+            layout = PageLayout(**json.loads(bytes(raw)))
+            if page_size is not None and page_size != layout.page_size:
+                raise StorageError(
+                    f"database '{self.path}' was created with page_size {layout.page_size}; "
+                    f"a page size is chosen once, when a database is created")
+            return layout
+        layout = PageLayout() if page_size is None else PageLayout(page_size=int(page_size))
+        if not self.read_only:
+            txn.put(_LAYOUT_KEY, json.dumps(layout.__dict__).encode(), db=self._dbs["meta"])
+        return layout
 
     # -- transactions ---------------------------------------------------------------------
     def db(self, name: str):
         return self._dbs[name]
 
+    def _begin(self, write: bool) -> lmdb.Transaction:
+        try:
+            return self._env.begin(write=write, buffers=not write)
+        except lmdb.MapResizedError:  # another process grew the map: adopt its size
+            self._env.set_mapsize(0)
+            return self._env.begin(write=write, buffers=not write)
+
     @contextlib.contextmanager
     def read_txn(self) -> Iterator[lmdb.Transaction]:
-        with self._env.begin(write=False, buffers=True) as txn:
+        """A read snapshot; values are memoryviews valid only inside the ``with`` block."""
+        with self._begin(write=False) as txn:
             yield txn
+
+    def map_headroom(self) -> int:
+        """Bytes the map has beyond the pages in use (a lower bound: freed pages are reused)."""
+        info, stat = self._env.info(), self._env.stat()
+        return info["map_size"] - (info["last_pgno"] + 1) * stat["psize"]
+
+    def reserve(self, nbytes: int) -> None:
+        """Grow the map ahead of a big write so it is not redone after MapFull.
+
+        Call it outside any transaction of this process (LMDB's rule for resizing)."""
+        info = self._env.info()
+        wanted = info["map_size"] - self.map_headroom() + 2 * int(nbytes)
+        if wanted > info["map_size"]:
+            size = info["map_size"]
+            while size < wanted:
+                size *= 2
+            self._env.set_mapsize(size)
 
     def write(self, fn: Callable[[lmdb.Transaction], T]) -> T:
         """Run ``fn(txn)`` in one write transaction, growing the map and retrying when full.
@@ -101,8 +159,10 @@ class Environment:
             raise StorageError("database is open read-only")
         while True:
             try:
-                with self._env.begin(write=True) as txn:
+                with self._begin(write=True) as txn:
                     return fn(txn)
+            except MapTooSmall as short:  # said before writing: grow once, to what is needed
+                self.reserve(short.nbytes)
             except lmdb.MapFullError:
                 self._env.set_mapsize(self._env.info()["map_size"] * 2)
             except lmdb.Error as exc:

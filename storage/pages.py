@@ -1,0 +1,405 @@
+"""Slotted topology pages after GTS (Kim et al., SIGMOD '16), built from a CSR with numpy.
+
+A graph's adjacency (one direction: out-edges, or in-edges) is cut into fixed-size pages that a
+GPU can stream. Vertices are packed in id order, so every page covers a contiguous vertex range
+and the page-to-first-vertex table (GTS's RVT) maps a record id back to a vertex id.
+
+Page layout (``page_size`` bytes, little endian)::
+
+    byte 0        64                                         free                page_size
+    +-----------+---------+---------+-----+---------------> <-----+--------+--------+
+    |  HEADER   |  REC_0  |  REC_1  | ... |     (zeros)           | SLOT_1 | SLOT_0 |
+    +-----------+---------+---------+-----+---------------> <-----+--------+--------+
+                records grow forward from byte 64; slot i sits at page_size - 12 * (i + 1)
+
+    HEADER (64 bytes)
+      0  magic        4s  b"GDBP"
+      4  version      u16 FORMAT_VERSION
+      6  kind         u8  1 = small page (many vertices), 2 = large page (part of one vertex)
+      7  flags        u8  bit 0: records carry weights
+      8  checksum     u32 of bytes [12, page_size): everything after this field
+     12  page_size    u32
+     16  page_id      u64 this page's id (also its position in the page table)
+     24  first_vertex u64 the vertex of slot 0
+     32  num_slots    u32 vertices in the page (1 on a large page)
+     36  records_end  u32 first free byte after the last record
+     40  num_edges    u32 neighbour entries in the page
+     44  pid_bytes    u8  p: width of a record id's page number
+     45  slot_bytes   u8  q: width of a record id's slot number
+     46  weight_bytes u8  0, or 8 (float64 weights)
+     47  checksum_alg u8  1 = zlib crc32, 2 = xxh3 (low 32 bits); see storage.checksum
+     48  chain_index  u32 large page: position in its vertex's chain (0 on a small page)
+     52  chain_length u32 large page: pages in the chain (1 on a small page)
+     56  edge_start   u64 CSR position of the page's first edge (edge properties line up)
+
+    REC  = [ N: u32 | RID_0 ... RID_{N-1} (N * (p+q) bytes) | pad | W_0 ... W_{N-1} (N * f8) ]
+           a record starts at a multiple of 4 (8 when weighted); pad aligns the weights to 8
+    RID  = [ page id: p bytes | slot: q bytes ]   the neighbour's record id (physical id)
+    SLOT = [ vertex id: u64 | record offset: u32 ]
+
+A vertex whose record (plus its slot) does not fit in an empty page gets a chain of *large pages*:
+each holds one slot and a part of the adjacency list. The vertex's record id is (first page of
+the chain, 0). Physical ids let a kernel see on which page a neighbour lives without a lookup
+(GTS marks "page needed at the next level" from them); the page table turns them back into
+vertex ids: ``vertex = page_first_vertex[pid] + slot``.
+
+Construction is vectorized: packing is one ``searchsorted`` per page over the prefix sums of
+record sizes, and a page's bytes are placed with boolean masks (no Python loop over edges).
+Pages are produced one at a time so that a CSR held in ``np.memmap`` is never read whole.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .checksum import checksum, default_algorithm
+from .errors import CorruptData, StorageError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "HEADER_BYTES",
+    "LARGE",
+    "SLOT_BYTES",
+    "SMALL",
+    "PageLayout",
+    "PagePlan",
+    "decode_page",
+    "iter_pages",
+    "pages_of_vertices",
+    "plan_pages",
+    "read_header",
+    "rid_to_vertex",
+    "verify_page",
+]
+
+MAGIC = b"GDBP"
+FORMAT_VERSION = 1
+HEADER = struct.Struct("<4sHBBIIQQIIIBBBBIIQ")
+HEADER_BYTES = HEADER.size
+assert HEADER_BYTES == 64
+SLOT_DTYPE = np.dtype([("vid", "<u8"), ("off", "<u4")])
+SLOT_BYTES = SLOT_DTYPE.itemsize
+SMALL, LARGE = 1, 2
+_CRC_START = 12  # the checksum covers the page from the byte after its own field
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """Page size and record-id widths of a database (GTS's (p, q); default (3, 3))."""
+
+    page_size: int = 2 << 20
+    pid_bytes: int = 3
+    slot_bytes: int = 3
+
+    def __post_init__(self):
+        if not 1 <= self.pid_bytes <= 8 or not 1 <= self.slot_bytes <= 8:
+            raise StorageError("record-id widths must be between 1 and 8 bytes")
+        if self.page_size % 8 or self.page_size < 256 or self.page_size >= 1 << 32:
+            raise StorageError(f"page size must be a multiple of 8 between 256 B and 4 GiB, "
+                               f"got {self.page_size}")
+
+    @property
+    def rid_bytes(self) -> int:
+        return self.pid_bytes + self.slot_bytes
+
+    def record_bytes(self, degree: np.ndarray, weighted: bool) -> np.ndarray:
+        """Bytes of each vertex's record (count, record ids, padding, weights)."""
+        align = 8 if weighted else 4
+        head = 4 + degree.astype(np.int64) * self.rid_bytes
+        head = (head + align - 1) // align * align
+        return head + 8 * degree if weighted else head
+
+    def edges_per_large_page(self, weighted: bool) -> int:
+        usable = self.page_size - HEADER_BYTES - SLOT_BYTES - 4 - 7
+        return max(1, usable // (self.rid_bytes + (8 if weighted else 0)))
+
+
+@dataclass(frozen=True)
+class PagePlan:
+    """Where every vertex goes: page runs in vertex order and each vertex's record id.
+
+    ``page_first_vertex`` and ``page_kind`` form the page table (one entry per page); a run of
+    large pages with the same first vertex is that vertex's chain.
+    """
+
+    layout: PageLayout
+    weighted: bool
+    page_first_vertex: np.ndarray  # int64, one per page
+    page_kind: np.ndarray  # uint8 SMALL / LARGE
+    page_last_vertex: np.ndarray  # int64, exclusive end of each page's vertex range
+    vertex_pid: np.ndarray  # record id of every vertex: page ...
+    vertex_slot: np.ndarray  # ... and slot
+    vertex_rid: np.ndarray | None  # both packed as page | slot << 8p (when p + q <= 8 bytes)
+    checksum: int  # algorithm sealing the pages (storage.checksum)
+
+    @property
+    def num_pages(self) -> int:
+        return len(self.page_first_vertex)
+
+
+def plan_pages(offsets: np.ndarray, layout: PageLayout, weighted: bool) -> PagePlan:
+    """Pack vertices into pages in id order; one loop iteration per page, none per edge."""
+    n = len(offsets) - 1
+    degree = np.diff(np.asarray(offsets, dtype=np.int64))
+    need = layout.record_bytes(degree, weighted) + SLOT_BYTES
+    capacity = layout.page_size - HEADER_BYTES
+    max_slots = min(1 << (8 * layout.slot_bytes), capacity // (4 + SLOT_BYTES))
+    per_large = layout.edges_per_large_page(weighted)
+    cum = np.cumsum(need)
+    firsts, kinds, lasts = [], [], []
+    v = 0
+    while v < n:
+        base = int(cum[v - 1]) if v else 0
+        if need[v] > capacity:  # a hub: a chain of large pages holds its adjacency list
+            chain = -(-int(degree[v]) // per_large)
+            firsts.extend([v] * chain)
+            kinds.extend([LARGE] * chain)
+            lasts.extend([v + 1] * chain)
+            v += 1
+            continue
+        # Every vertex whose prefix sum fits; a hub's record alone exceeds the capacity, so the
+        # search stops before it.
+        end = int(np.searchsorted(cum, base + capacity, side="right"))
+        end = min(end, v + max_slots)
+        firsts.append(v)
+        kinds.append(SMALL)
+        lasts.append(end)
+        v = end
+    page_first = np.asarray(firsts, dtype=np.int64)
+    page_kind = np.asarray(kinds, dtype=np.uint8)
+    page_last = np.asarray(lasts, dtype=np.int64)
+    if len(page_first) > 1 << (8 * layout.pid_bytes):
+        raise StorageError(
+            f"{len(page_first)} pages do not fit {layout.pid_bytes}-byte page ids; "
+            "use a larger page size or wider record ids")
+    # A run is a small page or a whole chain: its first page id names every vertex in it.
+    run_start = np.ones(len(page_first), dtype=bool)
+    run_start[1:] = (page_kind[1:] == SMALL) | (page_first[1:] != page_first[:-1])
+    run_pid = np.flatnonzero(run_start)
+    run_len = page_last[run_pid] - page_first[run_pid]
+    vertex_pid = np.repeat(run_pid.astype(np.int64), run_len)
+    vertex_slot = np.arange(n, dtype=np.int64) - np.repeat(page_first[run_pid], run_len)
+    vertex_rid = None
+    if layout.rid_bytes <= 8:
+        vertex_rid = vertex_pid.astype(np.uint64) | (
+            vertex_slot.astype(np.uint64) << np.uint64(8 * layout.pid_bytes))
+    return PagePlan(layout, weighted, page_first, page_kind, page_last, vertex_pid, vertex_slot,
+                    vertex_rid, default_algorithm())
+
+
+def _little_endian_bytes(values: np.ndarray, width: int) -> np.ndarray:
+    """(len, width) uint8: the low ``width`` bytes of each value, little endian."""
+    wide = np.ascontiguousarray(values, dtype="<u8").view(np.uint8).reshape(-1, 8)
+    return wide[:, :width]
+
+
+def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets: np.ndarray,
+                   weights: np.ndarray | None) -> tuple[int, np.ndarray]:
+    """Write the records of consecutive vertices (or one part of a hub) after the header.
+
+    Returns the end of the records and each record's offset in the page.
+
+    Each record is four segments (count, record ids, padding, weights); one ``np.repeat`` labels
+    every *unit* of the region with its segment kind, and boolean masks drop the values in place.
+    The unit is the largest of 1, 2 or 4 bytes that divides every segment (2 bytes for 6-byte
+    record ids), which halves or quarters the work against labelling single bytes.
+    """
+    layout = plan.layout
+    r = layout.rid_bytes
+    unit = np.gcd(4, r)
+    utype = np.dtype(f"<u{unit}")
+    if plan.vertex_rid is not None:  # one gather of packed record ids, then their low bytes
+        packed = plan.vertex_rid[targets].astype("<u8", copy=False)
+        rid = packed.view(utype).reshape(-1, 8 // unit)[:, : r // unit]
+    else:
+        rid = np.empty((len(targets), r), dtype=np.uint8)
+        rid[:, : layout.pid_bytes] = _little_endian_bytes(plan.vertex_pid[targets],
+                                                          layout.pid_bytes)
+        rid[:, layout.pid_bytes:] = _little_endian_bytes(plan.vertex_slot[targets],
+                                                         layout.slot_bytes)
+        rid = rid.view(utype)
+    sizes = layout.record_bytes(degree, plan.weighted)
+    starts = np.full(len(degree), HEADER_BYTES, dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    starts[1:] += HEADER_BYTES
+    rid_len = degree.astype(np.int64) * (r // unit)
+    weight_len = (8 // unit) * degree.astype(np.int64) if plan.weighted else 0 * rid_len
+    pad = sizes // unit - 4 // unit - rid_len - weight_len
+    segments = np.stack([np.full_like(rid_len, 4 // unit), rid_len, pad, weight_len], axis=1)
+    labels = np.repeat(np.tile(np.arange(4, dtype=np.uint8), len(degree)), segments.ravel())
+    end = HEADER_BYTES + int(sizes.sum())
+    region = page[HEADER_BYTES:end].view(utype)  # the page is zeroed: padding stays zero
+    region[labels == 0] = degree.astype("<u4").view(utype)
+    region[labels == 1] = rid.ravel()
+    if plan.weighted:
+        region[labels == 3] = np.ascontiguousarray(weights, dtype="<f8").view(utype)
+    return end, starts
+
+
+def _finish(page: np.ndarray, kind: int, pid: int, first_vertex: int, num_slots: int,
+            records_end: int, num_edges: int, plan: PagePlan, chain: tuple[int, int],
+            edge_start: int) -> bytes:
+    layout = plan.layout
+    HEADER.pack_into(page, 0, MAGIC, FORMAT_VERSION, kind, 1 if plan.weighted else 0, 0,
+                     layout.page_size, pid, first_vertex, num_slots, records_end, num_edges,
+                     layout.pid_bytes, layout.slot_bytes, 8 if plan.weighted else 0,
+                     plan.checksum, chain[0], chain[1], edge_start)
+    struct.pack_into("<I", page, 8, checksum(page[_CRC_START:], plan.checksum))
+    return page
+
+
+def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | None,
+               plan: PagePlan) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(page id, page bytes as uint8 array)`` in page order (one page in memory)."""
+    layout = plan.layout
+    size = layout.page_size
+    pid = 0
+    while pid < plan.num_pages:
+        v0, v1 = int(plan.page_first_vertex[pid]), int(plan.page_last_vertex[pid])
+        e0, e1 = int(offsets[v0]), int(offsets[v1])
+        if plan.page_kind[pid] == SMALL:
+            degree = np.diff(np.asarray(offsets[v0 : v1 + 1], dtype=np.int64))
+            w = None if weights is None else weights[e0:e1]
+            page = np.zeros(size, dtype=np.uint8)
+            end, starts = _write_records(page, plan, degree, np.asarray(targets[e0:e1]), w)
+            slots = np.empty(v1 - v0, dtype=SLOT_DTYPE)  # stored last slot first
+            slots["vid"] = np.arange(v1 - 1, v0 - 1, -1)
+            slots["off"] = starts[::-1]
+            page[size - SLOT_BYTES * len(slots):] = slots.view(np.uint8)
+            yield pid, _finish(page, SMALL, pid, v0, v1 - v0, end,
+                               e1 - e0, plan, (0, 1), e0)
+            pid += 1
+            continue
+        per = layout.edges_per_large_page(plan.weighted)
+        chain = -(-(e1 - e0) // per)
+        for part in range(chain):
+            a, b = e0 + part * per, min(e1, e0 + (part + 1) * per)
+            w = None if weights is None else weights[a:b]
+            page = np.zeros(size, dtype=np.uint8)
+            end, _ = _write_records(page, plan, np.array([b - a]), np.asarray(targets[a:b]), w)
+            slot = np.array([(v0, HEADER_BYTES)], dtype=SLOT_DTYPE)
+            page[size - SLOT_BYTES:] = slot.view(np.uint8)
+            yield pid, _finish(page, LARGE, pid, v0, 1, end, b - a,
+                               plan, (part, chain), a)
+            pid += 1
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PageHeader:
+    kind: int
+    weighted: bool
+    checksum_value: int
+    checksum_algorithm: int
+    page_size: int
+    page_id: int
+    first_vertex: int
+    num_slots: int
+    records_end: int
+    num_edges: int
+    pid_bytes: int
+    slot_bytes: int
+    chain_index: int
+    chain_length: int
+    edge_start: int
+
+
+def read_header(buf) -> PageHeader:
+    (magic, version, kind, flags, crc, page_size, page_id, first, slots, end, edges, p, q, _wb,
+     algorithm, chain_index, chain_length, edge_start) = HEADER.unpack_from(buf, 0)
+    if magic != MAGIC:
+        raise CorruptData(f"not a topology page (magic {magic!r})")
+    if version != FORMAT_VERSION:
+        raise CorruptData(f"page format version {version} is not supported "
+                          f"(this build reads version {FORMAT_VERSION})")
+    return PageHeader(kind, bool(flags & 1), crc, algorithm, page_size, page_id, first, slots,
+                      end, edges, p, q, chain_index, chain_length, edge_start)
+
+
+def verify_page(buf, expected_pid: int | None = None) -> PageHeader:
+    """Check magic, version, size and checksum; raise :class:`CorruptData` on any mismatch."""
+    view = memoryview(buf).cast("B")
+    if len(view) < HEADER_BYTES:
+        raise CorruptData(f"page of {len(view)} bytes is shorter than its header")
+    header = read_header(view)
+    if header.page_size != len(view):
+        raise CorruptData(f"page {header.page_id} claims {header.page_size} bytes, has {len(view)}")
+    if checksum(view[_CRC_START:], header.checksum_algorithm) != header.checksum_value:
+        raise CorruptData(f"page {header.page_id} fails its checksum")
+    if expected_pid is not None and header.page_id != expected_pid:
+        raise CorruptData(f"page stored as {expected_pid} says it is page {header.page_id}")
+    return header
+
+
+@dataclass(frozen=True)
+class DecodedPage:
+    header: PageHeader
+    vertices: np.ndarray  # int64, the vertex of every slot
+    degrees: np.ndarray  # int64, neighbour entries of every slot's record in this page
+    rid_pid: np.ndarray  # int64 per edge, in record order
+    rid_slot: np.ndarray  # int64 per edge
+    weights: np.ndarray | None  # float64 per edge
+
+    def sources(self) -> np.ndarray:
+        return np.repeat(self.vertices, self.degrees)
+
+
+def decode_page(buf) -> DecodedPage:
+    """Verify a page and unpack every record (vectorized); the inverse of :func:`iter_pages`."""
+    header = verify_page(buf)
+    page = np.frombuffer(buf, dtype=np.uint8)
+    k, size = header.num_slots, header.page_size
+    slots = page[size - SLOT_BYTES * k:].view(SLOT_DTYPE)[::-1]
+    offs = slots["off"].astype(np.int64)
+    degrees = page[(offs[:, None] + np.arange(4)).ravel()].view("<u4").astype(np.int64)
+    r = header.pid_bytes + header.slot_bytes
+    nbrs = np.repeat(offs + 4, degrees) + r * _ranks(degrees)
+    rid = page[nbrs[:, None] + np.arange(r)]
+    rid_pid = _from_little_endian(rid[:, : header.pid_bytes])
+    rid_slot = _from_little_endian(rid[:, header.pid_bytes:])
+    weights = None
+    if header.weighted:
+        wstart = (offs + 4 + degrees * r + 7) // 8 * 8
+        pos = np.repeat(wstart, degrees) + 8 * _ranks(degrees)
+        weights = page[(pos[:, None] + np.arange(8)).ravel()].view("<f8").copy()
+    return DecodedPage(header, slots["vid"].astype(np.int64), degrees, rid_pid, rid_slot, weights)
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """0..c-1 for every count c, concatenated."""
+    total = int(counts.sum())
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total, dtype=np.int64) - starts
+
+
+def _from_little_endian(cols: np.ndarray) -> np.ndarray:
+    wide = np.zeros((len(cols), 8), dtype=np.uint8)
+    wide[:, : cols.shape[1]] = cols
+    return wide.view("<u8").ravel().astype(np.int64)
+
+
+def rid_to_vertex(page_first_vertex: np.ndarray, pid: np.ndarray, slot: np.ndarray) -> np.ndarray:
+    """GTS's RVT lookup: ``vertex = page_first_vertex[pid] + slot``."""
+    return page_first_vertex[pid] + slot
+
+
+def pages_of_vertices(page_first_vertex: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+    """Sorted ids of every page holding one of ``vertices``, whole large-page chains included.
+
+    What a BFS-like operator streams next (GTS's nextPIDSet): pages partition the vertex range,
+    so a vertex lives in the pages that start at it (a small page, or its chain of large pages,
+    which all share it as first vertex), else in the one small page that starts before it.
+    """
+    vertices = np.unique(np.asarray(vertices, dtype=np.int64))
+    lo = np.searchsorted(page_first_vertex, vertices, side="left")
+    hi = np.searchsorted(page_first_vertex, vertices, side="right")
+    starts_here = hi > lo
+    first = np.where(starts_here, lo, lo - 1)
+    count = np.where(starts_here, hi - lo, 1)
+    return np.unique(np.repeat(first, count) + _ranks(count))
