@@ -5,7 +5,24 @@ from __future__ import annotations
 import pytest
 
 import graphdb
-import storage.blocks
+from storage.env import Environment
+
+
+def _fail_at_commit(monkeypatch, message: str) -> dict:
+    """Make every write transaction do all its work, then fail just before it commits."""
+    real_write = Environment.write
+    calls = {"n": 0}
+
+    def failing_write(self, fn):
+        def fn_then_fail(txn):
+            fn(txn)
+            calls["n"] += 1
+            raise OSError(message)
+
+        return real_write(self, fn_then_fail)
+
+    monkeypatch.setattr(Environment, "write", failing_write)
+    return calls
 
 
 def _snapshot(con):
@@ -20,21 +37,12 @@ def test_failure_inside_the_commit_leaves_no_trace(con, tmp_path, monkeypatch):
     con.ingest("kept", first)
     before = _snapshot(con)
 
-    calls = {"n": 0}
-    real_put = storage.blocks.put_array
-
-    def failing_put(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:  # some blocks of the new graph are already written in the txn
-            raise OSError("disk on fire")
-        return real_put(*args, **kwargs)
-
-    monkeypatch.setattr("catalog.ingest.put_array", failing_put)
+    calls = _fail_at_commit(monkeypatch, "disk on fire")
     second = tmp_path / "second.csv"
     second.write_text("s,d\n7,8\n8,9\n9,7\n")
     with pytest.raises(OSError, match="disk on fire"):
         con.ingest("lost", second)
-    assert calls["n"] == 3
+    assert calls["n"] == 1  # the whole graph was written inside the transaction, then lost
     assert _snapshot(con) == before
     # The earlier graph still answers, and the failed name is free to load again.
     assert con.execute("SELECT vertex FROM bfs(kept, 1) WHERE depth = 2").fetchall() == [(3,)]
@@ -47,8 +55,7 @@ def test_replace_is_atomic_too(con, tmp_path, monkeypatch):
     edges = tmp_path / "e.csv"
     edges.write_text("s,d\n1,2\n")
     con.ingest("g", edges)
-    monkeypatch.setattr("catalog.ingest.put_array",
-                        lambda *a, **k: (_ for _ in ()).throw(OSError("no space")))
+    _fail_at_commit(monkeypatch, "no space")
     bigger = tmp_path / "big.csv"
     bigger.write_text("s,d\n1,2\n2,3\n3,4\n")
     with pytest.raises(OSError):
