@@ -288,11 +288,13 @@ def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
     return backend.result(), metrics
 
 
-def _backend(device: str):
+def _backend(device: str, gather: str = "host"):
     if device == "gpu":
+        import functools
+
         from .gpu import GPUBackend
 
-        return GPUBackend
+        return functools.partial(GPUBackend, gather=gather)
     return CPUBackend
 
 
@@ -310,11 +312,11 @@ def _output(algorithm: str, graph: Graph, value: np.ndarray, metrics: StreamMetr
     return AlgorithmOutput({"vertex": reached, "distance": value[reached]}, m)
 
 
-def _run(algorithm, graph, source, device, budget_bytes, **kw) -> AlgorithmOutput:
+def _run(algorithm, graph, source, device, budget_bytes, gather="host", **kw) -> AlgorithmOutput:
     if source is not None:
         check_source(graph, source, algorithm)
     t0 = time.perf_counter()
-    value, metrics = subway(graph, algorithm, source, backend_factory=_backend(device),
+    value, metrics = subway(graph, algorithm, source, backend_factory=_backend(device, gather),
                             budget_bytes=budget_bytes, **kw)
     return _output(algorithm, graph, value, metrics, time.perf_counter() - t0)
 
