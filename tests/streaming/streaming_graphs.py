@@ -38,3 +38,56 @@ def stored_graph(tmp_path, n=2000, m=12000, seed=0, directed=True, page_size=409
                     _load_in=(lambda: mem.in_csr) if directed else None,
                     _buffers=bm, _graph_id="g")
     return g, mem, env, bm
+
+
+# -- independent references (scipy, or brute force) ----------------------------------------------
+
+
+def ref_sssp(graph: Graph, source: int) -> np.ndarray:
+    import scipy.sparse.csgraph as cg
+
+    return cg.dijkstra(graph.out_csr.to_scipy(weighted=graph.weighted), indices=source)
+
+
+def ref_bfs(graph: Graph, source: int) -> np.ndarray:
+    import scipy.sparse.csgraph as cg
+
+    return cg.shortest_path(graph.out_csr.to_scipy(), indices=source, unweighted=True)
+
+
+def ref_wcc(graph: Graph) -> np.ndarray:
+    """Smallest vertex id of every vertex's weak component."""
+    import scipy.sparse.csgraph as cg
+
+    n = graph.num_vertices
+    _, lab = cg.connected_components(graph.out_csr.to_scipy(), directed=True, connection="weak")
+    mins = np.full(lab.max() + 1, n)
+    np.minimum.at(mins, lab, np.arange(n))
+    return mins[lab]
+
+
+def ref_cdlp(graph: Graph, iterations: int) -> np.ndarray:
+    """Graphalytics CDLP, one vertex at a time with collections.Counter."""
+    from collections import Counter
+
+    n = graph.num_vertices
+    out, inn = graph.out_csr, graph.in_csr
+    nbrs = [list(out.targets[out.offsets[v]:out.offsets[v + 1]]) +
+            (list(inn.targets[inn.offsets[v]:inn.offsets[v + 1]]) if graph.directed else [])
+            for v in range(n)]
+    labels = np.arange(n)
+    for _ in range(iterations):
+        new = labels.copy()
+        for v in range(n):
+            if nbrs[v]:
+                c = Counter(labels[nbrs[v]].tolist())
+                top = max(c.values())
+                new[v] = min(k for k, x in c.items() if x == top)
+        labels = new
+    return labels
+
+
+def dense(output, column: str, n: int, fill=np.inf) -> np.ndarray:
+    values = np.full(n, fill, dtype=np.float64)
+    values[output.columns["vertex"]] = output.columns[column]
+    return values
