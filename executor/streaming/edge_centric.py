@@ -146,7 +146,7 @@ class _GPUPageRank:
         cp = rt.cp()
         self.cp = cp
         self.inn = inn
-        free -= gpu.DEVICE_SLACK
+        free -= gpu.slack(free)
         if free < SLOTS * (1 << 16):
             raise DeviceOutOfMemory(f"pagerank: {free} B left for edge chunks")
         self.capacity = free // SLOTS - 64

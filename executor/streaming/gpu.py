@@ -28,7 +28,7 @@ from ..errors import DeviceOutOfMemory
 from ..gpu import runtime as rt
 from .subway import MAX_INNER, piece_arrays
 
-__all__ = ["GPUBackend", "pinned_csr", "pinned_empty", "module", "h2d", "Slot"]
+__all__ = ["GPUBackend", "pinned_csr", "pinned_empty", "module", "h2d", "slack", "Slot"]
 
 THREADS = 256
 #: Device bytes kept free for CuPy's pool rounding, the flag words and the kernels' stacks.
@@ -74,6 +74,11 @@ def pinned_csr(csr, weights: bool):
         w[:] = csr.weights
     _PINNED[key] = (csr, csr.offsets, tgt, w)
     return csr.offsets, tgt, w
+
+
+def slack(budget: int) -> int:
+    """Device bytes a streamed operator leaves unplanned: DEVICE_SLACK, less on tiny budgets."""
+    return min(DEVICE_SLACK, int(budget) // 8)
 
 
 def h2d(dst, src: np.ndarray, stream, dst_byte_offset: int = 0) -> int:
@@ -135,8 +140,8 @@ class GPUBackend:
         self.n = n
 
     def piece_capacity(self, budget: int, state: int, edge_bytes: int) -> int:
-        free = budget - state - DEVICE_SLACK
-        if free < 1 << 16:
+        free = budget - state - slack(budget)
+        if free < 1 << 12:
             raise DeviceOutOfMemory(f"streamed {self.algorithm}: the budget of {budget} B leaves "
                                     f"{free} B for edges after {state} B of vertex state")
         with rt.translate_oom(f"streamed {self.algorithm}: piece buffers"):

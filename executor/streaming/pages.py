@@ -40,8 +40,9 @@ __all__ = ["bfs_pages", "pagerank_pages", "predict_seconds", "BANDWIDTH", "CALL_
 
 STREAMS = 4
 #: Bytes per second of (c1 chunk copy, c2 streaming copy) by device: an H100 from page-locked
-#: memory (measured 54 GB/s) and, on the CPU, LMDB page reads plus decode (about 1 GB/s).
-BANDWIDTH = {"gpu": (50e9, 40e9), "cpu": (4e9, 1e9)}
+#: memory (measured 54 GB/s) and, on the CPU, LMDB page reads plus a numpy decode (about 150
+#: MB/s measured on R-MAT 16 pages; the decode dominates).
+BANDWIDTH = {"gpu": (50e9, 40e9), "cpu": (4e9, 1.5e8)}
 #: Per-page overhead (a kernel launch and a copy call; on the CPU a page decode's fixed cost).
 CALL_SECONDS = {"gpu": 20e-6, "cpu": 200e-6}
 BFS_STATE_BYTES = 4 + 1
@@ -227,7 +228,7 @@ class _GPUPages:
         self.graph, self.direction, self.metrics = graph, direction, metrics
         self.bm = graph._buffers
         self.frame = self.bm.frame_bytes
-        free -= gpu.DEVICE_SLACK + len(pfv) * 9
+        free -= gpu.slack(free) + len(pfv) * 9
         if free < STREAMS * self.frame:
             raise DeviceOutOfMemory(f"page streaming: {free} B left for {STREAMS} page buffers "
                                     f"of {self.frame} B")
