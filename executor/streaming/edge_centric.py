@@ -39,7 +39,8 @@ from .subway import plan_pieces
 
 __all__ = ["pagerank_edge_centric", "cdlp_edge_centric", "PAGERANK_STATE_BYTES", "SLOTS"]
 
-PAGERANK_STATE_BYTES = 32
+#: rank, next sums, inverse out-degree, contributions and the L1 change's temporary (8 B each)
+PAGERANK_STATE_BYTES = 40
 CDLP_STATE_BYTES = 24
 SLOTS = 3
 #: CPU temporaries per streamed edge: source ids widened (8), gathered contributions (8),
@@ -127,11 +128,18 @@ class _CPUPageRank:
 
 
 def _apply(xp, state, damping, teleport, dangling_mask, rank):
-    """The rank update after the sums of one iteration: (new rank, L1 change)."""
+    """The rank update after the sums of one iteration: (new rank, L1 change).
+
+    In place: the sums become the new ranks and the old ranks the next iteration's sums, so
+    the state stays at the bytes the planner counted.
+    """
     spread = damping * float(rank[dangling_mask].sum()) / rank.size
-    new = state.next * damping
+    new = state.next
+    new *= damping
     new += teleport + spread
-    change = float(xp.abs(new - rank).sum())
+    diff = new - rank
+    change = float(xp.abs(diff, out=diff).sum())
+    state.next = rank
     return new, change
 
 

@@ -34,6 +34,8 @@ THREADS = 256
 #: Device bytes kept free for CuPy's pool rounding, the flag words and the kernels' stacks.
 DEVICE_SLACK = 16 << 20
 _PINNED: dict[int, tuple] = {}
+#: Transient device bytes per vertex of reading the active ids out (scan, int64 and int32 ids).
+ACTIVE_IDS_BYTES_PER_VERTEX = 20
 
 
 @functools.lru_cache(maxsize=None)
@@ -140,7 +142,8 @@ class GPUBackend:
         self.n = n
 
     def piece_capacity(self, budget: int, state: int, edge_bytes: int) -> int:
-        free = budget - state - slack(budget)
+        # flatnonzero's scan and the id arrays it returns: transient, but inside the budget
+        free = budget - state - ACTIVE_IDS_BYTES_PER_VERTEX * self.n - slack(budget)
         if free < 1 << 12:
             raise DeviceOutOfMemory(f"streamed {self.algorithm}: the budget of {budget} B leaves "
                                     f"{free} B for edges after {state} B of vertex state")
@@ -161,6 +164,9 @@ class GPUBackend:
     def run_pieces(self, csr, rows, sub_off, pieces, weighted, full, asynchronous) -> None:
         hoff, htgt, hw = pinned_csr(csr, weighted)
         self._host = (htgt, hw)
+        # The label writes of begin_iteration ran on the legacy stream, which the slots'
+        # non-blocking streams do not wait for.
+        self.cp.cuda.get_current_stream().synchronize()
         pending: deque = deque()
         for k, piece in enumerate(pieces):
             pending.append(self._prepare(self.slots[k % 2], csr, rows, sub_off, piece,

@@ -46,7 +46,8 @@ BANDWIDTH = {"gpu": (50e9, 40e9), "cpu": (4e9, 1.5e8)}
 #: Per-page overhead (a kernel launch and a copy call; on the CPU a page decode's fixed cost).
 CALL_SECONDS = {"gpu": 20e-6, "cpu": 200e-6}
 BFS_STATE_BYTES = 4 + 1
-PAGERANK_STATE_BYTES = 8 * 4
+#: rank, contributions, sums, inverse degree, the new ranks and the L1 change's temporary
+PAGERANK_STATE_BYTES = 8 * 6
 
 
 def predict_seconds(device: str, state_bytes: int, page_bytes_per_step: list[int],

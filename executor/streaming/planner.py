@@ -30,12 +30,20 @@ from typing import Callable
 
 from ..device import Device, format_bytes, host_memory_bytes
 from ..errors import DeviceOutOfMemory
+from . import edge_centric as _edge_centric
+from . import subway as _subway
 
 __all__ = ["STATE_BYTES", "TRAVERSALS", "ALL_ACTIVE", "PAGE_STREAMED", "plan",
            "implementation_for", "topology_bytes"]
 
-#: Bytes of vertex state per vertex of each streamed operator (what must stay in the budget).
-STATE_BYTES = {"bfs": 18, "sssp": 18, "wcc": 18, "pagerank": 32, "cdlp": 24}
+#: Bytes of vertex state per vertex of each streamed operator (what must stay in the budget);
+#: the operators' own constants, so the planner and the operators cannot disagree.
+STATE_BYTES = {"bfs": _subway.STATE_BYTES_PER_VERTEX, "sssp": _subway.STATE_BYTES_PER_VERTEX,
+               "wcc": _subway.STATE_BYTES_PER_VERTEX,
+               "pagerank": _edge_centric.PAGERANK_STATE_BYTES,
+               "cdlp": _edge_centric.CDLP_STATE_BYTES}
+#: The GPU Subway backend also reads the active ids out through a device scan.
+GPU_EXTRA_BYTES = {"bfs": 20, "sssp": 20, "wcc": 20}
 TRAVERSALS = ("bfs", "sssp", "wcc")
 ALL_ACTIVE = ("pagerank", "cdlp")
 PAGE_STREAMED = ("bfs", "pagerank")
@@ -72,6 +80,8 @@ def plan(algorithm, entry, device: Device, *, host_budget: int | None = None,
     if resident <= budget:
         return Choice(device, "resident", f"{device.kind}: graph fits ({sizes})")
     per_vertex = STATE_BYTES.get(name)
+    if per_vertex is not None and device.is_gpu:
+        per_vertex += GPU_EXTRA_BYTES.get(name, 0)
     if per_vertex is None:
         return Choice(device, "resident", f"{device.kind}: graph does NOT fit ({sizes}) and "
                       f"{name} has no streamed variant; running resident")

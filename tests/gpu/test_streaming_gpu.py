@@ -68,7 +68,7 @@ def test_gpu_page_streaming(tmp_path, directed):
         depth, _ = bfs_depths(mem, 0)
         assert np.array_equal(dense(out, "depth", N, -1), depth)
         assert out.metrics["bytes_to_device"] > 0 and max(out.metrics["pages_per_level"]) > 8
-        out = pagerank_pages(g, 0.85, 6, device="gpu", budget_bytes=32 * N + 200_000)
+        out = pagerank_pages(g, 0.85, 6, device="gpu", budget_bytes=48 * N + 200_000)
         ref, _ = pagerank_ranks(mem, 0.85, 6)
         np.testing.assert_allclose(out.columns["rank"], ref, rtol=1e-10)
         assert out.metrics["cache_hit_rate"] is not None

@@ -41,7 +41,7 @@ def test_choices_by_size(kind):
 
 
 def test_vertex_state_that_does_not_fit_is_an_error_naming_sizes():
-    with pytest.raises(DeviceOutOfMemory, match=r"1000000 vertices x 32 B.*does not fit"):
+    with pytest.raises(DeviceOutOfMemory, match=r"1000000 vertices x 40 B.*does not fit"):
         planner.plan("pagerank", entry(), Device("gpu", 16 * MiB))
 
 
