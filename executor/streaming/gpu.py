@@ -268,7 +268,7 @@ class GPUBackend:
                     slot.changed.fill(0)
                 self._launch(slot, args, n_r)
                 self.metrics.inner_iterations += 1
-                if not int(slot.changed.get(stream=slot.stream)):
+                if not int(slot.changed.get(stream=slot.stream)[0]):
                     break
         end = slot.record()
         slot.timings.append((start, mid, end))

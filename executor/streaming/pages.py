@@ -40,21 +40,27 @@ __all__ = ["bfs_pages", "pagerank_pages", "predict_seconds", "BANDWIDTH", "CALL_
 
 STREAMS = 4
 #: Bytes per second of (c1 chunk copy, c2 streaming copy) by device: an H100 from page-locked
-#: memory (measured 54 GB/s) and, on the CPU, LMDB page reads plus a numpy decode (about 150
-#: MB/s measured on R-MAT 16 pages; the decode dominates).
-BANDWIDTH = {"gpu": (50e9, 40e9), "cpu": (4e9, 1.5e8)}
-#: Per-page overhead (a kernel launch and a copy call; on the CPU a page decode's fixed cost).
-CALL_SECONDS = {"gpu": 20e-6, "cpu": 200e-6}
+#: memory (measured 54.9 GB/s), and on the CPU a numpy decode of the page (about 110 MB/s, R-MAT
+#: 21 pages on the device machine's CPU), which is the CPU's "transfer".
+BANDWIDTH = {"gpu": (50e9, 40e9), "cpu": (4e9, 1.1e8)}
+#: Per-page fixed cost: on the GPU the Python side of a page (pin, prefetch, copy call, launch),
+#: about 150 us measured; on the CPU the decode's fixed part.
+CALL_SECONDS = {"gpu": 150e-6, "cpu": 200e-6}
+#: Reading a page that missed the host pool out of LMDB and verifying its checksum (GTS's SSD
+#: term, c_io): about 3 GB/s measured on the device machine.
+STORE_BYTES_PER_SECOND = 3e9
 BFS_STATE_BYTES = 4 + 1
 #: rank, contributions, sums, inverse degree, the new ranks and the L1 change's temporary
 PAGERANK_STATE_BYTES = 8 * 6
 
 
 def predict_seconds(device: str, state_bytes: int, page_bytes_per_step: list[int],
-                    pages_per_step: list[int], hit_rate: float = 0.0) -> float:
-    """GTS's cost model (Eq. 1/2, one GPU): state both ways at c1, pages at c2, per-page calls."""
+                    pages_per_step: list[int], hit_rate: float = 0.0,
+                    store_bytes: int = 0) -> float:
+    """GTS's cost model (Eq. 1/2, one GPU): state both ways at c1, pages at c2 less the device
+    cache's hits, per-page calls, and the pages read from the store (host pool misses)."""
     c1, c2 = BANDWIDTH[device]
-    t = 2 * state_bytes / c1
+    t = 2 * state_bytes / c1 + store_bytes / STORE_BYTES_PER_SECOND
     for nbytes, pages in zip(page_bytes_per_step, pages_per_step):
         t += nbytes * (1.0 - hit_rate) / c2 + CALL_SECONDS[device] * pages
     return t
@@ -110,6 +116,7 @@ def bfs_pages(graph, source: int, max_depth: int | None = None, *, device: str =
                                 f"the {budget_bytes} B budget (raise memory_limit)")
     pfv = graph.page_table("out")
     frame = graph._buffers.frame_bytes
+    read0 = graph._buffers.stats()["bytes_read"]
     pids = graph.pages_of(np.array([source]), "out")
     level = 0
     pages_per_level = []
@@ -142,7 +149,8 @@ def bfs_pages(graph, source: int, max_depth: int | None = None, *, device: str =
     metrics.extra.update({
         "pages_per_level": pages_per_level, "pages_total": int(len(pfv)), "page_bytes": frame,
         "predicted_s": predict_seconds(device, state, [p * frame for p in pages_per_level],
-                                       pages_per_level, hit),
+                                       pages_per_level, hit,
+                                       graph._buffers.stats()["bytes_read"] - read0),
         "host_pool": graph._buffers.stats()})
     out = metrics.as_dict(time.perf_counter() - t_start)
     out["reached"] = int(reached.size)
@@ -163,6 +171,7 @@ def pagerank_pages(graph, damping: float = 0.85, max_iterations: int = 20,
                                 f"than the {budget_bytes} B budget (raise memory_limit)")
     bm = graph._buffers
     out_deg = np.diff(bm.read_array(graph._graph_id, "out_offsets"))
+    read0 = bm.stats()["bytes_read"]
     pfv = graph.page_table("in")
     pids = np.arange(len(pfv))
     inv = np.zeros(n)
@@ -209,7 +218,7 @@ def pagerank_pages(graph, damping: float = 0.85, max_iterations: int = 20,
     metrics.extra.update({
         "pages_total": int(len(pfv)), "page_bytes": bm.frame_bytes,
         "predicted_s": predict_seconds(device, state, [len(pids) * bm.frame_bytes] * steps,
-                                       [len(pids)] * steps, hit),
+                                       [len(pids)] * steps, hit, bm.stats()["bytes_read"] - read0),
         "host_pool": bm.stats()})
     return AlgorithmOutput({"vertex": np.arange(n, dtype=np.int64), "rank": rank},
                            metrics.as_dict(time.perf_counter() - t_start))
