@@ -39,7 +39,8 @@ from .subway import plan_pieces
 
 __all__ = ["pagerank_edge_centric", "cdlp_edge_centric", "PAGERANK_STATE_BYTES", "SLOTS"]
 
-#: rank, next sums, inverse out-degree, contributions and the L1 change's temporary (8 B each)
+#: rank, next sums, inverse out-degree, contributions (8 B each), the dangling mask (1) and room
+#: for the pool's rounding
 PAGERANK_STATE_BYTES = 40
 CDLP_STATE_BYTES = 24
 SLOTS = 3
@@ -130,17 +131,41 @@ class _CPUPageRank:
 def _apply(xp, state, damping, teleport, dangling_mask, rank):
     """The rank update after the sums of one iteration: (new rank, L1 change).
 
-    In place: the sums become the new ranks and the old ranks the next iteration's sums, so
-    the state stays at the bytes the planner counted.
+    In place, and on the GPU without a vertex-sized temporary (two fused reductions): the sums
+    become the new ranks and the old ranks the next iteration's sums, so the state stays at the
+    bytes the planner counted.
     """
-    spread = damping * float(rank[dangling_mask].sum()) / rank.size
+    if xp is np:
+        dangling = float(rank[dangling_mask].sum())
+    else:
+        dangling = float(_gpu_reductions()[0](rank, dangling_mask))
+    spread = damping * dangling / rank.size
     new = state.next
     new *= damping
     new += teleport + spread
-    diff = new - rank
-    change = float(xp.abs(diff, out=diff).sum())
+    if xp is np:
+        change = float(np.abs(new - rank).sum())
+    else:
+        change = float(_gpu_reductions()[1](new, rank))
     state.next = rank
     return new, change
+
+
+_REDUCTIONS = None
+
+
+def _gpu_reductions():
+    global _REDUCTIONS
+    if _REDUCTIONS is None:
+        from ..gpu import runtime as rt
+
+        cp = rt.cp()
+        _REDUCTIONS = (
+            cp.ReductionKernel("float64 r, bool d", "float64 s", "d ? r : 0.0", "a + b",
+                               "s = a", "0", "graphdb_dangling_sum"),
+            cp.ReductionKernel("float64 a, float64 b", "float64 s", "fabs(a - b)", "a + b",
+                               "s = a", "0", "graphdb_l1_change"))
+    return _REDUCTIONS
 
 
 class _GPUPageRank:

@@ -31,6 +31,7 @@ The driver here is the same for both devices; a *backend* moves pieces and relax
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -51,6 +52,9 @@ ALGORITHMS = ("bfs", "sssp", "wcc")
 #: Bytes of per-vertex state: value (8), label and snapshot flags (2), degree (8).
 STATE_BYTES_PER_VERTEX = 18
 MAX_INNER = 10_000
+#: Threads of the host-side SubCSR gather, and the edges below which one thread does it.
+GATHER_THREADS = max(1, min(16, os.cpu_count() or 1))
+PARALLEL_GATHER_EDGES = 1 << 20
 
 
 def state_bytes(num_vertices: int) -> int:
@@ -106,36 +110,56 @@ def piece_arrays(csr: CSR, rows: np.ndarray | None, sub_offsets: np.ndarray, pie
 
     ``rows`` are the SubCSR's vertex ids (None: the full CSR, whose rows are vertices and whose
     piece edges are one contiguous slice). Edges land in ``out_*`` (page-locked staging on the
-    GPU) when given. The gather index is built per piece, so its temporary is bounded too.
+    GPU) when given. The gather index is built per piece, so its temporary is bounded too; a large
+    piece is gathered by several threads (Subway's step 6 is a parallel host copy: numpy's
+    arange, repeat and take release the GIL).
     """
     r0, r1, e0, e1 = piece.r0, piece.r1, piece.e0, piece.e1
     off = sub_offsets[r0:r1 + 1]
     local = np.clip(off, e0, e1) - e0
-    if rows is None:
-        idx = slice(e0, e1)
-    else:
-        starts = csr.offsets[rows[r0:r1]]
-        counts = np.diff(local)
-        idx = np.arange(e0, e1, dtype=np.int64)
-        idx += np.repeat(starts - off[:-1], counts)
+    head, tail = bool(off[0] < e0), bool(off[-1] > e1)
     n = e1 - e0
     if out_targets is None:
-        targets = csr.targets[idx]
-        weights = csr.weights[idx] if weighted else None
-    else:
-        targets = out_targets[:n]
-        if rows is None:
-            targets[...] = csr.targets[idx]
-        else:
-            np.take(csr.targets, idx, out=targets)
-        weights = None
+        out_targets = np.empty(n, dtype=csr.targets.dtype)
+        out_weights = np.empty(n) if weighted else None
+    targets = out_targets[:n]
+    weights = out_weights[:n] if weighted else None
+    if rows is None:
+        targets[...] = csr.targets[e0:e1]
         if weighted:
-            weights = out_weights[:n]
-            if rows is None:
-                weights[...] = csr.weights[idx]
-            else:
-                np.take(csr.weights, idx, out=weights)
-    return local, targets, weights, bool(off[0] < e0), bool(off[-1] > e1)
+            weights[...] = csr.weights[e0:e1]
+        return local, targets, weights, head, tail
+    shift = csr.offsets[rows[r0:r1]] - off[:-1]
+
+    def gather(a: int, b: int) -> None:  # rows a..b-1 of the piece
+        la, lb = int(local[a]), int(local[b])
+        idx = np.arange(la + e0, lb + e0, dtype=np.int64)
+        idx += np.repeat(shift[a:b], np.diff(local[a:b + 1]))
+        np.take(csr.targets, idx, out=targets[la:lb])
+        if weighted:
+            np.take(csr.weights, idx, out=weights[la:lb])
+
+    k = r1 - r0
+    parts = min(GATHER_THREADS, max(1, n // PARALLEL_GATHER_EDGES), k)
+    if parts <= 1:
+        gather(0, k)
+    else:  # rows cut where the edges are split evenly
+        cuts = np.searchsorted(local, np.linspace(0, n, parts + 1)[1:-1])
+        bounds = [0, *sorted(set(int(c) for c in cuts if 0 < c < k)), k]
+        list(_pool().map(lambda ab: gather(*ab), zip(bounds[:-1], bounds[1:])))
+    return local, targets, weights, head, tail
+
+
+_POOL = None
+
+
+def _pool():
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(GATHER_THREADS, thread_name_prefix="graphdb-subcsr")
+    return _POOL
 
 
 def traversal_csr(graph: Graph, algorithm: str) -> CSR:
@@ -239,8 +263,13 @@ class CPUBackend:
 
 def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
            budget_bytes: int, threshold: float = DEFAULT_THRESHOLD, asynchronous: bool = True,
-           max_iterations: int | None = None) -> tuple[np.ndarray, StreamMetrics]:
-    """Run one traversal by subgraph streaming; returns (value per vertex, metrics)."""
+           first_full: bool = True, max_iterations: int | None = None
+           ) -> tuple[np.ndarray, StreamMetrics]:
+    """Run one traversal by subgraph streaming; returns (value per vertex, metrics).
+
+    ``first_full``: in the asynchronous mode, stream the whole graph in the first outer
+    iteration (Subway-async's rule, to maximise propagation inside each loaded partition).
+    """
     if algorithm not in ALGORITHMS:
         raise InvalidArgument(f"subway streaming has no {algorithm!r}; it runs {ALGORITHMS}")
     csr = traversal_csr(graph, algorithm)
@@ -265,7 +294,7 @@ def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
         if ids.size == 0:
             break
         active_edges = int(degree[ids].sum())
-        full = (asynchronous and first) or active_edges > threshold * m
+        full = (asynchronous and first_full and first) or active_edges > threshold * m
         first = False
         backend.begin_iteration(full)
         if full:
@@ -283,6 +312,7 @@ def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
                           mode="partitions" if full else "subcsr", pieces=len(pieces),
                           nbytes=metrics.bytes_to_device - before)
     metrics.extra.update({"threshold": threshold, "asynchronous": asynchronous,
+                          "first_full": first_full,
                           "piece_capacity_bytes": int(capacity), "graph_edge_bytes":
                           int(m * edge_bytes + 8 * (n + 1))})
     return backend.result(), metrics

@@ -117,3 +117,15 @@ def test_page_streaming_bfs_and_pagerank(tmp_path, directed):
     finally:
         bm.close()
         env.close()
+
+
+def test_threaded_subcsr_gather_matches(monkeypatch):
+    import executor.streaming.subway as sw
+
+    monkeypatch.setattr(sw, "PARALLEL_GATHER_EDGES", 64)
+    monkeypatch.setattr(sw, "GATHER_THREADS", 3)
+    monkeypatch.setattr(sw, "_POOL", None)
+    g = memory_graph(N)
+    out = subway_sssp(g, 3, budget_bytes=BUDGETS[1], asynchronous=True, first_full=False)
+    np.testing.assert_allclose(dense(out, "distance", N), ref_sssp(g, 3))
+    assert out.metrics["per_iteration"][0]["mode"] == "subcsr"
