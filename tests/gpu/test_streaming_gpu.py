@@ -11,14 +11,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "streaming"))
 
+from streaming_graphs import dense, memory_graph, ref_bfs, ref_cdlp, ref_sssp, ref_wcc, stored_graph  # noqa: E402
+
 from executor.algorithms.bfs import bfs_depths  # noqa: E402
 from executor.algorithms.pagerank import pagerank_ranks  # noqa: E402
-from executor.streaming.edge_centric import (PAGERANK_STATE_BYTES, cdlp_edge_centric,  # noqa: E402
-                                             pagerank_edge_centric)
+from executor.streaming.edge_centric import (  # noqa: E402
+    PAGERANK_STATE_BYTES,
+    cdlp_edge_centric,
+    pagerank_edge_centric,
+)
 from executor.streaming.pages import bfs_pages, pagerank_pages  # noqa: E402
 from executor.streaming.subway import state_bytes, subway_bfs, subway_sssp, subway_wcc  # noqa: E402
-from streaming_graphs import (dense, memory_graph, ref_bfs, ref_cdlp, ref_sssp,  # noqa: E402
-                              ref_wcc, stored_graph)
 
 pytestmark = pytest.mark.gpu
 N, M = 20_000, 200_000

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from streaming_graphs import dense, memory_graph, ref_bfs, ref_cdlp, ref_sssp, ref_wcc, stored_graph
 
 from executor.algorithms.bfs import bfs_depths
 from executor.algorithms.pagerank import pagerank_ranks
@@ -14,8 +15,6 @@ from executor.errors import DeviceOutOfMemory
 from executor.streaming.edge_centric import cdlp_edge_centric, pagerank_edge_centric
 from executor.streaming.pages import bfs_pages, pagerank_pages
 from executor.streaming.subway import plan_pieces, state_bytes, subway_bfs, subway_sssp, subway_wcc
-from streaming_graphs import (dense, memory_graph, ref_bfs, ref_cdlp, ref_sssp, ref_wcc,
-                              stored_graph)
 
 N = 2000
 #: Budgets: the vertex state plus room for a few hundred edges (pieces cut hub rows of 400+

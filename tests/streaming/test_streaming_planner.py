@@ -6,11 +6,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from streaming_graphs import dense, memory_graph, ref_sssp
 
 from executor.device import Device
 from executor.errors import DeviceOutOfMemory
 from executor.streaming import planner
-from streaming_graphs import dense, memory_graph, ref_sssp
 
 MiB = 1 << 20
 
