@@ -34,7 +34,7 @@ import numpy as np
 from ..algorithms.registry import AlgorithmOutput
 from ..errors import DeviceOutOfMemory
 from ..graph import Graph
-from .metrics import StreamMetrics
+from .metrics import StreamMetrics, check_state
 from .subway import plan_pieces
 
 __all__ = ["pagerank_edge_centric", "cdlp_edge_centric", "PAGERANK_STATE_BYTES", "SLOTS"]
@@ -49,15 +49,6 @@ SLOTS = 3
 CPU_TEMP_PER_EDGE = 24
 
 
-def _check_state(what: str, n: int, per_vertex: int, budget: int) -> int:
-    state = n * per_vertex
-    if state >= budget:
-        raise DeviceOutOfMemory(
-            f"{what}: vertex state of {n} vertices needs {state} B ({per_vertex} B each), more "
-            f"than the {budget} B budget; no streamed plan can run (raise memory_limit)")
-    return state
-
-
 def pagerank_edge_centric(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                           tolerance: float = 0.0, *, device: str = "cpu", budget_bytes: int
                           ) -> AlgorithmOutput:
@@ -65,7 +56,7 @@ def pagerank_edge_centric(graph: Graph, damping: float = 0.85, max_iterations: i
     t_start = time.perf_counter()
     n = graph.num_vertices
     metrics = StreamMetrics("edge_centric", device, int(budget_bytes))
-    state = _check_state("pagerank", n, PAGERANK_STATE_BYTES, budget_bytes)
+    state = check_state("pagerank", n, PAGERANK_STATE_BYTES, budget_bytes)
     if n == 0:
         return AlgorithmOutput({"vertex": np.zeros(0, np.int64), "rank": np.zeros(0)},
                                metrics.as_dict())
@@ -278,7 +269,7 @@ def cdlp_edge_centric(graph: Graph, max_iterations: int = 10, *, device: str = "
     t_start = time.perf_counter()
     n = graph.num_vertices
     metrics = StreamMetrics("edge_centric", device, int(budget_bytes))
-    state = _check_state("cdlp", n, CDLP_STATE_BYTES, budget_bytes)
+    state = check_state("cdlp", n, CDLP_STATE_BYTES, budget_bytes)
     csrs = [graph.out_csr] + ([graph.in_csr] if graph.directed else [])
     deg = sum(c.degrees() for c in csrs)
     off = np.zeros(n + 1, dtype=np.int64)

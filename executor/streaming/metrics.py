@@ -13,7 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["StreamMetrics", "Timer"]
+from ..errors import DeviceOutOfMemory
+
+__all__ = ["StreamMetrics", "Timer", "check_state"]
 
 
 class Timer:
@@ -76,3 +78,13 @@ class StreamMetrics:
         if wall_s is not None:
             out["wall_s"] = round(wall_s, 6)
         return out
+
+
+def check_state(what: str, n: int, per_vertex: int, budget: int) -> int:
+    """Bytes of the vertex state, or DeviceOutOfMemory naming the sizes when it does not fit."""
+    state = n * per_vertex
+    if state >= budget:
+        raise DeviceOutOfMemory(
+            f"{what}: vertex state of {n} vertices needs {state} B ({per_vertex} B each), more "
+            f"than the {budget} B budget; no streamed plan can run (raise memory_limit)")
+    return state

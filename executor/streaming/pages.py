@@ -34,7 +34,7 @@ from storage.pages import pages_of_vertices
 
 from ..algorithms.registry import AlgorithmOutput, check_source
 from ..errors import DeviceOutOfMemory, InvalidArgument
-from .metrics import StreamMetrics
+from .metrics import StreamMetrics, check_state
 
 __all__ = ["bfs_pages", "pagerank_pages", "predict_seconds", "BANDWIDTH", "CALL_SECONDS"]
 
@@ -110,10 +110,7 @@ def bfs_pages(graph, source: int, max_depth: int | None = None, *, device: str =
     t_start = time.perf_counter()
     n = graph.num_vertices
     metrics = StreamMetrics("pages", device, int(budget_bytes))
-    state = n * BFS_STATE_BYTES
-    if state >= budget_bytes:
-        raise DeviceOutOfMemory(f"bfs: vertex state of {n} vertices needs {state} B, more than "
-                                f"the {budget_bytes} B budget (raise memory_limit)")
+    state = check_state("bfs", n, BFS_STATE_BYTES, budget_bytes)
     pfv = graph.page_table("out")
     frame = graph._buffers.frame_bytes
     read0 = graph._buffers.stats()["bytes_read"]
@@ -165,10 +162,7 @@ def pagerank_pages(graph, damping: float = 0.85, max_iterations: int = 20,
     t_start = time.perf_counter()
     n = graph.num_vertices
     metrics = StreamMetrics("pages", device, int(budget_bytes))
-    state = n * PAGERANK_STATE_BYTES
-    if state >= budget_bytes:
-        raise DeviceOutOfMemory(f"pagerank: vertex state of {n} vertices needs {state} B, more "
-                                f"than the {budget_bytes} B budget (raise memory_limit)")
+    state = check_state("pagerank", n, PAGERANK_STATE_BYTES, budget_bytes)
     bm = graph._buffers
     out_deg = np.diff(bm.read_array(graph._graph_id, "out_offsets"))
     read0 = bm.stats()["bytes_read"]

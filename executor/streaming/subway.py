@@ -40,7 +40,7 @@ import numpy as np
 from ..algorithms.registry import AlgorithmOutput, check_source
 from ..errors import DeviceOutOfMemory, InvalidArgument
 from ..graph import CSR, Graph
-from .metrics import StreamMetrics
+from .metrics import StreamMetrics, check_state
 
 __all__ = ["ALGORITHMS", "DEFAULT_THRESHOLD", "Piece", "plan_pieces", "piece_arrays",
            "state_bytes", "subway", "subway_bfs", "subway_sssp", "subway_wcc", "traversal_csr",
@@ -277,12 +277,8 @@ def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
     weighted = algorithm == "sssp" and csr.weights is not None
     if weighted and m and float(csr.weights.min()) < 0:
         raise InvalidArgument("sssp(): edge weights must not be negative")
-    state = state_bytes(n)
+    state = check_state(algorithm, n, STATE_BYTES_PER_VERTEX, budget_bytes)
     metrics = StreamMetrics("subway", "", int(budget_bytes))
-    if state >= budget_bytes:
-        raise DeviceOutOfMemory(
-            f"{algorithm}: vertex state of {n} vertices needs {state} B, more than the "
-            f"{budget_bytes} B budget; no streamed plan can run (raise memory_limit)")
     backend = backend_factory(algorithm, n, source, metrics)
     metrics.device = backend.name
     edge_bytes = 4 + (8 if weighted else 0)
