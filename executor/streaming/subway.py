@@ -347,15 +347,28 @@ def _run(algorithm, graph, source, device, budget_bytes, gather="host", **kw) ->
     return _output(algorithm, graph, value, metrics, time.perf_counter() - t0)
 
 
-def subway_bfs(graph: Graph, source: int, *, device: str = "cpu", budget_bytes: int,
-               **kw) -> AlgorithmOutput:
-    """BFS depths of reached vertices (same columns as the resident bfs)."""
-    return _run("bfs", graph, source, device, budget_bytes, **kw)
+def subway_bfs(graph: Graph, source: int, max_depth: int | None = None, *, device: str = "cpu",
+               budget_bytes: int, **kw) -> AlgorithmOutput:
+    """BFS depths of reached vertices (same columns and parameters as the resident bfs).
+
+    With ``max_depth`` the run is synchronous and stops after that many outer iterations: by
+    then every vertex within ``max_depth`` hops has its final depth (Bellman-Ford's argument),
+    and every other value is larger, so those are dropped.
+    """
+    if max_depth is None:
+        return _run("bfs", graph, source, device, budget_bytes, **kw)
+    kw.update(asynchronous=False, max_iterations=max_depth)
+    out = _run("bfs", graph, source, device, budget_bytes, **kw)
+    keep = out.columns["depth"] <= max_depth
+    out.columns = {k: v[keep] for k, v in out.columns.items()}
+    out.metrics["reached"] = int(keep.sum())
+    return out
 
 
-def subway_sssp(graph: Graph, source: int, *, device: str = "cpu", budget_bytes: int,
-                **kw) -> AlgorithmOutput:
-    """Distances of reached vertices (edge weights, else 1 per edge)."""
+def subway_sssp(graph: Graph, source: int, weight: str | None = None, *, device: str = "cpu",
+                budget_bytes: int, **kw) -> AlgorithmOutput:
+    """Distances of reached vertices (the stored edge weights, else 1 per edge; ``weight`` is
+    accepted for the resident signature: a graph stores one weight column)."""
     return _run("sssp", graph, source, device, budget_bytes, **kw)
 
 

@@ -128,3 +128,29 @@ def test_threaded_subcsr_gather_matches(monkeypatch):
     out = subway_sssp(g, 3, budget_bytes=BUDGETS[1], asynchronous=True, first_full=False)
     np.testing.assert_allclose(dense(out, "distance", N), ref_sssp(g, 3))
     assert out.metrics["per_iteration"][0]["mode"] == "subcsr"
+
+
+@pytest.mark.parametrize("max_depth", [0, 1, 2, 3])
+def test_subway_bfs_max_depth_matches_resident(max_depth):
+    g = memory_graph(N, weighted=False)
+    out = subway_bfs(g, 0, max_depth, budget_bytes=BUDGETS[0])
+    depth, _ = bfs_depths(g, 0, max_depth)
+    np.testing.assert_array_equal(dense(out, "depth", N, -1), depth)
+
+
+def test_every_streamed_operator_reports_the_instrumentation(tmp_path):
+    keys = {"outer_iterations", "inner_iterations", "active_vertices", "active_edges",
+            "bytes_to_device", "transfer_s", "kernel_s", "partitions", "cache_hit_rate",
+            "per_iteration", "budget_bytes", "strategy", "wall_s"}
+    g = memory_graph(N)
+    outs = [subway_sssp(g, 0, budget_bytes=BUDGETS[1]),
+            pagerank_edge_centric(g, 0.85, 3, budget_bytes=40 * N + 20_000)]
+    sg, mem, env, bm = stored_graph(tmp_path, n=N)
+    try:
+        outs.append(bfs_pages(sg, 0, budget_bytes=10 * N))
+    finally:
+        bm.close()
+        env.close()
+    for out in outs:
+        assert keys <= set(out.metrics), keys - set(out.metrics)
+        assert len(out.metrics["per_iteration"]) == out.metrics["outer_iterations"]
