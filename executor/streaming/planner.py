@@ -105,8 +105,15 @@ def plan(algorithm, entry, device: Device, *, host_budget: int | None = None,
     if name in PAGE_STREAMED:
         pages = entry.stats.get("pages")
         page_size = entry.stats.get("page_size")
-        where = (f"{pages} pages of {format_bytes(page_size)}" if pages and page_size
-                 else "slotted pages")
+        where = "slotted pages"
+        if pages and page_size:
+            from .pages import predict_seconds
+
+            kind = "gpu" if device.is_gpu else "cpu"
+            one_pass = predict_seconds(kind, state, [pages * page_size], [pages],
+                                       store_bytes=max(0, pages * page_size - host_budget))
+            where = (f"{pages} pages of {format_bytes(page_size)} (GTS model: {one_pass:.3g} s a "
+                     "pass over every page)")
         return Choice(device, "pages", f"{device.kind}: topology {format_bytes(topo)} exceeds "
                       f"host memory for streaming ({format_bytes(host_budget)}); {pieces}: "
                       f"{where} streamed from the store through the buffer manager")

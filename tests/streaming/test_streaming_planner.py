@@ -34,6 +34,7 @@ def test_choices_by_size(kind):
     assert planner.plan("cdlp", e, small).variant == "edge_centric"
     tiny_host = planner.plan("bfs", e, small, host_budget=100 * MiB)
     assert tiny_host.variant == "pages" and "90 pages" in tiny_host.reason
+    assert "GTS model" in tiny_host.reason
     assert planner.plan("pagerank", e, small, host_budget=100 * MiB).variant == "pages"
     with pytest.raises(DeviceOutOfMemory, match="no page-streamed variant"):
         planner.plan("sssp", e, small, host_budget=100 * MiB)
