@@ -40,9 +40,12 @@ def test_subway_sssp_matches_dijkstra(budget, asynchronous):
 @pytest.mark.parametrize("directed", [True, False])
 def test_subway_bfs_and_wcc_match_scipy(budget, directed):
     g = memory_graph(N, directed=directed, weighted=False)
-    out = subway_bfs(g, 0, budget_bytes=budget)
-    np.testing.assert_array_equal(dense(out, "depth", N), ref_bfs(g, 0))
-    out = subway_wcc(g, budget_bytes=budget, asynchronous=False)
+    for asynchronous in (False, True):
+        out = subway_bfs(g, 0, budget_bytes=budget, asynchronous=asynchronous)
+        np.testing.assert_array_equal(dense(out, "depth", N), ref_bfs(g, 0))
+    out = subway_wcc(g, budget_bytes=budget, asynchronous=True)
+    np.testing.assert_array_equal(out.columns["component"], ref_wcc(g))
+    out = subway_wcc(g, budget_bytes=budget)
     np.testing.assert_array_equal(out.columns["component"], ref_wcc(g))
 
 
