@@ -23,7 +23,7 @@ STATE_BYTES_PER_VERTEX = 24
 @dataclass(frozen=True)
 class Choice:
     device: Device
-    variant: str  # "resident" (streamed variants come with the storage manager)
+    variant: str  # "resident", "subway", "edge_centric" or "pages" (executor.streaming)
     reason: str
 
 
@@ -43,6 +43,7 @@ def choose(algorithm: Algorithm, entry: GraphEntry, device: Device, gpu_impl: bo
         return Choice(cpu, "resident", f"cpu: {algorithm.name} has no GPU kernel yet; {sizes}")
     if need <= device.memory_limit:
         return Choice(device, "resident", f"{device.kind}: graph fits, {sizes}; {device.reason}")
-    return Choice(device, "resident",
-                  f"{device.kind}: graph does NOT fit ({sizes}); no streamed variant yet, "
-                  "running resident")
+    # Too big for the budget: a streamed variant, or an error naming the sizes.
+    from .streaming.planner import plan
+
+    return plan(algorithm, entry, device, resident_state_bytes=STATE_BYTES_PER_VERTEX)
