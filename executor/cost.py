@@ -14,7 +14,7 @@ from catalog import GraphEntry
 from .algorithms import Algorithm
 from .device import Device, format_bytes
 
-__all__ = ["Choice", "choose", "resident_bytes"]
+__all__ = ["Choice", "choose", "choose_for", "resident_bytes"]
 
 #: Bytes of per-vertex state a traversal or PageRank keeps (values, frontier flags, scratch).
 STATE_BYTES_PER_VERTEX = 24
@@ -34,13 +34,18 @@ def resident_bytes(entry: GraphEntry) -> tuple[int, int]:
 
 
 def choose(algorithm: Algorithm, entry: GraphEntry, device: Device, gpu_impl: bool) -> Choice:
+    return choose_for(algorithm.name, entry, device, gpu_impl)
+
+
+def choose_for(name: str, entry: GraphEntry, device: Device, gpu_impl: bool) -> Choice:
+    """The choice for operator ``name`` (an algorithm, or 'pattern' for GRAPH_TABLE)."""
     topology, state = resident_bytes(entry)
     need = topology + state
     sizes = (f"needs {format_bytes(need)} (topology {format_bytes(topology)} + vertex state "
              f"{format_bytes(state)}) of a {format_bytes(device.memory_limit)} budget")
     if device.is_gpu and not gpu_impl:
         cpu = Device("cpu", device.memory_limit, "cpu", "no GPU kernel for this algorithm")
-        return Choice(cpu, "resident", f"cpu: {algorithm.name} has no GPU kernel yet; {sizes}")
+        return Choice(cpu, "resident", f"cpu: {name} has no GPU kernel yet; {sizes}")
     if need <= device.memory_limit:
         return Choice(device, "resident", f"{device.kind}: graph fits, {sizes}; {device.reason}")
     return Choice(device, "resident",
