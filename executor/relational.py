@@ -169,6 +169,9 @@ def sort(table: pa.Table, keys, nulls_first) -> pa.Table:
 
 
 def project(table: pa.Table, names, expressions) -> pa.Table:
+    if not expressions:
+        # No columns, but the row count still matters (count(*) above): keep a null column.
+        return pa.table({"__rows": pa.nulls(table.num_rows)})
     columns = set(table.column_names)
     picked = []
     for expr in expressions:
