@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pyarrow.compute as pc
 
-from .errors import ExecutionError
+from .errors import ExecutionError, InvalidArgument
 from .plan import AggregateCall
 
 __all__ = ["join", "single_join", "mark_join", "aggregate", "distinct", "union_all", "sort",
@@ -101,7 +101,7 @@ def _left_join_residual(left, right, lkeys, rkeys, residual) -> pa.Table:
 def single_join(left: pa.Table, right: pa.Table) -> pa.Table:
     """A scalar subquery's value attached to every row (NULL when it returned no row)."""
     if right.num_rows > 1:
-        raise ExecutionError(f"a subquery used as a value returned {right.num_rows} rows; "
+        raise InvalidArgument(f"a subquery used as a value returned {right.num_rows} rows; "
                              "it must return at most one (add LIMIT 1 or an aggregate)")
     column = right.column(0)
     value = column[0] if right.num_rows else pa.scalar(None, column.type)

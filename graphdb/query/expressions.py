@@ -226,7 +226,7 @@ class Translator:
         result = self.to_arrow(default) if default is not None else pc.scalar(None)
         for branch in reversed(node.args.get("ifs") or []):
             cond = branch.this if subject is None else exp.EQ(this=subject, expression=branch.this)
-            result = _call("if_else", _call("fill_null", self.to_arrow(cond), pc.scalar(False)),
+            result = _call("if_else", _call("coalesce", self.to_arrow(cond), pc.scalar(False)),
                            self.to_arrow(branch.args["true"]), result)
         return result
 
@@ -244,7 +244,11 @@ class Translator:
             close = difflib.get_close_matches(name, sorted(_FUNCTIONS), n=1)
             hint = f"; did you mean {close[0]}()?" if close else ""
             raise BinderError(f"unknown function {name}(){hint}")
-        args = [self.to_arrow(a) for a in function_args(node)]
+        arg_nodes = function_args(node)
+        if arrow_name in ("coalesce", "min_element_wise", "max_element_wise"):
+            # An untyped NULL literal cannot meet a typed argument in Arrow; it adds nothing here.
+            arg_nodes = [a for a in arg_nodes if not isinstance(a, exp.Null)] or arg_nodes[:1]
+        args = [self.to_arrow(a) for a in arg_nodes]
         if arrow_name == "binary_join_element_wise":
             args = [a.cast(pa.string()) for a in args] + [pc.scalar("")]
         return _call(arrow_name, *args)

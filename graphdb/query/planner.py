@@ -144,16 +144,18 @@ def _relation(item: exp.Expression, ctx: Context, taken: set[str]) -> Relation:
                               "column aliases were given")
         names = [c.name for c in columns_alias] + names[len(columns_alias):]
     qualifier = alias or default
-    if qualifier.lower() in taken:
+    full_name = "" if alias or not isinstance(item, exp.Table) or item.args.get("db") is None \
+        else f"{item.args['db'].name}.{item.name}"
+    if (full_name or qualifier).lower() in taken:
         raise BinderError(f"table name '{qualifier}' is used twice in FROM; give one an alias")
-    taken.add(qualifier.lower())
+    taken.add((full_name or qualifier).lower())
     internal = []
     for name in names:
-        column = f"{qualifier}.{name}"
+        column = f"{full_name or qualifier}.{name}"
         if column in internal:
             column = ctx.fresh(column + "#")
         internal.append(column)
-    return Relation(Rename(node, tuple(internal)), qualifier, list(names), internal)
+    return Relation(Rename(node, tuple(internal)), qualifier, list(names), internal, full_name)
 
 
 def _equi_key(cond: exp.Expression, scope: Scope, left: set[str], right: set[str]):

@@ -35,6 +35,8 @@ class Relation:
     qualifier: str
     names: list[str]
     columns: list[str]
+    #: the full name (``g.vertices``) by which a graph table may also be referenced
+    full_name: str = ""
 
 
 class Scope:
@@ -53,15 +55,21 @@ class Scope:
         return [(n, c) for r in relations for n, c in zip(r.names, r.columns)]
 
     def _relation(self, qualifier: str) -> Relation:
-        matches = [r for r in self.relations if r.qualifier == qualifier] or [
-            r for r in self.relations if r.qualifier.lower() == qualifier.lower()]
+        lower = qualifier.lower()
+        matches = [r for r in self.relations if lower in (r.qualifier.lower(),
+                                                          r.full_name.lower())]
         if not matches:
             known = [r.qualifier for r in self.relations]
             raise BinderError(f"unknown table '{qualifier}'" + suggest(qualifier, known, "tables"))
+        if len(matches) > 1:
+            full = ", ".join(r.full_name or r.qualifier for r in matches)
+            raise BinderError(f"table reference '{qualifier}' is ambiguous ({full}); use an alias")
         return matches[0]
 
     def resolve(self, column: exp.Column) -> str:
         name, qualifier = column.name, column.table
+        if column.args.get("db") is not None:  # g.vertices.id
+            qualifier = f"{column.args['db'].name}.{qualifier}"
         if qualifier:
             relation = self._relation(qualifier)
             candidates = [(relation, i) for i, n in enumerate(relation.names) if n == name] or [

@@ -122,6 +122,8 @@ def plan_table_function(call: exp.Func, ctx: Context) -> tuple[PlanNode, list[st
         if isinstance(arg, (exp.Kwarg, exp.PropertyEQ)):
             seen_named = True
             key = arg.this.name
+            if key.lower() in (k.lower() for k in named):
+                raise BinderError(f"{name}(): argument '{key.lower()}' given twice")
             named[key] = _argument(arg.expression, f"{name}(): argument '{key}'")
         elif seen_named:
             raise BinderError(f"{name}(): positional arguments must come before named ones")
