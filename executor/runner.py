@@ -118,6 +118,7 @@ class Runner:
             raise ExecutionError(_arrow_error(exc)) from None
         self.stats[key] = OperatorStats(type(node).__name__, time.perf_counter() - start,
                                         table.num_rows, metrics)
+        self.check_cancelled()  # inputs are computed on the way down; check on the way up too
         self._results[key] = table
         return table
 
