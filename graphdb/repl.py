@@ -112,8 +112,8 @@ class Shell:
         if self._worker is not None and self._worker.is_alive():
             self.say("(waiting for the cancelled query to stop)\n")
         self._worker = threading.Thread(target=work, name="graphdb-query", daemon=True)
-        self._worker.start()
         try:
+            self._worker.start()  # inside the try: Ctrl-C may come as soon as it starts
             while self._worker.is_alive():
                 self._worker.join(0.05)
         except KeyboardInterrupt:

@@ -1,0 +1,151 @@
+"""The shell, fed line by line (Shell.feed) and once driven in a pseudo-terminal."""
+
+from __future__ import annotations
+
+import _thread
+import io
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import graphdb
+from graphdb.completion import SqlCompleter
+from graphdb.repl import KEYWORDS, Shell
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def shell(con):
+    con.from_networkx("g", nx.DiGraph([(1, 2), (2, 3), (3, 1), (3, 4)]))
+    out = io.StringIO()
+    return Shell(con, out), out
+
+
+def feed(shell: Shell, *lines: str) -> None:
+    for line in lines:
+        shell.feed(line)
+
+
+def test_multiline_statement_runs_when_terminated(shell):
+    sh, out = shell
+    feed(sh, "SELECT vertex, depth", "FROM bfs(g, 1)")
+    assert sh.pending and out.getvalue() == ""
+    feed(sh, "ORDER BY vertex;")
+    text = out.getvalue()
+    assert "vertex │ depth" in text and "(4 rows)" in text and "Time:" in text
+
+
+def test_output_modes(shell):
+    sh, out = shell
+    feed(sh, ".timer off", ".mode csv", "SELECT vertex, depth FROM bfs(g, 1) ORDER BY vertex;")
+    assert out.getvalue().splitlines()[:2] == ["vertex,depth", "1,0"]
+    out.truncate(0), out.seek(0)
+    feed(sh, ".mode json", "SELECT vertex FROM bfs(g, 3, 1) ORDER BY vertex;")
+    assert json.loads(out.getvalue()) == [{"vertex": 1}, {"vertex": 3}, {"vertex": 4}]
+    out.truncate(0), out.seek(0)
+    feed(sh, ".mode markdown", "SELECT 1 AS a;")
+    assert out.getvalue().splitlines()[:2] == ["| a |", "|--:|"] or \
+        out.getvalue().splitlines()[0] == "| a |"
+
+
+def test_long_results_are_truncated_with_a_count(shell):
+    sh, out = shell
+    feed(sh, ".maxrows 2", "SELECT * FROM bfs(g, 1);")
+    assert "2 more rows (4 in all)" in out.getvalue()
+
+
+def test_errors_are_one_line_and_the_shell_goes_on(shell):
+    sh, out = shell
+    feed(sh, "SELEC 1;", "SELECT * FROM bfz(g, 1);", "SELECT 1 AS ok;")
+    text = out.getvalue()
+    assert "Error: syntax error" in text and "did you mean bfs()" in text
+    assert "Traceback" not in text and " ok" in text
+
+
+def test_dot_commands(shell, tmp_path):
+    sh, out = shell
+    script = tmp_path / "q.sql"
+    script.write_text("SELECT count(*) AS n\nFROM g.edges;\n-- a comment\nSELECT 7 AS seven")
+    feed(sh, ".timer off", ".graphs", ".schema g", f".read {script}", ".nope",
+         f".read {tmp_path / 'missing.sql'}")
+    text = out.getvalue()
+    assert " g " in text and "directed" in text and " 4" in text and " 7" in text
+    assert "Unknown or incomplete command '.nope'" in text and "cannot read" in text
+    target = tmp_path / "out.csv"
+    feed(sh, ".mode csv", f".output {target}", "SELECT 5 AS five;", ".output", "SELECT 6 AS six;")
+    assert target.read_text() == "five\n5\n" and "six\n6" in out.getvalue()
+    assert sh.feed(".quit") is False
+
+
+def test_help_lists_the_registry(shell):
+    sh, out = shell
+    feed(sh, ".help")
+    assert "bfs(graph, source, max_depth => NULL)" in out.getvalue()
+
+
+def test_completion_of_keywords_functions_graphs_and_columns(con):
+    con.from_networkx("social", nx.DiGraph([(1, 2)]))
+    completer = SqlCompleter(con, KEYWORDS)
+    assert "SELECT" in completer.candidates("sel")
+    assert "pagerank" in completer.candidates("SELECT * FROM pag")
+    assert completer.candidates("SELECT * FROM social.") == ["social.vertices", "social.edges"]
+    assert "social" in completer.candidates("SELECT * FROM soc")
+    assert "depth" in completer.candidates("SELECT dep")
+    assert "weight" not in completer.candidates("SELECT wei")  # social is unweighted
+    assert completer.candidates(".sch") == [".schema"]
+
+
+def test_ctrl_c_cancels_the_query_and_keeps_the_shell(shell):
+    sh, out = shell
+    started, release = threading.Event(), threading.Event()
+
+    class Slow:
+        """A connection whose statement runs until interrupted."""
+
+        def execute(self, sql):
+            started.set()
+            release.wait(10)
+            raise graphdb.OperationalError("query cancelled")
+
+        def interrupt(self):
+            release.set()
+
+    real = sh.con
+    sh.con = Slow()
+    threading.Thread(target=lambda: (started.wait(5), _thread.interrupt_main())).start()
+    sh.run("SELECT slow")
+    assert "Cancelled." in out.getvalue()
+    sh.con = real
+    feed(sh, "SELECT 1 AS still_here;")
+    assert "still_here" in out.getvalue()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_graphdb_command_in_a_terminal(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    db = tmp_path / "db"
+    with graphdb.connect(db) as con:
+        con.from_networkx("g", nx.DiGraph([(1, 2), (2, 3)]))
+    env = dict(os.environ, GRAPHDB_HISTORY=str(tmp_path / "history"), PYTHONPATH=str(ROOT),
+               TERM="xterm", GRAPHDB_DISABLE_GPU="1")
+    child = pexpect.spawn(sys.executable, ["-m", "graphdb.cli", str(db)], env=env,
+                          encoding="utf-8", timeout=30, dimensions=(40, 120))
+    try:
+        child.expect("graphdb shell on")
+        child.expect("graphdb>")
+        child.sendline("SELECT count(*) * 14 AS answer FROM bfs(g, 1);")
+        child.expect(r"answer\s*\r?\n.*\r?\n\s*42\s*\r?\n")
+        child.expect("Time:")
+        child.sendline("SELECT * FROM nope;")
+        child.expect("Error: unknown table 'nope'")
+        child.sendline(".quit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
