@@ -21,6 +21,10 @@ from sqlglot.tokens import TokenType
 __all__ = ["GraphSQL", "GraphTable", "NodePattern", "EdgePattern"]
 
 
+#: SQL/PGQ path search prefixes and modes that this subset does not implement.
+_PATH_PREFIXES = {"ANY", "ALL", "SHORTEST", "WALK", "TRAIL", "ACYCLIC", "SIMPLE"}
+
+
 class NodePattern(exp.Expression):
     """``(a)`` or ``(a WHERE a.id = 1)``; ``this`` is the variable name (may be None)."""
 
@@ -70,11 +74,17 @@ class GraphSQLParser(parser.Parser):
             self.raise_error("GRAPH_TABLE needs a graph name")
         if not self._match_text_seq("MATCH"):
             self.raise_error("expected MATCH after the graph name in GRAPH_TABLE")
+        if self._curr and self._curr.text.upper() in _PATH_PREFIXES:
+            self.raise_error(f"path prefix {self._curr.text.upper()} is not supported: use "
+                             "{m,n} quantifiers, or the shortest_path()/bfs() table functions")
         pattern = [self._parse_node_pattern()]
         while self._curr and self._curr.token_type in (TokenType.DASH, TokenType.ARROW,
                                                        TokenType.LT):
             pattern.append(self._parse_edge_pattern())
             pattern.append(self._parse_node_pattern())
+        if self._match(TokenType.COMMA, advance=False):
+            self.raise_error("MATCH takes one linear path pattern; write (a)-[]->(b)-[]->(c) "
+                             "instead of comma-separated patterns")
         where = self._parse_assignment() if self._match(TokenType.WHERE) else None
         columns = None
         if self._match_text_seq("COLUMNS"):
