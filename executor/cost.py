@@ -23,7 +23,7 @@ STATE_BYTES_PER_VERTEX = 24
 @dataclass(frozen=True)
 class Choice:
     device: Device
-    variant: str  # "resident" (streamed variants come with the storage manager)
+    variant: str  # "resident" or "refused" (streamed variants come with the storage manager)
     reason: str
 
 
@@ -43,6 +43,12 @@ def choose_for(name: str, entry: GraphEntry, device: Device, gpu_impl: bool) -> 
     need = topology + state
     sizes = (f"needs {format_bytes(need)} (topology {format_bytes(topology)} + vertex state "
              f"{format_bytes(state)}) of a {format_bytes(device.memory_limit)} budget")
+    if state > device.memory_limit:
+        # DESIGN.md: when even the vertex state cannot be held, no variant can run.
+        return Choice(device, "refused",
+                      f"{device.kind}: vertex state alone needs {format_bytes(state)} but the "
+                      f"budget is {format_bytes(device.memory_limit)}; raise it with "
+                      "SET memory_limit")
     if device.is_gpu and not gpu_impl:
         cpu = Device("cpu", device.memory_limit, "cpu", "no GPU kernel for this algorithm")
         return Choice(cpu, "resident", f"cpu: {name} has no GPU kernel yet; {sizes}")

@@ -25,9 +25,9 @@ from catalog import Catalog, GraphEntry
 from . import algorithms, relational
 from .cost import Choice, choose, choose_for
 from .device import Device
-from .errors import ExecutionError, InvalidArgument, QueryCancelled
+from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
 from .graph import Graph
-from .pattern import InIndex, edge_columns, in_index, match_pattern
+from .pattern import DENSE_MAX_ROWS, InIndex, edge_columns, in_index, match_pattern
 from .plan import (Aggregate, AlgorithmScan, DescribeGraph, Distinct, Filter, GraphTableScan, Join,
                    Limit, MarkJoin, PatternMatch, PlanNode, Project, Rename, ShowGraphs, SingleRow,
                    Sort, UnionAll, ValuesScan)
@@ -96,8 +96,12 @@ class Runner:
         out, stack = {}, [plan]
         while stack:
             node = stack.pop()
-            if isinstance(node, (AlgorithmScan, PatternMatch)):
+            if isinstance(node, AlgorithmScan):
                 out[id(node)] = self.choice(node).reason
+            elif isinstance(node, PatternMatch):
+                out[id(node)] = self.choice(node).reason + (
+                    f"; frontiers: a dense bitmap per start vertex when at most "
+                    f"{DENSE_MAX_ROWS} start (decided at run time), else sorted sparse keys")
             elif isinstance(node, Join) and node.left_keys:
                 out[id(node)] = ("Acero hash join on " + ", ".join(node.right_keys)
                                  + ": hash table built on the right input")
@@ -168,7 +172,7 @@ class Runner:
             if param is not None and param.kind == "vertex" and value is not None:
                 value = internal_id(ids, value, entry, node.algorithm, name)
             options[name] = value
-        choice = self.choice(node)
+        choice = self._runnable_choice(node)
         metrics["variant"] = choice.variant
         output = algorithms.run(spec.name, graph, options, choice.device)
         metrics.update(output.metrics)
@@ -181,7 +185,14 @@ class Runner:
                 columns.append(pa.array(values, type=column.type))
         return pa.table(columns, names=[c.name for c in spec.columns])
 
+    def _runnable_choice(self, node: PlanNode) -> Choice:
+        choice = self.choice(node)
+        if choice.variant == "refused":
+            raise DeviceOutOfMemory(choice.reason)
+        return choice
+
     def _run_PatternMatch(self, node: PatternMatch, metrics: dict) -> pa.Table:
+        metrics["variant"] = self._runnable_choice(node).variant
         entry = self.catalog.get(node.graph)
         cached = self._cached(entry)
         graph, ids = cached.graph, cached.ids

@@ -13,7 +13,8 @@ from .connection import Connection, connect
 from .errors import (BinderError, CatalogError, DatabaseError, DataError, Error, IngestError,
                      IntegrityError, InterfaceError, InternalError, InvalidInputError,
                      NotSupportedError, OperationalError, ParseError, ProgrammingError, Warning)
-from .result import Result
+from .graph import GraphHandle
+from .result import Cursor, Result
 
 __version__ = "0.1.0"
 apilevel = "2.0"
@@ -21,7 +22,7 @@ threadsafety = 1
 paramstyle = "qmark"
 
 __all__ = [
-    "connect", "Connection", "Result", "Error", "Warning", "InterfaceError", "DatabaseError",
+    "connect", "Connection", "Result", "Cursor", "GraphHandle", "Error", "Warning", "InterfaceError", "DatabaseError",
     "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
     "NotSupportedError", "ParseError", "BinderError", "CatalogError", "IngestError",
     "InvalidInputError", "__version__",

@@ -170,6 +170,8 @@ class Connection:
             return pa.table({}), self._drop(statement)
         if kind == "show_settings":
             plan = ValuesScan("settings", self._settings_table())
+        elif kind == "show_functions":
+            plan = ValuesScan("functions", self._functions_table())
         elif kind == "show_graphs":
             plan = ShowGraphs()
         elif kind == "describe":

@@ -61,9 +61,9 @@ def parse(sql: str) -> Statement:
     if head == "SHOW":
         if len(words) == 2 and words[1].upper() in ("GRAPHS", "TABLES"):
             return Statement("show_graphs", None, text)
-        if len(words) == 2 and words[1].upper() == "SETTINGS":
-            return Statement("show_settings", None, text)
-        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS or SHOW SETTINGS",
+        if len(words) == 2 and words[1].upper() in ("SETTINGS", "FUNCTIONS"):
+            return Statement("show_" + words[1].lower(), None, text)
+        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS, SHOW FUNCTIONS or SHOW SETTINGS",
                          1, 1)
     if head == "DROP":
         # DROP GRAPH [IF EXISTS] name: sqlglot has no GRAPH object kind, so it is read here.
