@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 __all__ = [
     "PlanNode", "AlgorithmScan", "GraphTableScan", "ValuesScan", "SingleRow", "Filter",
-    "Project", "Rename", "Join", "MarkJoin", "Aggregate", "AggregateCall", "Distinct", "UnionAll", "Sort",
+    "Project", "Rename", "Join", "MarkJoin", "Aggregate", "AggregateCall", "Distinct", "UnionAll", "SetOperation", "Sort",
     "Limit", "Hop", "PatternMatch", "ShowGraphs", "DescribeGraph",
 ]
 
@@ -148,6 +148,16 @@ class UnionAll(PlanNode):
     """Rows of every input, in order; columns are matched by position and named after the first."""
 
     inputs: tuple[PlanNode, ...]
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class SetOperation(PlanNode):
+    """``intersect`` or ``except`` of two inputs, as sets (distinct rows), by position."""
+
+    left: PlanNode
+    right: PlanNode
+    kind: str
     names: tuple[str, ...]
 
 

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from .errors import ExecutionError, InvalidArgument
 from .plan import AggregateCall
 
-__all__ = ["join", "single_join", "mark_join", "aggregate", "distinct", "union_all", "sort",
+__all__ = ["join", "single_join", "mark_join", "aggregate", "distinct", "union_all", "set_operation", "sort",
            "project", "CROSS_JOIN_LIMIT"]
 
 #: Rows a cross join may produce before it is refused (a missing ON condition, usually).
@@ -153,6 +153,17 @@ def union_all(tables: list[pa.Table], names: list[str]) -> pa.Table:
         return pa.concat_tables(renamed, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise ExecutionError(f"type mismatch in UNION: {exc}") from None
+
+
+def set_operation(left: pa.Table, right: pa.Table, kind: str, names) -> pa.Table:
+    """INTERSECT / EXCEPT: distinct left rows with (without) an equal row on the right."""
+    keys = [f"__s{i}" for i in range(len(names))]
+    left = distinct(left.rename_columns(keys))
+    right = distinct(right.rename_columns(keys))
+    left, right = _align_keys(left, right, keys, keys)
+    join_type = "left semi" if kind == "intersect" else "left anti"
+    out = left.join(right, keys=keys, join_type=join_type, use_threads=True)
+    return out.select(keys).rename_columns(list(names))
 
 
 def sort(table: pa.Table, keys, nulls_first) -> pa.Table:

@@ -29,8 +29,8 @@ from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCan
 from .graph import Graph
 from .pattern import DENSE_MAX_ROWS, InIndex, edge_columns, in_index, match_pattern
 from .plan import (Aggregate, AlgorithmScan, DescribeGraph, Distinct, Filter, GraphTableScan, Join,
-                   Limit, MarkJoin, PatternMatch, PlanNode, Project, Rename, ShowGraphs, SingleRow,
-                   Sort, UnionAll, ValuesScan)
+                   Limit, MarkJoin, PatternMatch, PlanNode, Project, Rename, SetOperation, ShowGraphs,
+                   SingleRow, Sort, UnionAll, ValuesScan)
 from .stored import open_graph
 
 __all__ = ["Runner", "OperatorStats", "internal_id"]
@@ -269,6 +269,10 @@ class Runner:
 
     def _run_UnionAll(self, node: UnionAll, metrics: dict) -> pa.Table:
         return relational.union_all([self._run(i) for i in node.inputs], list(node.names))
+
+    def _run_SetOperation(self, node: SetOperation, metrics: dict) -> pa.Table:
+        return relational.set_operation(self._run(node.left), self._run(node.right), node.kind,
+                                        node.names)
 
     def _run_Sort(self, node: Sort, metrics: dict) -> pa.Table:
         return relational.sort(self._run(node.input), node.keys, node.nulls_first)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from executor.device import format_bytes
 from executor.plan import (Aggregate, AlgorithmScan, DescribeGraph, Distinct, Filter,
                            GraphTableScan, Join, Limit, MarkJoin, PatternMatch, PlanNode, Project,
-                           Rename, ShowGraphs, SingleRow, Sort, UnionAll, ValuesScan)
+                           Rename, SetOperation, ShowGraphs, SingleRow, Sort, UnionAll,
+                           ValuesScan)
 
 __all__ = ["explain_lines"]
 
@@ -57,6 +58,8 @@ def _describe(node: PlanNode) -> str:
         return "DISTINCT (hash)"
     if isinstance(node, UnionAll):
         return f"UNION ALL of {len(node.inputs)} inputs"
+    if isinstance(node, SetOperation):
+        return f"{node.kind.upper()} (hash semi/anti join on all columns)"
     if isinstance(node, Sort):
         return "SORT " + ", ".join(f"{c} {'DESC' if d == 'descending' else 'ASC'}"
                                    for c, d in node.keys)

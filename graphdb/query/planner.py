@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from executor.plan import (Distinct, Filter, Join, Limit, MarkJoin, PlanNode, Project, Rename,
-                           SingleRow, Sort, UnionAll)
+                           SetOperation, SingleRow, Sort, UnionAll)
 
 from ..errors import BinderError, InvalidInputError, NotSupportedError
 from .aggregates import has_aggregates, plan_aggregate, resolve_group_keys
@@ -74,7 +74,7 @@ def bind_parameters(ast: exp.Expression, parameters) -> exp.Expression:
         if positional:
             raise InvalidInputError(f"{len(positional)} parameters given but the query has none")
         return ast
-    bound = ast.transform(replace, copy=True)
+    bound = ast.transform(replace, copy=False)  # each execute parses afresh: no need to copy
     if positional is not None and used != len(positional):
         raise InvalidInputError(
             f"{len(positional)} parameters given but the query has {used} '?' placeholders")
@@ -261,8 +261,7 @@ def plan_query(query: exp.Expression, ctx: Context) -> tuple[PlanNode, list[str]
         if isinstance(query, exp.Union):
             return _plan_union(query, ctx)
         if isinstance(query, (exp.Intersect, exp.Except)):
-            raise NotSupportedError(f"{query.key.upper()} is not supported yet; use a join or "
-                                    "IN (subquery)")
+            return _plan_set_operation(query, ctx)
         if not isinstance(query, exp.Select):
             raise NotSupportedError(f"{query.key.upper()} is not supported here")
         return _plan_select(query, ctx)
@@ -295,6 +294,20 @@ def _plan_union(query: exp.Union, ctx: Context) -> tuple[PlanNode, list[str]]:
     node: PlanNode = UnionAll(tuple(inputs), tuple(names))
     if query.args.get("distinct"):
         node = Distinct(node)
+    return _order_limit(query, node, names, ctx)
+
+
+def _plan_set_operation(query: exp.Expression, ctx: Context) -> tuple[PlanNode, list[str]]:
+    """INTERSECT / EXCEPT (set semantics; the ALL forms are not supported)."""
+    kind = query.key.upper()
+    if query.args.get("distinct") is False:
+        raise NotSupportedError(f"{kind} ALL is not supported; use {kind}")
+    left, names = plan_query(query.this, ctx)
+    right, right_names = plan_query(query.expression, ctx)
+    if len(right_names) != len(names):
+        raise BinderError(f"each side of {kind} must have the same number of columns "
+                          f"({len(names)} vs {len(right_names)})")
+    node = SetOperation(left, right, kind.lower(), tuple(names))
     return _order_limit(query, node, names, ctx)
 
 

@@ -37,6 +37,8 @@ QUERIES = [
     "SELECT id FROM {v} WHERE id IN (SELECT src FROM {e} WHERE weight < 5)",
     "SELECT src AS x FROM {e} UNION SELECT dst FROM {e}",
     "SELECT src AS x FROM {e} WHERE weight < 20 UNION ALL SELECT dst FROM {e} WHERE weight > 80",
+    "SELECT src FROM {e} WHERE weight > 50 INTERSECT SELECT dst FROM {e} WHERE weight < 30",
+    "SELECT src FROM {e} EXCEPT SELECT dst FROM {e} WHERE weight > 20",
     "SELECT src, CASE WHEN weight > 50 THEN 'heavy' ELSE 'light' END AS kind FROM {e}",
     "SELECT src % 3 AS r, count(*) FROM {e} GROUP BY src % 3",
     "SELECT src, dst FROM {e} ORDER BY weight DESC, src, dst LIMIT 5 OFFSET 2",
