@@ -8,7 +8,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -25,6 +25,10 @@ from .query.planner import Context, bind_parameters, plan_query
 from .query.statements import describe_target, set_item
 from .result import Result
 from .settings import Settings, apply_threads
+
+if TYPE_CHECKING:
+    from .graph import GraphHandle
+    from .result import Cursor
 
 __all__ = ["Connection", "connect"]
 
@@ -112,12 +116,17 @@ class Connection:
         ...     con.execute("SELECT ? + 1 AS answer", [41]).fetchone()
         (42,)
         """
-        self._check_open()
         start = time.perf_counter()
+        table, message = self._guarded(lambda: self._execute(parse(sql), parameters))
+        return Result(table, elapsed=time.perf_counter() - start, message=message)
+
+    def _guarded(self, work):
+        """Run ``work()`` as this connection's one running statement, with lower layers' errors
+        translated into the PEP 249 classes."""
+        self._check_open()
         with self._lock:
             try:
-                statement = parse(sql)
-                table, message = self._execute(statement, parameters)
+                return work()
             except Error:
                 raise
             except Exception as exc:
@@ -125,7 +134,6 @@ class Connection:
                 if translated is exc:
                     raise
                 raise translated from None
-        return Result(table, elapsed=time.perf_counter() - start, message=message)
 
     def cursor(self) -> "Cursor":
         """A PEP 249 cursor on this connection."""

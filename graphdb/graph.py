@@ -20,7 +20,6 @@ import pyarrow as pa
 
 from executor.algorithms import REGISTRY
 
-from .errors import Error, translate
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -58,18 +57,7 @@ class GraphHandle:
         return call
 
     def _run(self, make_plan) -> pa.Table:
-        con = self.connection
-        con._check_open()
-        with con._lock:
-            try:
-                return con._runner.run(make_plan())
-            except Error:
-                raise
-            except Exception as exc:
-                translated = translate(exc)
-                if translated is exc:
-                    raise
-                raise translated from None
+        return self.connection._guarded(lambda: self.connection._runner.run(make_plan()))
 
     def vertices(self) -> pa.Table:
         """``g.vertices``: the vertex ids (column ``id``) and properties."""
