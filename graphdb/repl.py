@@ -125,7 +125,7 @@ class Shell:
         error = outcome.get("error")
         if error is not None:
             if isinstance(error, Error):
-                self.say(f"Error: {error}\n")
+                self.say(f"Error: {error}\n" + _caret(sql, error))
             else:  # a bug, not a user mistake: still no traceback in the shell
                 self.say(f"Error: internal error ({type(error).__name__}: {error}); "
                          "please report it\n")
@@ -197,6 +197,16 @@ class Shell:
 
     def close(self) -> None:
         self._output(None)
+
+
+def _caret(sql: str, error: Error) -> str:
+    """The statement line a syntax error points at, with a caret under the column."""
+    line, column = getattr(error, "line", None), getattr(error, "column", None)
+    lines = sql.strip("\n").splitlines()
+    if not isinstance(line, int) or not isinstance(column, int) or not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1]
+    return f"  {text}\n  {' ' * max(column - 1, 0)}^\n"
 
 
 def _interactive(shell: Shell) -> None:

@@ -18,7 +18,10 @@ __all__ = ["explain_lines"]
 
 def _names(names) -> str:
     shown = [n for n in names if not n.startswith("__")]
-    return ", ".join(shown) if shown else f"{len(names)} columns"
+    if not names:
+        return "(no columns: only the row count is used)"
+    return ", ".join(shown) if shown else f"{len(names)} computed column" + (
+        "s" if len(names) > 1 else "")
 
 
 def _describe(node: PlanNode) -> str:
@@ -100,8 +103,9 @@ def _children(node: PlanNode) -> tuple[PlanNode, ...]:
 def explain_lines(node: PlanNode, choices: dict[int, str], stats: dict | None = None,
                   depth: int = 0) -> list[str]:
     """One line per operator, inputs indented below; ``choices`` and ``stats`` by ``id(node)``."""
-    shown_names = node.names if isinstance(node, Rename) else None
-    node = _skip(node)
+    shown_names = None
+    while isinstance(node, Rename):  # the innermost names are the ones the user wrote
+        shown_names, node = node.names, node.input
     pad = "  " * depth
     text = _describe(node)
     if isinstance(node, Project) and shown_names is not None:
@@ -111,6 +115,6 @@ def explain_lines(node: PlanNode, choices: dict[int, str], stats: dict | None = 
         lines.append(pad + "     choice: " + choices[id(node)])
     if stats and id(node) in stats:
         lines.append(pad + "     actual: " + _actual(node, stats))
-    for child in _children(node):
+    for child in node.children():
         lines.extend(explain_lines(child, choices, stats, depth + 1))
     return lines

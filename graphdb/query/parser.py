@@ -106,10 +106,18 @@ def parse(sql: str) -> Statement:
     raise ParseError(f"unsupported statement: {head}", 1, 1)
 
 
+_OPERATORS = {"EQ": "=", "NEQ": "<>", "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=",
+              "Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "And": "AND",
+              "Or": "OR", "DPipe": "||", "Like": "LIKE"}
+
+
 def _readable(description: str) -> str:
     """sqlglot's 'Required keyword: 'this' missing for <class '...Where'>' in plain words."""
     match = re.search(r"missing for <class '[\w.]*\.(\w+)'>", description)
     if match:
+        operator = _OPERATORS.get(match.group(1))
+        if operator is not None:
+            return f"'{operator}' is missing its right-hand side"
         return f"incomplete {match.group(1).upper()} clause"
     return description
 

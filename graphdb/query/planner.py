@@ -92,7 +92,15 @@ class Block:
 
     def _subplan(self, node: exp.Expression) -> PlanNode:
         query = node.this if isinstance(node, exp.Subquery) else node
-        plan, names = plan_query(query, self.ctx)
+        try:
+            plan, names = plan_query(query, self.ctx)
+        except BinderError:
+            outer = {r.qualifier.lower() for r in self.scope.relations}
+            if any(c.table.lower() in outer for c in query.find_all(exp.Column) if c.table):
+                raise NotSupportedError(
+                    "correlated subqueries (referring to an outer table) are not supported; "
+                    "write a JOIN with GROUP BY instead") from None
+            raise
         if len(names) != 1:
             raise BinderError(f"a subquery used as a value must return one column, "
                               f"this one returns {len(names)}: {query.sql()}")
@@ -412,7 +420,10 @@ def _plan_select(select: exp.Select, ctx: Context) -> tuple[PlanNode, list[str]]
             names.append(output_name(item))
             exprs.append(translate(item))
 
-    internal = [f"__c{i}" for i in range(len(names))]
+    # Work under the output names where they are usable (EXPLAIN then reads naturally), else
+    # under positional internal names; the final Rename gives the user's names either way.
+    plain = len(set(names)) == len(names) and not any(n.startswith("__") for n in names)
+    internal = list(names) if plain else [f"__c{i}" for i in range(len(names))]
     keys_out, firsts, hidden = [], [], []
     for ordered in order_items:
         key = ordered.this

@@ -68,6 +68,15 @@ def test_errors_are_one_line_and_the_shell_goes_on(shell):
     assert "Traceback" not in text and " ok" in text
 
 
+def test_syntax_errors_point_at_the_column(shell):
+    sh, out = shell
+    feed(sh, "SELECT * FROM bfs(g, 1) WHERE depth >;")
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("Error: syntax error at line 1")
+    assert lines[1].strip() == "SELECT * FROM bfs(g, 1) WHERE depth >"
+    assert lines[2].index("^") > 2
+
+
 def test_dot_commands(shell, tmp_path):
     sh, out = shell
     script = tmp_path / "q.sql"
@@ -149,3 +158,31 @@ def test_graphdb_command_in_a_terminal(tmp_path):
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_ctrl_c_in_a_terminal_cancels_a_long_query(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    db = tmp_path / "db"
+    with graphdb.connect(db) as con:
+        con.from_networkx("g", nx.gnp_random_graph(300, 0.01, seed=1, directed=True))
+    env = dict(os.environ, GRAPHDB_HISTORY=str(tmp_path / "history"), PYTHONPATH=str(ROOT),
+               TERM="xterm", GRAPHDB_DISABLE_GPU="1")
+    child = pexpect.spawn(sys.executable, ["-m", "graphdb.cli", str(db)], env=env,
+                          encoding="utf-8", timeout=60, dimensions=(40, 200))
+    try:
+        child.expect("graphdb>")
+        child.sendline("SELECT 1 AS one;")
+        child.expect("Time:")
+        # 27 million rows of cross product: seconds of work, long enough to interrupt
+        child.sendline("SELECT count(*) FROM g.vertices a, g.vertices b, g.vertices c "
+                       "WHERE a.id + b.id + c.id < 0;")
+        assert child.expect(["Time:", pexpect.TIMEOUT], timeout=1.5) == 1
+        child.sendintr()
+        child.expect("Cancelled.", timeout=10)
+        child.sendline("SELECT 6 * 7 AS answer;")
+        child.expect("42")
+        child.sendline(".quit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
