@@ -20,6 +20,8 @@ from typing import Callable
 import numpy as np
 import pyarrow as pa
 
+from .device import format_bytes
+from .errors import DeviceOutOfMemory
 from .graph import CSR, Graph
 from .plan import PatternMatch
 
@@ -63,12 +65,29 @@ def _gather(offsets: np.ndarray, frontier: np.ndarray,
 class _Expander:
     """One step of expansion in a direction; returns (row, neighbour, edge position)."""
 
-    def __init__(self, graph: Graph, direction: str, inverse: Callable[[], InIndex]):
-        self.graph, self.inverse = graph, inverse
+    def __init__(self, graph: Graph, direction: str, inverse: Callable[[], InIndex],
+                 budget: int | None = None):
+        self.graph, self.inverse, self.budget = graph, inverse, budget
         # An undirected graph stores each edge both ways: every direction is the out-CSR.
         self.direction = "out" if not graph.directed else direction
 
+    def _check_budget(self, frontier: np.ndarray) -> None:
+        """Refuse before gathering more edges than the memory budget can hold (about 32 bytes
+        per gathered edge: row, target, position and the sort keys)."""
+        if self.budget is None:
+            return
+        csr = self.graph.out_csr
+        total = int((csr.offsets[frontier + 1] - csr.offsets[frontier]).sum())
+        if self.direction == "both":
+            total *= 2
+        if total * 32 > self.budget:
+            raise DeviceOutOfMemory(
+                f"pattern expansion would gather {total:,} edges (~{format_bytes(total * 32)}), "
+                f"over the {format_bytes(self.budget)} budget; filter the start vertices "
+                "(WHERE a.id = ...) or raise SET memory_limit")
+
     def __call__(self, frontier: np.ndarray, metrics: dict):
+        self._check_budget(frontier)
         parts = []
         if self.direction in ("out", "both"):
             csr: CSR = self.graph.out_csr
@@ -85,6 +104,7 @@ class _Expander:
 
     def neighbours(self, frontier: np.ndarray, metrics: dict) -> np.ndarray:
         """Only the neighbours (with repeats) of ``frontier``, for the dense path."""
+        self._check_budget(frontier)
         parts = []
         if self.direction in ("out", "both"):
             csr: CSR = self.graph.out_csr
@@ -168,7 +188,8 @@ def _reach(expand: _Expander, start: np.ndarray, low: int, high: int, n: int, me
 
 def match_pattern(node: PatternMatch, graph: Graph, start: np.ndarray,
                   inverse: Callable[[], InIndex], metrics: dict,
-                  check: Callable[[], None]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                  check: Callable[[], None], budget: int | None = None
+                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The bindings of ``node``'s pattern from the internal vertex ids ``start``.
 
     Returns (vertex variable -> internal ids, edge variable -> out-CSR positions), row-aligned.
@@ -178,7 +199,7 @@ def match_pattern(node: PatternMatch, graph: Graph, start: np.ndarray,
     current = node.start
     for hop in node.hops:
         check()
-        expand = _Expander(graph, hop.direction, inverse)
+        expand = _Expander(graph, hop.direction, inverse, budget)
         if (hop.low, hop.high) == (1, 1):
             idx, nbrs, positions = expand(vertices[current], metrics)
             metrics["iterations"] = metrics.get("iterations", 0) + 1

@@ -192,7 +192,8 @@ class Runner:
         return choice
 
     def _run_PatternMatch(self, node: PatternMatch, metrics: dict) -> pa.Table:
-        metrics["variant"] = self._runnable_choice(node).variant
+        choice = self._runnable_choice(node)
+        metrics["variant"] = choice.variant
         entry = self.catalog.get(node.graph)
         cached = self._cached(entry)
         graph, ids = cached.graph, cached.ids
@@ -209,7 +210,8 @@ class Runner:
                 cached.inverse = in_index(graph)
             return cached.inverse
 
-        bound, edges = match_pattern(node, graph, start, inverse, metrics, self.check_cancelled)
+        bound, edges = match_pattern(node, graph, start, inverse, metrics, self.check_cancelled,
+                                     choice.device.memory_limit)
         metrics["bytes_moved"] = int(metrics.get("edges_scanned", 0)) * graph.out_csr.targets.itemsize
         columns: dict[str, pa.Array] = {}
         vertex_table = None

@@ -62,7 +62,12 @@ def plan_graph_table(table: GraphTable, ctx: Context) -> tuple[PlanNode, list[st
             raise BinderError(f"edge quantifier {{{item.args['low']},{item.args['high']}}}: "
                               "the lower bound exceeds the upper bound")
     vertex_cols = ctx.graph_columns(graph, "vertices")
-    edge_cols = ctx.graph_columns(graph, "edges")
+    # Listing g.edges' columns may build the edge table: only when an edge variable is used.
+    clauses = [table.args.get("where")] + list(table.args.get("columns") or []) + [
+        item.args.get("where") for item in pattern]
+    used = {c.table.lower() for clause in clauses if clause is not None
+            for c in clause.find_all(exp.Column) if c.table}
+    edge_cols = ctx.graph_columns(graph, "edges") if used & {e.lower() for e in edges} else []
     relations = [Relation(None, v, vertex_cols, [f"{v}.{c}" for c in vertex_cols])
                  for v in dict.fromkeys(vertices)]
     relations += [Relation(None, e, edge_cols, [f"{e}.{c}" for c in edge_cols]) for e in edges]
