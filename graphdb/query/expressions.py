@@ -161,7 +161,10 @@ class Translator:
             return _call("negate_checked", t(node.this))
         if isinstance(node, exp.Div):
             # SQL engines differ on integer division; like DuckDB's '/', this one is real-valued.
-            return _call("divide", t(node.this).cast(pa.float64()), t(node.expression))
+            # By zero it is NULL rather than inf/NaN or an error, as in DuckDB.
+            divisor = t(node.expression)
+            return _call("if_else", divisor == pc.scalar(0), pc.scalar(pa.scalar(None, pa.float64())),
+                         _call("divide", t(node.this).cast(pa.float64()), divisor))
         if isinstance(node, exp.IntDiv):
             return _call("floor", _call("divide", t(node.this).cast(pa.float64()),
                                         t(node.expression))).cast(pa.int64())

@@ -364,6 +364,25 @@ def _non_negative(node: exp.Expression, clause: str) -> int:
     return value
 
 
+def _expand_aliases(node: exp.Expression, aliases: dict[str, exp.Expression],
+                    in_scope) -> exp.Expression:
+    """Select-list aliases used in WHERE/HAVING (``SELECT x * 2 AS y ... WHERE y > 3``), as
+    DuckDB allows: a bare name that is not an input column stands for its expression.
+    Subqueries keep their own names."""
+    if isinstance(node, exp.Column) and not node.table and node.name in aliases \
+            and not in_scope(node):
+        return aliases[node.name].copy()
+    if isinstance(node, (exp.Subquery, exp.Select)):
+        return node
+    for key, value in list(node.args.items()):
+        if isinstance(value, exp.Expression):
+            node.set(key, _expand_aliases(value, aliases, in_scope))
+        elif isinstance(value, list):
+            node.set(key, [_expand_aliases(v, aliases, in_scope) if isinstance(v, exp.Expression)
+                           else v for v in value])
+    return node
+
+
 def _plan_select(select: exp.Select, ctx: Context) -> tuple[PlanNode, list[str]]:
     for clause in ("windows", "qualify", "laterals", "pivots"):
         if select.args.get(clause):
@@ -372,20 +391,9 @@ def _plan_select(select: exp.Select, ctx: Context) -> tuple[PlanNode, list[str]]
         raise NotSupportedError("window functions (OVER) are not supported")
     where = conjuncts(select.args["where"].this) if select.args.get("where") else []
     block = _plan_from(select, ctx, where)
-    if where:
-        condition = exp.and_(*where) if len(where) > 1 else where[0]
-        predicate = block.translator()(condition)
-        block.node = Filter(block.node, predicate, condition.sql())
-
     items = list(select.expressions)
     if not items:
         raise BinderError("SELECT needs at least one column")
-    having = select.args.get("having")
-    order = select.args.get("order")
-    order_items = list(order.expressions) if order else []
-    group = select.args.get("group")
-    post_agg = [i for i in items if not isinstance(i, exp.Star)] + (
-        [having.this] if having else []) + [o.this for o in order_items]
 
     def in_scope(column: exp.Column) -> bool:
         try:
@@ -394,6 +402,21 @@ def _plan_select(select: exp.Select, ctx: Context) -> tuple[PlanNode, list[str]]
         except BinderError:
             return False
 
+    aliases = {i.alias: i.this for i in items if isinstance(i, exp.Alias)}
+    if where:
+        condition = _expand_aliases(exp.and_(*where) if len(where) > 1 else where[0], aliases,
+                                    in_scope)
+        predicate = block.translator()(condition)
+        block.node = Filter(block.node, predicate, condition.sql())
+
+    having = select.args.get("having")
+    having_condition = _expand_aliases(having.this, aliases, in_scope) if having else None
+    order = select.args.get("order")
+    order_items = list(order.expressions) if order else []
+    group = select.args.get("group")
+    post_agg = [i for i in items if not isinstance(i, exp.Star)] + (
+        [having_condition] if having else []) + [o.this for o in order_items]
+
     if group is not None or has_aggregates(post_agg):
         if any(isinstance(i, exp.Star) or (isinstance(i, exp.Column) and isinstance(
                 i.this, exp.Star)) for i in items):
@@ -401,7 +424,7 @@ def _plan_select(select: exp.Select, ctx: Context) -> tuple[PlanNode, list[str]]
         keys = resolve_group_keys(group, items, in_scope)
         translate = plan_aggregate(block, keys, post_agg)
         if having is not None:
-            block.node = Filter(block.node, translate(having.this), having.this.sql())
+            block.node = Filter(block.node, translate(having_condition), having_condition.sql())
     elif having is not None:
         raise BinderError("HAVING needs GROUP BY or an aggregate")
     else:
