@@ -14,7 +14,8 @@ from catalog import GraphEntry
 from .algorithms import Algorithm
 from .device import Device, format_bytes
 
-__all__ = ["Choice", "choose", "choose_for", "resident_bytes"]
+__all__ = ["Choice", "choose", "choose_for", "resident_bytes", "hash_join_build_side",
+           "HASH_JOIN_REASON"]
 
 #: Bytes of per-vertex state a traversal or PageRank keeps (values, frontier flags, scratch).
 STATE_BYTES_PER_VERTEX = 24
@@ -57,3 +58,14 @@ def choose_for(name: str, entry: GraphEntry, device: Device, gpu_impl: bool) -> 
     return Choice(device, "resident",
                   f"{device.kind}: graph does NOT fit ({sizes}); no streamed variant yet, "
                   "running resident")
+
+
+#: What EXPLAIN says of a hash join before the sizes of its inputs are known.
+HASH_JOIN_REASON = ("Acero hash join; its hash table is built on the smaller input "
+                    "(sizes known at run time)")
+
+
+def hash_join_build_side(left_rows: int, right_rows: int) -> str:
+    """'right' or 'left': the input to build the hash table on, the smaller one (ties: right,
+    Acero's own build side, so no swap is needed)."""
+    return "right" if right_rows <= left_rows else "left"

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 import pyarrow as pa
 
+from .algorithms.bfs import expand_frontier
 from .device import format_bytes
 from .errors import DeviceOutOfMemory
 from .graph import CSR, Graph
@@ -45,16 +46,13 @@ def in_index(graph: Graph) -> InIndex:
     return InIndex(offsets, out.sources()[positions], positions)
 
 
-def _gather(offsets: np.ndarray, frontier: np.ndarray,
-            with_rows: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
-    """(index into ``frontier`` of each gathered edge, edge slot) for all edges of the frontier.
-
-    ``with_rows=False`` skips the row index (the dense single-source path needs only targets).
-    """
+def _gather(offsets: np.ndarray, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index into ``frontier`` of each gathered edge, edge slot) for all edges of the frontier:
+    BFS's gather, also keeping which frontier row and which stored edge each result came from."""
     starts = offsets[frontier]
     counts = offsets[frontier + 1] - starts
     total = int(counts.sum())
-    rows = np.repeat(np.arange(frontier.size), counts) if with_rows else None
+    rows = np.repeat(np.arange(frontier.size), counts)
     if total == 0:
         return rows, np.zeros(0, dtype=np.int64)
     seg_first = np.cumsum(counts) - counts
@@ -106,12 +104,12 @@ class _Expander:
         """Only the neighbours (with repeats) of ``frontier``, for the dense path."""
         self._check_budget(frontier)
         parts = []
+        # The very gather BFS and khop expand their frontiers with.
         if self.direction in ("out", "both"):
-            csr: CSR = self.graph.out_csr
-            parts.append(csr.targets[_gather(csr.offsets, frontier, False)[1]])
+            parts.append(expand_frontier(self.graph.out_csr, frontier))
         if self.direction in ("in", "both"):
             inv = self.inverse()
-            parts.append(inv.sources[_gather(inv.offsets, frontier, False)[1]])
+            parts.append(expand_frontier(CSR(inv.offsets, inv.sources), frontier))
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
         metrics["edges_scanned"] = metrics.get("edges_scanned", 0) + int(out.size)
         return out

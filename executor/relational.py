@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pyarrow.compute as pc
 
+from .cost import hash_join_build_side
 from .errors import ExecutionError, InvalidArgument
 from .plan import AggregateCall
 
@@ -24,6 +25,8 @@ CROSS_JOIN_LIMIT = 50_000_000
 
 _ACERO_KIND = {"inner": "inner", "left": "left outer", "right": "right outer",
                "full": "full outer"}
+
+_SWAPPED = {"inner": "inner", "left": "right", "right": "left", "full": "full"}
 
 #: pyarrow >= 25 places nulls per sort key (the global option is deprecated there).
 _PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
@@ -68,7 +71,7 @@ def _glue(left: pa.Table, right: pa.Table) -> pa.Table:
 
 
 def join(left: pa.Table, right: pa.Table, kind: str, lkeys, rkeys,
-         residual: pc.Expression | None) -> pa.Table:
+         residual: pc.Expression | None, metrics: dict | None = None) -> pa.Table:
     """SQL join; ``kind`` is inner, left, right, full or cross."""
     if kind == "cross" or (not lkeys and kind == "inner"):
         out = _cross(left, right)
@@ -78,9 +81,19 @@ def join(left: pa.Table, right: pa.Table, kind: str, lkeys, rkeys,
     if not lkeys:  # LEFT JOIN ... ON <no equality>: cross product, then keep unmatched rows
         return _left_join_residual(left, right, lkeys, rkeys, residual)
     left, right = _align_keys(left, right, lkeys, rkeys)
-    out = left.join(right, keys=list(lkeys), right_keys=list(rkeys),
-                    join_type=_ACERO_KIND[kind], coalesce_keys=False, use_threads=True)
-    out = out.select(left.column_names + right.column_names)
+    names = left.column_names + right.column_names
+    side = hash_join_build_side(left.num_rows, right.num_rows)
+    if metrics is not None:
+        metrics["build_side"] = f"{side} ({min(left.num_rows, right.num_rows)} rows)"
+    if side == "right":
+        out = left.join(right, keys=list(lkeys), right_keys=list(rkeys),
+                        join_type=_ACERO_KIND[kind], coalesce_keys=False, use_threads=True)
+    else:
+        # Acero builds its hash table on the right input: give it the smaller one.
+        out = right.join(left, keys=list(rkeys), right_keys=list(lkeys),
+                         join_type=_ACERO_KIND[_SWAPPED[kind]], coalesce_keys=False,
+                         use_threads=True)
+    out = out.select(names)
     return out.filter(residual) if residual is not None else out
 
 

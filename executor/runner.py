@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from catalog import Catalog, GraphEntry
 
 from . import algorithms, relational
-from .cost import Choice, choose, choose_for
+from .cost import HASH_JOIN_REASON, Choice, choose, choose_for
 from .device import Device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
 from .graph import Graph
@@ -103,8 +103,7 @@ class Runner:
                     f"; frontiers: a dense bitmap per start vertex when at most "
                     f"{DENSE_MAX_ROWS} start (decided at run time), else sorted sparse keys")
             elif isinstance(node, Join) and node.left_keys:
-                out[id(node)] = ("Acero hash join on " + ", ".join(node.right_keys)
-                                 + ": hash table built on the right input")
+                out[id(node)] = HASH_JOIN_REASON
             stack.extend(node.children())
         return out
 
@@ -257,7 +256,7 @@ class Runner:
         if node.kind == "single":
             return relational.single_join(left, right)
         return relational.join(left, right, node.kind, node.left_keys, node.right_keys,
-                               node.residual)
+                               node.residual, metrics)
 
     def _run_MarkJoin(self, node: MarkJoin, metrics: dict) -> pa.Table:
         return relational.mark_join(self._run(node.left), self._run(node.right), node.column,
