@@ -18,7 +18,7 @@ from executor.plan import DescribeGraph, ShowGraphs, ValuesScan
 from executor.runner import Runner
 from storage import Environment
 
-from .errors import Error, InterfaceError, InvalidInputError, translate
+from .errors import BinderError, Error, InterfaceError, InvalidInputError, translate
 from .query.explain import explain_lines
 from .query.parser import Statement, parse
 from .query.planner import Context, bind_parameters, plan_query
@@ -170,6 +170,9 @@ class Connection:
             raise InvalidInputError(f"{statement.kind.replace('_', ' ').upper()} takes no "
                                     "parameters")
         kind = statement.kind
+        if statement.explain and kind in ("set", "reset", "drop_graph"):
+            raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
+                              "is not a query")
         if kind == "set":
             return pa.table({}), self._set(ast)
         if kind == "reset":
