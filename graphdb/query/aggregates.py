@@ -60,6 +60,9 @@ def _call_parts(node: exp.Expression) -> tuple[str, exp.Expression | None, bool]
         if distinct:
             raise BinderError("COUNT(DISTINCT *) is not valid; name a column")
         return "count_all", None, False
+    if name not in AGGREGATES:
+        raise NotSupportedError(f"aggregate {name}() is not supported (aggregates: "
+                                f"{', '.join(sorted(set(AGGREGATES)))})")
     if len(args) != 1:
         raise BinderError(f"{name}() takes one argument, got {len(args)}")
     function = AGGREGATES[name]
@@ -135,6 +138,9 @@ def resolve_group_keys(group: exp.Group | None, items: list[exp.Expression],
     """GROUP BY expressions with positions (``GROUP BY 1``) and select aliases resolved."""
     if group is None:
         return []
+    if group.args.get("all"):  # GROUP BY ALL: every select item that is not an aggregate
+        return [i.this if isinstance(i, exp.Alias) else i for i in items
+                if not _aggregate_calls(i)]
     aliases = {i.alias: i.this for i in items if isinstance(i, exp.Alias)}
     keys = []
     for key in group.expressions:

@@ -197,6 +197,9 @@ class Translator:
             digits = node.args.get("decimals")
             nd = int(literal_value(digits)) if digits is not None else 0
             return _call("round", t(node.this), options=pc.RoundOptions(nd))
+        if isinstance(node, exp.Exists):
+            raise NotSupportedError("EXISTS (subquery) is not supported; use "
+                                    "x IN (SELECT ...) or a join")
         if isinstance(node, exp.Subquery) or isinstance(node, exp.Select):
             if self.scalar_subquery is None:
                 raise NotSupportedError(f"a subquery is not allowed here: {node.sql()}")

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
 from executor.plan import (Distinct, Filter, Join, Limit, MarkJoin, PlanNode, Project, Rename,
-                           SetOperation, SingleRow, Sort, UnionAll)
+                           SetOperation, SingleRow, Sort, UnionAll, ValuesScan)
 
 from ..errors import BinderError, InvalidInputError, NotSupportedError
 from .aggregates import has_aggregates, plan_aggregate, resolve_group_keys
@@ -143,6 +144,9 @@ def _relation(item: exp.Expression, ctx: Context, taken: set[str]) -> Relation:
     elif isinstance(item, exp.Subquery):
         node, names = plan_query(item.this, ctx)
         default = "subquery"
+    elif isinstance(item, exp.Values):
+        node, names = _values(item)
+        default = "values"
     else:
         raise NotSupportedError(f"FROM {item.sql()} is not supported")
     columns_alias = alias_node.args.get("columns") if alias_node is not None else None
@@ -164,6 +168,21 @@ def _relation(item: exp.Expression, ctx: Context, taken: set[str]) -> Relation:
             column = ctx.fresh(column + "#")
         internal.append(column)
     return Relation(Rename(node, tuple(internal)), qualifier, list(names), internal, full_name)
+
+
+def _values(item: exp.Values) -> tuple[PlanNode, list[str]]:
+    """``(VALUES (1, 'a'), (2, 'b'))``: constant rows, columns named col0, col1, ..."""
+    rows = [[literal_value(v) for v in (t.expressions if isinstance(t, exp.Tuple) else [t])]
+            for t in item.expressions]
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        raise BinderError("every row of VALUES must have the same number of values")
+    names = [f"col{i}" for i in range(width)]
+    try:
+        table = pa.table({n: pa.array([r[i] for r in rows]) for i, n in enumerate(names)})
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raise BinderError("the values of a VALUES column must have one type") from None
+    return ValuesScan("values", table), names
 
 
 def _equi_key(cond: exp.Expression, scope: Scope, left: set[str], right: set[str]):
