@@ -22,8 +22,8 @@ threadsafety = 1
 paramstyle = "qmark"
 
 __all__ = [
-    "connect", "Connection", "Result", "Cursor", "GraphHandle", "Error", "Warning", "InterfaceError", "DatabaseError",
-    "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
+    "connect", "Connection", "Result", "Cursor", "GraphHandle", "Error", "Warning",
+    "InterfaceError", "DatabaseError", "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
     "NotSupportedError", "ParseError", "BinderError", "CatalogError", "IngestError",
     "InvalidInputError", "__version__",
 ]

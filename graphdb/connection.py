@@ -158,9 +158,8 @@ class Connection:
 
     def plan(self, sql: str, parameters: Any = None):
         """Parse, bind and plan ``sql`` without running it (tests and benchmarks)."""
-        statement = parse(sql)
-        ast = bind_parameters(statement.ast, parameters)
-        return plan_query(ast, self.context())[0]
+        return self._guarded(lambda: plan_query(bind_parameters(parse(sql).ast, parameters),
+                                                self.context())[0])
 
     def _execute(self, statement: Statement, parameters: Any) -> tuple[pa.Table, str | None]:
         ast = statement.ast

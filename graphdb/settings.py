@@ -35,7 +35,7 @@ def parse_bytes(value: Any, name: str = "size") -> int:
     return size
 
 
-#: Arrow's CPU thread count when the process started; ``threads = NULL`` restores it.
+#: Arrow's CPU thread count when the process started; ``RESET threads`` restores it.
 _DEFAULT_THREADS = pa.cpu_count()
 
 _DOCS = {
