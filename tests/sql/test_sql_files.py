@@ -4,6 +4,7 @@ The format follows DuckDB's sqllogictest and Kuzu's ``.test`` files. Blocks are 
 blank lines; ``#`` starts a comment line.
 
     load NAME FILE [--undirected] [--vertices FILE]     ingest tests/sql/data/FILE as graph NAME
+    require function NAME                               skip the file unless NAME is registered
 
     statement ok
     SQL
@@ -57,8 +58,8 @@ def parse_file(path: Path) -> list[Block]:
             continue
         start = i + 1
         head = line.split()
-        if head[0] == "load":
-            blocks.append(Block(start, "load", "", line, []))
+        if head[0] in ("load", "require"):
+            blocks.append(Block(start, head[0], "", line, []))
             i += 1
             continue
         if head[0] not in ("statement", "query"):
@@ -114,6 +115,15 @@ def _sort_key(row: list[str]):
 
 
 def run_block(con, block: Block, where: str) -> None:
+    if block.kind == "require":
+        from executor.algorithms import REGISTRY
+
+        parts = block.sql.split()
+        if parts[1:2] != ["function"] or len(parts) != 3:
+            raise ValueError(f"{where}: expected 'require function NAME'")
+        if parts[2] not in REGISTRY:
+            pytest.skip(f"{parts[2]}() is not in this build's algorithm registry")
+        return
     if block.kind == "load":
         parts = block.sql.split()
         name, file = parts[1], parts[2]
