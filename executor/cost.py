@@ -15,7 +15,7 @@ from .algorithms import Algorithm
 from .device import Device, format_bytes
 
 __all__ = ["Choice", "choose", "choose_for", "resident_bytes", "hash_join_build_side",
-           "HASH_JOIN_REASON"]
+           "HASH_JOIN_REASON", "frontier_kind", "DENSE_FRONTIER_BUDGET"]
 
 #: Bytes of per-vertex state a traversal or PageRank keeps (values, frontier flags, scratch).
 STATE_BYTES_PER_VERTEX = 24
@@ -69,3 +69,22 @@ def hash_join_build_side(left_rows: int, right_rows: int) -> str:
     """'right' or 'left': the input to build the hash table on, the smaller one (ties: right,
     Acero's own build side, so no swap is needed)."""
     return "right" if right_rows <= left_rows else "left"
+
+
+#: Byte operations (bitmap clears, ORs, scans) that dense frontiers may spend on one pattern hop
+#: before sorted sparse frontiers are preferred: a second or two of memory bandwidth.
+DENSE_FRONTIER_BUDGET = 2e10
+
+
+def frontier_kind(sources: int, num_vertices: int, levels: int) -> tuple[str, str]:
+    """('dense' | 'sparse', reason) for a variable-length hop from ``sources`` start vertices.
+
+    Dense bitmaps cost about ``sources * V * levels`` byte operations whatever the frontiers
+    hold; sparse frontiers sort (source, vertex) pairs, which measured 20-60x slower per pair on
+    R-MAT graphs, so they win only when V is huge next to the neighbourhoods reached.
+    """
+    work = float(sources) * num_vertices * max(levels, 1)
+    if work <= DENSE_FRONTIER_BUDGET:
+        return "dense", f"{sources} start vertices x {num_vertices} vertices x {levels} levels"
+    return "sparse", (f"{sources} x {num_vertices} x {levels} bitmap operations exceed "
+                      f"{DENSE_FRONTIER_BUDGET:.0e}")

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from .algorithms.bfs import expand_frontier
+from .cost import frontier_kind
 from .device import format_bytes
 from .errors import DeviceOutOfMemory
 from .graph import CSR, Graph
@@ -115,11 +116,6 @@ class _Expander:
         return out
 
 
-#: At most this many start rows use dense (bitmap) frontiers, one row at a time; more use the
-#: sparse frontier of sorted (row, vertex) keys, which handles all rows in one pass.
-DENSE_MAX_ROWS = 16
-
-
 def _reach_dense(expand: _Expander, source: int, low: int, high: int, n: int, metrics: dict,
                  check: Callable[[], None]) -> np.ndarray:
     """Targets of walks of low..high edges from one source, with bitmap frontiers: no sorting,
@@ -151,13 +147,18 @@ def _reach_dense(expand: _Expander, source: int, low: int, high: int, n: int, me
 def _reach(expand: _Expander, start: np.ndarray, low: int, high: int, n: int, metrics: dict,
            check: Callable[[], None]) -> tuple[np.ndarray, np.ndarray]:
     """(row, target) pairs with a walk of low..high edges from ``start[row]``, each once."""
-    if start.size <= DENSE_MAX_ROWS:
-        metrics["frontier"] = "dense bitmap"
-        parts = [_reach_dense(expand, int(v), low, high, n, metrics, check) for v in start]
-        rows = np.repeat(np.arange(start.size, dtype=np.int64), [p.size for p in parts])
-        targets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-        return rows, targets.astype(np.int64, copy=False)
-    metrics["frontier"] = "sparse (sorted keys)"
+    sources, inverse = np.unique(start, return_inverse=True)
+    kind, why = frontier_kind(int(sources.size), n, high)
+    metrics["frontier"] = f"{kind} ({why})"
+    if kind == "dense":
+        # One bitmap traversal per distinct start vertex; rows sharing a start share its answer.
+        parts = [_reach_dense(expand, int(v), low, high, n, metrics, check) for v in sources]
+        offsets = np.zeros(sources.size + 1, dtype=np.int64)
+        np.cumsum([p.size for p in parts], out=offsets[1:])
+        targets = np.concatenate(parts).astype(np.int64, copy=False) if parts else \
+            np.zeros(0, np.int64)
+        rows, slots = _gather(offsets, inverse.astype(np.int64))
+        return rows.astype(np.int64), targets[slots]
     rows = np.arange(start.size, dtype=np.int64)
     verts = start.astype(np.int64)
     found = [(rows, verts)] if low == 0 else []

@@ -23,11 +23,11 @@ import pyarrow.compute as pc
 from catalog import Catalog, GraphEntry
 
 from . import algorithms, relational
-from .cost import HASH_JOIN_REASON, Choice, choose, choose_for
+from .cost import DENSE_FRONTIER_BUDGET, HASH_JOIN_REASON, Choice, choose, choose_for
 from .device import Device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
 from .graph import Graph
-from .pattern import DENSE_MAX_ROWS, InIndex, edge_columns, in_index, match_pattern
+from .pattern import InIndex, edge_columns, in_index, match_pattern
 from .plan import (Aggregate, AlgorithmScan, DescribeGraph, Distinct, Filter, GraphTableScan, Join,
                    Limit, MarkJoin, PatternMatch, PlanNode, Project, Rename, SetOperation, ShowGraphs,
                    SingleRow, Sort, UnionAll, ValuesScan)
@@ -100,8 +100,9 @@ class Runner:
                 out[id(node)] = self.choice(node).reason
             elif isinstance(node, PatternMatch):
                 out[id(node)] = self.choice(node).reason + (
-                    f"; frontiers: a dense bitmap per start vertex when at most "
-                    f"{DENSE_MAX_ROWS} start (decided at run time), else sorted sparse keys")
+                    "; {m,n} hops: a dense bitmap frontier per start vertex unless starts x "
+                    f"vertices x levels exceeds {DENSE_FRONTIER_BUDGET:.0e} (then sorted sparse "
+                    "keys), decided when the starts are known")
             elif isinstance(node, Join) and node.left_keys:
                 out[id(node)] = HASH_JOIN_REASON
             stack.extend(node.children())
