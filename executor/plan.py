@@ -18,7 +18,8 @@ import pyarrow.compute as pc
 
 __all__ = [
     "PlanNode", "AlgorithmScan", "GraphTableScan", "ValuesScan", "SingleRow", "Filter",
-    "Project", "Rename", "Join", "MarkJoin", "Aggregate", "AggregateCall", "Distinct", "UnionAll", "SetOperation", "Sort",
+    "Project", "Rename", "Join", "MarkJoin", "Aggregate", "AggregateCall", "Distinct", "UnionAll",
+    "SetOperation", "Sort",
     "Limit", "Hop", "PatternMatch", "ShowGraphs", "DescribeGraph",
 ]
 

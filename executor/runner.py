@@ -29,7 +29,8 @@ from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCan
 from .graph import Graph
 from .pattern import InIndex, edge_columns, in_index, match_pattern
 from .plan import (Aggregate, AlgorithmScan, DescribeGraph, Distinct, Filter, GraphTableScan, Join,
-                   Limit, MarkJoin, PatternMatch, PlanNode, Project, Rename, SetOperation, ShowGraphs,
+                   Limit, MarkJoin, PatternMatch, PlanNode, Project, Rename, SetOperation,
+                   ShowGraphs,
                    SingleRow, Sort, UnionAll, ValuesScan)
 from .stored import open_graph
 
@@ -212,7 +213,9 @@ class Runner:
 
         bound, edges = match_pattern(node, graph, start, inverse, metrics, self.check_cancelled,
                                      choice.device.memory_limit)
-        metrics["bytes_moved"] = int(metrics.get("edges_scanned", 0)) * graph.out_csr.targets.itemsize
+        # Bytes of CSR targets the expansion read (the edges it gathered).
+        scanned = int(metrics.get("edges_scanned", 0))
+        metrics["bytes_moved"] = scanned * graph.out_csr.targets.itemsize
         columns: dict[str, pa.Array] = {}
         vertex_table = None
         for var, prop in node.vertex_properties:

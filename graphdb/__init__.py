@@ -23,7 +23,8 @@ paramstyle = "qmark"
 
 __all__ = [
     "connect", "Connection", "Result", "Cursor", "GraphHandle", "Error", "Warning",
-    "InterfaceError", "DatabaseError", "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
+    "InterfaceError", "DatabaseError", "DataError", "OperationalError", "IntegrityError",
+    "InternalError", "ProgrammingError",
     "NotSupportedError", "ParseError", "BinderError", "CatalogError", "IngestError",
     "InvalidInputError", "__version__",
 ]
