@@ -17,8 +17,8 @@ from .cost import hash_join_build_side
 from .errors import ExecutionError, InvalidArgument
 from .plan import AggregateCall
 
-__all__ = ["join", "single_join", "mark_join", "aggregate", "distinct", "union_all", "set_operation",
-           "sort",
+__all__ = ["join", "single_join", "mark_join", "aggregate", "distinct", "union_all",
+           "set_operation", "sort",
            "project", "CROSS_JOIN_LIMIT"]
 
 #: Rows a cross join may produce before it is refused (a missing ON condition, usually).

@@ -228,7 +228,8 @@ def _interactive(shell: Shell) -> None:
         lexer = PygmentsLexer(SqlLexer)
     except ImportError:  # highlighting is a nicety; pygments may be missing
         pass
-    session = PromptSession(history=history, lexer=lexer, completer=SqlCompleter(shell.con, KEYWORDS),
+    session = PromptSession(history=history, lexer=lexer,
+                            completer=SqlCompleter(shell.con, KEYWORDS),
                             complete_while_typing=False)
     while True:
         try:

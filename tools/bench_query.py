@@ -193,7 +193,8 @@ def main(argv=None) -> int:
                      for r in results)
         report["graphdb_faster_than_both"] = faster
         print(f"\ngraphdb faster than Kuzu and DuckDB on every source: {'yes' if faster else 'NO'}")
-        print(f"loads: graphdb {report['graphdb_load_s']:.1f} s, kuzu {report['kuzu_load_s']:.1f} s,"
+        print(f"loads: graphdb {report['graphdb_load_s']:.1f} s, "
+              f"kuzu {report['kuzu_load_s']:.1f} s,"
               f" duckdb {report['duckdb_load_s']:.1f} s")
         con.close()
     if args.out:

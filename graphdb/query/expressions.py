@@ -18,7 +18,8 @@ from sqlglot import exp
 
 from ..errors import BinderError, NotSupportedError
 
-__all__ = ["Translator", "output_name", "literal_value", "conjuncts", "AGGREGATES", "aggregate_name"]
+__all__ = ["Translator", "output_name", "literal_value", "conjuncts", "AGGREGATES",
+           "aggregate_name"]
 
 _COMPARISONS: dict[type, Callable[[pc.Expression, pc.Expression], pc.Expression]] = {
     exp.EQ: lambda a, b: a == b,
@@ -163,7 +164,8 @@ class Translator:
             # SQL engines differ on integer division; like DuckDB's '/', this one is real-valued.
             # By zero it is NULL rather than inf/NaN or an error, as in DuckDB.
             divisor = t(node.expression)
-            return _call("if_else", divisor == pc.scalar(0), pc.scalar(pa.scalar(None, pa.float64())),
+            null = pc.scalar(pa.scalar(None, pa.float64()))
+            return _call("if_else", divisor == pc.scalar(0), null,
                          _call("divide", t(node.this).cast(pa.float64()), divisor))
         if isinstance(node, exp.IntDiv):
             return _call("floor", _call("divide", t(node.this).cast(pa.float64()),

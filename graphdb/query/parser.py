@@ -63,7 +63,8 @@ def parse(sql: str) -> Statement:
             return Statement("show_graphs", None, text)
         if len(words) == 2 and words[1].upper() in ("SETTINGS", "FUNCTIONS"):
             return Statement("show_" + words[1].lower(), None, text)
-        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS, SHOW FUNCTIONS or SHOW SETTINGS",
+        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS, SHOW FUNCTIONS "
+                         "or SHOW SETTINGS",
                          1, 1)
     if head == "DROP":
         # DROP GRAPH [IF EXISTS] name: sqlglot has no GRAPH object kind, so it is read here.

@@ -20,7 +20,8 @@ duckdb = pytest.importorskip("duckdb")
 
 QUERIES = [
     "SELECT src, dst, weight FROM {e}",
-    "SELECT src, count(*), sum(weight), min(weight), max(weight), avg(weight) FROM {e} GROUP BY src",
+    "SELECT src, count(*), sum(weight), min(weight), max(weight), avg(weight) FROM {e} "
+    "GROUP BY src",
     "SELECT dst, count(DISTINCT src) FROM {e} GROUP BY dst HAVING count(*) > 2",
     "SELECT DISTINCT dst FROM {e} WHERE weight > 50",
     "SELECT src * 2 + dst AS k, weight / 4 AS q FROM {e} WHERE src < dst AND NOT weight < 10",
