@@ -3,9 +3,11 @@
 A binding table holds, per match, the internal vertex id of each vertex variable and the stored
 edge position (out-CSR order, the row of ``g.edges``) of each single-edge variable. A hop of one
 edge gathers the neighbours of every row's current vertex from the CSR in one vectorised step
-(the same gather as BFS's frontier expansion). A quantified hop ``{m,n}`` runs a multi-source
-frontier: states are (row, vertex) pairs kept unique per level, so the work per level is bounded
-by the distinct pairs, never by the number of walks. With ``m <= 1`` already-visited pairs are
+(the same gather as BFS's frontier expansion). A quantified hop ``{m,n}`` runs level-synchronous
+frontiers, in one of two forms the cost model picks (:func:`executor.cost.frontier_kind`):
+dense bitmaps, one traversal per distinct start vertex, or sparse sorted (row, vertex) keys for
+all rows at once. Either way a frontier holds each vertex once per level, so the work is bounded
+by vertices and edges, never by the number of walks. With ``m <= 1`` visited vertices are
 pruned, which makes it exactly a BFS bounded at depth ``n`` per source (as khop).
 
 Semantics of ``{m,n}``: one row per (binding, target) such that some walk of ``m..n`` edges
