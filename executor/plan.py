@@ -45,8 +45,12 @@ class AlgorithmScan(PlanNode):
 
     algorithm: str
     graph: str
-    #: bound options (internal values except parameters of kind ``vertex``, still user ids)
+    #: bound options (internal values except parameters of kind ``vertex``, still user ids); a
+    #: value may be a :class:`PlanNode`, a scalar subquery the runner evaluates first
     options: tuple[tuple[str, Any], ...]
+
+    def children(self) -> tuple["PlanNode", ...]:
+        return tuple(v for _, v in self.options if isinstance(v, PlanNode))
 
 
 @dataclass(frozen=True, eq=False)

@@ -170,6 +170,9 @@ class Runner:
         options = {}
         for name, value in node.options:
             param = spec.param(name)
+            if isinstance(value, PlanNode):  # a scalar subquery argument: run it first
+                value = param.coerce(_scalar(self._run(value), f"{spec.name}(): argument "
+                                                                f"'{name}'"), spec.name)
             if param is not None and param.kind == "vertex" and value is not None:
                 value = internal_id(ids, value, entry, node.algorithm, name)
             options[name] = value
@@ -308,6 +311,14 @@ class Runner:
             ("edge_columns", ", ".join(self.graph_columns(e.name, "edges"))),
         ] + [(k, str(v)) for k, v in sorted(e.stats.items())]
         return pa.table({"property": [r[0] for r in rows], "value": [r[1] for r in rows]})
+
+
+def _scalar(table: pa.Table, what: str) -> Any:
+    """The one value of a one-column subquery result (NULL when it has no row)."""
+    if table.num_rows > 1:
+        raise InvalidArgument(f"{what}: the subquery returned {table.num_rows} rows; it must "
+                              "return at most one (add LIMIT 1 or an aggregate)")
+    return table.column(0)[0].as_py() if table.num_rows else None
 
 
 def _mask(table: pa.Table, predicate: pc.Expression) -> pa.Array:

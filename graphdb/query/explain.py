@@ -26,7 +26,8 @@ def _names(names) -> str:
 
 def _describe(node: PlanNode) -> str:
     if isinstance(node, AlgorithmScan):
-        opts = ", ".join(f"{k} => {v!r}" for k, v in node.options)
+        opts = ", ".join(f"{k} => {'(subquery)' if isinstance(v, PlanNode) else repr(v)}"
+                         for k, v in node.options)
         return f"ALGORITHM {node.algorithm}({node.graph}{', ' + opts if opts else ''})"
     if isinstance(node, PatternMatch):
         hops = "; ".join(

@@ -60,11 +60,20 @@ def _graph_arg(node: exp.Expression, function: str) -> str:
     raise BinderError(f"{function}(): the first argument must name a graph, got {node.sql()}")
 
 
-def _argument(node: exp.Expression, where: str) -> Any:
+def _argument(node: exp.Expression, where: str, ctx: Context) -> Any:
+    """A constant, or a plan for a scalar subquery (``bfs(g, (SELECT ... LIMIT 1))``)."""
+    if isinstance(node, exp.Subquery):
+        from .planner import plan_query  # the planner imports this module
+
+        plan, names = plan_query(node.this, ctx)
+        if len(names) != 1:
+            raise BinderError(f"{where}: the subquery must return one column, not {len(names)}")
+        return plan
     try:
         return literal_value(node)
     except BinderError:
-        raise BinderError(f"{where} must be a constant, got {node.sql()}") from None
+        raise BinderError(f"{where} must be a constant or a (SELECT ...) subquery, "
+                          f"got {node.sql()}") from None
 
 
 def bind_algorithm(name: str, graph: str, positional: list[Any],
@@ -96,7 +105,10 @@ def bind_algorithm(name: str, graph: str, positional: list[Any],
                 raise BinderError(f"{spec.name}(): missing argument '{param.name}': "
                                   f"{spec.signature()}")
             continue
-        options.append((param.name, param.coerce(bound[param.name], spec.name)))
+        value = bound[param.name]
+        if not isinstance(value, PlanNode):  # a subquery's value is checked when it is known
+            value = param.coerce(value, spec.name)
+        options.append((param.name, value))
     return AlgorithmScan(spec.name, graph, tuple(options))
 
 
@@ -124,13 +136,13 @@ def plan_table_function(call: exp.Func, ctx: Context) -> tuple[PlanNode, list[st
             key = arg.this.name
             if key.lower() in (k.lower() for k in named):
                 raise BinderError(f"{name}(): argument '{key.lower()}' given twice")
-            named[key] = _argument(arg.expression, f"{name}(): argument '{key}'")
+            named[key] = _argument(arg.expression, f"{name}(): argument '{key}'", ctx)
         elif seen_named:
             raise BinderError(f"{name}(): positional arguments must come before named ones")
         else:
             where = (f"{name}(): argument '{spec.params[len(positional)].name}'"
                      if len(positional) < len(spec.params) else f"{name}(): argument")
-            positional.append(_argument(arg, where))
+            positional.append(_argument(arg, where, ctx))
     node = bind_algorithm(name, graph, positional, named)
     return node, [c.name for c in spec.columns]
 
