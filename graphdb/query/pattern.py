@@ -76,6 +76,10 @@ def plan_graph_table(table: GraphTable, ctx: Context) -> tuple[PlanNode, list[st
     conditions: list[exp.Expression] = []
     for item in pattern + [table]:
         conditions.extend(conjuncts(item.args.get("where")))
+    if any(c.find(exp.Subquery, exp.Select) for c in conditions):
+        raise NotSupportedError("subqueries inside GRAPH_TABLE are not supported; filter its "
+                                "result instead: SELECT ... FROM GRAPH_TABLE (...) t WHERE "
+                                "t.x IN (SELECT ...)")
 
     def variables(node: exp.Expression) -> set[str]:
         out = set()
