@@ -135,16 +135,21 @@ def test_ctrl_c_cancels_the_query_and_keeps_the_shell(shell):
     assert "still_here" in out.getvalue()
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-def test_graphdb_command_in_a_terminal(tmp_path):
+def _spawn_shell(tmp_path, graph):
+    """``graphdb DB`` in a pseudo-terminal on a database holding ``graph`` as g."""
     pexpect = pytest.importorskip("pexpect")
     db = tmp_path / "db"
     with graphdb.connect(db) as con:
-        con.from_networkx("g", nx.DiGraph([(1, 2), (2, 3)]))
+        con.from_networkx("g", graph)
     env = dict(os.environ, GRAPHDB_HISTORY=str(tmp_path / "history"), PYTHONPATH=str(ROOT),
                TERM="xterm", GRAPHDB_DISABLE_GPU="1")
-    child = pexpect.spawn(sys.executable, ["-m", "graphdb.cli", str(db)], env=env,
-                          encoding="utf-8", timeout=30, dimensions=(40, 120))
+    return pexpect, pexpect.spawn(sys.executable, ["-m", "graphdb.cli", str(db)], env=env,
+                                  encoding="utf-8", timeout=60, dimensions=(40, 200))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_graphdb_command_in_a_terminal(tmp_path):
+    pexpect, child = _spawn_shell(tmp_path, nx.DiGraph([(1, 2), (2, 3)]))
     try:
         child.expect("graphdb shell on")
         child.expect("graphdb>")
@@ -162,14 +167,8 @@ def test_graphdb_command_in_a_terminal(tmp_path):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_ctrl_c_in_a_terminal_cancels_a_long_query(tmp_path):
-    pexpect = pytest.importorskip("pexpect")
-    db = tmp_path / "db"
-    with graphdb.connect(db) as con:
-        con.from_networkx("g", nx.gnp_random_graph(300, 0.01, seed=1, directed=True))
-    env = dict(os.environ, GRAPHDB_HISTORY=str(tmp_path / "history"), PYTHONPATH=str(ROOT),
-               TERM="xterm", GRAPHDB_DISABLE_GPU="1")
-    child = pexpect.spawn(sys.executable, ["-m", "graphdb.cli", str(db)], env=env,
-                          encoding="utf-8", timeout=60, dimensions=(40, 200))
+    pexpect, child = _spawn_shell(tmp_path, nx.gnp_random_graph(300, 0.01, seed=1,
+                                                                directed=True))
     try:
         child.expect("graphdb>")
         child.sendline("SELECT 1 AS one;")
