@@ -35,8 +35,9 @@ Enter SQL statements ended by ';' (they may span several lines). Examples:
   EXPLAIN ANALYZE SELECT * FROM bfs(g, 1);
   SET device = 'cpu';  SET threads = 2;  RESET threads;  DROP GRAPH g;
 
-Graph functions: {functions}
-Other table functions: settings(), functions()
+Graph functions (arguments: constants, name => value, or (SELECT ...)): {functions}
+Other table functions: {builtins}
+Graph data as tables: g.vertices, g.edges; patterns: GRAPH_TABLE (g MATCH (a)-[e]->{{1,3}}(b) ...)
 
 Dot commands:
   .help              this text
@@ -148,7 +149,8 @@ class Shell:
             from executor.algorithms import REGISTRY
 
             functions = ", ".join(sorted(REGISTRY[n].signature() for n in REGISTRY))
-            self.say(HELP.format(functions=functions, modes="|".join(FORMATS)))
+            builtins = ", ".join(f"{n}()" for n in sorted(self.con.table_functions))
+            self.say(HELP.format(functions=functions, builtins=builtins, modes="|".join(FORMATS)))
         elif name in (".graphs", ".tables"):
             self.run("SHOW GRAPHS")
         elif name == ".schema" and len(args) <= 1:
