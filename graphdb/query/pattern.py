@@ -105,13 +105,15 @@ def plan_graph_table(table: GraphTable, ctx: Context) -> tuple[PlanNode, list[st
         start_filter = raw(exp.and_(*pushed))
 
     hops = []
-    order = pattern if start == first else list(reversed(pattern))
-    for i in range(1, len(order), 2):
-        edge, target = order[i], order[i + 1]
+    # Positions, not nodes: two anonymous () patterns are equal as AST nodes but distinct here.
+    positions = list(range(len(pattern))) if start == first else list(
+        reversed(range(len(pattern))))
+    for i in range(1, len(positions), 2):
+        edge = pattern[positions[i]]
+        target = vertices[positions[i + 1] // 2]
         direction = edge.args["direction"] if start == first else _FLIP[edge.args["direction"]]
         name = edge.this.name if edge.this is not None else None
-        hops.append(Hop(target.this.name if target.this else f"__v{pattern.index(target)}",
-                        direction, edge.args["low"], edge.args["high"],
+        hops.append(Hop(target, direction, edge.args["low"], edge.args["high"],
                         name if name and single[name] else None))
 
     columns = table.args.get("columns") or [exp.alias_(exp.column("id", v), v)
