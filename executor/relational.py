@@ -8,6 +8,8 @@ conditions) and checks SQL rules that Arrow does not know about.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.acero as acero
@@ -23,6 +25,9 @@ __all__ = ["join", "single_join", "mark_join", "aggregate", "distinct", "union_a
 
 #: Rows a cross join may produce before it is refused (a missing ON condition, usually).
 CROSS_JOIN_LIMIT = 50_000_000
+
+#: Rows of cross product built (and filtered) at a time by the nested-loop join.
+CROSS_CHUNK_ROWS = 1 << 20
 
 _ACERO_KIND = {"inner": "inner", "left": "left outer", "right": "right outer",
                "full": "full outer"}
@@ -56,14 +61,26 @@ def _align_keys(left: pa.Table, right: pa.Table, lkeys, rkeys):
     return left, right
 
 
-def _cross(left: pa.Table, right: pa.Table) -> pa.Table:
+def _cross(left: pa.Table, right: pa.Table, residual: pc.Expression | None = None,
+           check: Callable[[], None] | None = None) -> pa.Table:
+    """Nested-loop join: the product in chunks of about CROSS_CHUNK_ROWS rows, each filtered by
+    ``residual`` at once, so the whole product never sits in memory and a cancel is noticed
+    between chunks."""
     total = left.num_rows * right.num_rows
     if total > CROSS_JOIN_LIMIT:
         raise ExecutionError(f"cross join of {left.num_rows:,} x {right.num_rows:,} rows is too "
                              "large; add a join condition (ON a.x = b.y)")
-    li = np.repeat(np.arange(left.num_rows), right.num_rows)
-    ri = np.tile(np.arange(right.num_rows), left.num_rows)
-    return _glue(left.take(li), right.take(ri))
+    step = max(1, CROSS_CHUNK_ROWS // max(right.num_rows, 1))
+    pieces = [_glue(left.slice(0, 0), right.slice(0, 0))]
+    for start in range(0, left.num_rows, step):
+        if check is not None:
+            check()
+        part = left.slice(start, step)
+        li = np.repeat(np.arange(part.num_rows), right.num_rows)
+        ri = np.tile(np.arange(right.num_rows), part.num_rows)
+        piece = _glue(part.take(li), right.take(ri))
+        pieces.append(piece.filter(residual) if residual is not None else piece)
+    return pa.concat_tables(pieces)
 
 
 def _glue(left: pa.Table, right: pa.Table) -> pa.Table:
@@ -72,15 +89,14 @@ def _glue(left: pa.Table, right: pa.Table) -> pa.Table:
 
 
 def join(left: pa.Table, right: pa.Table, kind: str, lkeys, rkeys,
-         residual: pc.Expression | None, metrics: dict | None = None) -> pa.Table:
-    """SQL join; ``kind`` is inner, left, right, full or cross."""
+         residual: pc.Expression | None, metrics: dict | None = None,
+         check: Callable[[], None] | None = None) -> pa.Table:
+    """SQL join; ``kind`` is inner, left, right, full or cross. ``check`` raises to cancel."""
     if kind == "cross" or (not lkeys and kind == "inner"):
-        out = _cross(left, right)
-        return out.filter(residual) if residual is not None else out
-    if residual is not None and kind == "left":
-        return _left_join_residual(left, right, lkeys, rkeys, residual)
-    if not lkeys:  # LEFT JOIN ... ON <no equality>: cross product, then keep unmatched rows
-        return _left_join_residual(left, right, lkeys, rkeys, residual)
+        return _cross(left, right, residual, check)
+    if (residual is not None and kind == "left") or not lkeys:
+        # LEFT JOIN with a non-equality part (or none at all): matched rows, then the rest.
+        return _left_join_residual(left, right, lkeys, rkeys, residual, check)
     left, right = _align_keys(left, right, lkeys, rkeys)
     names = left.column_names + right.column_names
     side = hash_join_build_side(left.num_rows, right.num_rows)
@@ -98,12 +114,13 @@ def join(left: pa.Table, right: pa.Table, kind: str, lkeys, rkeys,
     return out.filter(residual) if residual is not None else out
 
 
-def _left_join_residual(left, right, lkeys, rkeys, residual) -> pa.Table:
+def _left_join_residual(left, right, lkeys, rkeys, residual, check=None) -> pa.Table:
     """LEFT JOIN whose ON has a non-equality part: inner join + filter, then the left rows that
     found no partner, padded with NULLs."""
     rowid = "__left_row"
     numbered = left.append_column(rowid, pa.array(np.arange(left.num_rows)))
-    matched = join(numbered, right, "inner" if lkeys else "cross", lkeys, rkeys, residual)
+    matched = join(numbered, right, "inner" if lkeys else "cross", lkeys, rkeys, residual,
+                   check=check)
     seen = pc.unique(matched[rowid])
     missing = numbered.filter(pc.invert(pc.is_in(numbered[rowid], value_set=seen)))
     pad = pa.table([pa.nulls(missing.num_rows, f.type) for f in right.schema],

@@ -263,7 +263,7 @@ class Runner:
         if node.kind == "single":
             return relational.single_join(left, right)
         return relational.join(left, right, node.kind, node.left_keys, node.right_keys,
-                               node.residual, metrics)
+                               node.residual, metrics, self.check_cancelled)
 
     def _run_MarkJoin(self, node: MarkJoin, metrics: dict) -> pa.Table:
         return relational.mark_join(self._run(node.left), self._run(node.right), node.column,

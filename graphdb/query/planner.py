@@ -158,8 +158,9 @@ def _join(block: Block, right: Relation, join: exp.Join, where: list[exp.Express
         conditions = [exp.EQ(this=exp.column(u.name, block_qualifier(block, u.name)),
                              expression=exp.column(u.name, right.qualifier)) for u in using]
     elif on is None and not side:
-        # FROM a, b WHERE a.x = b.y: take WHERE's equalities as hash-join keys.
-        taken = [c for c in where if _equi_key(c, scope, left_cols, right_cols)]
+        # FROM a, b WHERE ...: WHERE's conditions on these tables become the join's own, its
+        # equalities hash keys and the rest filters applied chunk by chunk (predicate pushdown).
+        taken = [c for c in where if _pushable(c, scope, right_cols)]
         for c in taken:
             where.remove(c)
         conditions = taken
@@ -183,6 +184,18 @@ def _join(block: Block, right: Relation, join: exp.Join, where: list[exp.Express
     node = Join(block.node, right.node, join_kind, tuple(k[0] for k in keys),
                 tuple(k[1] for k in keys), residual_expr, text)
     return Block(block.ctx, node, scope, block.columns + right.columns)
+
+
+def _pushable(cond: exp.Expression, scope: Scope, right: set[str]) -> bool:
+    """Whether a WHERE conjunct can move into an inner join: it names the new table, every
+    column resolves here, and it holds no subquery or aggregate."""
+    if cond.find(exp.Subquery, exp.Select, exp.AggFunc) is not None:
+        return False
+    try:
+        resolved = {scope.resolve(c) for c in cond.find_all(exp.Column)}
+    except BinderError:
+        return False
+    return bool(resolved & right)
 
 
 def block_qualifier(block: Block, name: str) -> str:

@@ -141,8 +141,10 @@ def _spawn_shell(tmp_path, graph):
     db = tmp_path / "db"
     with graphdb.connect(db) as con:
         con.from_networkx("g", graph)
+    # pexpect's terminal never answers cursor-position requests; without this prompt_toolkit
+    # may swallow the first keystrokes while it waits for an answer.
     env = dict(os.environ, GRAPHDB_HISTORY=str(tmp_path / "history"), PYTHONPATH=str(ROOT),
-               TERM="xterm", GRAPHDB_DISABLE_GPU="1")
+               TERM="xterm", GRAPHDB_DISABLE_GPU="1", PROMPT_TOOLKIT_NO_CPR="1")
     return pexpect, pexpect.spawn(sys.executable, ["-m", "graphdb.cli", str(db)], env=env,
                                   encoding="utf-8", timeout=60, dimensions=(40, 200))
 
@@ -167,16 +169,17 @@ def test_graphdb_command_in_a_terminal(tmp_path):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_ctrl_c_in_a_terminal_cancels_a_long_query(tmp_path):
-    pexpect, child = _spawn_shell(tmp_path, nx.gnp_random_graph(300, 0.01, seed=1,
+    pexpect, child = _spawn_shell(tmp_path, nx.gnp_random_graph(368, 0.01, seed=1,
                                                                 directed=True))
     try:
         child.expect("graphdb>")
         child.sendline("SELECT 1 AS one;")
         child.expect("Time:")
-        # 27 million rows of cross product: seconds of work, long enough to interrupt
+        # 50 million rows of nested-loop join, filtered chunk by chunk: a second or more of
+        # work, long enough to interrupt
         child.sendline("SELECT count(*) FROM g.vertices a, g.vertices b, g.vertices c "
                        "WHERE a.id + b.id + c.id < 0;")
-        assert child.expect(["Time:", pexpect.TIMEOUT], timeout=1.5) == 1
+        assert child.expect(["Time:", pexpect.TIMEOUT], timeout=0.5) == 1
         child.sendintr()
         child.expect("Cancelled.", timeout=10)
         child.sendline("SELECT 6 * 7 AS answer;")
