@@ -76,6 +76,7 @@ class Connection:
         self.table_functions: dict[str, Any] = {}
         self.register_table_function("settings", self._settings_table)
         self.register_table_function("functions", self._functions_table)
+        self.register_table_function("graphs", lambda: self._runner.run(ShowGraphs()))
         if hasattr(self, "buffer_stats"):  # the storage manager's counters, as a table
             self.register_table_function("buffer_stats", self.buffer_stats)
 
@@ -257,7 +258,7 @@ class Connection:
 
         This is the hook for built-in, non-graph table functions: ``settings()`` and
         ``functions()`` are registered here, and ``buffer_stats()`` is as soon as the connection
-        has a ``buffer_stats`` method returning a ``pa.Table``.
+        has a ``buffer_stats`` method returning a ``pa.Table``. ``graphs()`` is SHOW GRAPHS.
         """
         self.table_functions[name.lower()] = function
 
