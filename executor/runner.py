@@ -290,6 +290,10 @@ class Runner:
 
     # -- catalog statements ---------------------------------------------------------------------
     def _run_ShowGraphs(self, node: ShowGraphs, metrics: dict) -> pa.Table:
+        return self.graphs_table()
+
+    def graphs_table(self) -> pa.Table:
+        """One row per graph: name, directed, weighted, vertices, edges."""
         entries = sorted(self.catalog.entries(), key=lambda e: e.name)
         return pa.table({
             "name": pa.array([e.name for e in entries], pa.string()),

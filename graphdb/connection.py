@@ -76,7 +76,7 @@ class Connection:
         self.table_functions: dict[str, Any] = {}
         self.register_table_function("settings", self._settings_table)
         self.register_table_function("functions", self._functions_table)
-        self.register_table_function("graphs", lambda: self._runner.run(ShowGraphs()))
+        self.register_table_function("graphs", self._runner.graphs_table)
         if hasattr(self, "buffer_stats"):  # the storage manager's counters, as a table
             self.register_table_function("buffer_stats", self.buffer_stats)
 
