@@ -171,6 +171,7 @@ class Sort(PlanNode):
     input: PlanNode
     keys: tuple[tuple[str, str], ...]  # (column, "ascending" | "descending")
     nulls_first: tuple[bool, ...] = ()
+    labels: tuple[str, ...] = ()  # the keys as written, for EXPLAIN (columns may be internal)
 
 
 @dataclass(frozen=True, eq=False)

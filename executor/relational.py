@@ -20,7 +20,7 @@ from .errors import ExecutionError, InvalidArgument
 from .plan import AggregateCall
 
 __all__ = ["join", "single_join", "mark_join", "aggregate", "distinct", "union_all",
-           "set_operation", "sort",
+           "set_operation", "sort", "top_k",
            "project", "CROSS_JOIN_LIMIT"]
 
 #: Rows a cross join may produce before it is refused (a missing ON condition, usually).
@@ -208,6 +208,15 @@ def sort(table: pa.Table, keys, nulls_first) -> pa.Table:
         placement = "at_start" if firsts[0] else "at_end"
         indices = pc.sort_indices(table, sort_keys=list(keys), null_placement=placement)
     return table.take(indices)
+
+
+def top_k(table: pa.Table, keys, nulls_first, k: int) -> pa.Table | None:
+    """The first ``k`` rows in ``keys`` order without sorting the rest, or None where the full
+    sort is needed: Arrow's selection has no NULL placement, so key columns with NULLs sort."""
+    if k >= table.num_rows or any(table[c].null_count for c, _ in keys):
+        return None
+    chosen = table.take(pc.select_k_unstable(table, k=k, sort_keys=list(keys)))
+    return sort(chosen, keys, nulls_first)
 
 
 def project(table: pa.Table, names, expressions) -> pa.Table:

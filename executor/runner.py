@@ -286,6 +286,16 @@ class Runner:
         return relational.sort(self._run(node.input), node.keys, node.nulls_first)
 
     def _run_Limit(self, node: Limit, metrics: dict) -> pa.Table:
+        if isinstance(node.input, Sort) and node.limit is not None:
+            # ORDER BY ... LIMIT k: select the first k rows, then order only those (top-k).
+            sort = node.input
+            table = self._run(sort.input)
+            top = relational.top_k(table, sort.keys, sort.nulls_first, node.offset + node.limit)
+            if top is not None:
+                metrics["top_k"] = node.offset + node.limit
+                return top.slice(node.offset, node.limit)
+            return relational.sort(table, sort.keys, sort.nulls_first).slice(node.offset,
+                                                                              node.limit)
         return self._run(node.input).slice(node.offset, node.limit)
 
     # -- catalog statements ---------------------------------------------------------------------

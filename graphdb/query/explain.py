@@ -65,8 +65,9 @@ def _describe(node: PlanNode) -> str:
     if isinstance(node, SetOperation):
         return f"{node.kind.upper()} (hash semi/anti join on all columns)"
     if isinstance(node, Sort):
-        return "SORT " + ", ".join(f"{c} {'DESC' if d == 'descending' else 'ASC'}"
-                                   for c, d in node.keys)
+        labels = node.labels or tuple(c for c, _ in node.keys)
+        return "SORT " + ", ".join(f"{label} {'DESC' if d == 'descending' else 'ASC'}"
+                                   for label, (_, d) in zip(labels, node.keys))
     if isinstance(node, Limit):
         return f"LIMIT {node.limit if node.limit is not None else 'ALL'} OFFSET {node.offset}"
     if isinstance(node, SingleRow):
@@ -78,9 +79,10 @@ def _describe(node: PlanNode) -> str:
     return type(node).__name__
 
 
-def _actual(node: PlanNode, stats: dict) -> str:
+def _actual(node: PlanNode, stats: dict, inputs: tuple[PlanNode, ...] | None = None) -> str:
     s = stats[id(node)]
-    inner = sum(stats[id(c)].seconds for c in _children(node) if id(c) in stats)
+    inputs = _children(node) if inputs is None else tuple(_skip(c) for c in inputs)
+    inner = sum(stats[id(c)].seconds for c in inputs if id(c) in stats)
     own = max(s.seconds - inner, 0.0)
     parts = [f"{own * 1000:.2f} ms", f"{s.rows} rows"]
     for key, value in s.metrics.items():
@@ -109,6 +111,18 @@ def explain_lines(node: PlanNode, choices: dict[int, str], stats: dict | None = 
         shown_names, node = node.names, node.input
     pad = "  " * depth
     text = _describe(node)
+    if isinstance(node, Limit) and isinstance(node.input, Sort) and node.limit is not None:
+        # The runner does ORDER BY + LIMIT as one top-k selection: show it as it runs.
+        sort = node.input
+        text = (f"TOP {node.offset + node.limit} BY " + _describe(sort)[len("SORT "):]
+                + (f" OFFSET {node.offset}" if node.offset else "")
+                + " (partial sort; a full sort when a key has NULLs)")
+        lines = [pad + ("-> " if depth else "") + text]
+        if stats and id(node) in stats:
+            lines.append(pad + "     actual: " + _actual(node, stats, sort.children()))
+        for child in sort.children():
+            lines.extend(explain_lines(child, choices, stats, depth + 1))
+        return lines
     if isinstance(node, Project) and shown_names is not None:
         text = f"PROJECT {_names(shown_names)}"
     lines = [pad + ("-> " if depth else "") + text]

@@ -450,7 +450,8 @@ def _plan_select(select: exp.Select, ctx: Context) -> tuple[PlanNode, list[str]]
             raise NotSupportedError("DISTINCT ON is not supported")
         node = Distinct(node)
     if keys_out:
-        node = Sort(node, tuple(keys_out), tuple(firsts))
+        node = Sort(node, tuple(keys_out), tuple(firsts),
+                    tuple(o.this.sql() for o in order_items))
     node = _limit(select, node)
     if hidden:
         node = Project(node, tuple(internal), tuple(pc.field(c) for c in internal))
