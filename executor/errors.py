@@ -1,6 +1,7 @@
 """Errors raised by the executor. The front end maps them onto the PEP 249 hierarchy."""
 
-__all__ = ["ExecutionError", "InvalidArgument", "DeviceUnavailable", "DeviceOutOfMemory"]
+__all__ = ["ExecutionError", "InvalidArgument", "DeviceUnavailable", "DeviceOutOfMemory",
+           "QueryCancelled"]
 
 
 class ExecutionError(Exception):
@@ -17,3 +18,7 @@ class DeviceUnavailable(ExecutionError):
 
 class DeviceOutOfMemory(ExecutionError):
     """The device ran out of memory and no smaller plan was possible."""
+
+
+class QueryCancelled(ExecutionError):
+    """The query was cancelled (Ctrl-C in the shell, or Connection.interrupt())."""

@@ -1,53 +1,74 @@
 """Runs a logical plan, leaves first, on Arrow tables.
 
-Graph algorithms run on the chosen device through :mod:`executor.algorithms`; relational
-operators run on pyarrow (compute functions and Acero). Every operator's time and output rows
-are recorded for ``EXPLAIN ANALYZE``.
+Graph algorithms run on the chosen device through :mod:`executor.algorithms`; pattern matching
+through the frontier operator in :mod:`executor.pattern`; relational operators on pyarrow
+(:mod:`executor.relational`). Every operator's time, output rows and metrics are recorded for
+``EXPLAIN ANALYZE``. A node reached twice (a CTE used twice) is computed once per run.
+
+:meth:`Runner.cancel` may be called from another thread (Ctrl-C in the shell); the running
+query stops at the next operator or frontier level with :class:`QueryCancelled`.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.acero as acero
 import pyarrow.compute as pc
 
 from catalog import Catalog, GraphEntry
 
-from . import algorithms
-from .cost import Choice, choose
+from . import algorithms, relational
+from .cost import DENSE_FRONTIER_BUDGET, HASH_JOIN_REASON, Choice, choose, choose_for
 from .device import Device
-from .errors import ExecutionError, InvalidArgument
+from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
 from .graph import Graph
+from .pattern import InIndex, edge_columns, in_index, match_pattern
 from .plan import (
+    Aggregate,
     AlgorithmScan,
     DescribeGraph,
+    Distinct,
     Filter,
+    GraphTableScan,
+    Join,
     Limit,
+    MarkJoin,
+    PatternMatch,
     PlanNode,
     Project,
+    Rename,
+    SetOperation,
     ShowGraphs,
     SingleRow,
     Sort,
+    UnionAll,
+    ValuesScan,
 )
 from .stored import open_graph
 
-__all__ = ["Runner", "OperatorStats"]
-
-#: pyarrow >= 25 places nulls per sort key (the global option is deprecated there).
-_PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
+__all__ = ["Runner", "OperatorStats", "internal_id"]
 
 
 @dataclass
 class OperatorStats:
     operator: str
-    seconds: float
+    seconds: float  # inclusive of the inputs' time
     rows: int
     metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Cached:
+    version: str
+    graph: Graph
+    ids: pa.Array
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    inverse: InIndex | None = None
 
 
 class Runner:
@@ -56,33 +77,63 @@ class Runner:
     def __init__(self, catalog: Catalog, device_for: Callable[[], Device]):
         self.catalog = catalog
         self.device_for = device_for
-        self._graphs: dict[str, tuple[Graph, pa.Array]] = {}
+        self._graphs: dict[str, _Cached] = {}
         self.stats: dict[int, OperatorStats] = {}  # id(plan node) -> what it did
+        self._results: dict[int, pa.Table] = {}
+        self._cancel = threading.Event()
 
     def run(self, plan: PlanNode) -> pa.Table:
-        self.stats = {}
-        return self._run(plan)
+        self.stats, self._results = {}, {}
+        self._cancel.clear()
+        try:
+            return self._run(plan)
+        finally:
+            self._results = {}
 
-    def choice(self, node: AlgorithmScan) -> Choice:
-        """The cost model's choice of device and variant for an algorithm node."""
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def check_cancelled(self) -> None:
+        if self._cancel.is_set():
+            raise QueryCancelled("query cancelled")
+
+    # -- operator choice ------------------------------------------------------------------------
+    def choice(self, node: PlanNode) -> Choice:
+        """The cost model's choice of device and variant for a graph operator."""
         from .gpu import implementation_for
 
-        spec = algorithms.get(node.algorithm)
         device = self.device_for()
-        has_gpu = device.is_gpu and implementation_for(spec.name) is not None
-        return choose(spec, self.catalog.get(node.graph), device, has_gpu)
+        entry = self.catalog.get(node.graph)  # type: ignore[attr-defined]
+        if isinstance(node, AlgorithmScan):
+            spec = algorithms.get(node.algorithm)
+            has_gpu = device.is_gpu and implementation_for(spec.name) is not None
+            return choose(spec, entry, device, has_gpu)
+        return choose_for("pattern matching", entry, device, False)
 
     def choices(self, plan: PlanNode) -> dict[int, str]:
-        out = {}
-        stack = [plan]
+        out, stack = {}, [plan]
         while stack:
             node = stack.pop()
             if isinstance(node, AlgorithmScan):
-                out[id(node)] = self.choice(node).reason
+                try:
+                    out[id(node)] = self.choice(node).reason
+                except DeviceOutOfMemory as exc:  # EXPLAIN shows why the query cannot run
+                    out[id(node)] = f"refused: {exc}"
+            elif isinstance(node, PatternMatch):
+                out[id(node)] = self.choice(node).reason + (
+                    "; {m,n} hops: a dense bitmap frontier per start vertex unless starts x "
+                    f"vertices x levels exceeds {DENSE_FRONTIER_BUDGET:.0e} (then sorted sparse "
+                    "keys), decided when the starts are known")
+            elif isinstance(node, Join) and node.left_keys:
+                out[id(node)] = HASH_JOIN_REASON
             stack.extend(node.children())
         return out
 
     def _run(self, node: PlanNode) -> pa.Table:
+        key = id(node)
+        if key in self._results:
+            return self._results[key]
+        self.check_cancelled()
         handler = getattr(self, f"_run_{type(node).__name__}")
         start = time.perf_counter()
         metrics: dict[str, Any] = {}
@@ -90,25 +141,48 @@ class Runner:
             table = handler(node, metrics)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
             raise ExecutionError(_arrow_error(exc)) from None
-        self.stats[id(node)] = OperatorStats(type(node).__name__, time.perf_counter() - start,
-                                             table.num_rows, metrics)
+        self.stats[key] = OperatorStats(type(node).__name__, time.perf_counter() - start,
+                                        table.num_rows, metrics)
+        self.check_cancelled()  # inputs are computed on the way down; check on the way up too
+        self._results[key] = table
         return table
 
     # -- graph access ---------------------------------------------------------------------------
-    def graph(self, entry: GraphEntry) -> tuple[Graph, pa.Array]:
-        """The graph handle and user-id column of a catalog entry (cached per version)."""
+    def _cached(self, entry: GraphEntry) -> _Cached:
         cached = self._graphs.get(entry.name)
-        if cached is None or cached[0].version != entry.graph_id:
+        if cached is None or cached.version != entry.graph_id:
             graph = open_graph(self.catalog, entry)
             graph.version = entry.graph_id  # type: ignore[attr-defined]
-            cached = (graph, self.catalog.vertex_ids(entry))
+            cached = _Cached(entry.graph_id, graph, self.catalog.vertex_ids(entry))
             self._graphs[entry.name] = cached
         return cached
+
+    def graph(self, entry: GraphEntry) -> tuple[Graph, pa.Array]:
+        """The graph handle and user-id column of a catalog entry (cached per version)."""
+        cached = self._cached(entry)
+        return cached.graph, cached.ids
+
+    def graph_table(self, entry: GraphEntry, which: str) -> pa.Table:
+        """``g.vertices`` / ``g.edges`` (cached per graph version)."""
+        cached = self._cached(entry)
+        if which not in cached.tables:
+            reader = self.catalog.vertex_table if which == "vertices" else self.catalog.edge_table
+            cached.tables[which] = reader(entry)
+        return cached.tables[which]
+
+    def graph_columns(self, graph: str, which: str) -> list[str]:
+        entry = self.catalog.get(graph)
+        if which == "vertices":
+            return list(self.graph_table(entry, which).column_names)
+        schema = getattr(self.catalog, "edge_schema", None)  # cheaper, where the catalog has it
+        if schema is not None:
+            return list(schema(entry).names)
+        return list(self.graph_table(entry, which).column_names)
 
     def forget(self, name: str) -> None:
         self._graphs.pop(name, None)
 
-    # -- operators ------------------------------------------------------------------------------
+    # -- graph operators ------------------------------------------------------------------------
     def _run_AlgorithmScan(self, node: AlgorithmScan, metrics: dict) -> pa.Table:
         spec = algorithms.get(node.algorithm)
         entry = self.catalog.get(node.graph)
@@ -116,12 +190,21 @@ class Runner:
         options = {}
         for name, value in node.options:
             param = spec.param(name)
-            if param is not None and param.kind == "vertex":
+            if isinstance(value, PlanNode):  # a scalar subquery argument: run it first
+                value = param.coerce(_scalar(self._run(value), f"{spec.name}(): argument "
+                                                                f"'{name}'"), spec.name)
+            if param is not None and param.kind == "vertex" and value is not None:
                 value = internal_id(ids, value, entry, node.algorithm, name)
             options[name] = value
-        choice = self.choice(node)
+        choice = self._runnable_choice(node)
         metrics["variant"] = choice.variant
-        output = algorithms.run(spec.name, graph, options, choice.device)
+        from .streaming.planner import implementation_for as streamed_implementation
+
+        streamed = streamed_implementation(choice, spec.name)  # None when resident
+        if streamed is not None:
+            output = streamed(graph, **options)
+        else:
+            output = algorithms.run(spec.name, graph, options, choice.device)
         metrics.update(output.metrics)
         columns = []
         for column in spec.columns:
@@ -132,44 +215,121 @@ class Runner:
                 columns.append(pa.array(values, type=column.type))
         return pa.table(columns, names=[c.name for c in spec.columns])
 
+    def _runnable_choice(self, node: PlanNode) -> Choice:
+        choice = self.choice(node)
+        if choice.variant == "refused":
+            raise DeviceOutOfMemory(choice.reason)
+        return choice
+
+    def _run_PatternMatch(self, node: PatternMatch, metrics: dict) -> pa.Table:
+        choice = self._runnable_choice(node)
+        metrics["variant"] = choice.variant
+        entry = self.catalog.get(node.graph)
+        cached = self._cached(entry)
+        graph, ids = cached.graph, cached.ids
+        if node.start_filter is not None:
+            vertices = self.graph_table(entry, "vertices")
+            mask = pc.fill_null(_mask(vertices, node.start_filter), False)
+            start = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+        else:
+            start = np.arange(graph.num_vertices, dtype=np.int64)
+        metrics["start_vertices"] = int(start.size)
+
+        def inverse() -> InIndex:
+            if cached.inverse is None:
+                cached.inverse = in_index(graph)
+            return cached.inverse
+
+        bound, edges = match_pattern(node, graph, start, inverse, metrics, self.check_cancelled,
+                                     choice.device.memory_limit)
+        # Bytes of CSR targets the expansion read (the edges it gathered).
+        scanned = int(metrics.get("edges_scanned", 0))
+        metrics["bytes_moved"] = scanned * graph.out_csr.targets.itemsize
+        columns: dict[str, pa.Array] = {}
+        vertex_table = None
+        for var, prop in node.vertex_properties:
+            rows = pa.array(bound[var], pa.int64())
+            if prop == "id":
+                columns[f"{var}.{prop}"] = ids.take(rows)
+            else:
+                vertex_table = vertex_table or self.graph_table(entry, "vertices")
+                columns[f"{var}.{prop}"] = vertex_table.column(prop).take(rows)
+        by_edge: dict[str, list[str]] = {}
+        for var, prop in node.edge_properties:
+            by_edge.setdefault(var, []).append(prop)
+        for var, props in by_edge.items():
+            values = edge_columns(graph, edges[var], props, ids,
+                                  lambda: self.graph_table(entry, "edges"))
+            columns.update({f"{var}.{p}": v for p, v in values.items()})
+        return pa.table(columns)
+
+    # -- leaves ---------------------------------------------------------------------------------
+    def _run_GraphTableScan(self, node: GraphTableScan, metrics: dict) -> pa.Table:
+        return self.graph_table(self.catalog.get(node.graph), node.table)
+
+    def _run_ValuesScan(self, node: ValuesScan, metrics: dict) -> pa.Table:
+        return node.table
+
     def _run_SingleRow(self, node: SingleRow, metrics: dict) -> pa.Table:
         return pa.table({"__row": pa.array([0], pa.int8())})
 
+    # -- relational operators -------------------------------------------------------------------
     def _run_Filter(self, node: Filter, metrics: dict) -> pa.Table:
-        return self._run(node.input).filter(node.predicate)
+        table = self._run(node.input)
+        return table.filter(node.predicate) if table.num_rows else table
 
     def _run_Project(self, node: Project, metrics: dict) -> pa.Table:
-        table = self._run(node.input)
-        if all(isinstance(e, pc.Expression) and _field_name(e) in table.column_names
-               for e in node.expressions):
-            # Pure column selection/renaming: no compute needed.
-            cols = [table.column(_field_name(e)) for e in node.expressions]
-            return pa.table(cols, names=list(node.names))
-        decl = acero.Declaration.from_sequence([
-            acero.Declaration("table_source", acero.TableSourceNodeOptions(table)),
-            acero.Declaration("project", acero.ProjectNodeOptions(list(node.expressions),
-                                                                  list(node.names))),
-        ])
-        return decl.to_table(use_threads=False)
+        return relational.project(self._run(node.input), node.names, node.expressions)
+
+    def _run_Rename(self, node: Rename, metrics: dict) -> pa.Table:
+        return self._run(node.input).rename_columns(list(node.names))
+
+    def _run_Join(self, node: Join, metrics: dict) -> pa.Table:
+        left, right = self._run(node.left), self._run(node.right)
+        if node.kind == "single":
+            return relational.single_join(left, right)
+        return relational.join(left, right, node.kind, node.left_keys, node.right_keys,
+                               node.residual, metrics, self.check_cancelled)
+
+    def _run_MarkJoin(self, node: MarkJoin, metrics: dict) -> pa.Table:
+        return relational.mark_join(self._run(node.left), self._run(node.right), node.column,
+                                    node.output)
+
+    def _run_Aggregate(self, node: Aggregate, metrics: dict) -> pa.Table:
+        return relational.aggregate(self._run(node.input), node.keys, node.aggregates)
+
+    def _run_Distinct(self, node: Distinct, metrics: dict) -> pa.Table:
+        return relational.distinct(self._run(node.input))
+
+    def _run_UnionAll(self, node: UnionAll, metrics: dict) -> pa.Table:
+        return relational.union_all([self._run(i) for i in node.inputs], list(node.names))
+
+    def _run_SetOperation(self, node: SetOperation, metrics: dict) -> pa.Table:
+        return relational.set_operation(self._run(node.left), self._run(node.right), node.kind,
+                                        node.names)
 
     def _run_Sort(self, node: Sort, metrics: dict) -> pa.Table:
-        table = self._run(node.input)
-        if not table.num_rows:
-            return table
-        firsts = node.nulls_first or (False,) * len(node.keys)
-        if _PER_KEY_NULLS:
-            keys = [(c, d, "at_start" if f else "at_end") for (c, d), f in zip(node.keys, firsts)]
-            indices = pc.sort_indices(table, sort_keys=keys)
-        else:
-            placement = "at_start" if firsts[0] else "at_end"
-            indices = pc.sort_indices(table, sort_keys=list(node.keys), null_placement=placement)
-        return table.take(indices)
+        return relational.sort(self._run(node.input), node.keys, node.nulls_first)
 
     def _run_Limit(self, node: Limit, metrics: dict) -> pa.Table:
-        table = self._run(node.input)
-        return table.slice(node.offset, node.limit)
+        if isinstance(node.input, Sort) and node.limit is not None:
+            # ORDER BY ... LIMIT k: select the first k rows, then order only those (top-k).
+            sort = node.input
+            table = self._run(sort.input)
+            top = relational.top_k(table, sort.keys, sort.nulls_first, node.offset + node.limit)
+            if top is not None:
+                metrics["top_k"] = node.offset + node.limit
+                return top.slice(node.offset, node.limit)
+            return relational.sort(table, sort.keys, sort.nulls_first).slice(node.offset,
+                                                                              node.limit)
+        return self._run(node.input).slice(node.offset, node.limit)
 
+    # -- catalog statements ---------------------------------------------------------------------
     def _run_ShowGraphs(self, node: ShowGraphs, metrics: dict) -> pa.Table:
+        return self.graphs_table()
+
+    def graphs_table(self) -> pa.Table:
+        """One row per graph: name, directed, weighted, vertices, edges."""
         entries = sorted(self.catalog.entries(), key=lambda e: e.name)
         return pa.table({
             "name": pa.array([e.name for e in entries], pa.string()),
@@ -187,8 +347,23 @@ class Runner:
             ("edges", str(e.input_edges)), ("stored_edges", str(e.num_edges)),
             ("vertex_id_type", e.id_type), ("source", e.source),
             ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.created))),
+            ("vertex_columns", ", ".join(self.graph_columns(e.name, "vertices"))),
+            ("edge_columns", ", ".join(self.graph_columns(e.name, "edges"))),
         ] + [(k, str(v)) for k, v in sorted(e.stats.items())]
         return pa.table({"property": [r[0] for r in rows], "value": [r[1] for r in rows]})
+
+
+def _scalar(table: pa.Table, what: str) -> Any:
+    """The one value of a one-column subquery result (NULL when it has no row)."""
+    if table.num_rows > 1:
+        raise InvalidArgument(f"{what}: the subquery returned {table.num_rows} rows; it must "
+                              "return at most one (add LIMIT 1 or an aggregate)")
+    return table.column(0)[0].as_py() if table.num_rows else None
+
+
+def _mask(table: pa.Table, predicate: pc.Expression) -> pa.Array:
+    """The boolean value of ``predicate`` on every row of ``table``."""
+    return relational.project(table, ["m"], [predicate]).column(0).combine_chunks()
 
 
 def internal_id(ids: pa.Array, value: Any, entry: GraphEntry, algorithm: str, param: str) -> int:
@@ -218,16 +393,10 @@ def internal_id(ids: pa.Array, value: Any, entry: GraphEntry, algorithm: str, pa
     return position
 
 
-def _field_name(expr: pc.Expression) -> str | None:
-    text = str(expr)
-    # pyarrow prints a bare field reference as its name; anything else has parentheses/operators.
-    return text if text.isidentifier() else None
-
-
 def _arrow_error(exc: Exception) -> str:
-    msg = str(exc).split("\n")[0]
     import re
 
+    msg = str(exc).split("\n")[0]
     match = re.search(r"Function '(\w+)' has no kernel matching input types \((.*)\)", msg)
     if match:
         return f"type mismatch: {match.group(1)} cannot take ({match.group(2)})"

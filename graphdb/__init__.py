@@ -27,7 +27,8 @@ from .errors import (
                      ProgrammingError,
                      Warning,
 )
-from .result import Result
+from .graph import GraphHandle
+from .result import Cursor, Result
 
 __version__ = "0.1.0"
 apilevel = "2.0"
@@ -35,8 +36,9 @@ threadsafety = 1
 paramstyle = "qmark"
 
 __all__ = [
-    "connect", "Connection", "Result", "Error", "Warning", "InterfaceError", "DatabaseError",
-    "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
+    "connect", "Connection", "Result", "Cursor", "GraphHandle", "Error", "Warning",
+    "InterfaceError", "DatabaseError", "DataError", "OperationalError", "IntegrityError",
+    "InternalError", "ProgrammingError",
     "NotSupportedError", "ParseError", "BinderError", "CatalogError", "IngestError",
     "InvalidInputError", "__version__",
 ]

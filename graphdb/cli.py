@@ -119,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug, not a user mistake: one line, never a traceback
+        print(f"Error: internal error ({type(exc).__name__}: {exc}); please report it",
+              file=sys.stderr)
+        return 2
 
 
 def _ingest(args) -> int:

@@ -5,24 +5,30 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from catalog import Catalog, IngestOptions
+from catalog import Catalog, GraphNotFound, IngestOptions
 from executor.device import select_device
-from executor.plan import DescribeGraph, ShowGraphs
+from executor.plan import DescribeGraph, ShowGraphs, ValuesScan
 from executor.runner import Runner
 from storage import BufferManager, Environment, stats_table
 
-from .errors import Error, InterfaceError, translate
+from .errors import BinderError, Error, InterfaceError, InvalidInputError, translate
 from .query.explain import explain_lines
 from .query.parser import Statement, parse
-from .query.planner import bind_parameters, constant, plan_select
+from .query.planner import Context, bind_parameters, plan_query
+from .query.statements import describe_target, set_item
 from .result import Result
-from .settings import Settings, parse_bytes
+from .settings import Settings, apply_threads, parse_bytes
+
+if TYPE_CHECKING:
+    from .graph import GraphHandle
+    from .result import Cursor
 
 __all__ = ["Connection", "connect"]
 
@@ -74,6 +80,13 @@ class Connection:
         self._runner = Runner(self.catalog, self._device)
         self._device_cache: tuple[tuple, Any] | None = None
         self._closed = False
+        # One statement at a time: the shell runs queries in a worker thread.
+        self._lock = threading.RLock()
+        self.table_functions: dict[str, Any] = {}
+        self.register_table_function("settings", self._settings_table)
+        self.register_table_function("functions", self._functions_table)
+        self.register_table_function("graphs", self._runner.graphs_table)
+        self.register_table_function("buffer_stats", self.buffer_stats)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -102,63 +115,208 @@ class Connection:
 
     # -- statements -----------------------------------------------------------------------------
     def execute(self, sql: str, parameters: Any = None) -> Result:
-        """Run one SQL statement; ``parameters`` fill ``?`` (a sequence) or ``$name`` (a dict)."""
-        self._check_open()
+        """Run one SQL statement; ``parameters`` fill ``?`` (a sequence) or ``$name`` (a dict).
+
+        Returns a :class:`Result`, which is also a PEP 249 cursor over the rows.
+
+        Examples
+        --------
+        >>> import graphdb
+        >>> with graphdb.connect() as con:
+        ...     con.execute("SELECT ? + 1 AS answer", [41]).fetchone()
+        (42,)
+        """
         start = time.perf_counter()
-        try:
-            statement = parse(sql)
-            table, message = self._execute(statement, parameters)
-        except Error:
-            raise
-        except Exception as exc:
-            translated = translate(exc)
-            if translated is exc:
-                raise
-            raise translated from None
+        table, message = self._guarded(lambda: self._execute(parse(sql), parameters))
         return Result(table, elapsed=time.perf_counter() - start, message=message)
+
+    def _guarded(self, work):
+        """Run ``work()`` as this connection's one running statement, with lower layers' errors
+        translated into the PEP 249 classes."""
+        self._check_open()
+        with self._lock:
+            try:
+                return work()
+            except Error:
+                raise
+            except Exception as exc:
+                translated = translate(exc)
+                if translated is exc:
+                    raise
+                raise translated from None
+
+    def cursor(self) -> "Cursor":
+        """A PEP 249 cursor on this connection."""
+        from .result import Cursor
+
+        self._check_open()
+        return Cursor(self)
+
+    def interrupt(self) -> None:
+        """Cancel the statement running on this connection (safe from another thread)."""
+        self._runner.cancel()
+
+    def commit(self) -> None:
+        """PEP 249: every statement commits on its own, so there is nothing to do."""
+
+    def rollback(self) -> None:
+        """PEP 249: statements commit on their own; there is no open transaction to undo."""
+
+    def context(self) -> Context:
+        """What the binder needs: the catalog, graph table columns, built-in table functions."""
+        return Context(self.catalog, self._runner.graph_columns, dict(self.table_functions))
+
+    def plan(self, sql: str, parameters: Any = None):
+        """Parse, bind and plan ``sql`` without running it (tests and benchmarks)."""
+        return self._guarded(lambda: plan_query(bind_parameters(parse(sql).ast, parameters),
+                                                self.context())[0])
 
     def _execute(self, statement: Statement, parameters: Any) -> tuple[pa.Table, str | None]:
         ast = statement.ast
-        if ast is not None and parameters is not None:
+        if ast is not None:
             ast = bind_parameters(ast, parameters)
-        elif ast is not None:
-            ast = bind_parameters(ast, None)
-        if statement.kind == "set":
-            item = ast.expressions[0].this
-            name = item.this.name if hasattr(item.this, "name") else item.this.sql()
-            value = constant(item.expression, f"SET {name}")
-            settings = self.settings.set(name, value)
-            if name.lower() in ("device", "memory_limit"):
-                select_device(settings.device, settings.memory_limit)  # fail now, not later
-            if name.lower() == "buffer_pool_size":
-                self.catalog.buffers.resize(settings.buffer_pool_size)
-            self.settings = settings
-            return pa.table({}), f"{name} = {getattr(self.settings, name.lower())!r}"
-        if statement.kind == "reset":
-            name = str(ast.expression.this if ast.expression is not None else "").strip()
-            self.settings = self.settings.reset(name)
-            if name.lower() == "buffer_pool_size":
-                self.catalog.buffers.resize(self.settings.buffer_pool_size)
-            return pa.table({}), f"{name} reset to {getattr(self.settings, name.lower())!r}"
-        if statement.kind == "show_graphs":
-            plan, _ = ShowGraphs(), None
-        elif statement.kind == "describe":
-            plan = DescribeGraph(ast.this.name)
-            self.catalog.get(plan.graph)
+        elif parameters:
+            raise InvalidInputError(f"{statement.kind.replace('_', ' ').upper()} takes no "
+                                    "parameters")
+        kind = statement.kind
+        if statement.explain and kind in ("set", "reset", "drop_graph"):
+            raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
+                              "is not a query")
+        if kind == "set":
+            return pa.table({}), self._set(ast)
+        if kind == "reset":
+            return pa.table({}), self._reset(statement.name)
+        if kind == "drop_graph":
+            return pa.table({}), self._drop(statement)
+        if kind == "show_settings":
+            plan = ValuesScan("settings", self._settings_table())
+        elif kind == "show_functions":
+            plan = ValuesScan("functions", self._functions_table())
+        elif kind == "show_graphs":
+            plan = ShowGraphs()
+        elif kind == "describe":
+            plan = self._describe(ast)
         else:
-            plan, _columns = plan_select(ast, self.catalog)
+            plan, _names = plan_query(ast, self.context())
         if statement.explain:
-            choices = self._runner.choices(plan)
-            analyzed = None
-            if statement.analyze:
-                self._runner.run(plan)
-                analyzed = {
-                    key: f"{s.seconds * 1000:.2f} ms, {s.rows} rows"
-                    + "".join(f", {k} {v}" for k, v in s.metrics.items())
-                    for key, s in self._runner.stats.items()
-                }
-            return pa.table({"plan": explain_lines(plan, choices, analyzed)}), None
+            return self._explain(plan, statement.analyze), None
         return self._runner.run(plan), None
+
+    def _explain(self, plan, analyze: bool) -> pa.Table:
+        choices = self._runner.choices(plan)
+        stats = None
+        total = None
+        if analyze:
+            start = time.perf_counter()
+            self._runner.run(plan)
+            total = time.perf_counter() - start
+            stats = dict(self._runner.stats)
+        lines = explain_lines(plan, choices, stats)
+        if total is not None:
+            lines.append(f"Total: {total * 1000:.2f} ms")
+        return pa.table({"plan": lines})
+
+    def _describe(self, ast):
+        kind, target = describe_target(ast)
+        if kind == "graph":
+            return DescribeGraph(self.catalog.get(target).name)
+        # DESCRIBE g.edges or DESCRIBE SELECT ...: the columns and their types
+        query = self.plan(f"SELECT * FROM {target} LIMIT 0") if kind == "table" else plan_query(
+            target, self.context())[0]
+        schema = self._runner.run(query).schema
+        return ValuesScan("describe", pa.table({
+            "column": [f.name for f in schema], "type": [str(f.type) for f in schema]}))
+
+    def _set(self, ast) -> str:
+        name, value = set_item(ast)
+        settings = self.settings.set(name, value)
+        if name in ("device", "memory_limit"):
+            select_device(settings.device, settings.memory_limit)  # fail now, not later
+        if name == "buffer_pool_size":
+            self.catalog.buffers.resize(settings.buffer_pool_size)
+        self.settings = settings
+        apply_threads(settings.threads)
+        return f"{name} = {self.settings.display(name)}"
+
+    def _reset(self, name: str) -> str:
+        names = Settings.names() if name.lower() == "all" else [name]
+        for n in names:
+            self.settings = self.settings.reset(n)
+        self.catalog.buffers.resize(self.settings.buffer_pool_size)
+        apply_threads(self.settings.threads)
+        if name.lower() == "all":
+            return "all settings reset"
+        return f"{name.lower()} reset to {self.settings.display(name.lower())}"
+
+    def _drop(self, statement: Statement) -> str:
+        try:
+            entry = self.catalog.drop(statement.name)
+        except GraphNotFound:
+            if statement.if_exists:
+                return f"graph '{statement.name}' does not exist; nothing dropped"
+            raise
+        self._runner.forget(entry.name)
+        return f"dropped graph '{entry.name}'"
+
+    def _settings_table(self) -> pa.Table:
+        names = Settings.names()
+        docs = Settings.docs()
+        return pa.table({"name": names,
+                         "value": [self.settings.display(n) for n in names],
+                         "description": [docs.get(n, "") for n in names]})
+
+    def buffer_stats(self) -> pa.Table:
+        """Buffer pool counters, one row per pool (what ``SELECT * FROM buffer_stats()`` shows)."""
+        self._check_open()
+        return stats_table(self.catalog.buffers)
+
+    def register_table_function(self, name: str, function) -> None:
+        """Make ``SELECT * FROM name()`` return ``function()`` (a ``pa.Table``).
+
+        This is the hook for built-in, non-graph table functions: ``settings()`` and
+        ``functions()`` are registered here, and ``buffer_stats()`` is as soon as the connection
+        has a ``buffer_stats`` method returning a ``pa.Table``. ``graphs()`` is SHOW GRAPHS.
+        """
+        self.table_functions[name.lower()] = function
+
+    def _functions_table(self) -> pa.Table:
+        from executor.algorithms import REGISTRY
+
+        specs = sorted(REGISTRY.values(), key=lambda a: a.name)
+        return pa.table({
+            "name": [a.name for a in specs] + sorted(self.table_functions),
+            "signature": [a.signature() for a in specs] + [f"{n}()" for n in
+                                                          sorted(self.table_functions)],
+            "columns": [", ".join(c.name for c in a.columns) for a in specs] + [
+                "" for _ in self.table_functions],
+            "description": [a.doc for a in specs] + ["" for _ in self.table_functions],
+        })
+
+    def graph(self, name: str) -> "GraphHandle":
+        """A Python handle on graph ``name``: ``con.graph("g").pagerank()`` returns Arrow."""
+        from .graph import GraphHandle
+
+        self._check_open()
+        try:
+            entry = self.catalog.get(name)
+        except Exception as exc:
+            raise translate(exc) from None
+        return GraphHandle(self, entry.name)
+
+    def from_networkx(self, name: str, graph, *, weight: str | None = "weight",
+                      replace: bool = False) -> "GraphHandle":
+        """Store a networkx graph as graph ``name`` (edge attribute ``weight`` if all have it)."""
+        from .interop import from_networkx
+
+        return from_networkx(self, name, graph, weight=weight, replace=replace)
+
+    def from_scipy(self, name: str, matrix, *, directed: bool = True, weighted: bool = True,
+                   replace: bool = False) -> "GraphHandle":
+        """Store a scipy.sparse adjacency matrix as graph ``name`` (vertex ids 0..n-1)."""
+        from .interop import from_scipy
+
+        return from_scipy(self, name, matrix, directed=directed, weighted=weighted,
+                          replace=replace)
 
     # -- ingest ---------------------------------------------------------------------------------
     def ingest(self, graph: str, edges: str | os.PathLike, *, vertices: str | None = None,
@@ -209,11 +367,6 @@ class Connection:
             "bytes_stored": stats.get("bytes_stored", 0), "seconds": seconds,
             "edges_per_second": entry.input_edges / seconds if seconds > 0 else 0.0,
         }
-
-    def buffer_stats(self) -> pa.Table:
-        """Buffer pool counters, one row per pool (what ``SELECT * FROM buffer_stats()`` shows)."""
-        self._check_open()
-        return stats_table(self.catalog.buffers)
 
     def graphs(self) -> list[str]:
         return sorted(self.catalog.names())

@@ -60,9 +60,16 @@ def run_demo(db: str, out=None) -> int:
             ("Most influential accounts (PageRank, 20 iterations)",
              "SELECT vertex, rank FROM pagerank(social, damping => 0.85, max_iterations => 20) "
              "ORDER BY rank DESC LIMIT 5"),
-            (f"Accounts that the top account {top} reaches in two hops",
-             f"SELECT vertex, depth FROM bfs(social, {top}, max_depth => 2) "
-             "WHERE depth > 0 ORDER BY depth, vertex LIMIT 5"),
+            (f"How many accounts the top account {top} reaches at each distance",
+             f"SELECT depth, count(*) AS accounts FROM bfs(social, {top}) "
+             "GROUP BY depth ORDER BY depth"),
+            (f"Friends of friends of account {top}, as an SQL/PGQ pattern",
+             "SELECT count(DISTINCT friend) AS reached FROM GRAPH_TABLE (social "
+             f"MATCH (a)-[e]->{{1,2}}(b) WHERE a.id = {top} COLUMNS (b.id AS friend))"),
+            ("Influence joined with reach: top accounts and their out-degree",
+             "SELECT p.vertex, round(p.rank, 5) AS rank, count(*) AS follows "
+             "FROM pagerank(social) p JOIN social.edges e ON e.src = p.vertex "
+             "GROUP BY p.vertex, p.rank ORDER BY p.rank DESC LIMIT 3"),
             ("The corners of the road grid farthest (in hops) from corner 0",
              "SELECT vertex, depth FROM bfs(roads, 0) ORDER BY depth DESC, vertex LIMIT 3"),
             ("How graphdb will run a query", "EXPLAIN SELECT * FROM pagerank(social) LIMIT 3"),

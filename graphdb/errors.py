@@ -109,7 +109,7 @@ def translate(exc: BaseException) -> BaseException:
         new = CatalogError(str(exc))
     elif isinstance(exc, xe.InvalidArgument):
         new = InvalidInputError(str(exc))
-    elif isinstance(exc, (xe.DeviceUnavailable, xe.DeviceOutOfMemory)):
+    elif isinstance(exc, (xe.DeviceUnavailable, xe.DeviceOutOfMemory, xe.QueryCancelled)):
         new = OperationalError(str(exc))
     elif isinstance(exc, xe.ExecutionError):
         new = ProgrammingError(str(exc)) if "type mismatch" in str(exc) else DatabaseError(str(exc))

@@ -6,11 +6,13 @@ import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+import pyarrow as pa
+
 from executor.device import DEVICE_CHOICES
 
 from .errors import InvalidInputError
 
-__all__ = ["Settings", "parse_bytes"]
+__all__ = ["Settings", "parse_bytes", "apply_threads"]
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2,
           "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4,
@@ -31,6 +33,22 @@ def parse_bytes(value: Any, name: str = "size") -> int:
     if size <= 0:
         raise InvalidInputError(f"{name} must be positive")
     return size
+
+
+#: Arrow's CPU thread count when the process started; ``RESET threads`` restores it.
+_DEFAULT_THREADS = pa.cpu_count()
+
+_DOCS = {
+    "device": "where graph operators run: 'auto' (a GPU when usable), 'cpu' or 'gpu'",
+    "memory_limit": "bytes graph operators may use on the device, e.g. '4GB'",
+    "threads": "CPU threads for Arrow compute (joins, aggregates, sorts); process-wide",
+    "buffer_pool_size": "bytes of host frames the buffer manager keeps pages and blocks in",
+}
+
+
+def apply_threads(threads: int | None) -> None:
+    """Make the ``threads`` setting real: Arrow's CPU thread pool is process-wide."""
+    pa.set_cpu_count(threads if threads is not None else _DEFAULT_THREADS)
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,19 @@ class Settings:
         if name not in self.names():
             raise InvalidInputError(self._unknown(name))
         return replace(self, **{name: getattr(Settings(), name)})
+
+    def display(self, name: str) -> str:
+        """The value of setting ``name`` as SHOW SETTINGS prints it."""
+        value = getattr(self, name.lower())
+        if value is None:
+            return {"memory_limit": "auto (a share of free memory)",
+                    "threads": f"auto ({_DEFAULT_THREADS})",
+                    "buffer_pool_size": "auto (a share of physical memory)"}.get(name.lower(), "NULL")
+        return str(value)
+
+    @staticmethod
+    def docs() -> dict[str, str]:
+        return dict(_DOCS)
 
     @staticmethod
     def names() -> list[str]:

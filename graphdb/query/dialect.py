@@ -1,13 +1,175 @@
-"""The GraphSQL dialect of sqlglot.
+"""The GraphSQL dialect of sqlglot: SQL plus the SQL/PGQ ``GRAPH_TABLE`` table expression.
 
-Table functions with named arguments (``pagerank(g, damping => 0.85)``) already parse in the
-base dialect, so this stays thin until the language needs syntax of its own (GRAPH_TABLE).
+Table functions with named arguments (``pagerank(g, damping => 0.85)``) parse in the base
+dialect. What the base grammar lacks is the SQL:2023 property-graph query::
+
+    GRAPH_TABLE ( g MATCH (a)-[e]->(b) WHERE a.id = 7 COLUMNS (b.id AS friend) ) [AS alias]
+
+The dialect adds it by overriding one grammar rule, ``_parse_table``, which looks for the
+``GRAPH_TABLE (`` prefix before handing over to sqlglot; the pattern itself is parsed token by
+token here and its WHERE and COLUMNS clauses by sqlglot's own expression rules. The result is a
+:class:`GraphTable` node holding :class:`NodePattern` and :class:`EdgePattern` nodes, so the
+binder sees an ordinary AST.
 """
 
-from sqlglot.dialects.dialect import Dialect
+from __future__ import annotations
 
-__all__ = ["GraphSQL"]
+from sqlglot import exp, parser, tokens
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
+
+__all__ = ["GraphSQL", "GraphTable", "NodePattern", "EdgePattern"]
+
+
+#: SQL/PGQ path search prefixes and modes that this subset does not implement.
+_PATH_PREFIXES = {"ANY", "ALL", "SHORTEST", "WALK", "TRAIL", "ACYCLIC", "SIMPLE"}
+
+
+class NodePattern(exp.Expression):
+    """``(a)`` or ``(a WHERE a.id = 1)``; ``this`` is the variable name (may be None)."""
+
+    arg_types = {"this": False, "where": False}
+
+
+class EdgePattern(exp.Expression):
+    """``-[e]->``, ``<-[e]-``, ``-[e]-`` with an optional ``{m,n}`` quantifier.
+
+    ``direction`` is 'out', 'in' or 'both'; ``low``/``high`` are the hop bounds (1, 1 unless
+    quantified).
+    """
+
+    arg_types = {"this": False, "direction": True, "low": False, "high": False, "where": False}
+
+
+class GraphTable(exp.Expression):
+    """``GRAPH_TABLE (graph MATCH pattern [WHERE cond] [COLUMNS (...)])``.
+
+    ``pattern`` alternates NodePattern, EdgePattern, NodePattern, ...
+    """
+
+    arg_types = {"this": True, "pattern": True, "where": False, "columns": False, "alias": False}
+
+    @property
+    def alias(self) -> str:
+        alias = self.args.get("alias")
+        return alias.name if alias is not None else ""
+
+
+class GraphSQLParser(parser.Parser):
+    def _parse_table(self, *args, **kwargs):
+        if (self._curr and self._curr.text.upper() == "GRAPH_TABLE" and self._next
+                and self._next.token_type == TokenType.L_PAREN):
+            self._advance(2)
+            table = self._parse_graph_table()
+            self._match_r_paren()
+            alias = self._parse_table_alias()
+            if alias is not None:
+                table.set("alias", alias)
+            return table
+        return super()._parse_table(*args, **kwargs)
+
+    def _parse_graph_table(self) -> GraphTable:
+        graph = self._parse_id_var(any_token=False)
+        if graph is None:
+            self.raise_error("GRAPH_TABLE needs a graph name")
+        if not self._match_text_seq("MATCH"):
+            self.raise_error("expected MATCH after the graph name in GRAPH_TABLE")
+        if self._curr and self._curr.text.upper() in _PATH_PREFIXES:
+            self.raise_error(f"path prefix {self._curr.text.upper()} is not supported: use "
+                             "{m,n} quantifiers, or the shortest_path()/bfs() table functions")
+        pattern = [self._parse_node_pattern()]
+        while self._curr and self._curr.token_type in (TokenType.DASH, TokenType.ARROW,
+                                                       TokenType.LT):
+            pattern.append(self._parse_edge_pattern())
+            pattern.append(self._parse_node_pattern())
+        if self._match(TokenType.COMMA, advance=False):
+            self.raise_error("MATCH takes one linear path pattern; write (a)-[]->(b)-[]->(c) "
+                             "instead of comma-separated patterns")
+        where = self._parse_assignment() if self._match(TokenType.WHERE) else None
+        columns = None
+        if self._match_text_seq("COLUMNS"):
+            columns = self._parse_wrapped_csv(self._parse_expression)
+        return GraphTable(this=graph, pattern=pattern, where=where, columns=columns)
+
+    def _parse_node_pattern(self) -> NodePattern:
+        if not self._match(TokenType.L_PAREN):
+            self.raise_error("expected a vertex pattern such as (a)")
+        var = None
+        if self._curr and self._curr.token_type not in (TokenType.R_PAREN, TokenType.COLON,
+                                                        TokenType.WHERE):
+            var = self._parse_id_var(any_token=False)
+        if self._match(TokenType.COLON):
+            self.raise_error("labels are not supported: graphs in graphdb have one vertex type")
+        where = self._parse_assignment() if self._match(TokenType.WHERE) else None
+        self._match_r_paren()
+        return NodePattern(this=var, where=where)
+
+    def _parse_edge_pattern(self) -> EdgePattern:
+        # Forms: -[e]->  <-[e]-  -[e]-  ->  <-  -   (brackets optional)
+        left_arrow = bool(self._match(TokenType.LT))
+        if self._match(TokenType.ARROW):  # '->' with no brackets
+            if left_arrow:
+                self.raise_error("'<->' is not supported; use -[e]- for either direction")
+            return self._edge_quantifier(EdgePattern(direction="out"))
+        if not self._match(TokenType.DASH):
+            self.raise_error("expected an edge pattern such as -[e]->")
+        var, where = None, None
+        if self._match(TokenType.L_BRACKET):
+            if self._curr and self._curr.token_type not in (TokenType.R_BRACKET, TokenType.COLON,
+                                                            TokenType.WHERE):
+                var = self._parse_id_var(any_token=False)
+            if self._match(TokenType.COLON):
+                self.raise_error("edge labels are not supported: graphs in graphdb have one "
+                                 "edge type")
+            if self._match(TokenType.WHERE):
+                where = self._parse_assignment()
+            self._match(TokenType.R_BRACKET) or self.raise_error("expected ']'")
+            if self._match(TokenType.ARROW):
+                right_arrow = True
+            elif self._match(TokenType.DASH):
+                right_arrow = bool(self._match(TokenType.GT))
+            else:
+                self.raise_error("expected '->' or '-' after ']'")
+                right_arrow = False
+        else:
+            right_arrow = False  # a bare '-' (or '<-')
+        if left_arrow and right_arrow:
+            self.raise_error("'<-[]->' is not supported; use -[e]- for either direction")
+        direction = "in" if left_arrow else "out" if right_arrow else "both"
+        return self._edge_quantifier(EdgePattern(this=var, direction=direction, where=where))
+
+    def _edge_quantifier(self, edge: EdgePattern) -> EdgePattern:
+        low = high = 1
+        if self._match(TokenType.L_BRACE):
+            low = self._quantity(0)
+            if self._match(TokenType.COMMA):
+                high = self._quantity(None)
+            else:
+                high = low
+            self._match(TokenType.R_BRACE) or self.raise_error("expected '}' after the quantifier")
+            if high is None:
+                self.raise_error("an edge quantifier needs an upper bound, e.g. {1,3}")
+        elif self._match(TokenType.PLUS) or self._match(TokenType.STAR):
+            self.raise_error("unbounded quantifiers (+, *) are not supported; give {m,n}")
+        edge.set("low", low)
+        edge.set("high", high)
+        return edge
+
+    def _quantity(self, empty):
+        if self._curr and self._curr.token_type == TokenType.NUMBER:
+            value = int(self._curr.text)
+            self._advance()
+            return value
+        return empty
+
+
+class GraphSQLTokenizer(tokens.Tokenizer):
+    # SETTINGS is a ClickHouse keyword in the base tokenizer; here it names a table function.
+    KEYWORDS = {k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SETTINGS"}
 
 
 class GraphSQL(Dialect):
-    pass
+    #: NULLs sort last in both directions unless NULLS FIRST is written (as DuckDB does).
+    NULL_ORDERING = "nulls_are_last"
+    Tokenizer = GraphSQLTokenizer
+    Parser = GraphSQLParser

@@ -24,13 +24,19 @@ _LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*", re.S)
 
 @dataclass
 class Statement:
-    """One parsed statement: ``kind`` is 'select', 'show_graphs', 'describe', 'set', 'reset'."""
+    """One parsed statement.
+
+    ``kind`` is 'select', 'show_graphs', 'show_settings', 'describe', 'set', 'reset' or
+    'drop_graph'.
+    """
 
     kind: str
     ast: exp.Expression | None
     text: str
     explain: bool = False
     analyze: bool = False
+    name: str = ""  # the object of DROP GRAPH / RESET
+    if_exists: bool = False
 
 
 def _strip(sql: str) -> str:
@@ -53,9 +59,31 @@ def parse(sql: str) -> Statement:
         inner.explain, inner.analyze = True, analyze
         return inner
     if head == "SHOW":
-        if len(words) == 2 and words[1].upper().rstrip(";") in ("GRAPHS", "TABLES"):
+        if len(words) == 2 and words[1].upper() in ("GRAPHS", "TABLES"):
             return Statement("show_graphs", None, text)
-        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS", 1, 1)
+        if len(words) == 2 and words[1].upper() in ("SETTINGS", "FUNCTIONS"):
+            return Statement("show_" + words[1].lower(), None, text)
+        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS, SHOW FUNCTIONS "
+                         "or SHOW SETTINGS",
+                         1, 1)
+    if head == "DROP":
+        # DROP GRAPH [IF EXISTS] name: sqlglot has no GRAPH object kind, so it is read here.
+        upper = [w.upper() for w in words]
+        if len(words) >= 2 and upper[1] == "GRAPH":
+            if_exists = upper[2:4] == ["IF", "EXISTS"]
+            rest = words[4:] if if_exists else words[2:]
+            if len(rest) == 1 and re.fullmatch(r'"?[A-Za-z_][A-Za-z0-9_]*"?', rest[0]):
+                return Statement("drop_graph", None, text, name=rest[0].strip('"'),
+                                 if_exists=if_exists)
+            raise ParseError("expected DROP GRAPH [IF EXISTS] name", 1, 1)
+        raise ParseError(f"unsupported statement: DROP {words[1] if len(words) > 1 else ''}; "
+                         "only DROP GRAPH name", 1, 1)
+    if head == "RESET":
+        if len(words) == 2 and re.fullmatch(r"[A-Za-z_]+", words[1]):
+            return Statement("reset", None, text, name=words[1])
+        if len(words) == 2 and words[1].upper() == "ALL":
+            return Statement("reset", None, text, name="all")
+        raise ParseError("expected RESET setting_name (or RESET ALL)", 1, 1)
     try:
         statements = [s for s in sqlglot.parse(text, read=GraphSQL) if s is not None]
     except SqlglotParseError as err:
@@ -76,15 +104,21 @@ def parse(sql: str) -> Statement:
         return Statement("set", ast, text)
     if isinstance(ast, exp.Query):
         return Statement("select", ast, text)
-    if isinstance(ast, exp.Command) and str(ast.this).upper() == "RESET":
-        return Statement("reset", ast, text)
     raise ParseError(f"unsupported statement: {head}", 1, 1)
+
+
+_OPERATORS = {"EQ": "=", "NEQ": "<>", "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=",
+              "Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "And": "AND",
+              "Or": "OR", "DPipe": "||", "Like": "LIKE"}
 
 
 def _readable(description: str) -> str:
     """sqlglot's 'Required keyword: 'this' missing for <class '...Where'>' in plain words."""
     match = re.search(r"missing for <class '[\w.]*\.(\w+)'>", description)
     if match:
+        operator = _OPERATORS.get(match.group(1))
+        if operator is not None:
+            return f"'{operator}' is missing its right-hand side"
         return f"incomplete {match.group(1).upper()} clause"
     return description
 

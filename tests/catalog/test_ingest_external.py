@@ -127,3 +127,21 @@ def test_rmat_under_a_tiny_limit_matches_in_memory(tmp_path):
     a, b = _stored(mem_cat, mem), _stored(ext_cat, ext)
     for name in a:
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_build_graph_arrays_equals_what_an_ingest_stores(tmp_path, directed):
+    from catalog.ingest import build_graph_arrays
+
+    path, src, dst = _random_edges(tmp_path, 5_000, 300, seed=11)
+    catalog, entry = load(tmp_path / "db", path, undirected=not directed)
+    ids = catalog.vertex_ids(entry).to_numpy()
+    weights = np.asarray(catalog.edge_table(entry).column("weight"))  # stored order
+    w_input = pa.csv.read_csv(path).column("weight").to_numpy()
+    arrays = build_graph_arrays(np.searchsorted(ids, src), np.searchsorted(ids, dst), len(ids),
+                                w_input, directed)
+    stored = _stored(catalog, entry)
+    assert arrays.keys() == stored.keys()
+    for name in arrays:
+        np.testing.assert_array_equal(arrays[name], stored[name], err_msg=name)
+    np.testing.assert_array_equal(arrays["out_weights"], weights)

@@ -1,61 +1,190 @@
-"""The shell's line handling, fed directly (the terminal front end is prompt_toolkit)."""
+"""The shell, fed line by line (Shell.feed) and once driven in a pseudo-terminal."""
 
 from __future__ import annotations
 
+import _thread
 import io
+import json
+import os
+import sys
+import threading
+from pathlib import Path
 
+import networkx as nx
 import pytest
 
-from graphdb.repl import Shell
+import graphdb
+from graphdb.completion import SqlCompleter
+from graphdb.repl import KEYWORDS, Shell
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def shell(con, tmp_path):
-    edges = tmp_path / "e.csv"
-    edges.write_text("s,d\n1,2\n2,3\n")
-    con.ingest("g", edges)
-    return Shell(con, out=io.StringIO())
+def shell(con):
+    con.from_networkx("g", nx.DiGraph([(1, 2), (2, 3), (3, 1), (3, 4)]))
+    out = io.StringIO()
+    return Shell(con, out), out
 
 
-def output(shell):
-    text = shell.out.getvalue()
-    shell.out.seek(0)
-    shell.out.truncate()
-    return text
+def feed(shell: Shell, *lines: str) -> None:
+    for line in lines:
+        shell.feed(line)
 
 
-def test_multi_line_statement_runs_at_semicolon(shell):
-    assert shell.feed("SELECT vertex, depth")
-    assert shell.pending and output(shell) == ""
-    shell.feed("FROM bfs(g, 1)")
-    shell.feed("ORDER BY vertex;")
-    text = output(shell)
-    assert "vertex │ depth" in text and "(3 rows)" in text and "Time:" in text
-    assert not shell.pending
+def test_multiline_statement_runs_when_terminated(shell):
+    sh, out = shell
+    feed(sh, "SELECT vertex, depth", "FROM bfs(g, 1)")
+    assert sh.pending and out.getvalue() == ""
+    feed(sh, "ORDER BY vertex;")
+    text = out.getvalue()
+    assert "vertex │ depth" in text and "(4 rows)" in text and "Time:" in text
 
 
-def test_two_statements_on_one_line_and_semicolon_in_string(shell):
-    shell.feed("SELECT 'a;b' AS s; SELECT 2 AS two;")
-    text = output(shell)
-    assert "a;b" in text and "two" in text
+def test_output_modes(shell):
+    sh, out = shell
+    feed(sh, ".timer off", ".mode csv", "SELECT vertex, depth FROM bfs(g, 1) ORDER BY vertex;")
+    assert out.getvalue().splitlines()[:2] == ["vertex,depth", "1,0"]
+    out.truncate(0), out.seek(0)
+    feed(sh, ".mode json", "SELECT vertex FROM bfs(g, 3, 1) ORDER BY vertex;")
+    assert json.loads(out.getvalue()) == [{"vertex": 1}, {"vertex": 3}, {"vertex": 4}]
+    out.truncate(0), out.seek(0)
+    feed(sh, ".mode markdown", "SELECT 1 AS a;")
+    assert out.getvalue().splitlines()[:2] == ["| a |", "|--:|"] or \
+        out.getvalue().splitlines()[0] == "| a |"
 
 
-def test_dot_commands(shell):
-    shell.feed(".timer off")
-    shell.feed(".mode csv")
-    shell.feed("SELECT vertex FROM bfs(g, 3);")
-    assert output(shell) == "vertex\n3\n"
-    shell.feed(".help")
-    assert ".quit" in output(shell)
-    shell.feed(".graphs")
-    assert "g,true,false,3,2" in output(shell)
-    shell.feed(".bogus")
-    assert "Unknown or incomplete command" in output(shell)
-    assert shell.feed(".quit") is False
+def test_long_results_are_truncated_with_a_count(shell):
+    sh, out = shell
+    feed(sh, ".maxrows 2", "SELECT * FROM bfs(g, 1);")
+    assert "2 more rows (4 in all)" in out.getvalue()
 
 
-def test_errors_keep_the_shell_running(shell):
-    shell.feed("SELECT * FROM bfs(h, 1);")
-    assert "Error: graph 'h' does not exist" in output(shell)
-    shell.feed("SELECT 1 AS one;")
-    assert "one" in output(shell)
+def test_errors_are_one_line_and_the_shell_goes_on(shell):
+    sh, out = shell
+    feed(sh, "SELEC 1;", "SELECT * FROM bfz(g, 1);", "SELECT 1 AS ok;")
+    text = out.getvalue()
+    assert "Error: syntax error" in text and "did you mean bfs()" in text
+    assert "Traceback" not in text and " ok" in text
+
+
+def test_syntax_errors_point_at_the_column(shell):
+    sh, out = shell
+    feed(sh, "SELECT * FROM bfs(g, 1) WHERE depth >;")
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("Error: syntax error at line 1")
+    assert lines[1].strip() == "SELECT * FROM bfs(g, 1) WHERE depth >"
+    assert lines[2].index("^") > 2
+
+
+def test_dot_commands(shell, tmp_path):
+    sh, out = shell
+    script = tmp_path / "q.sql"
+    script.write_text("SELECT count(*) AS n\nFROM g.edges;\n-- a comment\nSELECT 7 AS seven")
+    feed(sh, ".timer off", ".graphs", ".schema g", f".read {script}", ".nope",
+         f".read {tmp_path / 'missing.sql'}")
+    text = out.getvalue()
+    assert " g " in text and "directed" in text and " 4" in text and " 7" in text
+    assert "Unknown or incomplete command '.nope'" in text and "cannot read" in text
+    target = tmp_path / "out.csv"
+    feed(sh, ".mode csv", f".output {target}", "SELECT 5 AS five;", ".output", "SELECT 6 AS six;")
+    assert target.read_text() == "five\n5\n" and "six\n6" in out.getvalue()
+    assert sh.feed(".quit") is False
+
+
+def test_help_lists_the_registry(shell):
+    sh, out = shell
+    feed(sh, ".help")
+    assert "bfs(graph, source, max_depth => NULL)" in out.getvalue()
+
+
+def test_completion_of_keywords_functions_graphs_and_columns(con):
+    con.from_networkx("social", nx.DiGraph([(1, 2)]))
+    completer = SqlCompleter(con, KEYWORDS)
+    assert "SELECT" in completer.candidates("sel")
+    assert "pagerank" in completer.candidates("SELECT * FROM pag")
+    assert completer.candidates("SELECT * FROM social.") == ["social.vertices", "social.edges"]
+    assert "social" in completer.candidates("SELECT * FROM soc")
+    assert "depth" in completer.candidates("SELECT dep")
+    assert "weight" not in completer.candidates("SELECT wei")  # social is unweighted
+    assert completer.candidates(".sch") == [".schema"]
+
+
+def test_ctrl_c_cancels_the_query_and_keeps_the_shell(shell):
+    sh, out = shell
+    started, release = threading.Event(), threading.Event()
+
+    class Slow:
+        """A connection whose statement runs until interrupted."""
+
+        def execute(self, sql):
+            started.set()
+            release.wait(10)
+            raise graphdb.OperationalError("query cancelled")
+
+        def interrupt(self):
+            release.set()
+
+    real = sh.con
+    sh.con = Slow()
+    threading.Thread(target=lambda: (started.wait(5), _thread.interrupt_main())).start()
+    sh.run("SELECT slow")
+    assert "Cancelled." in out.getvalue()
+    sh.con = real
+    feed(sh, "SELECT 1 AS still_here;")
+    assert "still_here" in out.getvalue()
+
+
+def _spawn_shell(tmp_path, graph):
+    """``graphdb DB`` in a pseudo-terminal on a database holding ``graph`` as g."""
+    pexpect = pytest.importorskip("pexpect")
+    db = tmp_path / "db"
+    with graphdb.connect(db) as con:
+        con.from_networkx("g", graph)
+    # pexpect's terminal never answers cursor-position requests; without this prompt_toolkit
+    # may swallow the first keystrokes while it waits for an answer.
+    env = dict(os.environ, GRAPHDB_HISTORY=str(tmp_path / "history"), PYTHONPATH=str(ROOT),
+               TERM="xterm", GRAPHDB_DISABLE_GPU="1", PROMPT_TOOLKIT_NO_CPR="1")
+    return pexpect, pexpect.spawn(sys.executable, ["-m", "graphdb.cli", str(db)], env=env,
+                                  encoding="utf-8", timeout=60, dimensions=(40, 200))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_graphdb_command_in_a_terminal(tmp_path):
+    pexpect, child = _spawn_shell(tmp_path, nx.DiGraph([(1, 2), (2, 3)]))
+    try:
+        child.expect("graphdb shell on")
+        child.expect("graphdb>")
+        child.sendline("SELECT count(*) * 14 AS answer FROM bfs(g, 1);")
+        child.expect(r"answer\s*\r?\n.*\r?\n\s*42\s*\r?\n")
+        child.expect("Time:")
+        child.sendline("SELECT * FROM nope;")
+        child.expect("Error: unknown table 'nope'")
+        child.sendline(".quit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_ctrl_c_in_a_terminal_cancels_a_long_query(tmp_path):
+    pexpect, child = _spawn_shell(tmp_path, nx.gnp_random_graph(368, 0.01, seed=1,
+                                                                directed=True))
+    try:
+        child.expect("graphdb>")
+        child.sendline("SELECT 1 AS one;")
+        child.expect("Time:")
+        # 50 million rows of nested-loop join, filtered chunk by chunk: a second or more of
+        # work, long enough to interrupt
+        child.sendline("SELECT count(*) FROM g.vertices a, g.vertices b, g.vertices c "
+                       "WHERE a.id + b.id + c.id < 0;")
+        assert child.expect(["Time:", pexpect.TIMEOUT], timeout=0.5) == 1
+        child.sendintr()
+        child.expect("Cancelled.", timeout=10)
+        child.sendline("SELECT 6 * 7 AS answer;")
+        child.expect("42")
+        child.sendline(".quit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)

@@ -57,12 +57,14 @@ def test_set_and_reset_buffer_pool_size(tmp_path):
         assert con.settings.buffer_pool_size == 256 * 1024  # a failed SET changes nothing
 
 
-@pytest.mark.xfail(reason="sqlglot 30 parses RESET x as a column alias; the query layer owns it")
 def test_reset_buffer_pool_size(tmp_path):
     with graphdb.connect(tmp_path / "db", page_size=PAGE, buffer_pool_size="64KiB") as con:
         con.execute("RESET buffer_pool_size")
         assert con.settings.buffer_pool_size is None
         assert con.buffer_stats().column("capacity_bytes")[0].as_py() > 64 * 1024
+        # The same counters through SQL.
+        rows = con.execute("SELECT capacity_bytes FROM buffer_stats()").fetchall()
+        assert rows == [(con.buffer_stats().column("capacity_bytes")[0].as_py(),)]
 
 
 def test_buffer_stats_schema_and_drop_removes_pages(tmp_path):

@@ -1,0 +1,243 @@
+"""Path-pattern matching by frontier expansion (the operator behind SQL/PGQ ``GRAPH_TABLE``).
+
+A binding table holds, per match, the internal vertex id of each vertex variable and the stored
+edge position (out-CSR order, the row of ``g.edges``) of each single-edge variable. A hop of one
+edge gathers the neighbours of every row's current vertex from the CSR in one vectorised step
+(the same gather as BFS's frontier expansion). A quantified hop ``{m,n}`` runs level-synchronous
+frontiers, in one of two forms the cost model picks (:func:`executor.cost.frontier_kind`):
+dense bitmaps, one traversal per distinct start vertex, or sparse sorted (row, vertex) keys for
+all rows at once. Either way a frontier holds each vertex once per level, so the work is bounded
+by vertices and edges, never by the number of walks. With ``m <= 1`` visited vertices are
+pruned, which makes it exactly a BFS bounded at depth ``n`` per source (as khop).
+
+Semantics of ``{m,n}``: one row per (binding, target) such that some walk of ``m..n`` edges
+leads there (reachability, like Kuzu's ``*m..n`` with DISTINCT), not one row per walk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from .algorithms.bfs import expand_frontier
+from .cost import frontier_kind
+from .device import format_bytes
+from .errors import DeviceOutOfMemory
+from .graph import CSR, Graph
+from .plan import PatternMatch
+
+__all__ = ["InIndex", "in_index", "match_pattern", "edge_columns"]
+
+
+@dataclass(frozen=True)
+class InIndex:
+    """In-edges grouped by target, each carrying its out-CSR position (its ``g.edges`` row)."""
+
+    offsets: np.ndarray
+    sources: np.ndarray
+    positions: np.ndarray
+
+
+def in_index(graph: Graph) -> InIndex:
+    out = graph.out_csr
+    positions = np.argsort(out.targets, kind="stable")
+    offsets = np.zeros(graph.num_vertices + 1, dtype=np.int64)
+    np.cumsum(np.bincount(out.targets, minlength=graph.num_vertices), out=offsets[1:])
+    return InIndex(offsets, out.sources()[positions], positions)
+
+
+def _gather(offsets: np.ndarray, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index into ``frontier`` of each gathered edge, edge slot) for all edges of the frontier:
+    BFS's gather, also keeping which frontier row and which stored edge each result came from."""
+    starts = offsets[frontier]
+    counts = offsets[frontier + 1] - starts
+    total = int(counts.sum())
+    rows = np.repeat(np.arange(frontier.size), counts)
+    if total == 0:
+        return rows, np.zeros(0, dtype=np.int64)
+    seg_first = np.cumsum(counts) - counts
+    slots = np.arange(total, dtype=np.int64) - np.repeat(seg_first - starts, counts)
+    return rows, slots
+
+
+class _Expander:
+    """One step of expansion in a direction; returns (row, neighbour, edge position)."""
+
+    def __init__(self, graph: Graph, direction: str, inverse: Callable[[], InIndex],
+                 budget: int | None = None):
+        self.graph, self.inverse, self.budget = graph, inverse, budget
+        # An undirected graph stores each edge both ways: every direction is the out-CSR.
+        self.direction = "out" if not graph.directed else direction
+
+    def _check_budget(self, frontier: np.ndarray) -> None:
+        """Refuse before gathering more edges than the memory budget can hold (about 32 bytes
+        per gathered edge: row, target, position and the sort keys)."""
+        if self.budget is None:
+            return
+        csr = self.graph.out_csr
+        total = int((csr.offsets[frontier + 1] - csr.offsets[frontier]).sum())
+        if self.direction == "both":
+            total *= 2
+        if total * 32 > self.budget:
+            raise DeviceOutOfMemory(
+                f"pattern expansion would gather {total:,} edges (~{format_bytes(total * 32)}), "
+                f"over the {format_bytes(self.budget)} budget; filter the start vertices "
+                "(WHERE a.id = ...) or raise SET memory_limit")
+
+    def __call__(self, frontier: np.ndarray, metrics: dict):
+        self._check_budget(frontier)
+        parts = []
+        if self.direction in ("out", "both"):
+            csr: CSR = self.graph.out_csr
+            rows, slots = _gather(csr.offsets, frontier)
+            parts.append((rows, csr.targets[slots].astype(np.int64), slots))
+        if self.direction in ("in", "both"):
+            inv = self.inverse()
+            rows, slots = _gather(inv.offsets, frontier)
+            parts.append((rows, inv.sources[slots].astype(np.int64), inv.positions[slots]))
+        rows = np.concatenate([p[0] for p in parts])
+        metrics["edges_scanned"] = metrics.get("edges_scanned", 0) + int(rows.size)
+        return rows, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+
+
+    def neighbours(self, frontier: np.ndarray, metrics: dict) -> np.ndarray:
+        """Only the neighbours (with repeats) of ``frontier``, for the dense path."""
+        self._check_budget(frontier)
+        parts = []
+        # The very gather BFS and khop expand their frontiers with.
+        if self.direction in ("out", "both"):
+            parts.append(expand_frontier(self.graph.out_csr, frontier))
+        if self.direction in ("in", "both"):
+            inv = self.inverse()
+            parts.append(expand_frontier(CSR(inv.offsets, inv.sources), frontier))
+        out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        metrics["edges_scanned"] = metrics.get("edges_scanned", 0) + int(out.size)
+        return out
+
+
+def _reach_dense(expand: _Expander, source: int, low: int, high: int, n: int, metrics: dict,
+                 check: Callable[[], None]) -> np.ndarray:
+    """Targets of walks of low..high edges from one source, with bitmap frontiers: no sorting,
+    O(V) bits per level plus the frontier's edges (Kuzu's dense frontier, Ligra's dense mode)."""
+    reached = np.zeros(n, dtype=bool)
+    visited = np.zeros(n, dtype=bool)  # expanded already (pruning, valid when low <= 1)
+    visited[source] = True
+    if low == 0:
+        reached[source] = True
+    frontier = np.array([source], dtype=np.int64)
+    mark = np.zeros(n, dtype=bool)
+    for level in range(1, high + 1):
+        check()
+        if frontier.size == 0:
+            break
+        mark[:] = False
+        mark[expand.neighbours(frontier, metrics)] = True
+        if level >= low:
+            reached |= mark
+        if low <= 1:
+            mark &= ~visited
+            visited |= mark
+        frontier = np.flatnonzero(mark)
+        metrics["iterations"] = metrics.get("iterations", 0) + 1
+        metrics["max_frontier"] = max(metrics.get("max_frontier", 0), int(frontier.size))
+    return np.flatnonzero(reached)
+
+
+def _reach(expand: _Expander, start: np.ndarray, low: int, high: int, n: int, metrics: dict,
+           check: Callable[[], None]) -> tuple[np.ndarray, np.ndarray]:
+    """(row, target) pairs with a walk of low..high edges from ``start[row]``, each once."""
+    sources, inverse = np.unique(start, return_inverse=True)
+    kind, why = frontier_kind(int(sources.size), n, high)
+    metrics["frontier"] = f"{kind} ({why})"
+    if kind == "dense":
+        # One bitmap traversal per distinct start vertex; rows sharing a start share its answer.
+        parts = [_reach_dense(expand, int(v), low, high, n, metrics, check) for v in sources]
+        offsets = np.zeros(sources.size + 1, dtype=np.int64)
+        np.cumsum([p.size for p in parts], out=offsets[1:])
+        targets = np.concatenate(parts).astype(np.int64, copy=False) if parts else \
+            np.zeros(0, np.int64)
+        rows, slots = _gather(offsets, inverse.astype(np.int64))
+        return rows.astype(np.int64), targets[slots]
+    rows = np.arange(start.size, dtype=np.int64)
+    verts = start.astype(np.int64)
+    found = [(rows, verts)] if low == 0 else []
+    # Sorted keys (row * n + vertex) of visited pairs, for pruning when low <= 1. The start is
+    # not seeded for low = 1: a walk that returns to it (a cycle) is a match.
+    seen = np.unique(rows * n + verts) if low == 0 else np.zeros(0, np.int64)
+    for level in range(1, high + 1):
+        check()
+        if rows.size == 0:
+            break
+        idx, nbrs, _ = expand(verts, metrics)
+        keys = np.unique(rows[idx] * n + nbrs)
+        if low <= 1:
+            keys = keys[~np.isin(keys, seen, assume_unique=True)]
+            seen = np.union1d(seen, keys)
+        rows, verts = keys // n, keys % n
+        metrics["iterations"] = metrics.get("iterations", 0) + 1
+        metrics["max_frontier"] = max(metrics.get("max_frontier", 0), int(keys.size))
+        if level >= low:
+            found.append((rows, verts))
+    if not found:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys = np.unique(np.concatenate([r * n + v for r, v in found]))
+    return keys // n, keys % n
+
+
+def match_pattern(node: PatternMatch, graph: Graph, start: np.ndarray,
+                  inverse: Callable[[], InIndex], metrics: dict,
+                  check: Callable[[], None], budget: int | None = None
+                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The bindings of ``node``'s pattern from the internal vertex ids ``start``.
+
+    Returns (vertex variable -> internal ids, edge variable -> out-CSR positions), row-aligned.
+    """
+    vertices = {node.start: np.asarray(start, dtype=np.int64)}
+    edges: dict[str, np.ndarray] = {}
+    current = node.start
+    for hop in node.hops:
+        check()
+        expand = _Expander(graph, hop.direction, inverse, budget)
+        if (hop.low, hop.high) == (1, 1):
+            idx, nbrs, positions = expand(vertices[current], metrics)
+            metrics["iterations"] = metrics.get("iterations", 0) + 1
+        else:
+            idx, nbrs = _reach(expand, vertices[current], hop.low, hop.high,
+                               max(graph.num_vertices, 1), metrics, check)
+            positions = None
+        vertices = {k: v[idx] for k, v in vertices.items()}
+        edges = {k: v[idx] for k, v in edges.items()}
+        if hop.target in vertices:  # the pattern returns to a bound variable: a cycle
+            keep = vertices[hop.target] == nbrs
+            vertices = {k: v[keep] for k, v in vertices.items()}
+            edges = {k: v[keep] for k, v in edges.items()}
+            positions = None if positions is None else positions[keep]
+        else:
+            vertices[hop.target] = nbrs
+        if hop.edge is not None and positions is not None:
+            edges[hop.edge] = positions
+        current = hop.target
+    metrics["matches"] = int(next(iter(vertices.values())).size)
+    return vertices, edges
+
+
+def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.Array,
+                 edge_table: Callable[[], pa.Table]) -> dict[str, pa.Array]:
+    """Edge properties by stored position; src/dst/weight straight from the CSR."""
+    out = {}
+    csr = graph.out_csr
+    for prop in props:
+        if prop == "src":
+            src = np.searchsorted(csr.offsets, positions, side="right") - 1
+            out[prop] = ids.take(pa.array(src, pa.int64()))
+        elif prop == "dst":
+            out[prop] = ids.take(pa.array(csr.targets[positions].astype(np.int64)))
+        elif prop == "weight" and csr.weights is not None:
+            out[prop] = pa.array(csr.weights[positions])
+        else:
+            out[prop] = edge_table().column(prop).take(pa.array(positions, pa.int64()))
+    return out
+

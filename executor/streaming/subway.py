@@ -1,0 +1,383 @@
+"""Subgraph streaming for traversals (Subway, EuroSys '20): BFS, SSSP and WCC past the budget.
+
+Vertex state (one float64 value and two flag bytes per vertex) stays in the budget; the edges
+stay outside it (host memory for the GPU, the CSR arrays for the CPU). Each outer iteration:
+
+1. the active vertices (label set) are read out and the label array is cleared: every one of
+   them will have all its edges relaxed in this iteration, with a value at least as new as now,
+   and any later improvement sets its label again (so the clear can never lose work);
+2. if the active vertices' edges are at most ``threshold`` (Subway's 80%) of all edges, their
+   adjacency is gathered into a *SubCSR* (active ids, offsets, edges[, weights]); otherwise, and
+   in the first outer iteration of the asynchronous mode, the whole CSR is streamed in vertex-
+   range partitions and only the snapshot's vertices relax (the partitioning fallback);
+3. either is cut into *pieces* that fit the budget (:func:`plan_pieces`): whole rows where they
+   fit, a hub's row split over several pieces where it does not. Pieces are built one at a time
+   into a bounded staging buffer, never as one |E|-sized SubCSR (the paper's repo keeps a
+   second full pinned copy of the edges; we do not);
+4. each piece is moved in and relaxed once (pass 1); in the asynchronous mode the relaxation then
+   repeats on the loaded piece for its vertices whose label was set again, until none is left
+   (inner iterations, Subway's Algorithm 4). A row split across pieces never relaxes in an inner
+   iteration: only part of its edges is loaded, so clearing its label would lose the rest.
+
+Values are float64 for all three algorithms (depth, distance, smallest id of the component), all
+non-negative, so the GPU kernel's atomicMin on their bit patterns orders them correctly.
+Relaxation is a monotone min: the result does not depend on evaluation order, which is the
+paper's condition for the asynchronous mode to be exact.
+
+The driver here is the same for both devices; a *backend* moves pieces and relaxes them:
+:class:`CPUBackend` (numpy, in this module) and ``executor.streaming.gpu.GPUBackend`` (CuPy and
+``executor/gpu/cuda/streaming.cu``). WCC streams the symmetrised adjacency of a directed graph.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..algorithms.registry import AlgorithmOutput, check_source
+from ..errors import DeviceOutOfMemory, InvalidArgument
+from ..graph import CSR, Graph
+from .metrics import StreamMetrics, check_state
+
+__all__ = ["ALGORITHMS", "DEFAULT_THRESHOLD", "Piece", "plan_pieces", "piece_arrays",
+           "state_bytes", "subway", "subway_bfs", "subway_sssp", "subway_wcc", "traversal_csr",
+           "CPUBackend"]
+
+#: Subway's P_active: above this share of active edges, stream whole partitions instead.
+DEFAULT_THRESHOLD = 0.8
+#: How the GPU backend builds SubCSR pieces. "device" (zero-copy reads of the page-locked CSR)
+#: beat "host" (16 gather threads) by 1.5-2x on R-MAT 24 on an H100 (NOTES.md). The
+#: synchronous mode is the default, as in the paper: on R-MAT the asynchronous one saved no outer
+#: iterations and was slower.
+DEFAULT_GATHER = "device"
+ALGORITHMS = ("bfs", "sssp", "wcc")
+#: Bytes of per-vertex state: value (8), label and snapshot flags (2), degree (8).
+STATE_BYTES_PER_VERTEX = 18
+MAX_INNER = 10_000
+#: Threads of the host-side SubCSR gather, and the edges below which one thread does it.
+GATHER_THREADS = max(1, min(16, os.cpu_count() or 1))
+PARALLEL_GATHER_EDGES = 1 << 20
+
+
+def state_bytes(num_vertices: int) -> int:
+    return STATE_BYTES_PER_VERTEX * num_vertices
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Rows ``r0..r1-1`` of a (Sub)CSR with its edges ``e0..e1-1`` (a hub's row may be cut)."""
+
+    r0: int
+    r1: int
+    e0: int
+    e1: int
+
+    @property
+    def edges(self) -> int:
+        return self.e1 - self.e0
+
+
+def plan_pieces(offsets: np.ndarray, row_bytes: int, edge_bytes: int, capacity: int
+                ) -> list[Piece]:
+    """Cut rows (``offsets``: cumulative edges from 0) into pieces of at most ``capacity`` bytes.
+
+    A piece takes as many whole rows as fit (binary search on the byte prefix sums, Subway's
+    partitioner); a row that does not fit alone is cut into edge ranges (Subway errors out there).
+    """
+    k = len(offsets) - 1
+    if capacity < row_bytes + edge_bytes:
+        raise DeviceOutOfMemory(f"a piece of {capacity} B cannot hold one row and one edge")
+    cost = offsets * edge_bytes + np.arange(k + 1, dtype=np.int64) * row_bytes
+    pieces: list[Piece] = []
+    r, e = 0, int(offsets[0])
+    while r < k:
+        base = e * edge_bytes + r * row_bytes
+        j = int(np.searchsorted(cost, base + capacity, side="right")) - 1
+        if j > r:
+            pieces.append(Piece(r, j, e, int(offsets[j])))
+            r, e = j, int(offsets[j])
+            continue
+        end = int(offsets[r + 1])
+        e1 = min(end, e + max(1, (capacity - row_bytes) // edge_bytes))
+        pieces.append(Piece(r, r + 1, e, e1))
+        e = e1
+        if e1 == end:
+            r += 1
+    return pieces
+
+
+def piece_arrays(csr: CSR, rows: np.ndarray | None, sub_offsets: np.ndarray, piece: Piece,
+                 weighted: bool, out_targets=None, out_weights=None):
+    """(local offsets, targets, weights, head_split, tail_split) of one piece.
+
+    ``rows`` are the SubCSR's vertex ids (None: the full CSR, whose rows are vertices and whose
+    piece edges are one contiguous slice). Edges land in ``out_*`` (page-locked staging on the
+    GPU) when given. The gather index is built per piece, so its temporary is bounded too; a large
+    piece is gathered by several threads (Subway's step 6 is a parallel host copy: numpy's
+    arange, repeat and take release the GIL).
+    """
+    r0, r1, e0, e1 = piece.r0, piece.r1, piece.e0, piece.e1
+    off = sub_offsets[r0:r1 + 1]
+    local = np.clip(off, e0, e1) - e0
+    head, tail = bool(off[0] < e0), bool(off[-1] > e1)
+    n = e1 - e0
+    if out_targets is None:
+        out_targets = np.empty(n, dtype=csr.targets.dtype)
+        out_weights = np.empty(n) if weighted else None
+    targets = out_targets[:n]
+    weights = out_weights[:n] if weighted else None
+    if rows is None:
+        targets[...] = csr.targets[e0:e1]
+        if weighted:
+            weights[...] = csr.weights[e0:e1]
+        return local, targets, weights, head, tail
+    shift = csr.offsets[rows[r0:r1]] - off[:-1]
+
+    def gather(a: int, b: int) -> None:  # rows a..b-1 of the piece
+        la, lb = int(local[a]), int(local[b])
+        idx = np.arange(la + e0, lb + e0, dtype=np.int64)
+        idx += np.repeat(shift[a:b], np.diff(local[a:b + 1]))
+        np.take(csr.targets, idx, out=targets[la:lb])
+        if weighted:
+            np.take(csr.weights, idx, out=weights[la:lb])
+
+    k = r1 - r0
+    parts = min(GATHER_THREADS, max(1, n // PARALLEL_GATHER_EDGES), k)
+    if parts <= 1:
+        gather(0, k)
+    else:  # rows cut where the edges are split evenly
+        cuts = np.searchsorted(local, np.linspace(0, n, parts + 1)[1:-1])
+        bounds = [0, *sorted(set(int(c) for c in cuts if 0 < c < k)), k]
+        list(_pool().map(lambda ab: gather(*ab), zip(bounds[:-1], bounds[1:])))
+    return local, targets, weights, head, tail
+
+
+_POOL = None
+
+
+def _pool():
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(GATHER_THREADS, thread_name_prefix="graphdb-subcsr")
+    return _POOL
+
+
+def traversal_csr(graph: Graph, algorithm: str) -> CSR:
+    """The adjacency a traversal relaxes: out-edges, or both directions for WCC on a directed graph."""
+    csr = graph.out_csr
+    if algorithm != "wcc" or not graph.directed:
+        return csr
+    cached = getattr(graph, "_symmetric_csr", None)
+    if cached is None:
+        inn = graph.in_csr
+        src = np.concatenate([csr.sources(), inn.sources()])
+        dst = np.concatenate([csr.targets, inn.targets])
+        cached = CSR.from_edges(src, dst, graph.num_vertices)
+        graph._symmetric_csr = cached
+    return cached
+
+
+class CPUBackend:
+    """Pieces are copied into a working set of ``capacity`` bytes and relaxed with numpy."""
+
+    name = "cpu"
+    #: gather index (8), candidates (8), targets of the relaxed edges (8): per-edge temporaries
+    TEMP_BYTES_PER_EDGE = 24
+
+    def __init__(self, algorithm: str, n: int, source: int | None, metrics: StreamMetrics):
+        self.algorithm, self.metrics = algorithm, metrics
+        if algorithm == "wcc":
+            self.value = np.arange(n, dtype=np.float64)
+            self.label = np.ones(n, dtype=bool)
+        else:
+            self.value = np.full(n, np.inf)
+            self.label = np.zeros(n, dtype=bool)
+            self.value[source] = 0.0
+            self.label[source] = True
+        self.snap = np.zeros(n, dtype=bool)
+
+    def piece_capacity(self, budget: int, state: int, edge_bytes: int) -> int:
+        free = budget - state
+        return free * edge_bytes // (edge_bytes + self.TEMP_BYTES_PER_EDGE)
+
+    def active_ids(self) -> np.ndarray:
+        return np.flatnonzero(self.label)
+
+    def begin_iteration(self, full: bool) -> None:
+        """Snapshot (partitions: who relaxes) or clear (SubCSR: the rows are the snapshot)."""
+        if full:
+            self.snap, self.label = self.label, np.zeros_like(self.label)
+        else:
+            self.label[:] = False
+
+    def run_pieces(self, csr, rows, sub_off, pieces, weighted, full, asynchronous) -> None:
+        for piece in pieces:
+            self.process(csr, rows, sub_off, piece, weighted, full, asynchronous)
+
+    def process(self, csr, rows, sub_offsets, piece, weighted, full, asynchronous) -> None:
+        t0 = time.perf_counter()
+        local, targets, weights, head, tail = piece_arrays(csr, rows, sub_offsets, piece, weighted)
+        vs = rows[piece.r0:piece.r1] if rows is not None else np.arange(piece.r0, piece.r1)
+        self.metrics.gather_s += time.perf_counter() - t0
+        self.metrics.bytes_to_device += int(targets.nbytes + (weights.nbytes if weighted else 0)
+                                            + local.nbytes + (0 if rows is None else vs.nbytes))
+        t0 = time.perf_counter()
+        sel = self.snap[vs] if full else np.ones(len(vs), dtype=bool)
+        self._relax(vs, local, targets, weights, sel)
+        if asynchronous:
+            contained = np.ones(len(vs), dtype=bool)
+            contained[0] &= not head
+            contained[-1] &= not tail
+            for _ in range(MAX_INNER):
+                sel = self.label[vs] & contained
+                if not sel.any():
+                    break
+                self.label[vs[sel]] = False
+                self._relax(vs, local, targets, weights, sel)
+                self.metrics.inner_iterations += 1
+        self.metrics.kernel_s += time.perf_counter() - t0
+
+    def _relax(self, vs, local, targets, weights, sel) -> None:
+        counts = np.diff(local)[sel]
+        total = int(counts.sum())
+        if total == 0:
+            return
+        starts = local[:-1][sel]
+        pos = np.arange(total, dtype=np.int64) + np.repeat(starts - (np.cumsum(counts) - counts),
+                                                           counts)
+        dst = targets[pos]
+        cand = np.repeat(self.value[vs[sel]], counts)
+        if self.algorithm == "bfs":
+            cand += 1.0
+        elif self.algorithm == "sssp":
+            cand += weights[pos] if weights is not None else 1.0
+        better = cand < self.value[dst]
+        dst, cand = dst[better], cand[better]
+        if dst.size:
+            np.minimum.at(self.value, dst, cand)
+            self.label[dst] = True
+
+    def result(self) -> np.ndarray:
+        return self.value
+
+
+def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
+           budget_bytes: int, threshold: float = DEFAULT_THRESHOLD, asynchronous: bool = False,
+           first_full: bool = True, max_iterations: int | None = None
+           ) -> tuple[np.ndarray, StreamMetrics]:
+    """Run one traversal by subgraph streaming; returns (value per vertex, metrics).
+
+    ``first_full``: in the asynchronous mode, stream the whole graph in the first outer
+    iteration (Subway-async's rule, to maximise propagation inside each loaded partition).
+    """
+    if algorithm not in ALGORITHMS:
+        raise InvalidArgument(f"subway streaming has no {algorithm!r}; it runs {ALGORITHMS}")
+    csr = traversal_csr(graph, algorithm)
+    n, m = graph.num_vertices, csr.num_edges
+    weighted = algorithm == "sssp" and csr.weights is not None
+    if weighted and m and float(csr.weights.min()) < 0:
+        raise InvalidArgument("sssp(): edge weights must not be negative")
+    state = check_state(algorithm, n, STATE_BYTES_PER_VERTEX, budget_bytes)
+    metrics = StreamMetrics("subway", "", int(budget_bytes))
+    backend = backend_factory(algorithm, n, source, metrics)
+    metrics.device = backend.name
+    edge_bytes = 4 + (8 if weighted else 0)
+    capacity = backend.piece_capacity(budget_bytes, state, edge_bytes)
+    degree = csr.degrees()
+    first = True
+    while max_iterations is None or metrics.outer_iterations < max_iterations:
+        ids = backend.active_ids()
+        if ids.size == 0:
+            break
+        active_edges = int(degree[ids].sum())
+        full = (asynchronous and first_full and first) or active_edges > threshold * m
+        first = False
+        backend.begin_iteration(full)
+        if full:
+            rows, sub_off, row_bytes = None, csr.offsets, 8
+        else:
+            rows = ids
+            sub_off = np.zeros(ids.size + 1, dtype=np.int64)
+            np.cumsum(degree[ids], out=sub_off[1:])
+            row_bytes = 12
+        pieces = plan_pieces(sub_off, row_bytes, edge_bytes, capacity)
+        before = metrics.bytes_to_device
+        backend.run_pieces(csr, rows, sub_off, pieces, weighted, full, asynchronous)
+        metrics.partitions += len(pieces)
+        metrics.iteration(active_vertices=ids.size, active_edges=active_edges,
+                          mode="partitions" if full else "subcsr", pieces=len(pieces),
+                          nbytes=metrics.bytes_to_device - before)
+    metrics.extra.update({"threshold": threshold, "asynchronous": asynchronous,
+                          "first_full": first_full,
+                          "piece_capacity_bytes": int(capacity), "graph_edge_bytes":
+                          int(m * edge_bytes + 8 * (n + 1))})
+    return backend.result(), metrics
+
+
+def _backend(device: str, gather: str = DEFAULT_GATHER):
+    if device == "gpu":
+        import functools
+
+        from .gpu import GPUBackend
+
+        return functools.partial(GPUBackend, gather=gather)
+    return CPUBackend
+
+
+def _output(algorithm: str, graph: Graph, value: np.ndarray, metrics: StreamMetrics,
+            wall: float) -> AlgorithmOutput:
+    m = metrics.as_dict(wall)
+    if algorithm == "wcc":
+        return AlgorithmOutput({"vertex": np.arange(graph.num_vertices, dtype=np.int64),
+                                "component": value.astype(np.int64)}, m)
+    reached = np.flatnonzero(np.isfinite(value))
+    if algorithm == "bfs":
+        m["reached"] = int(reached.size)
+        return AlgorithmOutput({"vertex": reached, "depth": value[reached].astype(np.int64)}, m)
+    m["reached"] = int(reached.size)
+    return AlgorithmOutput({"vertex": reached, "distance": value[reached]}, m)
+
+
+def _run(algorithm, graph, source, device, budget_bytes, gather=DEFAULT_GATHER, **kw
+         ) -> AlgorithmOutput:
+    if source is not None:
+        check_source(graph, source, algorithm)
+    t0 = time.perf_counter()
+    value, metrics = subway(graph, algorithm, source, backend_factory=_backend(device, gather),
+                            budget_bytes=budget_bytes, **kw)
+    return _output(algorithm, graph, value, metrics, time.perf_counter() - t0)
+
+
+def subway_bfs(graph: Graph, source: int, max_depth: int | None = None, *, device: str = "cpu",
+               budget_bytes: int, **kw) -> AlgorithmOutput:
+    """BFS depths of reached vertices (same columns and parameters as the resident bfs).
+
+    With ``max_depth`` the run is synchronous and stops after that many outer iterations: by
+    then every vertex within ``max_depth`` hops has its final depth (Bellman-Ford's argument),
+    and every other value is larger, so those are dropped.
+    """
+    if max_depth is None:
+        return _run("bfs", graph, source, device, budget_bytes, **kw)
+    kw.update(asynchronous=False, max_iterations=max_depth)
+    out = _run("bfs", graph, source, device, budget_bytes, **kw)
+    keep = out.columns["depth"] <= max_depth
+    out.columns = {k: v[keep] for k, v in out.columns.items()}
+    out.metrics["reached"] = int(keep.sum())
+    return out
+
+
+def subway_sssp(graph: Graph, source: int, weight: str | None = None, *, device: str = "cpu",
+                budget_bytes: int, **kw) -> AlgorithmOutput:
+    """Distances of reached vertices (the stored edge weights, else 1 per edge; ``weight`` is
+    accepted for the resident signature: a graph stores one weight column)."""
+    return _run("sssp", graph, source, device, budget_bytes, **kw)
+
+
+def subway_wcc(graph: Graph, *, device: str = "cpu", budget_bytes: int, **kw) -> AlgorithmOutput:
+    """Every vertex with the smallest internal id of its weakly connected component."""
+    return _run("wcc", graph, None, device, budget_bytes, **kw)

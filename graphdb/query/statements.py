@@ -1,0 +1,30 @@
+"""The parts of SET and DESCRIBE statements, read from the AST (sqlglot stays in this package)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from .planner import constant
+
+__all__ = ["set_item", "describe_target"]
+
+
+def set_item(ast: exp.Expression) -> tuple[str, Any]:
+    """(setting name, value) of ``SET name = value``; an unquoted word is taken as a string."""
+    item = ast.expressions[0].this
+    name = (item.this.name if hasattr(item.this, "name") else item.this.sql()).lower()
+    if isinstance(item.expression, exp.Column):  # SET device = cpu
+        return name, item.expression.name
+    return name, constant(item.expression, f"SET {name}")
+
+
+def describe_target(ast: exp.Expression) -> tuple[str, Any]:
+    """('graph', name), ('table', 'g.edges' SQL) or ('query', AST) of a DESCRIBE statement."""
+    target = ast.this
+    if isinstance(target, exp.Table) and target.args.get("db") is not None:
+        return "table", target.sql()
+    if isinstance(target, exp.Query):
+        return "query", target
+    return "graph", target.name
