@@ -104,7 +104,8 @@ def test_sparse_ids_under_a_tiny_limit(tmp_path):
     """Ids too spread out for a bitmap: sorted runs merged as they come, binary search."""
     rng = np.random.default_rng(5)
     space = np.unique(rng.integers(-2**62, 2**62, 4000))
-    src, dst = space[rng.integers(0, len(space), 40_000)], space[rng.integers(0, len(space), 40_000)]
+    src = space[rng.integers(0, len(space), 40_000)]
+    dst = space[rng.integers(0, len(space), 40_000)]
     path = tmp_path / "sparse.csv"
     pacsv.write_csv(pa.table({"s": src, "d": dst}), path)
     catalog, entry = load(tmp_path / "db", path, memory_limit=TINY)
