@@ -4,12 +4,14 @@ from .catalog import Catalog, valid_graph_name
 from .entries import GraphEntry
 from .errors import CatalogError, GraphExists, GraphNotFound, IngestError
 from .ingest import IngestOptions
+from .progress import Progress
 from .readers import FORMATS
 
 __all__ = [
     "Catalog",
     "GraphEntry",
     "IngestOptions",
+    "Progress",
     "FORMATS",
     "CatalogError",
     "GraphExists",

@@ -12,8 +12,8 @@ import pyarrow as pa
 from storage import BufferManager, Environment, delete_topology
 
 from .entries import GraphEntry
-from .errors import CatalogError, GraphExists, GraphNotFound, IngestError
-from .ingest import IngestOptions, read_input, write_graph
+from .errors import CatalogError, GraphExists, GraphNotFound
+from .ingest import IngestOptions, run_ingest
 
 __all__ = ["Catalog", "valid_graph_name"]
 
@@ -75,21 +75,32 @@ class Catalog:
     def edge_table(self, entry: GraphEntry) -> pa.Table:
         """``g.edges``: ``src``, ``dst`` (user ids), ``weight`` if weighted, edge properties.
 
-        Rows are in stored (out-CSR) order; an undirected edge appears in both directions.
+        Rows are in stored (out-CSR) order; an undirected edge appears in both directions (with
+        the same properties).
         """
         ids = self.vertex_ids(entry)
         offsets = self.read_array(entry, "out_offsets")
         targets = self.read_array(entry, "out_targets")
         sources = np.repeat(np.arange(entry.num_vertices, dtype=np.int64), np.diff(offsets))
-        columns = {"src": ids.take(pa.array(sources)), "dst": ids.take(pa.array(targets.astype(np.int64)))}
+        columns = {"src": ids.take(pa.array(sources)),
+                   "dst": ids.take(pa.array(targets.astype(np.int64)))}
         if entry.weighted:
             columns["weight"] = pa.array(self.read_array(entry, "out_weights"))
-        return pa.table(columns)
+        table = pa.table(columns)
+        path = self.env.graph_dir(entry.graph_id) / "edges.arrow"
+        if path.exists():
+            with pa.memory_map(str(path)) as source:
+                props = pa.ipc.open_file(source).read_all()
+            for field, column in zip(props.schema, props.columns):
+                table = table.append_column(field, column)
+        return table
 
     # -- writing ------------------------------------------------------------------------------
     def ingest(self, name: str, edges: str, options: IngestOptions = IngestOptions(), *,
-               replace: bool = False) -> GraphEntry:
-        """Load an edge file as graph ``name``; visible only once committed."""
+               replace: bool = False, progress=None) -> GraphEntry:
+        """Load an edge file (or a glob of files) as graph ``name``; visible only once committed.
+
+        ``progress``: a :class:`catalog.progress.Progress` to report to (default: silent)."""
         if not valid_graph_name(name):
             raise CatalogError(
                 f"invalid graph name '{name}': use letters, digits and underscores, "
@@ -100,16 +111,9 @@ class Catalog:
             old = self._existing(name)
             if old is not None and not replace:
                 raise GraphExists(name)
-            ids, src, dst, weights = read_input(str(edges), options)
-            if len(ids) == 0:
-                raise IngestError("no vertices", file=str(edges))
-            sources = str(edges) + (f" + {options.vertices}" if options.vertices else "")
             try:
-                entry = write_graph(
-                    self.env, name, ids, src, dst, weights, directed=not options.undirected,
-                    source=sources, replace_entry=old, db_catalog=self.env.db("catalog"),
-                    db_blocks=self.env.db("blocks"),
-                )
+                entry = run_ingest(self.env, name, str(edges), options, replace_entry=old,
+                                   progress=progress)
             except BaseException:
                 self._remove_orphans()
                 raise

@@ -1,52 +1,83 @@
-"""Readers for edge and vertex files: CSV, TSV, SNAP text, LDBC Graphalytics, Parquet.
+"""Streaming readers for edge and vertex files.
 
-All parsing goes through pyarrow's multi-threaded readers. When a reader rejects a file, the
-file is scanned once more, line by line, only to name the line and the problem in the error.
+Formats: CSV/TSV (header and delimiter options), SNAP text (``#`` comments anywhere, tab or space
+separated), LDBC Graphalytics ``.v``/``.e``, Parquet and Arrow IPC; text inputs may be gzip, bz2 or
+zstd compressed (``.gz``/``.bz2``/``.zst``); a glob pattern reads several files as one input.
+
+Every file is read as a stream of Arrow record batches (pyarrow's streaming CSV reader,
+``ParquetFile.iter_batches``, IPC batches), so memory stays at a few blocks whatever the file size.
+pyarrow's streaming CSV reader parses on one thread, so a large uncompressed text file is cut
+into byte-range parts at line ends, one reader thread each (``InputFiles.split``). Parsing never
+loops over lines in Python; only when a reader rejects a file, or a later check rejects a row, is
+the file scanned once more, line by line, to name the line and the problem.
 """
 
 from __future__ import annotations
 
+import copy
+import glob as globmod
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .errors import IngestError
+from .streams import ByteRange, CommentFilter, NativeRaw
+from .textscan import first_bad_line, line_of_data_row
 
-__all__ = ["FORMATS", "EdgeInput", "detect_format", "read_edges", "read_vertices"]
+__all__ = ["FORMATS", "TextLayout", "InputFile", "InputFiles", "block_bytes_for", "detect_format"]
 
-FORMATS = ("auto", "csv", "tsv", "txt", "graphalytics", "parquet")
+FORMATS = ("auto", "csv", "tsv", "txt", "graphalytics", "parquet", "arrow")
+TEXT_FORMATS = ("csv", "tsv", "txt", "graphalytics")
 
 _BY_EXTENSION = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".txt": "txt",
-    ".e": "graphalytics",
-    ".v": "graphalytics",
-    ".parquet": "parquet",
-    ".pq": "parquet",
+    ".csv": "csv", ".tsv": "tsv", ".txt": "txt", ".tab": "tsv", ".el": "txt", ".edges": "txt",
+    ".e": "graphalytics", ".v": "graphalytics",
+    ".parquet": "parquet", ".pq": "parquet",
+    ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow", ".arrows": "arrow",
 }
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd"}
+
+#: Bytes of text pyarrow parses per block (at most). pyarrow's streaming CSV reader reads ahead
+#: some 30-40 blocks, so the block size is what bounds the reader's memory; 1 MiB parses as fast
+#: as larger blocks. Smaller memory budgets get smaller blocks (see ``block_bytes_for``).
+BLOCK_BYTES = 1 << 20
+PARQUET_BATCH_ROWS = 1 << 20
 
 
-@dataclass
-class EdgeInput:
-    src: pa.ChunkedArray
-    dst: pa.ChunkedArray
-    weight: np.ndarray | None
-    columns: list[str]  # the names the endpoint/weight columns had in the file
+def block_bytes_for(budget: int) -> int:
+    """A text block size whose read-ahead stays a small share of a memory budget."""
+    return int(min(BLOCK_BYTES, max(64 << 10, budget // 256)))
+
+
+@dataclass(frozen=True)
+class TextLayout:
+    """How a text file is laid out; ``None`` means the format's default."""
+
+    delimiter: str | None = None
+    header: bool | None = None
+
+
+def _split_compression(path: str) -> tuple[str, str | None]:
+    suffix = Path(path).suffix.lower()
+    if suffix in _COMPRESSION:
+        return path[: -len(suffix)], _COMPRESSION[suffix]
+    return path, None
 
 
 def detect_format(path: str | os.PathLike, fmt: str = "auto") -> str:
     fmt = fmt.lower()
     if fmt not in FORMATS:
-        raise IngestError(f"unknown format '{fmt}' (choose one of {', '.join(FORMATS)})", file=str(path))
+        raise IngestError(f"unknown format '{fmt}' (choose one of {', '.join(FORMATS)})",
+                          file=str(path))
     if fmt != "auto":
         return fmt
-    ext = Path(path).suffix.lower()
+    inner, _ = _split_compression(str(path))
+    ext = Path(inner).suffix.lower()
     if ext not in _BY_EXTENSION:
         raise IngestError(
             f"cannot tell the format from the extension '{ext or '(none)'}'; "
@@ -68,184 +99,349 @@ def _check_readable(path: str) -> None:
         raise IngestError("file is empty", file=path)
 
 
-def _text_layout(path: str, fmt: str) -> tuple[str, bool, int]:
-    """(delimiter, has_header, leading lines to skip) of a text format."""
-    if fmt == "csv":
-        return ",", True, 0
-    if fmt == "tsv":
-        return "\t", True, 0
-    # SNAP text and Graphalytics: no header; SNAP files start with '#' comment lines.
-    skip = 0
-    delimiter = " "
-    with open(path, "rb") as f:
-        for raw in f:
-            line = raw.strip()
-            if not line or line.startswith(b"#"):
-                skip += 1
-                continue
-            delimiter = "\t" if b"\t" in raw else " "
-            break
+#: Uncompressed text files at least this large are parsed in parallel parts (one per core):
+#: pyarrow's streaming CSV reader parses on one thread.
+SPLIT_BYTES = 32 << 20
+
+
+class InputFile:
+    """One input file (or one byte range of it), read as a stream of record batches."""
+
+    def __init__(self, path: str, fmt: str = "auto", layout: TextLayout = TextLayout(),
+                 block_bytes: int | None = None):
+        self.path = str(path)
+        self.block_bytes = block_bytes or BLOCK_BYTES
+        self.format = detect_format(self.path, fmt)
+        _check_readable(self.path)
+        self.size = Path(self.path).stat().st_size
+        _, self.compression = _split_compression(self.path)
+        if self.compression and self.format not in TEXT_FORMATS:
+            raise IngestError(f"{self.format} files carry their own compression; "
+                              "do not compress the whole file", file=self.path)
+        self._raw = None
+        self._rows_done = 0
+        self._rows_total = None
+        self.start, self.stop = 0, None  # a part: bytes [start, stop) of the file
+        self.names: list[str] | None = None  # a later part's column names (it has no header)
+        self.types: dict[str, pa.DataType] = {}  # and their types
+        if self.format in TEXT_FORMATS:
+            self.delimiter, self.header = self._layout(layout)
         else:
-            raise IngestError("file has no data lines (only comments or blank lines)", file=path)
-    return delimiter, False, skip
+            self.delimiter, self.header = None, False
 
+    # -- text layout -------------------------------------------------------------------------
+    def _text_stream(self):
+        raw = pa.OSFile(self.path, "rb")
+        self._raw = raw
+        if self.compression:
+            return pa.CompressedInputStream(raw, self.compression)
+        if self.stop is not None:
+            return ByteRange(raw, self.start, self.stop)
+        return raw
 
-def _read_text(path: str, fmt: str) -> pa.Table:
-    delimiter, header, skip = _text_layout(path, fmt)
-    read_options = pacsv.ReadOptions(skip_rows=skip, autogenerate_column_names=not header,
-                                     block_size=16 << 20)
-    parse_options = pacsv.ParseOptions(delimiter=delimiter)
-    try:
-        table = pacsv.read_csv(path, read_options=read_options, parse_options=parse_options)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        line, problem = _locate_problem(path, delimiter, header, skip)
-        raise IngestError(problem or _arrow_message(exc), file=path, line=line) from None
-    if not header:
-        names = ["src", "dst", "weight"][: table.num_columns]
-        names += [f"column{i + 1}" for i in range(len(names), table.num_columns)]
-        table = table.rename_columns(names)
-    if table.num_rows == 0:
-        raise IngestError("file has a header but no rows", file=path)
-    return table
-
-
-def _arrow_message(exc: Exception) -> str:
-    return str(exc).replace("CSV parse error: ", "").strip()
-
-
-def _locate_problem(path: str, delimiter: str, header: bool, skip: int) -> tuple[int | None, str | None]:
-    """Find the first line with a different field count than the first data line."""
-    expected = None
-    with open(path, "r", encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            if number <= skip:
+    def split(self, parts: int) -> list["InputFile"]:
+        """This file as ``parts`` byte ranges cut at line ends (itself when it is compressed,
+        not text or small); later parts have no header and take the first part's names."""
+        if (parts < 2 or self.format not in TEXT_FORMATS or self.compression
+                or self.size < SPLIT_BYTES):
+            return [self]
+        schema = self.schema()
+        names = schema.names
+        # Later parts take the column types seen at the start of the file rather than guess
+        # from their own first block: every part then yields the same schema.
+        types = {f.name: f.type for f in schema if not pa.types.is_null(f.type)}
+        cuts = [0]
+        with open(self.path, "rb") as f:
+            for i in range(1, parts):
+                f.seek(max(self.size * i // parts, cuts[-1]))
+                f.readline()
+                cuts.append(min(f.tell(), self.size))
+        cuts.append(self.size)
+        pieces = []
+        for i in range(parts):
+            if cuts[i + 1] <= cuts[i]:
                 continue
-            text = line.rstrip("\r\n")
-            if not text:
-                return number, "empty line"
-            fields = text.split(delimiter)
-            if expected is None:
-                expected = len(fields)
-                continue
-            if len(fields) != expected:
-                return number, (f"expected {expected} fields separated by {delimiter!r}, "
-                                f"found {len(fields)}: {text[:80]!r}")
-    return None, None
+            piece = copy.copy(self)
+            piece.start, piece.stop, piece.size = cuts[i], cuts[i + 1], cuts[i + 1] - cuts[i]
+            if i:
+                piece.header, piece.names, piece.types = False, names, types
+            pieces.append(piece)
+        return pieces
 
+    def line_offset(self) -> int:
+        """Lines of the file before this part (0 for a whole file)."""
+        count, left = 0, self.start
+        with open(self.path, "rb") as f:
+            while left:
+                chunk = f.read(min(left, 1 << 24))
+                count += chunk.count(b"\n")
+                left -= len(chunk)
+        return count
 
-def _read_table(path: str, fmt: str) -> pa.Table:
-    _check_readable(path)
-    if fmt == "parquet":
+    def _layout(self, layout: TextLayout) -> tuple[str, bool]:
+        header = layout.header
+        if header is None:
+            header = self.format in ("csv", "tsv")
+        delimiter = layout.delimiter
+        if delimiter is not None:
+            delimiter = {"\\t": "\t", "tab": "\t", "space": " "}.get(delimiter, delimiter)
+            if len(delimiter) != 1:
+                raise IngestError(f"the delimiter must be one character, not {delimiter!r}",
+                                  file=self.path)
+            return delimiter, header
+        if self.format == "csv":
+            return ",", header
+        if self.format == "tsv":
+            return "\t", header
+        # SNAP text and Graphalytics: tab or space, as the first data line shows.
+        with self._text_stream() as stream:
+            head = stream.read(1 << 16)
+        for line in head.splitlines():
+            stripped = line.strip()
+            if stripped and not stripped.startswith(b"#"):
+                return ("\t" if b"\t" in line else " "), header
+        if len(head) < (1 << 16):
+            raise IngestError("file has no data lines (only comments or blank lines)",
+                              file=self.path)
+        return "\t", header
+
+    # -- batches -----------------------------------------------------------------------------
+    def batches(self, column_types: dict | None = None) -> Iterator[pa.RecordBatch]:
+        if self.format == "parquet":
+            yield from self._parquet_batches()
+        elif self.format == "arrow":
+            yield from self._ipc_batches()
+        else:
+            yield from self._text_batches(column_types or {})
+
+    def _text_batches(self, column_types: dict) -> Iterator[pa.RecordBatch]:
+        stream = self._text_stream()
+        if self.format in ("txt", "graphalytics"):
+            stream = CommentFilter(stream)
+        read = pacsv.ReadOptions(block_size=self.block_bytes)
+        parse = pacsv.ParseOptions(delimiter=self.delimiter)
+        convert = pacsv.ConvertOptions(column_types={**self.types, **column_types})
+        if not self.header:
+            # Name the columns up front so that column_types can refer to src/dst/weight.
+            read = pacsv.ReadOptions(block_size=self.block_bytes,
+                                     column_names=self.names or self._noheader_names())
+        try:
+            reader = pacsv.open_csv(stream, read_options=read, parse_options=parse,
+                                    convert_options=convert)
+            rows = 0
+            for batch in reader:
+                rows += batch.num_rows
+                self._rows_done = rows
+                yield batch
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise self.parse_error(exc) from None
+        finally:
+            stream.close()
+        if rows == 0 and self.start == 0:
+            raise IngestError("file has a header but no rows" if self.header
+                              else "file has no data lines", file=self.path)
+
+    def _noheader_names(self) -> list[str]:
+        with self._text_stream() as stream:
+            head = stream.read(1 << 16)
+        fields = 2
+        for line in head.splitlines():
+            stripped = line.strip()
+            if stripped and not stripped.startswith(b"#"):
+                fields = len(line.rstrip(b"\r").split(self.delimiter.encode()))
+                break
+        names = ["src", "dst", "weight"][:fields]
+        return names + [f"column{i + 1}" for i in range(len(names), fields)]
+
+    def _parquet_batches(self) -> Iterator[pa.RecordBatch]:
         import pyarrow.parquet as pq
 
         try:
-            table = pq.read_table(path)
+            pf = pq.ParquetFile(self.path)
+            self._rows_total = pf.metadata.num_rows
+            if self._rows_total == 0:
+                raise IngestError("file has no rows", file=self.path)
+            for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS):
+                self._rows_done += batch.num_rows
+                yield batch
         except (pa.ArrowInvalid, OSError) as exc:
-            raise IngestError(f"not a readable Parquet file: {exc}", file=path) from None
-        if table.num_rows == 0:
-            raise IngestError("file has no rows", file=path)
-        return table
-    return _read_text(path, fmt)
+            raise IngestError(f"not a readable Parquet file: {exc}", file=self.path) from None
+
+    def _ipc_batches(self) -> Iterator[pa.RecordBatch]:
+        try:
+            with pa.memory_map(self.path) as source:
+                try:
+                    reader = pa.ipc.open_file(source)
+                    batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+                    self._rows_total = sum(reader.get_batch(i).num_rows
+                                           for i in range(reader.num_record_batches))
+                except pa.ArrowInvalid:
+                    source.seek(0)
+                    batches = pa.ipc.open_stream(source)
+                any_rows = False
+                for batch in batches:
+                    self._rows_done += batch.num_rows
+                    any_rows = any_rows or batch.num_rows > 0
+                    yield batch
+                if not any_rows:
+                    raise IngestError("file has no rows", file=self.path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise IngestError(f"not a readable Arrow IPC file: {exc}", file=self.path) from None
+
+    def schema(self) -> pa.Schema:
+        """The file's columns, from its first batch (read with small blocks: the reader reads
+        ahead many blocks, and only the column names and kinds are wanted here)."""
+        block, self.block_bytes = self.block_bytes, min(self.block_bytes, 64 << 10)
+        try:
+            for batch in self.batches():
+                return batch.schema
+        finally:
+            self.block_bytes = block
+            self._rows_done = 0
+        raise IngestError("file has no rows", file=self.path)
+
+    # -- progress and errors -----------------------------------------------------------------
+    def bytes_done(self) -> int:
+        """Bytes of the file consumed so far (compressed bytes for a compressed file)."""
+        if self._raw is not None and not self._raw.closed:
+            return min(max(self._raw.tell() - self.start, 0), self.size)
+        if self._rows_total:
+            return int(self.size * self._rows_done / self._rows_total)
+        return self.size if self._rows_done else 0
+
+    def where(self, row: int) -> tuple[int | None, str]:
+        """(line, prefix) naming data row ``row`` (0-based) of the file in an error message."""
+        if self.format in TEXT_FORMATS:
+            line = line_of_data_row(self._open_text_lines(), row, self.header, self._comments)
+            return (None if line is None else line + self.line_offset()), ""
+        return None, f"row {row + 1}: "
+
+    def error_at(self, row: int, problem: str) -> IngestError:
+        line, prefix = self.where(row)
+        return IngestError(prefix + problem, file=self.path, line=line)
+
+    def parse_error(self, exc: Exception) -> IngestError:
+        line, problem = first_bad_line(self._open_text_lines(), self.delimiter, self.header,
+                                       self._comments)
+        line = None if line is None else line + self.line_offset()
+        message = str(exc).replace("CSV parse error: ", "").replace("CSV conversion error", "")
+        return IngestError(problem or message.strip(), file=self.path, line=line)
+
+    @property
+    def _comments(self) -> bool:
+        return self.format in ("txt", "graphalytics")
+
+    def _open_text_lines(self):
+        """The file's lines, decompressed, for the error-locating rescans."""
+        if self.stop is not None:
+            stream = ByteRange(pa.OSFile(self.path, "rb"), self.start, self.stop)
+        else:
+            stream = pa.input_stream(self.path, compression=self.compression)
+        return io.TextIOWrapper(io.BufferedReader(NativeRaw(stream)), encoding="utf-8",
+                                errors="replace", newline="")
 
 
-def _pick(table: pa.Table, wanted: str | None, position: int, role: str, path: str) -> str | None:
-    names = table.column_names
-    if wanted is None:
-        return names[position] if position < len(names) else None
-    if wanted in names:
-        return wanted
-    if wanted.isdigit() and 1 <= int(wanted) <= len(names):
-        return names[int(wanted) - 1]
-    import difflib
+class InputFiles:
+    """One input named by a path or a glob pattern: the files' batches one after the other, or
+    with ``parallel`` parts, the parts' batches as they come (tagged with the part's number)."""
 
-    close = difflib.get_close_matches(wanted, names, n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
-    raise IngestError(
-        f"no column '{wanted}' for {role} (columns: {', '.join(names)}){hint}", file=path
-    )
+    def __init__(self, pattern: str, fmt: str = "auto", layout: TextLayout = TextLayout(),
+                 block_bytes: int | None = None):
+        self.pattern = str(pattern)
+        if any(ch in self.pattern for ch in "*?["):
+            paths = sorted(globmod.glob(os.path.expanduser(self.pattern)))
+            paths = [p for p in paths if os.path.isfile(p)]
+            if not paths:
+                raise IngestError("no file matches the pattern", file=self.pattern)
+        else:
+            paths = [self.pattern]
+        self.files = [InputFile(p, fmt, layout, block_bytes) for p in paths]
+        self.parts = list(self.files)
+        self.total_bytes = sum(f.size for f in self.files)
 
+    def __str__(self) -> str:
+        return self.pattern if len(self.files) > 1 else self.files[0].path
 
-def _ids(column: pa.ChunkedArray, role: str, path: str) -> pa.ChunkedArray:
-    t = column.type
-    if pa.types.is_integer(t):
-        return column.cast(pa.int64())
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return column.cast(pa.string())
-    if pa.types.is_floating(t):
-        as_int = column.cast(pa.int64(), safe=False)
-        if pc.all(pc.equal(as_int.cast(t), column)).as_py() is not False:
-            return as_int
-    if pa.types.is_null(t):
-        raise IngestError(f"the {role} column is empty", file=path)
-    return column.cast(pa.string())
+    def split(self, parts: int) -> None:
+        """Parse large text files in ``parts`` parallel parts each."""
+        self.parts = [piece for f in self.files for piece in f.split(parts)]
 
+    def batches(self, column_types: dict | None = None
+                ) -> Iterator[tuple[InputFile, int, pa.RecordBatch, int]]:
+        """(file or part, index of the batch's first row in it, batch, part number); every
+        file's columns must match the first file's. Batches of one part come in order; with
+        several parts, parts interleave (one reader thread each)."""
+        first = None
+        stream = (self._serial(column_types) if len(self.parts) == 1
+                  else _parallel(self.parts, column_types))
+        for f, row, batch, part in stream:
+            if first is None:
+                first = batch.schema.names
+            elif batch.schema.names != first:
+                raise IngestError(
+                    f"columns {', '.join(batch.schema.names)} differ from the first file's "
+                    f"({', '.join(first)}) in {self.files[0].path}", file=f.path)
+            yield f, row, batch, part
 
-def _null_line(column: pa.ChunkedArray, header: bool) -> int | None:
-    if column.null_count == 0:
-        return None
-    first = pc.index(pc.is_null(column), True).as_py()
-    return first + (2 if header else 1)
+    def _serial(self, column_types):
+        for part, f in enumerate(self.parts):
+            row = 0
+            for batch in f.batches(column_types):
+                yield f, row, batch, part
+                row += batch.num_rows
 
+    def schema(self) -> pa.Schema:
+        return self.files[0].schema()
 
-def read_edges(path: str, fmt: str = "auto", *, src: str | None = None, dst: str | None = None,
-               weight: str | None = None) -> EdgeInput:
-    """Read an edge list. Without column names the first two columns are the endpoints and a
-    third numeric column, if present, is the weight."""
-    fmt = detect_format(path, fmt)
-    table = _read_table(path, fmt)
-    header = fmt in ("csv", "tsv")
-    if table.num_columns < 2 and (src is None or dst is None):
-        raise IngestError(
-            f"an edge file needs at least two columns (source and destination); found "
-            f"{table.num_columns}" + (" — is the delimiter right?" if fmt in ("csv", "tsv") else ""),
-            file=path,
-        )
-    src_name = _pick(table, src, 0, "the source", path)
-    dst_name = _pick(table, dst, 1, "the destination", path)
-    if weight is not None:
-        weight_name = _pick(table, weight, 2, "the weight", path)
-    else:
-        third = _pick(table, None, 2, "the weight", path)
-        weight_name = third if third is not None and _is_number(table[third].type) else None
-    for name, role in ((src_name, "source"), (dst_name, "destination")):
-        line = _null_line(table[name], header)
-        if line is not None:
-            raise IngestError(f"missing {role} vertex id in column '{name}'", file=path, line=line)
-    weights = None
-    if weight_name is not None:
-        col = table[weight_name]
-        if not _is_number(col.type):
-            bad = _first_non_numeric(col)
-            line = None if bad is None else bad + (2 if header else 1)
-            raise IngestError(f"weight column '{weight_name}' is not numeric"
-                              + ("" if bad is None else f": {col[bad].as_py()!r}"),
-                              file=path, line=line)
-        line = _null_line(col, header)
-        if line is not None:
-            raise IngestError(f"missing weight in column '{weight_name}'", file=path, line=line)
-        weights = col.cast(pa.float64()).to_numpy()
-    columns = [src_name, dst_name] + ([weight_name] if weight_name else [])
-    return EdgeInput(_ids(table[src_name], "source", path), _ids(table[dst_name], "destination", path),
-                     weights, columns)
+    def bytes_done(self) -> int:
+        return sum(f.bytes_done() for f in self.parts)
 
 
-def _is_number(t: pa.DataType) -> bool:
-    return pa.types.is_integer(t) or pa.types.is_floating(t)
+def _parallel(parts: list[InputFile], column_types) -> Iterator:
+    """Each part read by its own thread (pyarrow parses without the GIL); a small queue bounds
+    the batches in flight. An error in any part stops them all and is raised here."""
+    import queue
+    import threading
 
+    items: queue.Queue = queue.Queue(maxsize=2 * len(parts))
+    stop = threading.Event()
 
-def _first_non_numeric(col: pa.ChunkedArray) -> int | None:
-    as_str = col.cast(pa.string())
-    ok = pc.match_substring_regex(as_str, r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
-    idx = pc.index(ok, False).as_py()
-    return None if idx < 0 else idx
+    def produce(part: int, f: InputFile) -> None:
+        try:
+            row = 0
+            for batch in f.batches(column_types):
+                item = (f, row, batch, part)
+                row += batch.num_rows
+                while not stop.is_set():
+                    try:
+                        items.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            items.put(("done", part))
+        except BaseException as exc:  # handed to the consumer
+            items.put(("error", exc))
 
-
-def read_vertices(path: str, fmt: str = "auto") -> pa.ChunkedArray:
-    """Read a vertex file: the first column is the vertex id (more columns are properties,
-    kept for a later release)."""
-    fmt = detect_format(path, fmt)
-    table = _read_table(path, fmt)
-    line = _null_line(table.column(0), fmt in ("csv", "tsv"))
-    if line is not None:
-        raise IngestError("missing vertex id", file=path, line=line)
-    return _ids(table.column(0), "vertex id", path)
+    threads = [threading.Thread(target=produce, args=(i, f), daemon=True)
+               for i, f in enumerate(parts)]
+    for t in threads:
+        t.start()
+    running = len(threads)
+    try:
+        while running:
+            item = items.get()
+            if item[0] == "done":
+                running -= 1
+            elif item[0] == "error":
+                raise item[1]
+            else:
+                yield item
+    finally:
+        stop.set()
+        while any(t.is_alive() for t in threads):
+            try:
+                items.get(timeout=0.05)
+            except queue.Empty:
+                pass

@@ -39,14 +39,43 @@ def _parser() -> argparse.ArgumentParser:
                                    "has completed.")
     p.add_argument("db", metavar="DB", help="database directory")
     p.add_argument("graph", metavar="GRAPH", help="name of the graph to create")
-    p.add_argument("edges", metavar="EDGES", help="edge file (.csv, .tsv, .txt, .e, .parquet)")
-    p.add_argument("--vertices", metavar="FILE", help="vertex file: one vertex id per line/row")
+    p.add_argument("edges", metavar="EDGES",
+                   help="edge file (.csv .tsv .txt .e .parquet .arrow, optionally .gz), or a "
+                        "quoted glob pattern such as 'parts/*.csv.gz'")
+    p.add_argument("--vertices", metavar="FILE",
+                   help="vertex file: an id column, then property columns (one row per vertex)")
     p.add_argument("--undirected", action="store_true", help="edges have no direction")
     p.add_argument("--format", default="auto", choices=FORMATS,
                    help="input format (default: from the file extension)")
+    p.add_argument("--vertex-format", default="auto", choices=FORMATS,
+                   help="format of the vertex file (default: from its extension)")
     p.add_argument("--src", metavar="COL", help="source column (name, or 1-based position)")
     p.add_argument("--dst", metavar="COL", help="destination column")
-    p.add_argument("--weight", metavar="COL", help="weight column (default: a third numeric column)")
+    p.add_argument("--weight", metavar="COL",
+                   help="weight column (default: a numeric column named 'weight', or the third "
+                        "of three columns); other columns become edge properties")
+    p.add_argument("--vertex-id", metavar="COL",
+                   help="id column of the vertex file (default: the first)")
+    p.add_argument("--delimiter", metavar="CHAR",
+                   help="field delimiter of the edge file(s) ('\\t' for tab)")
+    p.add_argument("--no-header", dest="header", action="store_false", default=None,
+                   help="the first line of the CSV/TSV edge file(s) is data, not column names")
+    p.add_argument("--id-type", default="auto", choices=("auto", "int", "string"),
+                   help="read vertex ids as integers or as text (default: as the data says)")
+    p.add_argument("--self-loops", default="keep", choices=("keep", "drop"),
+                   help="edges from a vertex to itself (default: keep)")
+    p.add_argument("--duplicates", default="keep", choices=("keep", "merge"),
+                   help="repeated (source, destination) edges (default: keep)")
+    p.add_argument("--merge-weights", default="min", choices=("min", "max", "sum", "first"),
+                   help="weight of merged duplicates (default: min); properties are the first's")
+    p.add_argument("--missing-vertices", default="error", choices=("error", "add"),
+                   help="an edge endpoint absent from --vertices (default: error)")
+    p.add_argument("--memory-limit", metavar="SIZE",
+                   help="memory budget, e.g. 2GB (default: half the available memory); larger "
+                        "inputs are sorted in runs on disk")
+    p.add_argument("--temp-dir", metavar="DIR",
+                   help="where sorted runs go (default: inside the database directory)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     p.add_argument("--replace", action="store_true", help="replace a graph of the same name")
 
     q = sub.add_parser("query", help="run one SQL statement",
@@ -98,16 +127,40 @@ def main(argv: list[str] | None = None) -> int:
 
 def _ingest(args) -> int:
     from .connection import connect
+    from .progress import terminal_progress
 
+    progress = None if args.quiet else terminal_progress(sys.stdout)
     with connect(args.db) as con:
-        summary = con.ingest(args.graph, args.edges, vertices=args.vertices,
-                             undirected=args.undirected, format=args.format, src=args.src,
-                             dst=args.dst, weight=args.weight, replace=args.replace)
+        summary = con.ingest(
+            args.graph, args.edges, vertices=args.vertices, undirected=args.undirected,
+            format=args.format, vertex_format=args.vertex_format, src=args.src, dst=args.dst,
+            weight=args.weight, vertex_id=args.vertex_id, delimiter=args.delimiter,
+            header=args.header, id_type=args.id_type, self_loops=args.self_loops,
+            duplicates=args.duplicates, merge_weights=args.merge_weights,
+            missing_vertices=args.missing_vertices, memory_limit=args.memory_limit,
+            temp_dir=args.temp_dir, replace=args.replace, progress=progress or False)
+    if not args.quiet:
+        print(ingest_summary(summary, args.db, detailed=progress is not None))
+    return 0
+
+
+def ingest_summary(summary: dict, db: str, detailed: bool = False) -> str:
+    from executor.device import format_bytes
+
     kind = ("undirected" if not summary["directed"] else "directed") + ", " + (
         "weighted" if summary["weighted"] else "unweighted")
-    print(f"Loaded graph '{summary['graph']}' into {args.db}: {summary['vertices']:,} vertices, "
-          f"{summary['edges']:,} edges ({kind}) in {summary['seconds']:.2f} s")
-    return 0
+    line = (f"Loaded graph '{summary['graph']}' into {db}: {summary['vertices']:,} vertices, "
+            f"{summary['edges']:,} edges ({kind}) in {summary['seconds']:.2f} s")
+    if not detailed:
+        return line
+    return "\n".join([
+        line,
+        f"  stored edges       {summary['stored_edges']:,}",
+        f"  self loops dropped {summary['self_loops_dropped']:,}",
+        f"  duplicates merged  {summary['duplicates_merged']:,}",
+        f"  bytes stored       {format_bytes(summary['bytes_stored'])}",
+        f"  rate               {summary['edges_per_second']:,.0f} edges/s",
+    ])
 
 
 def _query(args) -> int:

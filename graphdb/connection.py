@@ -24,7 +24,7 @@ from .query.parser import Statement, parse
 from .query.planner import Context, bind_parameters, plan_query
 from .query.statements import describe_target, set_item
 from .result import Result
-from .settings import Settings, apply_threads
+from .settings import Settings, apply_threads, parse_bytes
 
 if TYPE_CHECKING:
     from .graph import GraphHandle
@@ -321,25 +321,51 @@ class Connection:
     # -- ingest ---------------------------------------------------------------------------------
     def ingest(self, graph: str, edges: str | os.PathLike, *, vertices: str | None = None,
                undirected: bool = False, format: str = "auto", src: str | None = None,
-               dst: str | None = None, weight: str | None = None, replace: bool = False) -> dict:
-        """Load an edge file into graph ``graph``. Returns a summary (|V|, |E|, seconds)."""
+               dst: str | None = None, weight: str | None = None, replace: bool = False,
+               vertex_format: str = "auto", vertex_id: str | None = None,
+               delimiter: str | None = None, header: bool | None = None, id_type: str = "auto",
+               self_loops: str = "keep", duplicates: str = "keep", merge_weights: str = "min",
+               missing_vertices: str = "error", memory_limit: int | str | None = None,
+               temp_dir: str | os.PathLike | None = None, progress: Any = False) -> dict:
+        """Load an edge file (or a glob pattern of files, e.g. ``"parts/*.csv.gz"``) into graph
+        ``graph``; the options are those of ``graphdb ingest`` (see ``graphdb ingest --help``).
+
+        ``progress``: False (default), True (a progress bar on stderr when it is a terminal), or
+        a :class:`catalog.progress.Progress`. Returns a summary: |V|, |E| read and stored, self
+        loops and duplicates dropped, bytes stored, seconds and edges per second.
+        """
         self._check_open()
         start = time.perf_counter()
-        options = IngestOptions(vertices=None if vertices is None else str(vertices),
-                                undirected=undirected, format=format, src=src, dst=dst,
-                                weight=weight)
         try:
-            entry = self.catalog.ingest(graph, str(edges), options, replace=replace)
+            limit = None if memory_limit is None else parse_bytes(memory_limit, "memory_limit")
+            options = IngestOptions(
+                vertices=None if vertices is None else str(vertices), undirected=undirected,
+                format=format, vertex_format=vertex_format, src=src, dst=dst, weight=weight,
+                vertex_id=vertex_id, delimiter=delimiter, header=header, id_type=id_type,
+                self_loops=self_loops, duplicates=duplicates, merge_weights=merge_weights,
+                missing_vertices=missing_vertices, memory_limit=limit,
+                temp_dir=None if temp_dir is None else str(temp_dir))
+            if progress is True:
+                from .progress import terminal_progress
+
+                progress = terminal_progress()
+            entry = self.catalog.ingest(graph, str(edges), options, replace=replace,
+                                        progress=progress or None)
         except Exception as exc:
             translated = translate(exc)
             if translated is exc:
                 raise
             raise translated from None
         self._runner.forget(graph)
+        seconds = time.perf_counter() - start
+        stats = entry.stats
         return {
             "graph": entry.name, "vertices": entry.num_vertices, "edges": entry.input_edges,
-            "directed": entry.directed, "weighted": entry.weighted,
-            "seconds": time.perf_counter() - start,
+            "stored_edges": entry.num_edges, "directed": entry.directed,
+            "weighted": entry.weighted, "self_loops_dropped": stats.get("self_loops_dropped", 0),
+            "duplicates_merged": stats.get("duplicates_merged", 0),
+            "bytes_stored": stats.get("bytes_stored", 0), "seconds": seconds,
+            "edges_per_second": entry.input_edges / seconds if seconds > 0 else 0.0,
         }
 
     def graphs(self) -> list[str]:

@@ -1,0 +1,241 @@
+"""Reading an ingest's inputs: which columns are what, checks on every batch, ids to keys.
+
+The edge file streams through :func:`read_edges` batch by batch into a :class:`SpoolSet` of
+keys (one spool per parallel part of the input); nothing here holds more than a group of
+batches. The vertex file (one row per vertex, so of
+the order of the id dictionary) is read whole by :func:`read_vertices`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import IngestError
+from .idmap import IdSet
+from .readers import InputFile, InputFiles
+from .spool import SpoolSet
+
+__all__ = ["EdgeColumns", "ReadCounts", "group_rows_for", "pick_column", "read_vertices",
+           "read_edges", "text_column_types"]
+
+#: Rows handled together (at most); string ids are dictionary-encoded per group, so a group is
+#: large enough that the per-group cost (a hash table of the dictionary so far) stays small.
+GROUP_ROWS = 1 << 21
+
+
+def group_rows_for(budget: int) -> int:
+    """Rows per group: a group costs about 40 bytes a row while it is handled."""
+    return int(min(GROUP_ROWS, max(1 << 12, budget // 256)))
+
+
+def pick_column(names: list[str], wanted: str | None, position: int, role: str, path: str
+                ) -> str | None:
+    if wanted is None:
+        return names[position] if position < len(names) else None
+    if wanted in names:
+        return wanted
+    if wanted.isdigit() and 1 <= int(wanted) <= len(names):
+        return names[int(wanted) - 1]
+    close = difflib.get_close_matches(wanted, names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    raise IngestError(f"no column '{wanted}' for {role} (columns: {', '.join(names)}){hint}",
+                      file=path)
+
+
+def is_number(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+
+@dataclass
+class EdgeColumns:
+    src: str
+    dst: str
+    weight: str | None
+    properties: list[str]
+
+    @classmethod
+    def choose(cls, schema: pa.Schema, path: str, src: str | None, dst: str | None,
+               weight: str | None, fmt: str) -> "EdgeColumns":
+        names = schema.names
+        if len(names) < 2 and (src is None or dst is None):
+            raise IngestError(
+                f"an edge file needs at least two columns (source and destination); found "
+                f"{len(names)}" + (" — is the delimiter right?" if fmt in ("csv", "tsv") else ""),
+                file=path)
+        s = pick_column(names, src, 0, "the source", path)
+        d = pick_column(names, dst, 1, "the destination", path)
+        if weight is not None:
+            w = pick_column(names, weight, 2, "the weight", path)
+        else:
+            # Without --weight: a column named 'weight' (a headerless file's third column is
+            # named so), else a numeric third column of a three-column file.
+            named = [c for c in names if c.lower() == "weight" and c not in (s, d)]
+            third = [names[2]] if len(names) == 3 and names[2] not in (s, d) else []
+            w = named[0] if named else next(
+                (c for c in third if is_number(schema.field(c).type)), None)
+        props = [c for c in names if c not in (s, d, w)]
+        return cls(s, d, w, props)
+
+
+def text_column_types(schema: pa.Schema, columns: EdgeColumns, id_type: str) -> dict:
+    """The types to parse text columns as, from the first rows of the file: parsing with
+    known types costs a third less than letting pyarrow guess block by block. A weight is
+    parsed as a double (it is stored as one), ids as text when --id-type string says so."""
+    types = {f.name: f.type for f in schema if not pa.types.is_null(f.type)}
+    if columns.weight is not None and is_number(schema.field(columns.weight).type):
+        types[columns.weight] = pa.float64()
+    if id_type == "string":
+        types[columns.src] = types[columns.dst] = pa.string()
+    return types
+
+
+@dataclass
+class ReadCounts:
+    rows: int = 0  # edges read from the input
+    self_loops: int = 0  # self loops kept
+    self_loops_dropped: int = 0
+    property_schema: pa.Schema | None = None
+    files: list[str] = field(default_factory=list)
+
+
+def _first_null(column: pa.Array) -> int | None:
+    if column.null_count == 0:
+        return None
+    return pc.index(pc.is_null(column), True).as_py()
+
+
+def _first_non_numeric(column: pa.Array) -> int | None:
+    as_str = column.cast(pa.string())
+    ok = pc.match_substring_regex(as_str, r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+    idx = pc.index(ok.fill_null(False), False).as_py()
+    return None if idx < 0 else idx
+
+
+def read_vertices(source: InputFiles, id_column: str | None, ids: IdSet
+                  ) -> tuple[np.ndarray, pa.Table]:
+    """Keys of the vertex file's ids (added to ``ids``) and its property columns, file order."""
+    batches, spans, total = [], [], 0
+    for f, first_row, batch, _part in source.batches():
+        batches.append(batch)
+        spans.append((total, f, first_row))
+        total += batch.num_rows
+    table = pa.Table.from_batches(batches)
+    path = source.files[0].path
+    name = pick_column(table.column_names, id_column, 0, "the vertex id", path)
+    column = table.column(name).combine_chunks()
+
+    def error_at(row: int, problem: str) -> IngestError:
+        start, f, first_row = max((s for s in spans if s[0] <= row), key=lambda s: s[0])
+        return f.error_at(first_row + row - start, problem)
+
+    null = _first_null(column)
+    if null is not None:
+        raise error_at(null, f"missing vertex id in column '{name}'")
+    keys = ids.keys(column)
+    order = np.argsort(keys, kind="stable")
+    repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if len(repeated):
+        row = int(order[repeated[0] + 1])
+        raise error_at(row, f"vertex id {column[row].as_py()!r} appears more than once "
+                            f"(first at row {int(order[repeated[0]]) + 1})")
+    return keys, table.drop_columns([name])
+
+
+def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], EdgeColumns],
+               ids: IdSet, spool: SpoolSet, *, drop_loops: bool, check_missing: str | None,
+               property_sink: Callable[[pa.Table], None] | None,
+               progress=None, group_rows: int = GROUP_ROWS,
+               column_types: dict | None = None) -> ReadCounts:
+    """Stream the edge file into ``spool`` as keys (``src``, ``dst``, ``weight``, ``row``);
+    ``column_types`` fixes the types text columns are parsed as."""
+    counts = ReadCounts(files=[f.path for f in source.files])
+    groups: dict[int, tuple[InputFile, int, list[pa.RecordBatch]]] = {}
+    columns: EdgeColumns | None = None
+
+    def flush(part: int) -> None:
+        f, first_row, batches = groups.pop(part)
+        _edge_group(pa.Table.from_batches(batches), f, first_row, columns, ids, spool, part,
+                    drop_loops, check_missing, property_sink, counts)
+
+    for f, first_row, batch, part in source.batches(column_types):
+        if columns is None:
+            columns = columns_of(batch.schema, f)
+        if part in groups and groups[part][0] is not f:
+            flush(part)
+        groups.setdefault(part, (f, first_row, []))[2].append(batch)
+        # Integer ids are handled batch by batch; string ids in large groups (see GROUP_ROWS).
+        if ids.kind != "string" or sum(b.num_rows for b in groups[part][2]) >= group_rows:
+            flush(part)
+        if progress is not None:
+            progress.advance(source.bytes_done(), counts.rows)
+    for part in list(groups):
+        flush(part)
+    return counts
+
+
+def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColumns,
+                ids: IdSet, spool: SpoolSet, part: int, drop_loops: bool,
+                check_missing: str | None,
+                property_sink, counts: ReadCounts) -> None:
+    src = table.column(columns.src).combine_chunks()
+    dst = table.column(columns.dst).combine_chunks()
+    for column, role, name in ((src, "source", columns.src), (dst, "destination", columns.dst)):
+        null = _first_null(column)
+        if null is not None:
+            raise f.error_at(first_row + null, f"missing {role} vertex id in column '{name}'")
+    weight = None
+    if columns.weight is not None:
+        wcol = table.column(columns.weight).combine_chunks()
+        if not is_number(wcol.type):
+            bad = _first_non_numeric(wcol)
+            shown = "" if bad is None else f": {wcol[bad].as_py()!r}"
+            raise f.error_at(first_row + (bad or 0),
+                             f"weight column '{columns.weight}' is not numeric{shown}")
+        null = _first_null(wcol)
+        if null is not None:
+            raise f.error_at(first_row + null, f"missing weight in column '{columns.weight}'")
+        weight = wcol.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    try:
+        add = check_missing is None
+        src_keys, dst_keys = ids.keys(src, add=add), ids.keys(dst, add=add)
+    except IngestError as exc:
+        row = getattr(exc, "row", None)
+        if row is None:
+            raise IngestError(exc.problem, file=f.path) from None
+        raise f.error_at(first_row + row, exc.problem) from None
+    if check_missing is not None:
+        for keys, column, role in ((src_keys, src, "source"), (dst_keys, dst, "destination")):
+            missing = ids.missing(keys)
+            if missing.any():
+                row = int(np.argmax(missing))
+                raise f.error_at(first_row + row, f"{role} vertex {column[row].as_py()!r} is not "
+                                 f"in the vertex file {check_missing} (pass --missing-vertices add "
+                                 "to add such vertices)")
+    loops = src_keys == dst_keys
+    n_loops = int(np.count_nonzero(loops))
+    keep = None
+    if drop_loops and n_loops:
+        keep = ~loops
+        src_keys, dst_keys = src_keys[keep], dst_keys[keep]
+        weight = None if weight is None else weight[keep]
+        counts.self_loops_dropped += n_loops
+    else:
+        counts.self_loops += n_loops
+    counts.rows += table.num_rows
+    arrays = {"src": src_keys, "dst": dst_keys}
+    if weight is not None:
+        arrays["weight"] = weight
+    if property_sink is not None:
+        props = table.select(columns.properties)
+        if keep is not None:
+            props = props.filter(pa.array(keep))
+        # The row of an edge in the property file written alongside (kept edges only).
+        arrays["row"] = np.arange(spool.rows, spool.rows + len(src_keys), dtype=np.int64)
+        property_sink(props)
+    spool.append(arrays, part)
