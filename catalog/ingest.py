@@ -27,12 +27,11 @@ import pyarrow as pa
 
 from storage import Environment, delete_topology, write_topology
 
-from .csrbuild import MERGE_WEIGHTS, CSR, build_csr, csr_chunks
+from .csrbuild import CSR, MERGE_WEIGHTS, build_csr, csr_chunks
 from .entries import GraphEntry
 from .errors import IngestError
 from .idmap import IdMapper, IdSet
-from .inputs import (EdgeColumns, group_rows_for, read_edges, read_vertices,
-                     text_column_types)
+from .inputs import EdgeColumns, group_rows_for, read_edges, read_vertices, text_column_types
 from .progress import Progress
 from .readers import InputFiles, TextLayout, block_bytes_for
 from .spool import Spool, SpoolSet

@@ -12,9 +12,16 @@ __all__ = ["terminal_progress", "RichProgress"]
 class RichProgress(Progress):
     def __init__(self, stream=None):
         from rich.console import Console
-        from rich.progress import (BarColumn, DownloadColumn, Progress as Bar, SpinnerColumn,
-                                   TextColumn, TimeElapsedColumn, TimeRemainingColumn,
-                                   TransferSpeedColumn)
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+        from rich.progress import Progress as Bar
 
         self._bar = Bar(SpinnerColumn(), TextColumn("{task.description:<10}"),
                         BarColumn(bar_width=24), DownloadColumn(), TransferSpeedColumn(),

@@ -9,7 +9,6 @@ import numpy as np
 from catalog import Catalog, IngestOptions
 from storage import Environment
 
-
 _OPEN: dict[str, Catalog] = {}
 
 

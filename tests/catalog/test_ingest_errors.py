@@ -6,10 +6,9 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from ingest_helpers import load, snapshot, write_text
 
 from catalog import GraphExists, IngestError
-
-from ingest_helpers import load, snapshot, write_text
 
 BAD = {
     # name: (file name, content, expected line, words in the message)
