@@ -80,6 +80,12 @@ class Environment:
                 readonly=read_only,
                 subdir=True,
                 lock=True,
+                # Dirty pages of a write transaction go straight into the file mapping instead
+                # of malloc'ed copies held until commit: an ingest's commit of a 16 M edge graph
+                # peaked at 486 MB of anonymous memory without this and 155 MB with it, and ran
+                # faster. Commits stay atomic (copy-on-write B+tree; the meta page flips last).
+                # The data file is sparse up to the map size.
+                writemap=True,
             )
         except lmdb.Error as exc:
             raise StorageError(f"cannot open database '{self.path}': {exc}") from exc
