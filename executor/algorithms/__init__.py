@@ -6,7 +6,16 @@ from typing import Any
 
 from ..device import Device
 from ..graph import Graph
-from . import bfs, pagerank  # noqa: F401  (each module registers its algorithm)
+from . import (  # noqa: F401  (each module registers its algorithms)
+    bfs,
+    cdlp,
+    components,
+    lcc,
+    neighbors,
+    pagerank,
+    paths,
+    sssp,
+)
 from .registry import REGISTRY, Algorithm, AlgorithmOutput, Column, Param
 
 __all__ = ["REGISTRY", "Algorithm", "AlgorithmOutput", "Column", "Param", "get", "run"]

@@ -14,43 +14,62 @@ import pyarrow as pa
 import scipy.sparse as sp
 
 from ..graph import Graph
+from ._csgraph import cached, index_pair
 from .registry import Algorithm, AlgorithmOutput, Column, Param, register
+
+try:  # private: scipy's compiled y += A @ x, which lets the loop reuse two buffers
+    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec_accumulate
+except ImportError:  # pragma: no cover - depends on the scipy release
+    _csr_matvec_accumulate = None
 
 __all__ = ["pagerank_ranks", "transition_matrix"]
 
 
-def transition_matrix(graph: Graph) -> tuple[sp.csr_array, np.ndarray]:
-    """The pull matrix M (M[v, u] = 1/outdeg(u) per edge u->v) and the dangling mask."""
-    n = graph.num_vertices
-    out_deg = graph.out_csr.degrees()
-    inv = np.zeros(n, dtype=np.float64)
-    nz = out_deg > 0
-    inv[nz] = 1.0 / out_deg[nz]
-    incsr = graph.in_csr
-    data = inv[incsr.targets]  # in-CSR targets are the edges' sources
-    m = sp.csr_array((data, incsr.targets, incsr.offsets), shape=(n, n))
-    return m, ~nz
+def transition_matrix(graph: Graph) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The pull matrix M (M[v, u] = 1/outdeg(u) per edge u->v) and the dangling vertices.
+
+    Cached on the graph: it depends only on the topology.
+    """
+
+    def build() -> tuple[sp.csr_matrix, np.ndarray]:
+        n = graph.num_vertices
+        out_deg = graph.out_csr.degrees()
+        inv = np.zeros(n, dtype=np.float64)
+        nz = out_deg > 0
+        inv[nz] = 1.0 / out_deg[nz]
+        indptr, sources = index_pair(graph, "in")  # in-CSR targets are the edges' sources
+        m = sp.csr_matrix((inv[sources], sources, indptr), shape=(n, n), copy=False)
+        return m, np.flatnonzero(~nz)
+
+    return cached(graph, "pagerank:transition", build)
 
 
 def pagerank_ranks(
     graph: Graph, damping: float = 0.85, max_iterations: int = 20, tolerance: float = 0.0
 ) -> tuple[np.ndarray, int]:
+    """Ranks after ``max_iterations`` iterations (or earlier convergence) and the count run."""
     n = graph.num_vertices
     if n == 0:
         return np.zeros(0), 0
     m, dangling = transition_matrix(graph)
     rank = np.full(n, 1.0 / n)
+    new = np.empty(n)
+    scaled = np.empty(n)
     teleport = (1.0 - damping) / n
     iterations = 0
     for _ in range(max_iterations):
         spread = damping * rank[dangling].sum() / n
-        new = m @ rank
-        new *= damping
-        new += teleport + spread
+        # new = teleport + spread + M @ (damping * rank), without allocating per iteration
+        new.fill(teleport + spread)
+        np.multiply(rank, damping, out=scaled)
+        if _csr_matvec_accumulate is not None:
+            _csr_matvec_accumulate(n, n, m.indptr, m.indices, m.data, scaled, new)
+        else:  # pragma: no cover - fallback for a scipy without the private routine
+            new += m @ scaled
         iterations += 1
-        change = np.abs(new - rank).sum()
-        rank = new
-        if tolerance > 0 and change < tolerance:
+        converged = tolerance > 0 and np.abs(new - rank).sum() < tolerance
+        rank, new = new, rank
+        if converged:
             break
     return rank, iterations
 
