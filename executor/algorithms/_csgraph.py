@@ -150,9 +150,9 @@ def breadth_first_order(graph: Graph, source: int) -> tuple[np.ndarray, np.ndarr
             return order[:length], parent
         except (TypeError, ValueError):  # pragma: no cover - signature changed upstream
             pass
-    matrix = scipy_matrix(graph, None)  # pragma: no cover - fallback
-    order, parent = csgraph.breadth_first_order(matrix, source, directed=True)  # pragma: no cover
-    return order, parent  # pragma: no cover
+    matrix = scipy_matrix(graph, None)
+    order, parent = csgraph.breadth_first_order(matrix, source, directed=True)
+    return order, parent
 
 
 def weak_component_labels(graph: Graph) -> np.ndarray:
@@ -172,6 +172,6 @@ def weak_component_labels(graph: Graph) -> np.ndarray:
             return labels
         except (TypeError, ValueError):  # pragma: no cover - signature changed upstream
             pass
-    matrix = scipy_matrix(graph, None)  # pragma: no cover - fallback
-    _, labels = csgraph.connected_components(matrix, directed=True, connection="weak")  # pragma: no cover
-    return labels  # pragma: no cover
+    matrix = scipy_matrix(graph, None)
+    _, labels = csgraph.connected_components(matrix, directed=True, connection="weak")
+    return labels

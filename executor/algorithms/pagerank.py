@@ -64,7 +64,7 @@ def pagerank_ranks(
         np.multiply(rank, damping, out=scaled)
         if _csr_matvec_accumulate is not None:
             _csr_matvec_accumulate(n, n, m.indptr, m.indices, m.data, scaled, new)
-        else:  # pragma: no cover - fallback for a scipy without the private routine
+        else:  # a scipy without the private routine
             new += m @ scaled
         iterations += 1
         converged = tolerance > 0 and np.abs(new - rank).sum() < tolerance
