@@ -35,6 +35,7 @@ __all__ = [
     "scipy_matrix",
     "edge_weights",
     "breadth_first_order",
+    "vertex_range",
     "weak_component_labels",
 ]
 
@@ -143,8 +144,8 @@ def breadth_first_order(graph: Graph, source: int) -> tuple[np.ndarray, np.ndarr
     n = graph.num_vertices
     walk = getattr(_scipy_traversal, "_breadth_first_directed", None)
     if walk is not None:
-        order = np.full(n, SCIPY_NULL, dtype=indices.dtype)
-        parent = np.full(n, SCIPY_NULL, dtype=indices.dtype)
+        order = np.empty(n, dtype=indices.dtype)  # written before it is read
+        parent = np.full(n, SCIPY_NULL, dtype=indices.dtype)  # doubles as the visited mark
         try:
             length = walk(source, indices, indptr, order, parent)
             return order[:length], parent
@@ -155,6 +156,21 @@ def breadth_first_order(graph: Graph, source: int) -> tuple[np.ndarray, np.ndarr
     return order, parent
 
 
+def _empty_csr(n: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(n + 1, dtype=dtype), np.zeros(0, dtype=dtype)
+
+
+def vertex_range(graph: Graph, dtype: np.dtype) -> np.ndarray:
+    """``arange(num_vertices)`` in ``dtype``, cached and read-only (scratch for scatters)."""
+
+    def build() -> np.ndarray:
+        ids = np.arange(graph.num_vertices, dtype=dtype)
+        ids.flags.writeable = False
+        return ids
+
+    return cached(graph, f"vertex_range:{np.dtype(dtype).str}", build)
+
+
 def weak_component_labels(graph: Graph) -> np.ndarray:
     """A component number per vertex (weakly connected components), numbered arbitrarily.
 
@@ -163,7 +179,10 @@ def weak_component_labels(graph: Graph) -> np.ndarray:
     """
     n = graph.num_vertices
     out_ptr, out_idx = index_pair(graph, "out")
-    in_ptr, in_idx = index_pair(graph, "in")
+    if graph.directed:
+        in_ptr, in_idx = index_pair(graph, "in")
+    else:  # the out-CSR already holds both directions: an empty second list halves the scan
+        in_ptr, in_idx = cached(graph, "empty_csr", lambda: _empty_csr(n, out_idx.dtype))
     walk = getattr(_scipy_traversal, "_connected_components_undirected", None)
     if walk is not None:
         labels = np.full(n, SCIPY_NULL, dtype=np.int32)

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..graph import CSR, Graph
-from ._csgraph import breadth_first_order
+from ._csgraph import breadth_first_order, vertex_range
 from .registry import Algorithm, AlgorithmOutput, Column, Param, check_source, register
 
 __all__ = ["bfs_depths", "bfs_levels", "depths_from_order", "expand_frontier", "frontier_edges"]
@@ -51,7 +51,9 @@ def expand_frontier(csr: CSR, frontier: np.ndarray) -> np.ndarray:
     return csr.targets[frontier_edges(csr, frontier)[0]]
 
 
-def depths_from_order(order: np.ndarray, parent: np.ndarray) -> np.ndarray:
+def depths_from_order(
+    order: np.ndarray, parent: np.ndarray, ids: np.ndarray | None = None
+) -> np.ndarray:
     """BFS depth of each vertex of ``order`` (a breadth-first order with its parent array).
 
     In a queue-based BFS the order is sorted by depth, and the children of earlier vertices come
@@ -59,14 +61,17 @@ def depths_from_order(order: np.ndarray, parent: np.ndarray) -> np.ndarray:
     Level ``k + 1`` therefore ends right after the last vertex whose parent lies in level ``k``:
     one binary search per level over the parents' positions finds every boundary.
 
-    ``parent`` is used as scratch space (it is overwritten).
+    ``parent`` is used as scratch space (it is overwritten). ``ids``, if given, is an
+    ``arange`` of at least ``len(order)`` values in ``parent``'s dtype (saves building one).
     """
     reached = len(order)
     if reached <= 1:
         return np.zeros(reached, dtype=np.int64)
-    parent_position = parent[order[1:]]
+    parent_position = np.take(parent, order[1:])
     position = parent  # reuse: the parents are no longer needed once gathered
-    position[order] = np.arange(reached, dtype=position.dtype)
+    position[order] = (
+        ids[:reached] if ids is not None else np.arange(reached, dtype=position.dtype)
+    )
     np.take(position, parent_position, out=parent_position)
     # A Python int would make searchsorted cast the whole array to int64 on every call.
     as_index = parent_position.dtype.type
@@ -115,7 +120,7 @@ def bfs_levels(
         if small is not None:
             return small
     order, parent = breadth_first_order(graph, source)
-    depth = depths_from_order(order, parent)
+    depth = depths_from_order(order, parent, vertex_range(graph, parent.dtype))
     vertices = order.astype(np.int64)
     if max_depth is not None and depth.size and depth[-1] > max_depth:
         keep = int(np.searchsorted(depth, max_depth, side="right"))

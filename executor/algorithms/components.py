@@ -25,21 +25,23 @@ def smallest_member(labels: np.ndarray) -> np.ndarray:
 
     scipy numbers components in the order it first meets them while scanning vertices upwards,
     so the smallest member of component ``c`` is where the running maximum of the labels first
-    reaches ``c``. That takes two linear passes; if a scipy release numbered differently, the
-    check fails and a scatter-minimum (slower, always right) does the job.
+    reaches ``c``: a couple of linear passes. If a scipy release numbered differently, the check
+    fails and a scatter-minimum (slower, always right) does the job.
     """
     n = labels.size
     if n == 0:
         return labels.astype(np.int64)
-    running = np.maximum.accumulate(labels)
-    steps = np.diff(running, prepend=running.dtype.type(-1))
-    if running[0] == 0 and steps.max() <= 1:
-        first = np.flatnonzero(steps)  # first[c] = first vertex with label c
-        return first[labels]
     k = int(labels.max()) + 1
-    first = np.full(k, n, dtype=np.int64)
-    np.minimum.at(first, labels, np.arange(n, dtype=np.int64))
-    return first[labels]
+    if k == 1:  # connected: the common case needs no pass at all
+        return np.zeros(n, dtype=np.int64)
+    running = np.maximum.accumulate(labels)
+    rises = np.flatnonzero(running[1:] != running[:-1]) + 1
+    if running[0] == 0 and rises.size == k - 1:  # k - 1 rises from 0 to k - 1: all by one
+        first = np.concatenate([[0], rises])  # first[c] = first vertex with label c
+    else:
+        first = np.full(k, n, dtype=np.int64)
+        np.minimum.at(first, labels, np.arange(n, dtype=np.int64))
+    return np.take(first, labels)
 
 
 def wcc_components(graph: Graph) -> np.ndarray:

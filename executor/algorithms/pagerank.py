@@ -25,23 +25,24 @@ except ImportError:  # pragma: no cover - depends on the scipy release
 __all__ = ["pagerank_ranks", "transition_matrix"]
 
 
-def transition_matrix(graph: Graph) -> tuple[sp.csr_matrix, np.ndarray]:
-    """The pull matrix M (M[v, u] = 1/outdeg(u) per edge u->v) and the dangling vertices.
+def transition_matrix(graph: Graph, damping: float = 1.0) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The pull matrix M (M[v, u] = damping/outdeg(u) per edge u->v) and the dangling vertices.
 
-    Cached on the graph: it depends only on the topology.
+    Cached on the graph for the damping factor last asked for: it depends only on the topology,
+    and folding the damping into it saves a pass over the rank vector in every iteration.
     """
-
-    def build() -> tuple[sp.csr_matrix, np.ndarray]:
+    holder = cached(graph, "pagerank:transition", dict)
+    if damping not in holder:
         n = graph.num_vertices
         out_deg = graph.out_csr.degrees()
-        inv = np.zeros(n, dtype=np.float64)
+        scale = np.zeros(n, dtype=np.float64)
         nz = out_deg > 0
-        inv[nz] = 1.0 / out_deg[nz]
+        scale[nz] = damping / out_deg[nz]
         indptr, sources = index_pair(graph, "in")  # in-CSR targets are the edges' sources
-        m = sp.csr_matrix((inv[sources], sources, indptr), shape=(n, n), copy=False)
-        return m, np.flatnonzero(~nz)
-
-    return cached(graph, "pagerank:transition", build)
+        m = sp.csr_matrix((scale[sources], sources, indptr), shape=(n, n), copy=False)
+        holder.clear()  # one damping at a time: the matrix is as large as the graph
+        holder[damping] = (m, np.flatnonzero(~nz))
+    return holder[damping]
 
 
 def pagerank_ranks(
@@ -51,21 +52,19 @@ def pagerank_ranks(
     n = graph.num_vertices
     if n == 0:
         return np.zeros(0), 0
-    m, dangling = transition_matrix(graph)
+    m, dangling = transition_matrix(graph, damping)
     rank = np.full(n, 1.0 / n)
     new = np.empty(n)
-    scaled = np.empty(n)
     teleport = (1.0 - damping) / n
     iterations = 0
     for _ in range(max_iterations):
         spread = damping * rank[dangling].sum() / n
-        # new = teleport + spread + M @ (damping * rank), without allocating per iteration
+        # new = teleport + spread + M @ rank (damping is inside M), with no allocation
         new.fill(teleport + spread)
-        np.multiply(rank, damping, out=scaled)
         if _csr_matvec_accumulate is not None:
-            _csr_matvec_accumulate(n, n, m.indptr, m.indices, m.data, scaled, new)
+            _csr_matvec_accumulate(n, n, m.indptr, m.indices, m.data, rank, new)
         else:  # a scipy without the private routine
-            new += m @ scaled
+            new += m @ rank
         iterations += 1
         converged = tolerance > 0 and np.abs(new - rank).sum() < tolerance
         rank, new = new, rank
