@@ -87,6 +87,11 @@ class GraphInput:
     directed: bool
 
 
+def _inputs(algorithm: str, adjacency: str, stem: str) -> tuple[str, ...]:
+    """SSSP reads the weighted ``stem.v``/``stem.e`` pair; the others the adjacency file."""
+    return (f"{stem}.v", f"{stem}.e") if algorithm == "sssp" else (adjacency,)
+
+
 def _cases() -> tuple[Case, ...]:
     cases: list[Case] = []
     # (algorithm, folder, parameters for the dir/undir validation graphs)
@@ -101,13 +106,9 @@ def _cases() -> tuple[Case, ...]:
     }
     for algorithm, (folder, by_kind) in folders.items():
         for kind, params in by_kind.items():
-            inputs = (
-                (f"{folder}/{kind}-input.v", f"{folder}/{kind}-input.e")
-                if algorithm == "sssp"
-                else (f"{folder}/{kind}-input",)
-            )
             cases.append(
-                Case(f"{folder}-{kind}", algorithm, kind == "dir", inputs,
+                Case(f"{folder}-{kind}", algorithm, kind == "dir",
+                     _inputs(algorithm, f"{folder}/{kind}-input", f"{folder}/{kind}-input"),
                      f"{folder}/{kind}-output", dict(params))
             )
     # The example graphs: one output file per algorithm; sources differ per graph.
@@ -123,13 +124,9 @@ def _cases() -> tuple[Case, ...]:
             "wcc": {},
         }
         for algorithm, params in example_params.items():
-            inputs = (
-                (f"example/example-{kind}.v", f"example/example-{kind}.e")
-                if algorithm == "sssp"
-                else (f"example/example-{kind}-input",)
-            )
             cases.append(
-                Case(f"example-{kind}-{algorithm}", algorithm, kind == "directed", inputs,
+                Case(f"example-{kind}-{algorithm}", algorithm, kind == "directed",
+                     _inputs(algorithm, f"example/example-{kind}-input", f"example/example-{kind}"),
                      f"example/example-{kind}-{suffix[algorithm]}", dict(params))
             )
     return tuple(cases)

@@ -110,9 +110,23 @@ def _frontier_levels(
 def bfs_levels(
     graph: Graph, source: int, max_depth: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Reached vertices (int64, in BFS order: by depth) and their depths (int64).
+    """Vertices reachable from ``source`` and their BFS depths.
 
-    ``max_depth`` keeps only vertices at most that many hops away.
+    Parameters
+    ----------
+    graph : Graph
+        The graph; edges are followed out of each vertex.
+    source : int
+        Internal id of the start vertex (already validated).
+    max_depth : int or None
+        Keep only vertices at most this many hops away; ``None`` for no limit.
+
+    Returns
+    -------
+    vertices : numpy.ndarray
+        int64 internal ids in BFS order (so sorted by depth); ``vertices[0] == source``.
+    depths : numpy.ndarray
+        int64 hop count of each vertex, non-decreasing.
     """
     if max_depth is not None:
         budget = int(graph.out_csr.num_edges * FRONTIER_EDGE_SHARE) + FRONTIER_EDGE_FLOOR
@@ -129,9 +143,19 @@ def bfs_levels(
 
 
 def bfs_depths(graph: Graph, source: int, max_depth: int | None = None) -> tuple[np.ndarray, int]:
-    """Depth of every vertex (-1 where unreached) and the number of levels expanded.
+    """Depth of every vertex in a dense array: the reference form for the GPU kernels.
 
-    The dense form, convenient as a reference for the GPU kernels.
+    Parameters
+    ----------
+    graph, source, max_depth
+        As for :func:`bfs_levels`.
+
+    Returns
+    -------
+    depth : numpy.ndarray
+        int64 per vertex, -1 where unreached (or beyond ``max_depth``).
+    levels : int
+        The largest depth reached.
     """
     vertices, depth = bfs_levels(graph, source, max_depth)
     dense = np.full(graph.num_vertices, UNREACHED, dtype=np.int64)

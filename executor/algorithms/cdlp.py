@@ -38,9 +38,21 @@ def _neighbour_pairs(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
 def most_frequent_label(
     owners: np.ndarray, neighbour_labels: np.ndarray, labels: np.ndarray
 ) -> np.ndarray:
-    """Each owner's most frequent neighbour label (smallest on ties); others keep ``labels``.
+    """One CDLP step: each vertex's most frequent neighbour label, smallest on ties.
 
-    ``owners[i]`` saw label ``neighbour_labels[i]``; labels are ids in ``0..len(labels)-1``.
+    Parameters
+    ----------
+    owners : numpy.ndarray
+        int64 vertex per observation.
+    neighbour_labels : numpy.ndarray
+        int64 label that ``owners[i]`` sees, values in ``0..len(labels)-1``.
+    labels : numpy.ndarray
+        Current int64 label per vertex; vertices that see nothing keep theirs.
+
+    Returns
+    -------
+    numpy.ndarray
+        The new int64 label per vertex.
     """
     n = labels.size
     new = labels.copy()
@@ -65,23 +77,39 @@ def most_frequent_label(
     return new
 
 
-def cdlp_labels(graph: Graph, max_iterations: int = 10) -> np.ndarray:
-    """Label of every vertex (int64 internal ids) after ``max_iterations`` iterations."""
+def cdlp_labels(graph: Graph, max_iterations: int = 10) -> tuple[np.ndarray, int]:
+    """Run CDLP on ``graph``.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph (directed: in- and out-neighbours count).
+    max_iterations : int
+        Number of synchronous iterations.
+
+    Returns
+    -------
+    labels : numpy.ndarray
+        int64 label (an internal vertex id) per vertex.
+    iterations : int
+        Iterations that changed a label; the loop stops early at a fixed point, where further
+        iterations would change nothing.
+    """
     owners, neighbours = cached(graph, "cdlp:pairs", lambda: _neighbour_pairs(graph))
     labels = np.arange(graph.num_vertices, dtype=np.int64)
-    for _ in range(max_iterations):
+    for iteration in range(max_iterations):
         new = most_frequent_label(owners, labels[neighbours], labels)
         if np.array_equal(new, labels):
-            break  # a fixed point: further iterations change nothing
+            return labels, iteration
         labels = new
-    return labels
+    return labels, max_iterations
 
 
 def _cdlp_cpu(graph: Graph, max_iterations: int = 10) -> AlgorithmOutput:
-    labels = cdlp_labels(graph, max_iterations)
+    labels, iterations = cdlp_labels(graph, max_iterations)
     return AlgorithmOutput(
         {"vertex": np.arange(graph.num_vertices, dtype=np.int64), "label": labels},
-        {"iterations": max_iterations},
+        {"iterations": iterations},
     )
 
 

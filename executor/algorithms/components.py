@@ -27,6 +27,16 @@ def smallest_member(labels: np.ndarray) -> np.ndarray:
     so the smallest member of component ``c`` is where the running maximum of the labels first
     reaches ``c``: a couple of linear passes. If a scipy release numbered differently, the check
     fails and a scatter-minimum (slower, always right) does the job.
+
+    Parameters
+    ----------
+    labels : numpy.ndarray
+        Integer component number per vertex, values ``0..k-1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 per vertex: the smallest vertex id with the same label.
     """
     n = labels.size
     if n == 0:
@@ -45,7 +55,13 @@ def smallest_member(labels: np.ndarray) -> np.ndarray:
 
 
 def wcc_components(graph: Graph) -> np.ndarray:
-    """Smallest member id of each vertex's weakly connected component (int64)."""
+    """Weakly connected components of ``graph``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 per vertex: the smallest internal id in its component.
+    """
     return smallest_member(weak_component_labels(graph))
 
 

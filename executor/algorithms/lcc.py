@@ -46,7 +46,13 @@ def _simple_adjacency(graph: Graph) -> tuple[sp.csr_matrix, sp.csr_matrix]:
 
 
 def lcc_coefficients(graph: Graph) -> np.ndarray:
-    """LCC of every vertex (float64)."""
+    """Local clustering coefficient of every vertex.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 per vertex, in ``[0, 1]``; 0 where the vertex has fewer than two neighbours.
+    """
     n = graph.num_vertices
     neighbours, directed = _simple_adjacency(graph)
     degree = np.diff(neighbours.indptr).astype(np.float64)

@@ -20,7 +20,22 @@ def _row(csr: CSR, vertex: int) -> np.ndarray:
 
 
 def neighbor_ids(graph: Graph, vertex: int, direction: str = "out") -> np.ndarray:
-    """Neighbour ids (int64) of ``vertex`` in ``direction`` ('out', 'in' or 'both')."""
+    """Neighbours of one vertex, one entry per incident edge.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph.
+    vertex : int
+        Internal id.
+    direction : {'out', 'in', 'both'}
+        Edge direction to follow; ignored for an undirected graph.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 neighbour ids, repeated for parallel edges.
+    """
     if not graph.directed or direction == "out":
         return _row(graph.out_csr, vertex).astype(np.int64)
     if direction == "in":

@@ -48,7 +48,26 @@ def transition_matrix(graph: Graph, damping: float = 1.0) -> tuple[sp.csr_matrix
 def pagerank_ranks(
     graph: Graph, damping: float = 0.85, max_iterations: int = 20, tolerance: float = 0.0
 ) -> tuple[np.ndarray, int]:
-    """Ranks after ``max_iterations`` iterations (or earlier convergence) and the count run."""
+    """Graphalytics PageRank.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph; parallel edges count with multiplicity.
+    damping : float
+        Probability of following an edge.
+    max_iterations : int
+        Iterations to run.
+    tolerance : float
+        Stop early once an iteration changes the ranks by less than this (L1); 0 never stops.
+
+    Returns
+    -------
+    rank : numpy.ndarray
+        float64 per vertex, summing to 1.
+    iterations : int
+        Iterations run.
+    """
     n = graph.num_vertices
     if n == 0:
         return np.zeros(0), 0

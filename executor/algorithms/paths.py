@@ -67,7 +67,20 @@ def _walk(parent: np.ndarray, start: int) -> list[int]:
 
 
 def bidirectional_bfs_path(graph: Graph, source: int, target: int) -> list[int] | None:
-    """A path with the fewest hops from ``source`` to ``target`` (vertex list), or ``None``."""
+    """A path with the fewest hops from ``source`` to ``target``.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph; the forward search follows out-edges, the backward one in-edges.
+    source, target : int
+        Internal ids of the end points.
+
+    Returns
+    -------
+    list of int or None
+        The vertices of the path, source first; ``None`` when ``target`` is unreachable.
+    """
     if source == target:
         return [source]
     n = graph.num_vertices
@@ -92,7 +105,23 @@ def bidirectional_bfs_path(graph: Graph, source: int, target: int) -> list[int] 
 def dijkstra_path(
     graph: Graph, source: int, target: int, weights: np.ndarray
 ) -> tuple[list[int], np.ndarray] | None:
-    """A shortest weighted path and the distance of each of its vertices, or ``None``."""
+    """A shortest weighted path, found by Dijkstra bounded by a known path's weight.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph.
+    source, target : int
+        Internal ids of the end points.
+    weights : numpy.ndarray
+        Non-negative weights aligned with the out-CSR.
+
+    Returns
+    -------
+    tuple (list of int, numpy.ndarray) or None
+        The path's vertices (source first) and each one's distance from the source;
+        ``None`` when ``target`` is unreachable.
+    """
     hop_path = bidirectional_bfs_path(graph, source, target)
     if hop_path is None:
         return None

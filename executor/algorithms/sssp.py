@@ -27,7 +27,27 @@ __all__ = ["sssp_distances", "sswp_widths"]
 
 
 def sssp_distances(graph: Graph, source: int, weight: str | None = None) -> np.ndarray:
-    """Distance of every vertex from ``source`` (float64, +inf where unreachable)."""
+    """Shortest-path distance of every vertex from ``source``.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph.
+    source : int
+        Internal id of the start vertex.
+    weight : str or None
+        Edge weight column: ``None`` takes the graph's weights if it has them, else unit weights.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 per vertex, ``inf`` where unreachable.
+
+    Raises
+    ------
+    InvalidArgument
+        Weights asked of an unweighted graph, an unknown weight column, negative weights.
+    """
     weights = edge_weights(graph, weight, "sssp")
     if weights is None:
         vertices, depth = bfs_levels(graph, source)
@@ -56,7 +76,27 @@ def _sssp_cpu(graph: Graph, source: int, weight: str | None = None) -> Algorithm
 
 
 def sswp_widths(graph: Graph, source: int) -> tuple[np.ndarray, int]:
-    """Widest-path width of every vertex (-inf where unreachable) and the number of rounds."""
+    """Widest-path width of every vertex from ``source``.
+
+    Parameters
+    ----------
+    graph : Graph
+        A weighted graph.
+    source : int
+        Internal id of the start vertex.
+
+    Returns
+    -------
+    width : numpy.ndarray
+        float64 per vertex: ``inf`` at the source, ``-inf`` where unreachable.
+    rounds : int
+        Relaxation rounds run.
+
+    Raises
+    ------
+    InvalidArgument
+        The graph has no weights, or NaN weights.
+    """
     csr = graph.out_csr
     if not graph.weighted or csr.weights is None:
         raise InvalidArgument(
