@@ -35,6 +35,7 @@ __all__ = [
     "scipy_matrix",
     "edge_weights",
     "breadth_first_order",
+    "walk_from",
     "vertex_range",
     "weak_component_labels",
 ]
@@ -140,20 +141,47 @@ def breadth_first_order(graph: Graph, source: int) -> tuple[np.ndarray, np.ndarr
     :data:`SCIPY_NULL` where there is none (the source and unreached vertices). Within the order,
     the parents' positions never decrease, which :func:`bfs.depths_from_order` relies on.
     """
-    indptr, indices = index_pair(graph, "out")
+    _, indices = index_pair(graph, "out")
     n = graph.num_vertices
-    walk = getattr(_scipy_traversal, "_breadth_first_directed", None)
-    if walk is not None:
-        order = np.empty(n, dtype=indices.dtype)  # written before it is read
-        parent = np.full(n, SCIPY_NULL, dtype=indices.dtype)  # doubles as the visited mark
-        try:
-            length = walk(source, indices, indptr, order, parent)
-            return order[:length], parent
-        except (TypeError, ValueError):  # pragma: no cover - signature changed upstream
-            pass
+    order = np.empty(n, dtype=indices.dtype)  # written before it is read
+    parent = np.full(n, SCIPY_NULL, dtype=indices.dtype)  # doubles as the visited mark
+    length = walk_from(graph, source, order, parent)
+    if length is not None:
+        return order[:length], parent
     matrix = scipy_matrix(graph, None)
     order, parent = csgraph.breadth_first_order(matrix, source, directed=True)
     return order, parent
+
+
+def walk_from(graph: Graph, source: int, order: np.ndarray, parent: np.ndarray) -> int | None:
+    """scipy's compiled breadth-first walk into the caller's buffers.
+
+    Parameters
+    ----------
+    graph : Graph
+        Walked along its out-edges.
+    source : int
+        Start vertex.
+    order : numpy.ndarray
+        Receives the visited vertices in BFS order from index 0; needs room for all of them.
+    parent : numpy.ndarray
+        One entry per vertex, :data:`SCIPY_NULL` for "not visited yet"; receives each newly
+        visited vertex's parent. Vertices already marked are neither visited nor entered.
+
+    Returns
+    -------
+    int or None
+        How many vertices were visited (``order[:count]``), or ``None`` when this scipy has
+        no usable private walk (the caller then falls back to the public API).
+    """
+    walk = getattr(_scipy_traversal, "_breadth_first_directed", None)
+    if walk is None:
+        return None
+    indptr, indices = index_pair(graph, "out")
+    try:
+        return int(walk(source, indices, indptr, order, parent))
+    except (TypeError, ValueError):  # pragma: no cover - signature changed upstream
+        return None
 
 
 def _empty_csr(n: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:

@@ -31,6 +31,10 @@ def graphs():
     rng = np.random.default_rng(7)  # sparse random graph: many small components
     src, dst = rng.integers(0, 3000, 2500), rng.integers(0, 3000, 2500)
     yield "sparse", Graph.from_edges(src, dst, 3000, directed=True), int(src[0])
+    yield "sparse-undirected", Graph.from_edges(src, dst, 3000, directed=False), int(src[0])
+    src, dst = grid(3, 50)  # three strips, 2 isolated vertices at the end
+    keep = (src // 50) == (dst // 50)
+    yield "strips", Graph.from_edges(src[keep], dst[keep], 152, directed=False), 0
 
 
 GRAPHS = list(graphs())
@@ -90,7 +94,9 @@ def _with_weights(graph: Graph, weights: np.ndarray):
 
 
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
-def test_wcc_matches_scipy(name, graph, source):
+@pytest.mark.parametrize("max_walks", [64, 1, 0])
+def test_wcc_matches_scipy(name, graph, source, max_walks, monkeypatch):
+    monkeypatch.setattr(components, "MAX_WALKS", max_walks)
     count, labels = csgraph.connected_components(reference_matrix(graph), connection="weak")
     out = run_cpu("wcc", graph)
     smallest = np.full(count, graph.num_vertices)
