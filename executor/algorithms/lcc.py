@@ -8,7 +8,8 @@ it is 0 when d < 2. On an undirected graph this is the usual 2T(v) / (d(d - 1)).
 With U the symmetric 0/1 adjacency of the distinct neighbour relation and D the 0/1 adjacency of
 distinct directed edges (no self loops), the count is ``sum_b (U @ D)[v, b] * U[v, b]``: paths
 v - a -> b that close back to v. That is a sparse product masked by U, computed by scipy in row
-blocks so that memory stays bounded on large graphs.
+blocks sized by the number of two-step paths they start (``U @ outdeg_D``), so that the
+intermediate product stays bounded on large graphs with hubs.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from .registry import Algorithm, AlgorithmOutput, Column, register
 
 __all__ = ["lcc_coefficients"]
 
-#: Rows of U multiplied at once; bounds the size of the intermediate product.
-ROW_BLOCK = 1 << 16
+#: Two-step paths (entries of the intermediate product, before merging) per row block.
+BLOCK_PATHS = 1 << 24
 
 
 def _simple_adjacency(graph: Graph) -> tuple[sp.csr_matrix, sp.csr_matrix]:
@@ -57,9 +58,12 @@ def lcc_coefficients(graph: Graph) -> np.ndarray:
     neighbours, directed = _simple_adjacency(graph)
     degree = np.diff(neighbours.indptr).astype(np.float64)
     closed = np.zeros(n, dtype=np.float64)
-    for start in range(0, n, ROW_BLOCK):
-        block = neighbours[start : start + ROW_BLOCK]
-        closed[start : start + ROW_BLOCK] = (block @ directed).multiply(block).sum(axis=1).ravel()
+    paths = np.cumsum(neighbours @ np.diff(directed.indptr))  # two-step paths up to each row
+    cuts = np.searchsorted(paths, np.arange(BLOCK_PATHS, paths[-1] if n else 0, BLOCK_PATHS))
+    bounds = np.unique(np.concatenate([[0], cuts + 1, [n]]).clip(0, n))
+    for start, end in zip(bounds[:-1], bounds[1:]):
+        block = neighbours[start:end]
+        closed[start:end] = (block @ directed).multiply(block).sum(axis=1).ravel()
     coefficient = np.zeros(n, dtype=np.float64)
     pairs = degree * (degree - 1)
     ok = degree >= 2

@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 
-from executor.algorithms import _csgraph, bfs, components, pagerank
+from executor.algorithms import _csgraph, bfs, components, lcc, pagerank
 from executor.graph import Graph
 from graphdb.generators import grid, random_weights, rmat
 from tests.executor.support import run_cpu
@@ -129,3 +129,19 @@ def test_smallest_member_with_any_numbering():
     renumber = np.empty_like(scanned)
     renumber[np.argsort(scanned)] = np.arange(scanned.size)
     assert np.array_equal(components.smallest_member(renumber[labels]), expected)
+
+
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+def test_lcc_in_small_blocks_matches_one_block(name, graph, source, monkeypatch):
+    whole = lcc.lcc_coefficients(graph)
+    monkeypatch.setattr(lcc, "BLOCK_PATHS", 37)
+    assert np.array_equal(lcc.lcc_coefficients(graph), whole)
+    if not graph.directed:
+        import networkx as nx
+
+        csr = graph.out_csr
+        simple = nx.Graph()
+        simple.add_nodes_from(range(graph.num_vertices))
+        simple.add_edges_from(zip(csr.sources().tolist(), csr.targets.tolist()))
+        expected = nx.clustering(simple)
+        assert np.allclose(whole, [expected[v] for v in range(graph.num_vertices)])
