@@ -29,6 +29,7 @@ __all__ = [
     "DATA_DIR",
     "UNREACHABLE_DEPTH",
     "RELATIVE_TOLERANCE",
+    "VALUE_COLUMNS",
     "Case",
     "GraphInput",
     "CASES",
@@ -52,6 +53,15 @@ RULES = {
     "lcc": "relative",
     "wcc": "equivalence",
 }
+#: The output column (of the SQL table function) that holds each algorithm's value.
+VALUE_COLUMNS = {
+    "bfs": "depth",
+    "cdlp": "label",
+    "pagerank": "rank",
+    "sssp": "distance",
+    "lcc": "coefficient",
+    "wcc": "component",
+}
 #: Algorithms whose outputs report reachable vertices only.
 REACHABILITY = ("bfs", "sssp")
 
@@ -70,6 +80,10 @@ class Case:
     @property
     def rule(self) -> str:
         return RULES[self.algorithm]
+
+    @property
+    def value_column(self) -> str:
+        return VALUE_COLUMNS[self.algorithm]
 
     @property
     def weighted(self) -> bool:

@@ -30,8 +30,7 @@ def _run_case(case: Case) -> dict[int, float]:
     for column in algorithm.columns:
         if column.vertex:
             columns[column.name] = ids[columns[column.name]]
-    value = algorithm.columns[1].name
-    return dict(zip(columns["vertex"].tolist(), columns[value].tolist()))
+    return dict(zip(columns["vertex"].tolist(), columns[case.value_column].tolist()))
 
 
 def test_every_case_of_the_suite_is_listed():
