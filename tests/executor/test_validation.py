@@ -118,3 +118,11 @@ def test_bad_option_values(name, options, message):
 def test_required_parameters_are_declared_required():
     assert REGISTRY["khop"].param("k").required
     assert REGISTRY["shortest_path"].param("target").required
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("name", ["wcc", "pagerank", "cdlp", "lcc"])
+def test_graph_without_vertices_gives_empty_results(name, directed):
+    empty = np.zeros(0, dtype=np.int64)
+    columns = run_cpu(name, Graph.from_edges(empty, empty, 0, directed=directed))
+    assert all(len(col) == 0 for col in columns.values())
