@@ -79,16 +79,6 @@ class Workload:
         return len(self.src)
 
 
-def best_of(run: Callable[[], Any], repeats: int) -> tuple[float, float]:
-    """(first call, best of ``repeats`` calls) in seconds."""
-    times = []
-    for _ in range(max(1, repeats)):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return times[0], min(times)
-
-
 # --- contenders -----------------------------------------------------------------------------
 
 
@@ -191,11 +181,25 @@ def networkx_peer(work: Workload) -> dict[str, Callable[[], Any]] | None:
 # --- running and reporting ------------------------------------------------------------------
 
 
-def measure(contenders: dict[str, Callable[[], Any]] | None, repeats: int) -> dict[str, dict]:
-    results: dict[str, dict] = {}
-    for name, run in (contenders or {}).items():
-        first, best = best_of(run, repeats)
-        results[name] = {"first_s": first, "best_s": best}
+def race(
+    contenders: dict[str, dict[str, Callable[[], Any]] | None], repeats: int, once: tuple = ()
+) -> dict[str, dict[str, dict]]:
+    """Time every contender's tasks, interleaved: repeat r of a task runs for all contenders
+    before repeat r + 1, so a change in machine load hits them alike. Contenders in ``once``
+    run each task a single time (networkx). Returns contender -> task -> first/best seconds.
+    """
+    results: dict[str, dict[str, dict]] = {name: {} for name in contenders}
+    tasks = dict.fromkeys(t for tasks in contenders.values() for t in (tasks or {}))
+    for task in tasks:
+        for r in range(max(1, repeats)):
+            for name, table in contenders.items():
+                if not table or task not in table or (name in once and r > 0):
+                    continue
+                start = time.perf_counter()
+                table[task]()
+                seconds = time.perf_counter() - start
+                entry = results[name].setdefault(task, {"first_s": seconds, "best_s": seconds})
+                entry["best_s"] = min(entry["best_s"], seconds)
     return results
 
 
@@ -209,15 +213,15 @@ def grid_workload(side: int) -> Workload:
     return Workload(f"grid{side}x{side}", src, dst, side * side, False, 0)
 
 
-def main_table(workloads: list[Workload], repeats: int, mine_by_graph: dict) -> list[dict]:
-    """Ours against scipy and igraph; our timings also go into ``mine_by_graph``."""
+def main_table(workloads: list[Workload], repeats: int) -> list[dict]:
+    """Ours against scipy and igraph, one row per graph and algorithm."""
     rows = []
     for work in workloads:
-        log(f"{work.name}: {work.n} vertices, {work.edges} edges; timing")
-        mine = mine_by_graph[work.name] = measure(ours(work), repeats)
-        sci = measure(scipy_peer(work), repeats)
-        log(f"{work.name}: building the igraph graph")
-        igr = measure(igraph_peer(work), repeats)
+        log(f"{work.name}: {work.n} vertices, {work.edges} edges; building the peers' graphs")
+        contenders = {"ours": ours(work), "scipy": scipy_peer(work), "igraph": igraph_peer(work)}
+        log(f"{work.name}: timing")
+        timed = race(contenders, repeats)
+        mine, sci, igr = timed["ours"], timed["scipy"], timed["igraph"]
         if "wcc (strong, symmetric)" in sci:
             sci["wcc"] = min(sci.pop("wcc (strong, symmetric)"), sci["wcc"], key=lambda r: r["best_s"])
         for algorithm in ALGORITHMS:
@@ -238,13 +242,14 @@ def main_table(workloads: list[Workload], repeats: int, mine_by_graph: dict) -> 
     return rows
 
 
-def networkx_table(workloads: list[Workload], repeats: int, mine_by_graph: dict) -> list[dict]:
-    """Ours against networkx (one run each); reuses our timings of a graph already measured."""
+def networkx_table(workloads: list[Workload], repeats: int) -> list[dict]:
+    """Ours against networkx (one run each), timed side by side on the same graphs."""
     rows = []
     for work in workloads:
         log(f"{work.name}: networkx (one run each)")
-        nxr = measure(networkx_peer(work), 1)
-        mine = mine_by_graph.get(work.name) or measure(ours(work), repeats)
+        timed = race({"ours": ours(work), "networkx": networkx_peer(work)}, repeats,
+                     once=("networkx",))
+        mine, nxr = timed["ours"], timed["networkx"]
         for algorithm in ALGORITHMS:
             if algorithm in nxr:
                 ratio = nxr[algorithm]["best_s"] / mine[algorithm]["best_s"]
@@ -302,16 +307,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     log("generating graphs")
-    mine: dict[str, dict] = {}
     big = [rmat_workload(args.scale, args.edge_factor), grid_workload(args.grid)]
-    rows = main_table(big, args.repeats, mine)
+    rows = main_table(big, args.repeats)
     known = {w.name: w for w in big}
     side = args.nx_grid
     small = [
         known.get(f"rmat{args.nx_scale}") or rmat_workload(args.nx_scale, args.edge_factor),
         known.get(f"grid{side}x{side}") or grid_workload(side),
     ]
-    nx_rows = networkx_table(small, args.repeats, mine)
+    nx_rows = networkx_table(small, args.repeats)
     print(render(rows, nx_rows))
     if args.out:
         args.out.write_text(json.dumps({

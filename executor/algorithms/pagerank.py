@@ -26,13 +26,14 @@ __all__ = ["pagerank_ranks", "transition_matrix"]
 
 
 def transition_matrix(graph: Graph, damping: float = 1.0) -> tuple[sp.csr_matrix, np.ndarray]:
-    """The pull matrix M (M[v, u] = damping/outdeg(u) per edge u->v) and the dangling vertices.
+    """The pull matrix M (M[v, u] = damping/outdeg(u) per edge u->v) and the dangling mask.
 
     Cached on the graph for the damping factor last asked for: it depends only on the topology,
     and folding the damping into it saves a pass over the rank vector in every iteration.
     """
     holder = cached(graph, "pagerank:transition", dict)
-    if damping not in holder:
+    entry = holder.get(damping)
+    if entry is None:
         n = graph.num_vertices
         out_deg = graph.out_csr.degrees()
         scale = np.zeros(n, dtype=np.float64)
@@ -40,9 +41,10 @@ def transition_matrix(graph: Graph, damping: float = 1.0) -> tuple[sp.csr_matrix
         scale[nz] = damping / out_deg[nz]
         indptr, sources = index_pair(graph, "in")  # in-CSR targets are the edges' sources
         m = sp.csr_matrix((scale[sources], sources, indptr), shape=(n, n), copy=False)
+        entry = (m, ~nz)
         holder.clear()  # one damping at a time: the matrix is as large as the graph
-        holder[damping] = (m, np.flatnonzero(~nz))
-    return holder[damping]
+        holder[damping] = entry
+    return entry
 
 
 def pagerank_ranks(
