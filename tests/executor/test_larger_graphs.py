@@ -48,13 +48,15 @@ def hop_distances(graph: Graph, source: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
-@pytest.mark.parametrize("strategy", ["compiled-walk", "numpy-frontier"])
+@pytest.mark.parametrize("strategy", ["compiled-walk", "compiled-walk-in-chunks", "numpy-frontier"])
 @pytest.mark.parametrize("max_depth", [None, 0, 1, 3, 25])
 def test_bfs_depths_match_scipy(name, graph, source, strategy, max_depth, monkeypatch):
     if strategy == "numpy-frontier":
         monkeypatch.setattr(bfs, "FRONTIER_EDGE_FLOOR", 1 << 40)
     else:
         monkeypatch.setattr(bfs, "FRONTIER_EDGE_FLOOR", -1)
+    if strategy == "compiled-walk-in-chunks":
+        monkeypatch.setattr(bfs, "POSITION_CHUNK", 7)
     out = run_cpu("bfs", graph, source=source, max_depth=max_depth)
     dist = hop_distances(graph, source)
     if max_depth is not None:
