@@ -75,13 +75,17 @@ def pagerank_ranks(
         return np.zeros(0), 0
     m, dangling = transition_matrix(graph, damping)
     # As 0/1 floats the dangling sum is one dot product: 20x faster than a boolean gather.
-    dangling_weight = cached(graph, "pagerank:dangling", lambda: dangling.astype(np.float64))
+    dangling_weight = cached(
+        graph, "pagerank:dangling", lambda: dangling.astype(np.float64) if dangling.any() else None
+    )
     rank = np.full(n, 1.0 / n)
     new = np.empty(n)
     teleport = (1.0 - damping) / n
     iterations = 0
     for _ in range(max_iterations):
-        spread = damping * float(np.dot(rank, dangling_weight)) / n
+        spread = 0.0
+        if dangling_weight is not None:
+            spread = damping * float(np.dot(rank, dangling_weight)) / n
         # new = teleport + spread + M @ rank (damping is inside M), with no allocation
         new.fill(teleport + spread)
         if _csr_matvec_accumulate is not None:
