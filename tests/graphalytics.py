@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "CASES",
     "DATA_DIR",
-    "UNREACHABLE_DEPTH",
     "RELATIVE_TOLERANCE",
+    "UNREACHABLE_DEPTH",
     "VALUE_COLUMNS",
     "Case",
     "GraphInput",
-    "CASES",
-    "load_input",
-    "load_expected",
     "compare",
+    "load_expected",
+    "load_input",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "graphalytics"
@@ -113,21 +113,37 @@ def _cases() -> tuple[Case, ...]:
         "bfs": ("bfs", {"dir": {"source": 1}, "undir": {"source": 1}}),
         "cdlp": ("cdlp", {"dir": {"max_iterations": 5}, "undir": {"max_iterations": 5}}),
         "lcc": ("lcc", {"dir": {}, "undir": {}}),
-        "pagerank": ("pr", {"dir": {"damping": 0.85, "max_iterations": 14},
-                            "undir": {"damping": 0.85, "max_iterations": 26}}),
+        "pagerank": (
+            "pr",
+            {
+                "dir": {"damping": 0.85, "max_iterations": 14},
+                "undir": {"damping": 0.85, "max_iterations": 26},
+            },
+        ),
         "sssp": ("sssp", {"dir": {"source": 1}, "undir": {"source": 1}}),
         "wcc": ("wcc", {"dir": {}, "undir": {}}),
     }
     for algorithm, (folder, by_kind) in folders.items():
         for kind, params in by_kind.items():
             cases.append(
-                Case(f"{folder}-{kind}", algorithm, kind == "dir",
-                     _inputs(algorithm, f"{folder}/{kind}-input", f"{folder}/{kind}-input"),
-                     f"{folder}/{kind}-output", dict(params))
+                Case(
+                    f"{folder}-{kind}",
+                    algorithm,
+                    kind == "dir",
+                    _inputs(algorithm, f"{folder}/{kind}-input", f"{folder}/{kind}-input"),
+                    f"{folder}/{kind}-output",
+                    dict(params),
+                )
             )
     # The example graphs: one output file per algorithm; sources differ per graph.
-    suffix = {"bfs": "BFS", "cdlp": "CDLP", "lcc": "LCC", "pagerank": "PR", "sssp": "SSSP",
-              "wcc": "WCC"}
+    suffix = {
+        "bfs": "BFS",
+        "cdlp": "CDLP",
+        "lcc": "LCC",
+        "pagerank": "PR",
+        "sssp": "SSSP",
+        "wcc": "WCC",
+    }
     for kind, source in (("directed", 1), ("undirected", 2)):
         example_params = {
             "bfs": {"source": source},
@@ -139,9 +155,14 @@ def _cases() -> tuple[Case, ...]:
         }
         for algorithm, params in example_params.items():
             cases.append(
-                Case(f"example-{kind}-{algorithm}", algorithm, kind == "directed",
-                     _inputs(algorithm, f"example/example-{kind}-input", f"example/example-{kind}"),
-                     f"example/example-{kind}-{suffix[algorithm]}", dict(params))
+                Case(
+                    f"example-{kind}-{algorithm}",
+                    algorithm,
+                    kind == "directed",
+                    _inputs(algorithm, f"example/example-{kind}-input", f"example/example-{kind}"),
+                    f"example/example-{kind}-{suffix[algorithm]}",
+                    dict(params),
+                )
             )
     return tuple(cases)
 

@@ -32,20 +32,21 @@ import json
 import platform
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import scipy
 import scipy.sparse as sp
-import scipy.sparse.csgraph as csgraph
+from scipy.sparse import csgraph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from executor.algorithms import REGISTRY  # noqa: E402
-from executor.graph import Graph  # noqa: E402
-from graphdb.generators import grid, random_weights, rmat  # noqa: E402
+from executor.algorithms import REGISTRY
+from executor.graph import Graph
+from graphdb.generators import grid, random_weights, rmat
 
 ALGORITHMS = ("bfs", "sssp", "wcc", "pagerank")
 PAGERANK_ITERATIONS = 20
@@ -67,12 +68,19 @@ class Workload:
     def __post_init__(self) -> None:
         w = random_weights(len(self.src), seed=0)
         self.weights = w
-        self.graph = Graph.from_edges(self.src, self.dst, self.n, directed=self.directed,
-                                      name=self.name)
-        self.weighted = Graph.from_edges(self.src, self.dst, self.n, directed=self.directed,
-                                         weights=w, name=self.name + "-weighted")
+        self.graph = Graph.from_edges(
+            self.src, self.dst, self.n, directed=self.directed, name=self.name
+        )
+        self.weighted = Graph.from_edges(
+            self.src,
+            self.dst,
+            self.n,
+            directed=self.directed,
+            weights=w,
+            name=self.name + "-weighted",
+        )
         for g in (self.graph, self.weighted):  # the stored topology: out- and in-CSR
-            g.out_csr, g.in_csr
+            _ = g.out_csr, g.in_csr
 
     @property
     def edges(self) -> int:
@@ -127,8 +135,9 @@ def scipy_peer(work: Workload) -> dict[str, Callable[[], Any]]:
         return x
 
     peers = {
-        "bfs": lambda: csgraph.breadth_first_order(unit, work.source, directed=True,
-                                                   return_predecessors=False),
+        "bfs": lambda: csgraph.breadth_first_order(
+            unit, work.source, directed=True, return_predecessors=False
+        ),
         "sssp": lambda: csgraph.dijkstra(weighted, directed=True, indices=work.source),
         "wcc": wcc,
         "pagerank": matvec_loop,
@@ -223,18 +232,23 @@ def main_table(workloads: list[Workload], repeats: int) -> list[dict]:
         timed = race(contenders, repeats)
         mine, sci, igr = timed["ours"], timed["scipy"], timed["igraph"]
         if "wcc (strong, symmetric)" in sci:
-            sci["wcc"] = min(sci.pop("wcc (strong, symmetric)"), sci["wcc"], key=lambda r: r["best_s"])
+            sci["wcc"] = min(
+                sci.pop("wcc (strong, symmetric)"), sci["wcc"], key=lambda r: r["best_s"]
+            )
         for algorithm in ALGORITHMS:
             peers = {"scipy": sci[algorithm]["best_s"]}
             if algorithm in igr and algorithm != "pagerank":  # PRPACK solves, not 20 iterations
                 peers["igraph"] = igr[algorithm]["best_s"]
             bar_name = min(peers, key=peers.get)
             row = {
-                "graph": work.name, "algorithm": algorithm,
-                "ours_s": mine[algorithm]["best_s"], "ours_first_s": mine[algorithm]["first_s"],
+                "graph": work.name,
+                "algorithm": algorithm,
+                "ours_s": mine[algorithm]["best_s"],
+                "ours_first_s": mine[algorithm]["first_s"],
                 "scipy_s": sci[algorithm]["best_s"],
                 "igraph_s": igr.get(algorithm, {}).get("best_s"),
-                "bar": bar_name, "bar_s": peers[bar_name],
+                "bar": bar_name,
+                "bar_s": peers[bar_name],
             }
             row["ratio"] = row["ours_s"] / row["bar_s"]
             row["met"] = row["ratio"] <= 1.0
@@ -247,17 +261,23 @@ def networkx_table(workloads: list[Workload], repeats: int) -> list[dict]:
     rows = []
     for work in workloads:
         log(f"{work.name}: networkx (one run each)")
-        timed = race({"ours": ours(work), "networkx": networkx_peer(work)}, repeats,
-                     once=("networkx",))
+        timed = race(
+            {"ours": ours(work), "networkx": networkx_peer(work)}, repeats, once=("networkx",)
+        )
         mine, nxr = timed["ours"], timed["networkx"]
         for algorithm in ALGORITHMS:
             if algorithm in nxr:
                 ratio = nxr[algorithm]["best_s"] / mine[algorithm]["best_s"]
-                rows.append({
-                    "graph": work.name, "algorithm": algorithm,
-                    "ours_s": mine[algorithm]["best_s"], "networkx_s": nxr[algorithm]["best_s"],
-                    "speedup": ratio, "met": ratio >= 50,
-                })
+                rows.append(
+                    {
+                        "graph": work.name,
+                        "algorithm": algorithm,
+                        "ours_s": mine[algorithm]["best_s"],
+                        "networkx_s": nxr[algorithm]["best_s"],
+                        "speedup": ratio,
+                        "met": ratio >= 50,
+                    }
+                )
     return rows
 
 
@@ -267,8 +287,10 @@ def fmt(seconds: float | None) -> str:
 
 def render(rows: list[dict], nx_rows: list[dict]) -> str:
     lines = [
-        "| graph | algorithm | ours (s) | ours, 1st call (s) | scipy (s) | igraph (s) "
-        "| ours / faster peer | target met |",
+        (
+            "| graph | algorithm | ours (s) | ours, 1st call (s) | scipy (s) | igraph (s) "
+            "| ours / faster peer | target met |"
+        ),
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -318,13 +340,23 @@ def main(argv: list[str] | None = None) -> int:
     nx_rows = networkx_table(small, args.repeats)
     print(render(rows, nx_rows))
     if args.out:
-        args.out.write_text(json.dumps({
-            "machine": {"python": platform.python_version(), "numpy": np.__version__,
-                        "scipy": scipy.__version__, "processor": platform.processor(),
-                        "cpus": __import__("os").cpu_count()},
-            "parameters": vars(args) | {"out": str(args.out)},
-            "results": rows, "networkx": nx_rows,
-        }, indent=2))
+        args.out.write_text(
+            json.dumps(
+                {
+                    "machine": {
+                        "python": platform.python_version(),
+                        "numpy": np.__version__,
+                        "scipy": scipy.__version__,
+                        "processor": platform.processor(),
+                        "cpus": __import__("os").cpu_count(),
+                    },
+                    "parameters": vars(args) | {"out": str(args.out)},
+                    "results": rows,
+                    "networkx": nx_rows,
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

@@ -15,11 +15,12 @@ the entry point still exists and falls back to the public API when a scipy relea
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.csgraph as csgraph
+from scipy.sparse import csgraph
 
 from ..errors import InvalidArgument
 from ..graph import CSR, Graph
@@ -30,13 +31,13 @@ except ImportError:  # pragma: no cover - depends on the scipy release
     _scipy_traversal = None
 
 __all__ = [
+    "breadth_first_order",
     "cached",
+    "edge_weights",
     "index_pair",
     "scipy_matrix",
-    "edge_weights",
-    "breadth_first_order",
-    "walk_from",
     "vertex_range",
+    "walk_from",
     "weak_component_labels",
 ]
 
@@ -97,8 +98,7 @@ def edge_weights(graph: Graph, weight: str | None, algorithm: str) -> np.ndarray
         )
     if weight.lower() != "weight":
         raise InvalidArgument(
-            f"{algorithm}(): graph '{graph.name}' has no edge column {weight!r}; "
-            "available: weight"
+            f"{algorithm}(): graph '{graph.name}' has no edge column {weight!r}; available: weight"
         )
     return csr.weights
 

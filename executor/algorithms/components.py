@@ -21,7 +21,7 @@ from ..graph import Graph
 from ._csgraph import SCIPY_NULL, index_pair, walk_from, weak_component_labels
 from .registry import Algorithm, AlgorithmOutput, Column, register
 
-__all__ = ["wcc_components", "smallest_member"]
+__all__ = ["smallest_member", "wcc_components"]
 
 #: Undirected graphs with more components than this (isolated vertices aside) use the general
 #: component search: each walk costs a Python call.

@@ -14,6 +14,8 @@ intermediate product stays bounded on large graphs with hubs.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pyarrow as pa
 import scipy.sparse as sp
@@ -61,7 +63,7 @@ def lcc_coefficients(graph: Graph) -> np.ndarray:
     paths = np.cumsum(neighbours @ np.diff(directed.indptr))  # two-step paths up to each row
     cuts = np.searchsorted(paths, np.arange(BLOCK_PATHS, paths[-1] if n else 0, BLOCK_PATHS))
     bounds = np.unique(np.concatenate([[0], cuts + 1, [n]]).clip(0, n))
-    for start, end in zip(bounds[:-1], bounds[1:]):
+    for start, end in pairwise(bounds):
         block = neighbours[start:end]
         closed[start:end] = (block @ directed).multiply(block).sum(axis=1).ravel()
     coefficient = np.zeros(n, dtype=np.float64)
@@ -73,8 +75,10 @@ def lcc_coefficients(graph: Graph) -> np.ndarray:
 
 def _lcc_cpu(graph: Graph) -> AlgorithmOutput:
     return AlgorithmOutput(
-        {"vertex": np.arange(graph.num_vertices, dtype=np.int64),
-         "coefficient": lcc_coefficients(graph)},
+        {
+            "vertex": np.arange(graph.num_vertices, dtype=np.int64),
+            "coefficient": lcc_coefficients(graph),
+        },
         {},
     )
 

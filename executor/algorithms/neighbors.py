@@ -56,8 +56,13 @@ NEIGHBORS = register(
         name="neighbors",
         params=(
             Param("vertex", "vertex", doc="whose neighbours"),
-            Param("direction", "str", default="out", choices=("out", "in", "both"),
-                  doc="follow out-edges, in-edges or both"),
+            Param(
+                "direction",
+                "str",
+                default="out",
+                choices=("out", "in", "both"),
+                doc="follow out-edges, in-edges or both",
+            ),
         ),
         columns=(Column("neighbor", pa.int64(), vertex=True),),
         cpu=_neighbors_cpu,

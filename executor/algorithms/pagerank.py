@@ -116,8 +116,13 @@ PAGERANK = register(
         params=(
             Param("damping", "float", default=0.85, minimum=0.0, maximum=1.0),
             Param("max_iterations", "int", default=20, minimum=0),
-            Param("tolerance", "float", default=0.0, minimum=0.0,
-                  doc="stop when the L1 change of an iteration is below this (0: never)"),
+            Param(
+                "tolerance",
+                "float",
+                default=0.0,
+                minimum=0.0,
+                doc="stop when the L1 change of an iteration is below this (0: never)",
+            ),
         ),
         columns=(Column("vertex", pa.int64(), vertex=True), Column("rank", pa.float64())),
         cpu=_pagerank_cpu,

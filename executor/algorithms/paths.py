@@ -14,9 +14,11 @@ exists at all the BFS says so and no Dijkstra runs.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pyarrow as pa
-import scipy.sparse.csgraph as csgraph
+from scipy.sparse import csgraph
 
 from ..graph import CSR, Graph
 from ._csgraph import SCIPY_NULL, check_non_negative, edge_weights, scipy_matrix
@@ -131,8 +133,11 @@ def dijkstra_path(
     # Slack for summation order: Dijkstra may add the same weights in another order.
     limit = np.nextafter(bound * (1 + 1e-9), np.inf)
     dist, pred = csgraph.dijkstra(
-        scipy_matrix(graph, weights), directed=True, indices=source,
-        return_predecessors=True, limit=limit,
+        scipy_matrix(graph, weights),
+        directed=True,
+        indices=source,
+        return_predecessors=True,
+        limit=limit,
     )
     path = [target]
     while path[-1] != source:
@@ -148,7 +153,7 @@ def _path_weight(graph: Graph, path: list[int], weights: np.ndarray) -> float:
     """Weight of a vertex path, taking the lightest of parallel edges at each step."""
     csr = graph.out_csr
     total = 0.0
-    for u, v in zip(path[:-1], path[1:]):
+    for u, v in pairwise(path):
         lo, hi = csr.offsets[u], csr.offsets[u + 1]
         total += float(weights[lo:hi][csr.targets[lo:hi] == v].min())
     return total
@@ -187,8 +192,12 @@ SHORTEST_PATH = register(
         params=(
             Param("source", "vertex", doc="first vertex of the path"),
             Param("target", "vertex", doc="last vertex of the path"),
-            Param("weight", "str", default=None,
-                  doc="edge weight column; NULL: the graph's weights if any, else hop counts"),
+            Param(
+                "weight",
+                "str",
+                default=None,
+                doc="edge weight column; NULL: the graph's weights if any, else hop counts",
+            ),
         ),
         columns=(
             Column("step", pa.int64()),

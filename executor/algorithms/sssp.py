@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import scipy.sparse.csgraph as csgraph
+from scipy.sparse import csgraph
 
 from ..errors import InvalidArgument
 from ..graph import Graph
@@ -135,8 +135,12 @@ SSSP = register(
         name="sssp",
         params=(
             Param("source", "vertex", doc="vertex to start from"),
-            Param("weight", "str", default=None,
-                  doc="edge weight column; NULL: the graph's weights if any, else hop counts"),
+            Param(
+                "weight",
+                "str",
+                default=None,
+                doc="edge weight column; NULL: the graph's weights if any, else hop counts",
+            ),
         ),
         columns=(Column("vertex", pa.int64(), vertex=True), Column("distance", pa.float64())),
         cpu=_sssp_cpu,

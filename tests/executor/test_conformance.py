@@ -11,16 +11,20 @@ import pytest
 
 from executor.algorithms import REGISTRY
 from executor.graph import Graph
-from tests.graphalytics import CASES, Case, compare, load_input
 from tests.executor.support import run_cpu
+from tests.graphalytics import CASES, Case, compare, load_input
 
 
 def _run_case(case: Case) -> dict[int, float]:
     data = load_input(case)
     ids = data.vertices  # sorted: internal id i is the i-th smallest user id
     graph = Graph.from_edges(
-        np.searchsorted(ids, data.src), np.searchsorted(ids, data.dst), len(ids),
-        directed=data.directed, weights=data.weights, name=case.name,
+        np.searchsorted(ids, data.src),
+        np.searchsorted(ids, data.dst),
+        len(ids),
+        directed=data.directed,
+        weights=data.weights,
+        name=case.name,
     )
     options = dict(case.params)
     if "source" in options:
@@ -38,7 +42,9 @@ def test_every_case_of_the_suite_is_listed():
     from tests.graphalytics import DATA_DIR
 
     on_disk = {
-        str(p.relative_to(DATA_DIR)) for p in DATA_DIR.rglob("*") if p.is_file() and p.suffix != ".md"
+        str(p.relative_to(DATA_DIR))
+        for p in DATA_DIR.rglob("*")
+        if p.is_file() and p.suffix != ".md"
     }
     assert on_disk == listed
     assert len(CASES) == 24

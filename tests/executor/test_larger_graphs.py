@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import scipy.sparse.csgraph as csgraph
+from scipy.sparse import csgraph
 
 from executor.algorithms import _csgraph, bfs, components, lcc, pagerank
 from executor.graph import Graph
@@ -71,11 +71,19 @@ def test_bfs_depths_match_scipy(name, graph, source, strategy, max_depth, monkey
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
 def test_sssp_and_shortest_path_match_scipy(name, graph, source):
     weights = random_weights(graph.out_csr.num_edges, seed=5)
-    weighted = Graph(graph.name, graph.num_vertices, graph.num_edges, graph.directed, True,
-                     lambda: _with_weights(graph, weights))
+    weighted = Graph(
+        graph.name,
+        graph.num_vertices,
+        graph.num_edges,
+        graph.directed,
+        True,
+        lambda: _with_weights(graph, weights),
+    )
     out = run_cpu("sssp", weighted, source=source)
     dist = csgraph.dijkstra(
-        sp.csr_matrix((weights, graph.out_csr.targets, graph.out_csr.offsets), shape=(graph.num_vertices,) * 2),
+        sp.csr_matrix(
+            (weights, graph.out_csr.targets, graph.out_csr.offsets), shape=(graph.num_vertices,) * 2
+        ),
         indices=source,
     )
     reached = np.flatnonzero(np.isfinite(dist))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from itertools import pairwise
 
 import networkx as nx
 import numpy as np
@@ -127,7 +128,7 @@ def test_shortest_path_is_a_shortest_path(case: Case, data):
     for u, v, w in case.arcs():
         lightest[(u, v)] = min(w if case.weighted else 1.0, lightest.get((u, v), math.inf))
     walked = [0.0]
-    for u, v in zip(path[:-1], path[1:]):
+    for u, v in pairwise(path):
         assert (u, v) in lightest, f"{u}->{v} is not an edge"
         walked.append(walked[-1] + lightest[(u, v)])
     assert out["distance"] == pytest.approx(walked)
@@ -139,7 +140,9 @@ def test_shortest_path_is_a_shortest_path(case: Case, data):
 def test_neighbors_lists_every_incident_edge(case: Case, data):
     vertex = data.draw(st.integers(0, case.n - 1))
     direction = data.draw(st.sampled_from(["out", "in", "both"]))
-    got = Counter(run_cpu("neighbors", case.graph, vertex=vertex, direction=direction)["neighbor"].tolist())
+    got = Counter(
+        run_cpu("neighbors", case.graph, vertex=vertex, direction=direction)["neighbor"].tolist()
+    )
     arcs = case.arcs()
     outs = Counter(v for u, v, _ in arcs if u == vertex)
     ins = Counter(u for u, v, _ in arcs if v == vertex)
@@ -158,7 +161,8 @@ def test_neighbors_lists_every_incident_edge(case: Case, data):
 def test_wcc_matches_networkx(case: Case):
     got = as_dict(run_cpu("wcc", case.graph), "vertex", "component")
     parts = (
-        nx.weakly_connected_components(case.nx) if case.directed
+        nx.weakly_connected_components(case.nx)
+        if case.directed
         else nx.connected_components(case.nx)
     )
     expected = {v: min(part) for part in parts for v in part}
@@ -185,7 +189,8 @@ def pagerank_reference(case: Case, damping: float, iterations: int) -> list[floa
 def test_pagerank_matches_slow_reference(case: Case, damping: float, iterations: int):
     got = as_dict(
         run_cpu("pagerank", case.graph, damping=damping, max_iterations=iterations),
-        "vertex", "rank",
+        "vertex",
+        "rank",
     )
     expected = pagerank_reference(case, damping, iterations)
     assert [got[v] for v in range(case.n)] == pytest.approx(expected, rel=1e-9, abs=1e-12)
