@@ -155,3 +155,26 @@ def test_lcc_in_small_blocks_matches_one_block(name, graph, source, monkeypatch)
         simple.add_edges_from(zip(csr.sources().tolist(), csr.targets.tolist()))
         expected = nx.clustering(simple)
         assert np.allclose(whole, [expected[v] for v in range(graph.num_vertices)])
+
+
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+def test_int64_targets_give_the_same_results(name, graph, source):
+    """A stored CSR may hold int64 targets (huge graphs); every algorithm must accept it."""
+    csr = graph.out_csr
+    wide = type(csr)(csr.offsets, csr.targets.astype(np.int64), None)
+    graph64 = Graph(
+        graph.name, graph.num_vertices, graph.num_edges, graph.directed, False, lambda: wide
+    )
+    for algorithm, options in [
+        ("bfs", {"source": source}),
+        ("khop", {"source": source, "k": 2}),
+        ("wcc", {}),
+        ("pagerank", {}),
+        ("cdlp", {"max_iterations": 3}),
+        ("lcc", {}),
+        ("shortest_path", {"source": source, "target": graph.num_vertices - 1}),
+    ]:
+        expected = run_cpu(algorithm, graph, **options)
+        got = run_cpu(algorithm, graph64, **options)
+        for column in expected:
+            assert np.allclose(got[column], expected[column]), (algorithm, column)
