@@ -121,7 +121,8 @@ def check_non_negative(weights: np.ndarray | None, graph: Graph, algorithm: str)
 def scipy_matrix(graph: Graph, weights: np.ndarray | None, direction: str = "out") -> sp.csr_matrix:
     """The out-CSR (or in-CSR) as a scipy ``csr_matrix`` with the given per-edge data.
 
-    ``weights`` aligned with the out-CSR; ``None`` gives unit data. Cached per data array.
+    ``weights`` are aligned with that CSR's targets (the graph's own weights are aligned with
+    the out-CSR); ``None`` gives unit data. Cached per data array.
     """
     indptr, indices = index_pair(graph, direction)
     n = graph.num_vertices

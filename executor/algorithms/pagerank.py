@@ -74,7 +74,10 @@ def pagerank_ranks(
     if n == 0:
         return np.zeros(0), 0
     m, dangling = transition_matrix(graph, damping)
-    # As 0/1 floats the dangling sum is one dot product: 20x faster than a boolean gather.
+    # As 0/1 floats the dangling sum is one dot product: 10x faster than a boolean gather.
+    # einsum, not np.dot: np.dot goes to OpenBLAS, whose worker threads keep spinning after
+    # the call and take the CPU from the matvec that follows (PageRank 1.4 s -> 2.5 s on R-MAT
+    # 20 on two cores).
     dangling_weight = cached(
         graph, "pagerank:dangling", lambda: dangling.astype(np.float64) if dangling.any() else None
     )
@@ -85,7 +88,7 @@ def pagerank_ranks(
     for _ in range(max_iterations):
         spread = 0.0
         if dangling_weight is not None:
-            spread = damping * float(np.dot(rank, dangling_weight)) / n
+            spread = damping * float(np.einsum("i,i->", rank, dangling_weight)) / n
         # new = teleport + spread + M @ rank (damping is inside M), with no allocation
         new.fill(teleport + spread)
         if _csr_matvec_accumulate is not None:
