@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support import ROOT
+from tests.support import ROOT
 
 LAYERS = ["storage", "catalog", "executor", "graphdb"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from ingest_helpers import load, snapshot, write_text
 
 from catalog import GraphExists, IngestError
+from tests.catalog.ingest_helpers import load, snapshot, write_text
 
 BAD = {
     # name: (file name, content, expected line, words in the message)

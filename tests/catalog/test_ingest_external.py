@@ -7,10 +7,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
-from ingest_helpers import adjacency, csr_of, load
 
 import catalog.csrbuild as csrbuild
 from catalog.csrbuild import build_csr
+from tests.catalog.ingest_helpers import adjacency, csr_of, load
 
 TINY = 1 << 20  # 1 MiB: tens of thousands of edges already spill and split into many buckets
 

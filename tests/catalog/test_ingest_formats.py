@@ -7,7 +7,8 @@ import gzip
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from ingest_helpers import edge_set, load, write_text
+
+from tests.catalog.ingest_helpers import edge_set, load, write_text
 
 EXPECTED = [(1, 2), (1, 3), (2, 3), (3, 1)]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from ingest_helpers import adjacency, edge_set, load, write_text
 
 from catalog import IngestError
+from tests.catalog.ingest_helpers import adjacency, edge_set, load, write_text
 
 
 def test_string_ids_sorted_and_mapped_back(tmp_path):

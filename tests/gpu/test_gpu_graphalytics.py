@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _gpu_graphs import DATA
 
 from executor.graph import Graph
+from tests.gpu._gpu_graphs import DATA
 
 pytestmark = pytest.mark.gpu
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _gpu_graphs import random_edges
 from scipy.sparse import csgraph
 
 from executor.graph import CSR, Graph
 from graphdb.generators import grid, rmat
+from tests.gpu._gpu_graphs import random_edges
 
 pytestmark = pytest.mark.gpu
 

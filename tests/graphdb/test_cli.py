@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from graphdb.cli import main
-from support import DATA, ROOT
+from tests.support import DATA, ROOT
 
 EXAMPLE = DATA / "graphalytics" / "example"
 

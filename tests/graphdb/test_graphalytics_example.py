@@ -7,7 +7,7 @@ import math
 import pytest
 
 import graphdb
-from support import DATA
+from tests.support import DATA
 
 EXAMPLE = DATA / "graphalytics" / "example"
 UNREACHABLE = 9223372036854775807

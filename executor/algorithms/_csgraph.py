@@ -1,0 +1,225 @@
+"""Shared plumbing for the CPU algorithms: per-graph caches and scipy.sparse.csgraph access.
+
+The compiled routines of :mod:`scipy.sparse.csgraph` want ``indptr`` and ``indices`` of one
+integer type and float64 data. Our CSR keeps int64 offsets and int32 targets, so every call of
+the public API would convert (copy) the index arrays, and the undirected/weak variants would
+also transpose the whole graph on every call although the graph already holds its in-edges.
+This module builds those forms once per graph and keeps them on the graph handle.
+
+It also wraps two private csgraph entry points (the breadth-first walk and the weakly connected
+components over an out/in pair). They are what the public functions call after converting their
+input; calling them directly skips the per-call conversion and transpose. Each wrapper checks that
+the entry point still exists and falls back to the public API when a scipy release changes it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+from ..errors import InvalidArgument
+from ..graph import CSR, Graph
+
+try:  # private, see the module docstring; every use has a public fallback
+    from scipy.sparse.csgraph import _traversal as _scipy_traversal
+except ImportError:  # pragma: no cover - depends on the scipy release
+    _scipy_traversal = None
+
+__all__ = [
+    "breadth_first_order",
+    "cached",
+    "edge_weights",
+    "index_pair",
+    "scipy_matrix",
+    "vertex_range",
+    "walk_from",
+    "weak_component_labels",
+]
+
+#: scipy's marker for "no vertex" in node lists and predecessor arrays.
+SCIPY_NULL = -9999
+
+_CACHE_ATTR = "_cpu_algorithm_cache"
+_CACHE_LOCK = threading.Lock()
+
+
+def cached(graph: Graph, key: str, build: Callable[[], Any]) -> Any:
+    """``build()`` once per graph handle and key; later calls return the same object.
+
+    Derived forms (int32 offsets, scipy matrices, transition matrices) are costly to build and
+    immutable, so they live as long as the graph handle does. The cache is keyed on the identity
+    of the graph's out-CSR, so a handle whose topology is reloaded never sees stale forms.
+    """
+    store = graph.__dict__.get(_CACHE_ATTR)
+    topology = graph.out_csr
+    if store is None or store.get("__topology__") is not topology:
+        with _CACHE_LOCK:
+            store = {"__topology__": topology}
+            graph.__dict__[_CACHE_ATTR] = store
+    if key not in store:
+        value = build()
+        with _CACHE_LOCK:
+            store.setdefault(key, value)
+    return store[key]
+
+
+def _index_pair_of(csr: CSR) -> tuple[np.ndarray, np.ndarray]:
+    if csr.num_edges < 2**31 - 1 and csr.targets.dtype == np.int32:
+        return csr.offsets.astype(np.int32), csr.targets
+    return csr.offsets, csr.targets.astype(np.int64)
+
+
+def index_pair(graph: Graph, direction: str = "out") -> tuple[np.ndarray, np.ndarray]:
+    """``(indptr, indices)`` of the out- or in-CSR with one integer type, as csgraph needs."""
+    if direction == "in" and not graph.directed:
+        direction = "out"
+    csr = graph.out_csr if direction == "out" else graph.in_csr
+    return cached(graph, f"index_pair:{direction}", lambda: _index_pair_of(csr))
+
+
+def edge_weights(graph: Graph, weight: str | None, algorithm: str) -> np.ndarray | None:
+    """Resolve a ``weight`` argument to the out-CSR's weights, or ``None`` for unit weights.
+
+    ``None`` means the graph's own weights when it has them, else unit weights. A named weight
+    needs a weighted graph; the only edge weight column is called ``weight``.
+    """
+    csr = graph.out_csr
+    if weight is None:
+        return csr.weights if graph.weighted else None
+    if not graph.weighted or csr.weights is None:
+        raise InvalidArgument(
+            f"{algorithm}(): graph '{graph.name}' has no edge weights, so weight => {weight!r} "
+            "cannot be used; leave weight NULL for hop counts"
+        )
+    if weight.lower() != "weight":
+        raise InvalidArgument(
+            f"{algorithm}(): graph '{graph.name}' has no edge column {weight!r}; available: weight"
+        )
+    return csr.weights
+
+
+def check_non_negative(weights: np.ndarray | None, graph: Graph, algorithm: str) -> None:
+    """Raise :class:`InvalidArgument` when a weighted traversal meets negative or NaN weights."""
+    if weights is None or weights.size == 0:
+        return
+
+    def scan() -> bool:
+        return bool(np.isnan(weights).any() or weights.min() < 0)
+
+    if cached(graph, f"bad_weights:{id(weights)}", scan):  # weights belong to the graph
+        raise InvalidArgument(
+            f"{algorithm}(): graph '{graph.name}' has negative (or NaN) edge weights; "
+            "shortest paths need weights >= 0"
+        )
+
+
+def scipy_matrix(graph: Graph, weights: np.ndarray | None, direction: str = "out") -> sp.csr_matrix:
+    """The out-CSR (or in-CSR) as a scipy ``csr_matrix`` with the given per-edge data.
+
+    ``weights`` are aligned with that CSR's targets (the graph's own weights are aligned with
+    the out-CSR); ``None`` gives unit data. Cached per data array.
+    """
+    indptr, indices = index_pair(graph, direction)
+    n = graph.num_vertices
+
+    def build() -> sp.csr_matrix:
+        data = np.ones(len(indices)) if weights is None else np.ascontiguousarray(weights, float)
+        return sp.csr_matrix((data, indices, indptr), shape=(n, n), copy=False)
+
+    key = f"matrix:{direction}:{'unit' if weights is None else id(weights)}"
+    return cached(graph, key, build)
+
+
+def breadth_first_order(graph: Graph, source: int) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices reachable from ``source`` in BFS order, and every vertex's BFS parent.
+
+    Returns ``(order, parent)``: ``order[0] == source``; ``parent`` has one entry per vertex,
+    :data:`SCIPY_NULL` where there is none (the source and unreached vertices). Within the order,
+    the parents' positions never decrease, which :func:`bfs.depths_from_order` relies on.
+    """
+    _, indices = index_pair(graph, "out")
+    n = graph.num_vertices
+    order = np.empty(n, dtype=indices.dtype)  # written before it is read
+    parent = np.full(n, SCIPY_NULL, dtype=indices.dtype)  # doubles as the visited mark
+    length = walk_from(graph, source, order, parent)
+    if length is not None:
+        return order[:length], parent
+    matrix = scipy_matrix(graph, None)
+    order, parent = csgraph.breadth_first_order(matrix, source, directed=True)
+    return order, parent
+
+
+def walk_from(graph: Graph, source: int, order: np.ndarray, parent: np.ndarray) -> int | None:
+    """scipy's compiled breadth-first walk into the caller's buffers.
+
+    Parameters
+    ----------
+    graph : Graph
+        Walked along its out-edges.
+    source : int
+        Start vertex.
+    order : numpy.ndarray
+        Receives the visited vertices in BFS order from index 0; needs room for all of them.
+    parent : numpy.ndarray
+        One entry per vertex, :data:`SCIPY_NULL` for "not visited yet"; receives each newly
+        visited vertex's parent. Vertices already marked are neither visited nor entered.
+
+    Returns
+    -------
+    int or None
+        How many vertices were visited (``order[:count]``), or ``None`` when this scipy has
+        no usable private walk (the caller then falls back to the public API).
+    """
+    walk = getattr(_scipy_traversal, "_breadth_first_directed", None)
+    if walk is None:
+        return None
+    indptr, indices = index_pair(graph, "out")
+    try:
+        return int(walk(source, indices, indptr, order, parent))
+    except (TypeError, ValueError):  # pragma: no cover - signature changed upstream
+        return None
+
+
+def _empty_csr(n: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(n + 1, dtype=dtype), np.zeros(0, dtype=dtype)
+
+
+def vertex_range(graph: Graph, dtype: np.dtype) -> np.ndarray:
+    """``arange(num_vertices)`` in ``dtype``, cached and read-only (scratch for scatters)."""
+
+    def build() -> np.ndarray:
+        ids = np.arange(graph.num_vertices, dtype=dtype)
+        ids.flags.writeable = False
+        return ids
+
+    return cached(graph, f"vertex_range:{np.dtype(dtype).str}", build)
+
+
+def weak_component_labels(graph: Graph) -> np.ndarray:
+    """A component number per vertex (weakly connected components), numbered arbitrarily.
+
+    The walk follows out- and in-edges together, so a directed graph needs no transpose beyond
+    the in-CSR it already holds; an undirected graph passes its one CSR as both.
+    """
+    n = graph.num_vertices
+    out_ptr, out_idx = index_pair(graph, "out")
+    if graph.directed:
+        in_ptr, in_idx = index_pair(graph, "in")
+    else:  # the out-CSR already holds both directions: an empty second list halves the scan
+        in_ptr, in_idx = cached(graph, "empty_csr", lambda: _empty_csr(n, out_idx.dtype))
+    walk = getattr(_scipy_traversal, "_connected_components_undirected", None)
+    if walk is not None:
+        labels = np.full(n, SCIPY_NULL, dtype=np.int32)
+        try:
+            walk(out_idx, out_ptr, in_idx, in_ptr, labels)
+            return labels
+        except (TypeError, ValueError):  # pragma: no cover - signature changed upstream
+            pass
+    matrix = scipy_matrix(graph, None)
+    _, labels = csgraph.connected_components(matrix, directed=True, connection="weak")
+    return labels

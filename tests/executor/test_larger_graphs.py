@@ -1,0 +1,180 @@
+"""The algorithms on graphs large enough to exercise every code path: many BFS levels, both
+BFS strategies, the fallbacks used when scipy's private routines are missing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+from executor.algorithms import _csgraph, bfs, components, lcc, pagerank
+from executor.graph import Graph
+from graphdb.generators import grid, random_weights, rmat
+from tests.executor.support import run_cpu
+
+
+def reference_matrix(graph: Graph, weights=None) -> sp.csr_matrix:
+    """A fresh scipy matrix straight from the edges, independent of the engine's caches."""
+    csr = graph.out_csr
+    data = np.ones(csr.num_edges) if weights is None else weights
+    coo = sp.coo_matrix((data, (csr.sources(), csr.targets)), shape=(graph.num_vertices,) * 2)
+    return coo.tocsr()  # sums duplicates: fine for reachability, not used for weights
+
+
+def graphs():
+    src, dst = grid(30, 40)
+    yield "grid", Graph.from_edges(src, dst, 1200, directed=False), 0
+    src, dst = rmat(11, 8, seed=3)
+    yield "rmat-directed", Graph.from_edges(src, dst, 2048, directed=True), int(src[0])
+    yield "rmat-undirected", Graph.from_edges(src, dst, 2048, directed=False), int(src[1])
+    rng = np.random.default_rng(7)  # sparse random graph: many small components
+    src, dst = rng.integers(0, 3000, 2500), rng.integers(0, 3000, 2500)
+    yield "sparse", Graph.from_edges(src, dst, 3000, directed=True), int(src[0])
+    yield "sparse-undirected", Graph.from_edges(src, dst, 3000, directed=False), int(src[0])
+    src, dst = grid(3, 50)  # three strips, 2 isolated vertices at the end
+    keep = (src // 50) == (dst // 50)
+    yield "strips", Graph.from_edges(src[keep], dst[keep], 152, directed=False), 0
+
+
+GRAPHS = list(graphs())
+IDS = [g[0] for g in GRAPHS]
+
+
+def hop_distances(graph: Graph, source: int) -> np.ndarray:
+    return csgraph.shortest_path(
+        reference_matrix(graph), method="D", unweighted=True, indices=source, directed=True
+    )
+
+
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+@pytest.mark.parametrize("strategy", ["compiled-walk", "compiled-walk-in-chunks", "numpy-frontier"])
+@pytest.mark.parametrize("max_depth", [None, 0, 1, 3, 25])
+def test_bfs_depths_match_scipy(name, graph, source, strategy, max_depth, monkeypatch):
+    if strategy == "numpy-frontier":
+        monkeypatch.setattr(bfs, "FRONTIER_EDGE_FLOOR", 1 << 40)
+    else:
+        monkeypatch.setattr(bfs, "FRONTIER_EDGE_FLOOR", -1)
+    if strategy == "compiled-walk-in-chunks":
+        monkeypatch.setattr(bfs, "POSITION_CHUNK", 7)
+    out = run_cpu("bfs", graph, source=source, max_depth=max_depth)
+    dist = hop_distances(graph, source)
+    if max_depth is not None:
+        dist[dist > max_depth] = np.inf
+    reached = np.flatnonzero(np.isfinite(dist))
+    order = np.argsort(out["vertex"])
+    assert np.array_equal(out["vertex"][order], reached)
+    assert np.array_equal(out["depth"][order], dist[reached].astype(np.int64))
+    assert np.all(np.diff(out["depth"]) >= 0), "rows come in BFS order"
+
+
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+def test_sssp_and_shortest_path_match_scipy(name, graph, source):
+    weights = random_weights(graph.out_csr.num_edges, seed=5)
+    weighted = Graph(
+        graph.name,
+        graph.num_vertices,
+        graph.num_edges,
+        graph.directed,
+        True,
+        lambda: _with_weights(graph, weights),
+    )
+    out = run_cpu("sssp", weighted, source=source)
+    dist = csgraph.dijkstra(
+        sp.csr_matrix(
+            (weights, graph.out_csr.targets, graph.out_csr.offsets), shape=(graph.num_vertices,) * 2
+        ),
+        indices=source,
+    )
+    reached = np.flatnonzero(np.isfinite(dist))
+    order = np.argsort(out["vertex"])
+    assert np.array_equal(out["vertex"][order], reached)
+    assert np.allclose(out["distance"][order], dist[reached])
+    for target in reached[:: max(1, len(reached) // 7)]:
+        path = run_cpu("shortest_path", weighted, source=source, target=int(target))
+        assert path["vertex"][0] == source and path["vertex"][-1] == target
+        assert path["distance"][-1] == pytest.approx(dist[target])
+        hops = run_cpu("shortest_path", graph, source=source, target=int(target))
+        assert len(hops["vertex"]) - 1 == hop_distances(graph, source)[target]
+
+
+def _with_weights(graph: Graph, weights: np.ndarray):
+    csr = graph.out_csr
+    return type(csr)(csr.offsets, csr.targets, weights)
+
+
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+@pytest.mark.parametrize("max_walks", [64, 1, 0])
+def test_wcc_matches_scipy(name, graph, source, max_walks, monkeypatch):
+    monkeypatch.setattr(components, "MAX_WALKS", max_walks)
+    count, labels = csgraph.connected_components(reference_matrix(graph), connection="weak")
+    out = run_cpu("wcc", graph)
+    smallest = np.full(count, graph.num_vertices)
+    np.minimum.at(smallest, labels, np.arange(graph.num_vertices))
+    assert np.array_equal(out["component"], smallest[labels])
+
+
+def test_fallbacks_without_scipy_private_routines(monkeypatch):
+    """With the private entry points gone, the public scipy API gives the same answers."""
+    cases = [(g, s) for _, g, s in GRAPHS]
+    before = [
+        (bfs.bfs_depths(g, s)[0], components.wcc_components(g), pagerank.pagerank_ranks(g)[0])
+        for g, s in cases
+    ]
+    monkeypatch.setattr(_csgraph, "_scipy_traversal", None)
+    monkeypatch.setattr(pagerank, "_csr_matvec_accumulate", None)
+    for (g, s), (depth, comp, rank) in zip(cases, before):
+        assert np.array_equal(bfs.bfs_depths(g, s)[0], depth)
+        assert np.array_equal(components.wcc_components(g), comp)
+        assert np.allclose(pagerank.pagerank_ranks(g)[0], rank, rtol=1e-12)
+
+
+def test_smallest_member_with_any_numbering():
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 50, 1000)
+    labels = np.unique(labels, return_inverse=True)[1]  # 0..k-1, numbered in no useful order
+    expected = np.array([np.flatnonzero(labels == c)[0] for c in labels])
+    assert np.array_equal(components.smallest_member(labels), expected)
+    scanned = np.unique(labels, return_index=True)[1]  # first-occurrence numbering too
+    renumber = np.empty_like(scanned)
+    renumber[np.argsort(scanned)] = np.arange(scanned.size)
+    assert np.array_equal(components.smallest_member(renumber[labels]), expected)
+
+
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+def test_lcc_in_small_blocks_matches_one_block(name, graph, source, monkeypatch):
+    whole = lcc.lcc_coefficients(graph)
+    monkeypatch.setattr(lcc, "BLOCK_PATHS", 37)
+    assert np.array_equal(lcc.lcc_coefficients(graph), whole)
+    if not graph.directed:
+        import networkx as nx
+
+        csr = graph.out_csr
+        simple = nx.Graph()
+        simple.add_nodes_from(range(graph.num_vertices))
+        simple.add_edges_from(zip(csr.sources().tolist(), csr.targets.tolist()))
+        expected = nx.clustering(simple)
+        assert np.allclose(whole, [expected[v] for v in range(graph.num_vertices)])
+
+
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+def test_int64_targets_give_the_same_results(name, graph, source):
+    """A stored CSR may hold int64 targets (huge graphs); every algorithm must accept it."""
+    csr = graph.out_csr
+    wide = type(csr)(csr.offsets, csr.targets.astype(np.int64), None)
+    graph64 = Graph(
+        graph.name, graph.num_vertices, graph.num_edges, graph.directed, False, lambda: wide
+    )
+    for algorithm, options in [
+        ("bfs", {"source": source}),
+        ("khop", {"source": source, "k": 2}),
+        ("wcc", {}),
+        ("pagerank", {}),
+        ("cdlp", {"max_iterations": 3}),
+        ("lcc", {}),
+        ("shortest_path", {"source": source, "target": graph.num_vertices - 1}),
+    ]:
+        expected = run_cpu(algorithm, graph, **options)
+        got = run_cpu(algorithm, graph64, **options)
+        for column in expected:
+            assert np.allclose(got[column], expected[column]), (algorithm, column)
