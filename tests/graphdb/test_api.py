@@ -103,7 +103,8 @@ def test_pagerank_tolerance_stops_early_and_converges(con, tmp_path):
     rows = dict(con.execute("SELECT vertex, rank FROM pagerank(r, max_iterations => 1000, "
                             "tolerance => 1e-10)").fetchall())
     assert rows.keys() == expected.keys()
-    assert max(abs(rows[v] - expected[v]) for v in rows) < 1e-8
+    # 1e-6 relative: the GPU kernels keep ranks in float32 (the Graphalytics rule is 1e-4).
+    assert max(abs(rows[v] - expected[v]) / expected[v] for v in rows) < 1e-6
     plan = "\n".join(r[0] for r in con.execute(
         "EXPLAIN ANALYZE SELECT * FROM pagerank(r, max_iterations => 1000, tolerance => 1e-10)"
     ).fetchall())

@@ -95,7 +95,8 @@ def test_graph_handle_runs_registry_algorithms(social):
     assert ranks.column_names == ["vertex", "rank"]
     expected = nx.pagerank(g.to_networkx(), alpha=0.85, tol=1e-13, max_iter=1000)
     ours = dict(zip(ranks["vertex"].to_pylist(), ranks["rank"].to_pylist()))
-    assert ours == pytest.approx(expected, abs=1e-8)
+    # rel 1e-6: the GPU kernels keep ranks in float32 (the Graphalytics rule is 1e-4).
+    assert ours == pytest.approx(expected, rel=1e-6)
     assert g.bfs(1, max_depth=1).num_rows == 3
     assert set(dir(g)) >= {"bfs", "pagerank"}
     with pytest.raises(graphdb.BinderError, match="did you mean 'max_depth'"):
