@@ -100,14 +100,13 @@ def test_pagerank_tolerance_stops_early_and_converges(con, tmp_path):
     g = nx.MultiDiGraph()
     g.add_edges_from(zip(src.tolist(), dst.tolist()))
     expected = nx.pagerank(g, alpha=0.85, tol=1e-12, max_iter=1000)
-    rows = dict(con.execute("SELECT vertex, rank FROM pagerank(r, max_iterations => 1000, "
-                            "tolerance => 1e-10)").fetchall())
+    # Stopping once an iteration changes the ranks by less than 1e-6 (L1) leaves at most
+    # 1e-6 * d / (1 - d) ~ 5.7e-6 of L1 error, whatever the device's float width.
+    sql = "SELECT vertex, rank FROM pagerank(r, max_iterations => 1000, tolerance => 1e-6)"
+    rows = dict(con.execute(sql).fetchall())
     assert rows.keys() == expected.keys()
-    # 1e-6 relative: the GPU kernels keep ranks in float32 (the Graphalytics rule is 1e-4).
-    assert max(abs(rows[v] - expected[v]) / expected[v] for v in rows) < 1e-6
-    plan = "\n".join(r[0] for r in con.execute(
-        "EXPLAIN ANALYZE SELECT * FROM pagerank(r, max_iterations => 1000, tolerance => 1e-10)"
-    ).fetchall())
+    assert sum(abs(rows[v] - expected[v]) for v in rows) < 5.7e-6
+    plan = "\n".join(r[0] for r in con.execute("EXPLAIN ANALYZE " + sql).fetchall())
     iterations = int(re.search(r"\biterations (\d+)", plan).group(1))
     assert 5 < iterations < 1000
     fixed = con.execute("EXPLAIN ANALYZE SELECT * FROM pagerank(r, max_iterations => 7, "
