@@ -24,6 +24,7 @@ from scipy.sparse import csgraph
 
 from ..errors import InvalidArgument
 from ..graph import CSR, Graph
+from .registry import Param
 
 try:  # private, see the module docstring; every use has a public fallback
     from scipy.sparse.csgraph import _traversal as _scipy_traversal
@@ -31,6 +32,7 @@ except ImportError:  # pragma: no cover - depends on the scipy release
     _scipy_traversal = None
 
 __all__ = [
+    "WEIGHT_PARAM",
     "breadth_first_order",
     "cached",
     "edge_weights",
@@ -80,6 +82,15 @@ def index_pair(graph: Graph, direction: str = "out") -> tuple[np.ndarray, np.nda
         direction = "out"
     csr = graph.out_csr if direction == "out" else graph.in_csr
     return cached(graph, f"index_pair:{direction}", lambda: _index_pair_of(csr))
+
+
+#: The ``weight`` argument of weighted traversals; :func:`edge_weights` resolves it.
+WEIGHT_PARAM = Param(
+    "weight",
+    "str",
+    default=None,
+    doc="edge weight column; NULL: the graph's weights if any, else hop counts",
+)
 
 
 def edge_weights(graph: Graph, weight: str | None, algorithm: str) -> np.ndarray | None:

@@ -21,7 +21,7 @@ import pyarrow as pa
 from scipy.sparse import csgraph
 
 from ..graph import CSR, Graph
-from ._csgraph import SCIPY_NULL, check_non_negative, edge_weights, scipy_matrix
+from ._csgraph import WEIGHT_PARAM, SCIPY_NULL, check_non_negative, edge_weights, scipy_matrix
 from .bfs import frontier_edges
 from .registry import Algorithm, AlgorithmOutput, Column, Param, check_source, register
 
@@ -192,12 +192,7 @@ SHORTEST_PATH = register(
         params=(
             Param("source", "vertex", doc="first vertex of the path"),
             Param("target", "vertex", doc="last vertex of the path"),
-            Param(
-                "weight",
-                "str",
-                default=None,
-                doc="edge weight column; NULL: the graph's weights if any, else hop counts",
-            ),
+            WEIGHT_PARAM,
         ),
         columns=(
             Column("step", pa.int64()),

@@ -19,7 +19,7 @@ from scipy.sparse import csgraph
 
 from ..errors import InvalidArgument
 from ..graph import Graph
-from ._csgraph import check_non_negative, edge_weights, scipy_matrix
+from ._csgraph import WEIGHT_PARAM, check_non_negative, edge_weights, scipy_matrix
 from .bfs import bfs_levels, frontier_edges
 from .registry import Algorithm, AlgorithmOutput, Column, Param, check_source, register
 
@@ -135,12 +135,7 @@ SSSP = register(
         name="sssp",
         params=(
             Param("source", "vertex", doc="vertex to start from"),
-            Param(
-                "weight",
-                "str",
-                default=None,
-                doc="edge weight column; NULL: the graph's weights if any, else hop counts",
-            ),
+            WEIGHT_PARAM,
         ),
         columns=(Column("vertex", pa.int64(), vertex=True), Column("distance", pa.float64())),
         cpu=_sssp_cpu,
