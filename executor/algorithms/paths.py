@@ -21,7 +21,7 @@ import pyarrow as pa
 from scipy.sparse import csgraph
 
 from ..graph import CSR, Graph
-from ._csgraph import WEIGHT_PARAM, SCIPY_NULL, check_non_negative, edge_weights, scipy_matrix
+from ._csgraph import SCIPY_NULL, WEIGHT_PARAM, check_non_negative, edge_weights, scipy_matrix
 from .bfs import frontier_edges
 from .registry import Algorithm, AlgorithmOutput, Column, Param, check_source, register
 
