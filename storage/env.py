@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -73,20 +74,7 @@ class Environment:
             marker.write_text(f"graphdb database, format {FORMAT_VERSION}\n")
         (self.path / "graphs").mkdir(exist_ok=True)
         try:
-            self._env = lmdb.open(
-                str(self.path / "meta.lmdb"),
-                map_size=int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE))),
-                max_dbs=len(SUBDATABASES) + 4,
-                readonly=read_only,
-                subdir=True,
-                lock=True,
-                # Dirty pages of a write transaction go straight into the file mapping instead
-                # of malloc'ed copies held until commit: an ingest's commit of a 16 M edge graph
-                # peaked at 486 MB of anonymous memory without this and 155 MB with it, and ran
-                # faster. Commits stay atomic (copy-on-write B+tree; the meta page flips last).
-                # The data file is sparse up to the map size.
-                writemap=True,
-            )
+            self._env = _acquire(self.path / "meta.lmdb", read_only)
         except lmdb.Error as exc:
             raise StorageError(f"cannot open database '{self.path}': {exc}") from exc
         self._dbs = {}
@@ -222,4 +210,53 @@ class Environment:
         return {"map_size": self._env.info()["map_size"], **self._env.stat()}
 
     def close(self) -> None:
-        self._env.close()
+        if self._env is not None:
+            _release(self.path / "meta.lmdb")
+            self._env = None
+
+
+# LMDB allows one open environment per file per process (py-lmdb refuses a second), yet an
+# embedding program may well connect twice to one database: connections share the environment,
+# counted, and the last one to close closes it.
+_OPEN: dict[str, list] = {}  # resolved path -> [lmdb.Environment, references, read_only]
+_OPEN_LOCK = threading.Lock()
+
+
+def _acquire(path: Path, read_only: bool) -> lmdb.Environment:
+    key = str(path.resolve())
+    with _OPEN_LOCK:
+        entry = _OPEN.get(key)
+        if entry is not None:
+            if entry[2] and not read_only:
+                raise StorageError(f"database '{path.parent}' is already open read-only in this "
+                                   "process; close that connection to open it for writing")
+            entry[1] += 1
+            return entry[0]
+        env = lmdb.open(
+            str(path),
+            map_size=int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE))),
+            max_dbs=len(SUBDATABASES) + 4,
+            readonly=read_only,
+            subdir=True,
+            lock=True,
+            # Dirty pages of a write transaction go straight into the file mapping instead
+            # of malloc'ed copies held until commit: an ingest's commit of a 16 M edge graph
+            # peaked at 486 MB of anonymous memory without this and 155 MB with it, and ran
+            # faster. Commits stay atomic (copy-on-write B+tree; the meta page flips last).
+            # The data file is sparse up to the map size.
+            writemap=True,
+        )
+        _OPEN[key] = [env, 1, read_only]
+        return env
+
+
+def _release(path: Path) -> None:
+    key = str(path.resolve())
+    with _OPEN_LOCK:
+        entry = _OPEN.get(key)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] == 0:
+            del _OPEN[key]
+            entry[0].close()
