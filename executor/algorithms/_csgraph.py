@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - depends on the scipy release
 
 __all__ = [
     "WEIGHT_PARAM",
+    "check_weight_argument",
     "breadth_first_order",
     "cached",
     "edge_weights",
@@ -93,16 +94,15 @@ WEIGHT_PARAM = Param(
 )
 
 
-def edge_weights(graph: Graph, weight: str | None, algorithm: str) -> np.ndarray | None:
-    """Resolve a ``weight`` argument to the out-CSR's weights, or ``None`` for unit weights.
+def check_weight_argument(graph: Graph, weight: str | None, algorithm: str) -> None:
+    """Reject a ``weight`` argument the graph cannot honour (without touching its edges).
 
     ``None`` means the graph's own weights when it has them, else unit weights. A named weight
     needs a weighted graph; the only edge weight column is called ``weight``.
     """
-    csr = graph.out_csr
     if weight is None:
-        return csr.weights if graph.weighted else None
-    if not graph.weighted or csr.weights is None:
+        return
+    if not graph.weighted:
         raise InvalidArgument(
             f"{algorithm}(): graph '{graph.name}' has no edge weights, so weight => {weight!r} "
             "cannot be used; leave weight NULL for hop counts"
@@ -111,7 +111,12 @@ def edge_weights(graph: Graph, weight: str | None, algorithm: str) -> np.ndarray
         raise InvalidArgument(
             f"{algorithm}(): graph '{graph.name}' has no edge column {weight!r}; available: weight"
         )
-    return csr.weights
+
+
+def edge_weights(graph: Graph, weight: str | None, algorithm: str) -> np.ndarray | None:
+    """Resolve a ``weight`` argument to the out-CSR's weights, or ``None`` for unit weights."""
+    check_weight_argument(graph, weight, algorithm)
+    return graph.out_csr.weights if graph.weighted else None
 
 
 def check_non_negative(weights: np.ndarray | None, graph: Graph, algorithm: str) -> None:

@@ -373,8 +373,11 @@ def subway_bfs(graph: Graph, source: int, max_depth: int | None = None, *, devic
 
 def subway_sssp(graph: Graph, source: int, weight: str | None = None, *, device: str = "cpu",
                 budget_bytes: int, **kw) -> AlgorithmOutput:
-    """Distances of reached vertices (the stored edge weights, else 1 per edge; ``weight`` is
-    accepted for the resident signature: a graph stores one weight column)."""
+    """Distances of reached vertices (the stored edge weights, else 1 per edge); ``weight`` is
+    checked as the resident operator checks it (a graph stores one weight column)."""
+    from ..algorithms._csgraph import check_weight_argument
+
+    check_weight_argument(graph, weight, "sssp")
     return _run("sssp", graph, source, device, budget_bytes, **kw)
 
 
