@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from ..graph import Graph
 from ._csgraph import cached
-from .registry import Algorithm, AlgorithmOutput, Column, Param, register
+from .registry import MAX_ITERATIONS, Algorithm, AlgorithmOutput, Column, Param, register
 
 __all__ = ["cdlp_labels", "most_frequent_label"]
 
@@ -116,7 +116,7 @@ def _cdlp_cpu(graph: Graph, max_iterations: int = 10) -> AlgorithmOutput:
 CDLP = register(
     Algorithm(
         name="cdlp",
-        params=(Param("max_iterations", "int", default=10, minimum=0),),
+        params=(Param("max_iterations", "int", default=10, minimum=0, maximum=MAX_ITERATIONS),),
         columns=(
             Column("vertex", pa.int64(), vertex=True),
             Column("label", pa.int64(), vertex=True),

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from ..graph import Graph
 from ._csgraph import cached, index_pair
-from .registry import Algorithm, AlgorithmOutput, Column, Param, register
+from .registry import MAX_ITERATIONS, Algorithm, AlgorithmOutput, Column, Param, register
 
 try:  # private: scipy's compiled y += A @ x, which lets the loop reuse two buffers
     from scipy.sparse._sparsetools import csr_matvec as _csr_matvec_accumulate
@@ -118,7 +118,7 @@ PAGERANK = register(
         name="pagerank",
         params=(
             Param("damping", "float", default=0.85, minimum=0.0, maximum=1.0),
-            Param("max_iterations", "int", default=20, minimum=0),
+            Param("max_iterations", "int", default=20, minimum=0, maximum=MAX_ITERATIONS),
             Param(
                 "tolerance",
                 "float",

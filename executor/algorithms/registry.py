@@ -23,6 +23,7 @@ from ..errors import InvalidArgument
 from ..graph import Graph
 
 __all__ = [
+    "MAX_ITERATIONS",
     "REQUIRED",
     "Param",
     "Column",
@@ -39,6 +40,10 @@ class _Required:
 
 
 REQUIRED: Any = _Required()
+
+#: Upper bound of ``max_iterations`` arguments: a typo such as 1e30 must be an error, not a query
+#: that never ends (one iteration is at least one pass over the edges).
+MAX_ITERATIONS = 1_000_000
 
 #: Parameter kinds: ``vertex`` is a user vertex id that the front end maps to an internal id.
 PARAM_KINDS = ("int", "float", "bool", "str", "vertex")

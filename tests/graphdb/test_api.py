@@ -77,6 +77,7 @@ def test_string_ids_round_trip(con, tmp_path):
     ("SELECT * FROM bfs(g, 99)", graphdb.InvalidInputError, "not a vertex"),
     ("SELECT dept FROM bfs(g, 10)", graphdb.BinderError, "did you mean 'depth'"),
     ("SELECT * FROM pagerank(g, damping => 2)", graphdb.InvalidInputError, "<= 1"),
+    ("SELECT * FROM pagerank(g, max_iterations => 1e30)", graphdb.InvalidInputError, r"<= 1e\+06"),
     ("SELECT *\nFROM bfs(g, 10)\nWHERE", graphdb.ParseError, "line 3"),
     ("SELEC 1", graphdb.ParseError, "syntax error"),
 ])
