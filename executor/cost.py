@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from catalog import GraphEntry
 
 from .algorithms import Algorithm
-from .device import Device, format_bytes
+from .device import Device, format_bytes, select_device
 
 __all__ = ["Choice", "choose", "choose_for", "resident_bytes", "hash_join_build_side",
            "HASH_JOIN_REASON", "frontier_kind", "DENSE_FRONTIER_BUDGET"]
@@ -41,6 +41,11 @@ def choose(algorithm: Algorithm, entry: GraphEntry, device: Device, gpu_impl: bo
 
 def choose_for(name: str, entry: GraphEntry, device: Device, gpu_impl: bool) -> Choice:
     """The choice for operator ``name`` (an algorithm, or 'pattern' for GRAPH_TABLE)."""
+    if device.is_gpu and not gpu_impl:
+        # The CPU runs it, so the CPU's budget decides between resident and streamed.
+        cpu = select_device("cpu")
+        cpu = Device("cpu", cpu.memory_limit, "cpu", f"{name} has no GPU kernel")
+        return choose_for(name, entry, cpu, False)
     topology, state = resident_bytes(entry)
     need = topology + state
     sizes = (f"needs {format_bytes(need)} (topology {format_bytes(topology)} + vertex state "
@@ -51,9 +56,6 @@ def choose_for(name: str, entry: GraphEntry, device: Device, gpu_impl: bool) -> 
                       f"{device.kind}: vertex state alone needs {format_bytes(state)} but the "
                       f"budget is {format_bytes(device.memory_limit)}; raise it with "
                       "SET memory_limit")
-    if device.is_gpu and not gpu_impl:
-        cpu = Device("cpu", device.memory_limit, "cpu", "no GPU kernel for this algorithm")
-        return Choice(cpu, "resident", f"cpu: {name} has no GPU kernel yet; {sizes}")
     if need <= device.memory_limit:
         return Choice(device, "resident", f"{device.kind}: graph fits, {sizes}; {device.reason}")
     # Too big for the budget: a streamed variant, or an error naming the sizes.
