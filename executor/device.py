@@ -110,9 +110,9 @@ def _gpu_device(memory_limit: int | None, reason: str) -> Device:
     props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     limit = memory_limit if memory_limit is not None else int(free * DEFAULT_MEMORY_SHARE)
-    # The budget is enforced where the bytes are allocated: CuPy's pool raises OutOfMemoryError
-    # past it, which the GPU operators turn into DeviceOutOfMemory (so the caller can fall back).
-    cupy.get_default_memory_pool().set_limit(size=limit)
+    # The budget is enforced where the bytes are allocated, per operator: the runner caps CuPy's
+    # pool at it while a GPU operator runs (executor.gpu.runtime.memory_budget), and the pool's
+    # OutOfMemoryError becomes DeviceOutOfMemory, so the caller can fall back to the CPU.
     return Device("gpu", limit, name=name, reason=reason)
 
 

@@ -197,14 +197,18 @@ class Runner:
                 value = internal_id(ids, value, entry, node.algorithm, name)
             options[name] = value
         choice = self._runnable_choice(node)
+        try:
+            output = self._run_variant(choice, spec.name, graph, options)
+        except DeviceOutOfMemory as exc:
+            if not choice.device.is_gpu:
+                raise
+            # The GPU ran out within its budget (transients, another process): the CPU answers,
+            # planned against the same budget, as algorithms.run does for resident kernels.
+            cpu = Device("cpu", choice.device.memory_limit, "cpu", "the GPU ran out of memory")
+            choice = choose_for(spec.name, entry, cpu, False)
+            output = self._run_variant(choice, spec.name, graph, options)
+            output.metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
         metrics["variant"] = choice.variant
-        from .streaming.planner import implementation_for as streamed_implementation
-
-        streamed = streamed_implementation(choice, spec.name)  # None when resident
-        if streamed is not None:
-            output = streamed(graph, **options)
-        else:
-            output = algorithms.run(spec.name, graph, options, choice.device)
         metrics.update(output.metrics)
         columns = []
         for column in spec.columns:
@@ -214,6 +218,24 @@ class Runner:
             else:
                 columns.append(pa.array(values, type=column.type))
         return pa.table(columns, names=[c.name for c in spec.columns])
+
+    @staticmethod
+    def _run_variant(choice: Choice, name: str, graph: Graph, options: dict):
+        """Run the resident or streamed variant ``choice`` names."""
+        from .streaming.planner import implementation_for as streamed_implementation
+
+        streamed = streamed_implementation(choice, name)  # None when resident
+        if not choice.device.is_gpu:
+            if streamed is None:
+                return algorithms.run(name, graph, options, choice.device)
+            return streamed(graph, **options)
+        from .gpu.runtime import memory_budget, translate_oom
+
+        with memory_budget(choice.device.memory_limit):
+            if streamed is None:
+                return algorithms.run(name, graph, options, choice.device)
+            with translate_oom(f"streamed {name}"):
+                return streamed(graph, **options)
 
     def _runnable_choice(self, node: PlanNode) -> Choice:
         choice = self.choice(node)

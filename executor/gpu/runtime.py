@@ -172,6 +172,22 @@ def apply_memory_limit(limit_bytes: int | None) -> None:
 
 
 @contextlib.contextmanager
+def memory_budget(limit_bytes: int) -> Iterator[None]:
+    """Cap CuPy's pool at one operator's budget while it runs, then restore the previous cap.
+
+    The pool is process-wide while ``memory_limit`` is a connection setting: setting the cap for
+    good would let one connection's ``SET memory_limit`` starve every other one in the process.
+    """
+    pool = cp().get_default_memory_pool()
+    previous = pool.get_limit()
+    apply_memory_limit(limit_bytes)
+    try:
+        yield
+    finally:
+        pool.set_limit(size=previous)
+
+
+@contextlib.contextmanager
 def translate_oom(what: str) -> Iterator[None]:
     """Turn a device allocation failure into :class:`DeviceOutOfMemory` naming the sizes."""
     cupy = cp()
