@@ -19,6 +19,6 @@ def test_streamed_sssp_checks_the_weight_argument_like_the_resident_one(tmp_path
         assert "subgraph streaming" in plan
         streamed = con.execute("SELECT vertex, distance FROM sssp(g, ?, weight => 'weight') "
                                "ORDER BY vertex", [source]).fetchall()
-        assert streamed == pytest.approx(resident)
+        assert dict(streamed) == pytest.approx(dict(resident))
         with pytest.raises(graphdb.InvalidInputError, match="no edge column 'nope'"):
             con.execute("SELECT * FROM sssp(g, ?, weight => 'nope')", [source])
