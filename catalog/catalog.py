@@ -95,6 +95,18 @@ class Catalog:
                 table = table.append_column(field, column)
         return table
 
+    def edge_schema(self, entry: GraphEntry) -> pa.Schema:
+        """The columns of ``g.edges`` without building the table (binding needs only names)."""
+        id_type = pa.string() if entry.id_type == "string" else pa.int64()
+        fields = [pa.field("src", id_type), pa.field("dst", id_type)]
+        if entry.weighted:
+            fields.append(pa.field("weight", pa.float64()))
+        path = self.env.graph_dir(entry.graph_id) / "edges.arrow"
+        if path.exists():
+            with pa.memory_map(str(path)) as source:
+                fields.extend(pa.ipc.open_file(source).schema)
+        return pa.schema(fields)
+
     # -- writing ------------------------------------------------------------------------------
     def ingest(self, name: str, edges: str, options: IngestOptions = IngestOptions(), *,
                replace: bool = False, progress=None) -> GraphEntry:

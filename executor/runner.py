@@ -174,10 +174,7 @@ class Runner:
         entry = self.catalog.get(graph)
         if which == "vertices":
             return list(self.graph_table(entry, which).column_names)
-        schema = getattr(self.catalog, "edge_schema", None)  # cheaper, where the catalog has it
-        if schema is not None:
-            return list(schema(entry).names)
-        return list(self.graph_table(entry, which).column_names)
+        return list(self.catalog.edge_schema(entry).names)  # names only: no edge table built
 
     def forget(self, name: str) -> None:
         self._graphs.pop(name, None)

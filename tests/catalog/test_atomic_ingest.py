@@ -70,3 +70,11 @@ def test_replace_requires_the_flag(con, tmp_path):
     con.ingest("g", edges)
     with pytest.raises(graphdb.CatalogError, match="already exists"):
         con.ingest("g", edges)
+
+
+def test_edge_schema_matches_the_edge_table(con, tmp_path):
+    edges = tmp_path / "e.csv"
+    edges.write_text("s,d,weight,kind\na,b,1.5,x\nb,c,2,y\n")
+    con.ingest("g", edges)
+    entry = con.catalog.get("g")
+    assert con.catalog.edge_schema(entry) == con.catalog.edge_table(entry).schema
