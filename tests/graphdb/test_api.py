@@ -93,11 +93,15 @@ def test_parse_error_carries_position(small):
     assert info.value.line == 3 and info.value.column >= 1
 
 
+def _ingest_edges(con, name, src, dst, tmp_path):
+    path = tmp_path / f"{name}.csv"
+    path.write_text("s,d\n" + "\n".join(f"{a},{b}" for a, b in zip(src, dst)))
+    con.ingest(name, path)
+
+
 def test_pagerank_tolerance_stops_early_and_converges(con, tmp_path):
     src, dst = rmat(8, 8, seed=3)
-    path = tmp_path / "r.csv"
-    path.write_text("s,d\n" + "\n".join(f"{a},{b}" for a, b in zip(src, dst)))
-    con.ingest("r", path)
+    _ingest_edges(con, "r", src, dst, tmp_path)
     g = nx.MultiDiGraph()
     g.add_edges_from(zip(src.tolist(), dst.tolist()))
     expected = nx.pagerank(g, alpha=0.85, tol=1e-12, max_iter=1000)
@@ -117,9 +121,7 @@ def test_pagerank_tolerance_stops_early_and_converges(con, tmp_path):
 
 def test_bfs_matches_networkx_on_random_graph(con, tmp_path):
     src, dst = rmat(9, 4, seed=11)
-    path = tmp_path / "r.csv"
-    path.write_text("s,d\n" + "\n".join(f"{a},{b}" for a, b in zip(src, dst)))
-    con.ingest("r", path)
+    _ingest_edges(con, "r", src, dst, tmp_path)
     g = nx.DiGraph()
     g.add_edges_from(zip(src.tolist(), dst.tolist()))
     source = int(np.bincount(src).argmax())
