@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -273,3 +274,39 @@ def test_bulk_scans_and_random_pins_from_many_threads_agree_with_lmdb(env):
     assert not any(t.is_alive() for t in threads), "deadlock"
     assert not errors
     bm.close()
+
+
+def _rss_file_kb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("RssFile:"):
+                return int(line.split()[1])
+    raise AssertionError("no RssFile in /proc/self/status")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_scan_larger_than_the_pool_does_not_keep_the_mapped_file_resident(tmp_path):
+    """Pages copied into frames are dropped from the map: RSS is the pool, not the graph."""
+    page = 256 << 10
+    e = Environment(tmp_path / "db", page_size=page)
+    rng = np.random.default_rng(5)
+    n, m = 1 << 16, 3 << 20
+    off, tgt, _ = csr_from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n, None)
+    e.write(lambda txn: write_topology(e, txn, "g", {"out_offsets": off, "out_targets": tgt}))
+    e.close()  # a fresh map: nothing of the file is resident through it yet
+    e = Environment(tmp_path / "db", page_size=page)
+    bm = BufferManager(e, 4 * page)
+    keys = bm.page_keys("g", "out")
+    stored_bytes = len(keys) * page
+    assert stored_bytes > 10 * 4 * page  # many times the pool
+    before = _rss_file_kb()
+    first = None
+    for key, view in bm.scan(keys, window=2):
+        if key.n == 0:
+            first = bytes(view)
+    grown = (_rss_file_kb() - before) * 1024
+    assert grown < stored_bytes // 4, (grown, stored_bytes)
+    with e.read_txn() as txn:  # the released map still reads the same bytes
+        assert bytes(read_page(e, txn, "g", "out", 0)) == first
+    bm.close()
+    e.close()
