@@ -12,7 +12,6 @@ from typing import Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.acero as acero
 import pyarrow.compute as pc
 
 from .cost import hash_join_build_side
@@ -234,6 +233,8 @@ def project(table: pa.Table, names, expressions) -> pa.Table:
             break
     else:  # pure column selection/renaming: no compute needed
         return pa.table(picked, names=list(names))
+    import pyarrow.acero as acero  # ~20 ms (it loads pyarrow.dataset): only when computing
+
     decl = acero.Declaration.from_sequence([
         acero.Declaration("table_source", acero.TableSourceNodeOptions(table)),
         acero.Declaration("project", acero.ProjectNodeOptions(list(expressions), list(names))),
