@@ -152,6 +152,9 @@ def bench_traversals(scale, ctx):
                        "pieces": mt["partitions"], "transfer_s": mt["transfer_s"],
                        "kernel_s": mt["kernel_s"], "gather_s": mt["gather_s"],
                        "modes": [r["mode"][0] for r in mt["per_iteration"]],
+                       # bytes over the copy (or zero-copy gather+relax) intervals
+                       "transfer_GBps": mt["bytes_to_device"] / max(mt["transfer_s"], 1e-9)
+                       / 1e9,
                        "active_edges": mt["active_edges"]}
                 rows.append(row)
                 print(row, flush=True)
@@ -370,7 +373,9 @@ def table():
                      f"{row.get('bytes_over_full', float('nan')):.3f}  t/resident="
                      f"{row.get('time_over_resident', float('nan')):.1f} (cold "
                      f"{row.get('time_over_resident_cold', float('nan')):.2f})  outer={row['outer']}"
-                     f" pieces={row['pieces']} modes={''.join(row['modes'])}")
+                     f" pieces={row['pieces']} modes={''.join(row['modes'])}"
+                     f" xfer={row['transfer_s'] * 1e3:.0f}ms@{row['transfer_GBps']:.1f}GB/s"
+                     f" kern={row['kernel_s'] * 1e3:.0f}ms inner={row['inner']}")
     if "pagerank" in r:
         p = r["pagerank"]
         lines.append(f"pagerank edge-centric: {p['achieved_GBps']:.1f} GB/s = "

@@ -42,7 +42,7 @@ from ..errors import DeviceOutOfMemory, InvalidArgument
 from ..graph import CSR, Graph
 from .metrics import StreamMetrics, check_state
 
-__all__ = ["ALGORITHMS", "DEFAULT_THRESHOLD", "Piece", "plan_pieces", "piece_arrays",
+__all__ = ["ALGORITHMS", "DEFAULT_THRESHOLD", "Piece", "Reached", "plan_pieces", "piece_arrays",
            "state_bytes", "subway", "subway_bfs", "subway_sssp", "subway_wcc", "traversal_csr",
            "CPUBackend"]
 
@@ -272,6 +272,9 @@ def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
            ) -> tuple[np.ndarray, StreamMetrics]:
     """Run one traversal by subgraph streaming; returns (value per vertex, metrics).
 
+    The value is a :class:`Reached` (columns of the reached vertices) where the backend builds
+    them itself (the GPU with gather="device", for BFS and SSSP).
+
     ``first_full``: in the asynchronous mode, stream the whole graph in the first outer
     iteration (Subway-async's rule, to maximise propagation inside each loaded partition).
     """
@@ -287,30 +290,44 @@ def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
     backend = backend_factory(algorithm, n, source, metrics)
     metrics.device = backend.name
     edge_bytes = 4 + (8 if weighted else 0)
+    # A backend that builds the SubCSR itself (the GPU's gather="device": Subway's steps 1-5 on
+    # the device, with the CSR offsets resident) reports only the active counts to the host.
+    on_device = getattr(backend, "device_subcsr", False)
+    if on_device:
+        backend.bind(csr, weighted)
     capacity = backend.piece_capacity(budget_bytes, state, edge_bytes)
-    degree = csr.degrees()
+    degree = None if on_device else csr.degrees()
     first = True
     while max_iterations is None or metrics.outer_iterations < max_iterations:
-        ids = backend.active_ids()
-        if ids.size == 0:
+        if on_device:
+            n_active, n_rows, active_edges = backend.count_active()
+        else:
+            ids = backend.active_ids()
+            n_active, active_edges = int(ids.size), int(degree[ids].sum()) if ids.size else 0
+        if n_active == 0:
             break
-        active_edges = int(degree[ids].sum())
         full = (asynchronous and first_full and first) or active_edges > threshold * m
         first = False
-        backend.begin_iteration(full)
-        if full:
-            rows, sub_off, row_bytes = None, csr.offsets, 8
-        else:
-            rows = ids
-            sub_off = np.zeros(ids.size + 1, dtype=np.int64)
-            np.cumsum(degree[ids], out=sub_off[1:])
-            row_bytes = 12
-        pieces = plan_pieces(sub_off, row_bytes, edge_bytes, capacity)
         before = metrics.bytes_to_device
-        backend.run_pieces(csr, rows, sub_off, pieces, weighted, full, asynchronous)
-        metrics.partitions += len(pieces)
-        metrics.iteration(active_vertices=ids.size, active_edges=active_edges,
-                          mode="partitions" if full else "subcsr", pieces=len(pieces),
+        if on_device and not full:
+            n_pieces = backend.run_subcsr(n_rows, active_edges, capacity, edge_bytes, weighted,
+                                          asynchronous)
+        else:
+            backend.begin_iteration(full)
+            if full:
+                # the device backend keeps the CSR offsets resident: a partition moves edges only
+                rows, sub_off, row_bytes = None, csr.offsets, 0 if on_device else 8
+            else:
+                rows = ids
+                sub_off = np.zeros(ids.size + 1, dtype=np.int64)
+                np.cumsum(degree[ids], out=sub_off[1:])
+                row_bytes = 12
+            pieces = plan_pieces(sub_off, row_bytes, edge_bytes, capacity)
+            backend.run_pieces(csr, rows, sub_off, pieces, weighted, full, asynchronous)
+            n_pieces = len(pieces)
+        metrics.partitions += n_pieces
+        metrics.iteration(active_vertices=n_active, active_edges=active_edges,
+                          mode="partitions" if full else "subcsr", pieces=n_pieces,
                           nbytes=metrics.bytes_to_device - before)
     metrics.extra.update({"threshold": threshold, "asynchronous": asynchronous,
                           "first_full": first_full,
@@ -329,9 +346,22 @@ def _backend(device: str, gather: str = DEFAULT_GATHER):
     return CPUBackend
 
 
-def _output(algorithm: str, graph: Graph, value: np.ndarray, metrics: StreamMetrics,
+@dataclass(frozen=True)
+class Reached:
+    """The result columns built by the backend (the GPU's, on the device, as the resident
+    operator does): reached vertices in id order and their values (int64 depths for BFS)."""
+
+    vertex: np.ndarray
+    value: np.ndarray
+
+
+def _output(algorithm: str, graph: Graph, value, metrics: StreamMetrics,
             wall: float) -> AlgorithmOutput:
     m = metrics.as_dict(wall)
+    if isinstance(value, Reached):
+        m["reached"] = int(value.vertex.size)
+        name = "depth" if algorithm == "bfs" else "distance"
+        return AlgorithmOutput({"vertex": value.vertex, name: value.value}, m)
     if algorithm == "wcc":
         return AlgorithmOutput({"vertex": np.arange(graph.num_vertices, dtype=np.int64),
                                 "component": value.astype(np.int64)}, m)
