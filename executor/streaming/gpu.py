@@ -155,6 +155,9 @@ class GPUBackend:
     def __init__(self, algorithm: str, n: int, source, metrics, gather: str = "device"):
         cp = rt.cp()
         self.cp, self.algorithm, self.metrics, self.gather = cp, algorithm, metrics, gather
+        # The plan fills the budget: release the pool's cached blocks first, or a large array
+        # may land in the free part of an old chunk and leave the rest too fragmented to use.
+        cp.get_default_memory_pool().free_all_blocks()
         #: the driver asks this backend for counts and lets it build and stream SubCSRs
         self.device_subcsr = gather == "device"
         if self.device_subcsr:
