@@ -206,6 +206,9 @@ class _GPUPageRank:
     def iteration(self, rank) -> None:
         cp, gpu = self.cp, self.gpu
         cur = cp.cuda.get_current_stream()
+        # The last iteration's contributions are read (apply() synchronised): free them before
+        # the new ones are allocated, or both would be held against the budget.
+        self._contrib = None
         self._contrib = contrib = rank * self.inv  # kept until the slots have read it
         self.next.fill(0)
         ready = cp.cuda.Event()
