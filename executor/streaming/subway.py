@@ -26,7 +26,11 @@ paper's condition for the asynchronous mode to be exact.
 
 The driver here is the same for both devices; a *backend* moves pieces and relaxes them:
 :class:`CPUBackend` (numpy, in this module) and ``executor.streaming.gpu.GPUBackend`` (CuPy and
-``executor/gpu/cuda/streaming.cu``). WCC streams the symmetrised adjacency of a directed graph.
+``executor/gpu/cuda/subway.cu``, ``streaming.cu``). WCC streams the symmetrised adjacency of a
+directed graph. A backend with ``device_subcsr`` (the GPU's gather="device") builds the SubCSR
+itself, where the labels are: the driver gets three counts an iteration (active vertices, rows
+with edges, their edges) instead of the ids, and the backend cuts SubCSR pieces by edge ranges
+(in the synchronous mode it stages none: the edges are relaxed as they cross the bus).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ __all__ = ["ALGORITHMS", "DEFAULT_THRESHOLD", "Piece", "Reached", "plan_pieces",
 DEFAULT_THRESHOLD = 0.8
 #: How the GPU backend builds SubCSR pieces. "device" (the SubCSR's ids and offsets built on
 #: the device, its edges read by a zero-copy gather fused with the relaxation) beat "host"
-#: (active ids to the host, 16 gather threads, DMA) by 4-14x on R-MAT 24 on an H100 (NOTES.md).
+#: (active ids to the host, 16 gather threads, DMA) by 3-13x on R-MAT 24 on an H100 (NOTES.md).
 #: The synchronous mode is the default, as in the paper, except for SSSP on the GPU (below).
 DEFAULT_GATHER = "device"
 #: SSSP on the GPU with the device gather runs asynchronously, without the paper's first full
