@@ -185,31 +185,43 @@ class _GPUPageRank:
         with rt.translate_oom("streamed pagerank"):
             self.inv = cp.asarray(inv)
             self.next = cp.zeros(inv.size)
-            self.slots = [gpu.Slot(free // SLOTS) for _ in range(SLOTS)]
+            self.slots = [gpu.Slot(free // SLOTS, staging=False) for _ in range(SLOTS)]
         _, self.sources, _ = gpu.pinned_csr(inn, False)
-        # Row offsets of every chunk, staged once: they do not change between iterations.
-        self.local = [np.clip(inn.offsets[p.r0:p.r1 + 1], p.e0, p.e1) - p.e0 for p in self.pieces]
+        # Row offsets of every chunk, page-locked once (they do not change between iterations):
+        # an iteration's chunks are then enqueued without the host waiting for a slot.
+        local = [np.clip(inn.offsets[p.r0:p.r1 + 1], p.e0, p.e1) - p.e0 for p in self.pieces]
+        buf = gpu.pinned_empty(sum(x.size for x in local), np.int64)
+        self.local, pos = [], 0
+        for x in local:
+            view = buf[pos:pos + x.size]
+            view[:] = x
+            self.local.append(view)
+            pos += x.size
         self.kernel = gpu.kernel("graphdb_ec_pagerank_pull")
+        self._timings: list = []
 
     def start(self, rank):
         return self.cp.asarray(rank)
 
     def iteration(self, rank) -> None:
         cp, gpu = self.cp, self.gpu
-        contrib = rank * self.inv
+        cur = cp.cuda.get_current_stream()
+        # The last iteration's contributions are read (apply() synchronised): free them before
+        # the new ones are allocated, or both would be held against the budget.
+        self._contrib = None
+        self._contrib = contrib = rank * self.inv  # kept until the slots have read it
         self.next.fill(0)
-        cp.cuda.get_current_stream().synchronize()
-        timings = []
+        ready = cp.cuda.Event()
+        ready.record(cur)
+        for slot in self.slots:  # non-blocking streams: they wait for contrib and next
+            slot.stream.wait_event(ready)
         for k, p in enumerate(self.pieces):
-            slot = self.slots[k % SLOTS]
-            slot.wait()
+            slot = self.slots[k % SLOTS]  # its stream orders the reuse of its buffer
             local = self.local[k]
-            st = slot.staging[: local.nbytes].view(np.int64)
-            st[:] = local
             o_off = (p.edges * 4 + 7) // 8 * 8
             start = slot.record()
             gpu.h2d(slot.device, self.sources[p.e0:p.e1], slot.stream)
-            gpu.h2d(slot.device, st, slot.stream, o_off)
+            gpu.h2d(slot.device, local, slot.stream, o_off)
             mid = slot.record()
             d_src = slot.device[: p.edges * 4].view(np.int32)
             d_off = slot.device[o_off:o_off + local.nbytes].view(np.int64)
@@ -218,12 +230,10 @@ class _GPUPageRank:
                 self.kernel((self.rt.grid_for(rows * 32, 256),), (256,),
                             (d_off, d_src, np.int64(p.r0), np.int64(rows), contrib, self.next))
             slot.done = slot.record()
-            timings.append((start, mid, slot.done))
-        for slot in self.slots:
-            slot.stream.synchronize()
-        for start, mid, end in timings:
-            self.metrics.transfer_s += cp.cuda.get_elapsed_time(start, mid) / 1e3
-            self.metrics.kernel_s += cp.cuda.get_elapsed_time(mid, end) / 1e3
+            self._timings.append((start, mid, slot.done))
+        for slot in self.slots:  # the rank update waits on the device, not on the host
+            if slot.done is not None:
+                cur.wait_event(slot.done)
         self.metrics.bytes_to_device += self.bytes_per_iteration
         self._rank = rank
 
@@ -234,8 +244,14 @@ class _GPUPageRank:
         return new, change
 
     def finish(self, rank):
+        cp = self.cp
+        cp.cuda.Device().synchronize()
+        for start, mid, end in self._timings:
+            self.metrics.transfer_s += cp.cuda.get_elapsed_time(start, mid) / 1e3
+            self.metrics.kernel_s += cp.cuda.get_elapsed_time(mid, end) / 1e3
+        self._timings.clear()
         self.metrics.bytes_from_device += int(rank.nbytes)
-        return self.cp.asnumpy(rank)
+        return cp.asnumpy(rank)
 
 
 # -- CDLP ---------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // Kernels of the streamed operators (executor/streaming): graphs larger than the device.
 //
-// Subway: relaxation of one loaded piece of a (Sub)CSR, and a gather of a SubCSR piece straight
-// from page-locked (UVA-mapped) host memory. Edge-centric: a pull PageRank step over one chunk of
-// the in-CSR. GTS: BFS and PageRank steps that decode one slotted page on the device.
+// Subway with the host gather: relaxation of one loaded piece of a (Sub)CSR (the device-built
+// SubCSR and its zero-copy gather are in subway.cu). Edge-centric: a pull PageRank step over
+// one chunk of the in-CSR. GTS: BFS and PageRank steps that decode one slotted page on the device.
 //
 // Values of the traversals are float64 >= 0 (depth, distance, component id): the bit patterns of
 // non-negative doubles order like the doubles, so atomicMin on unsigned long long is a float min.
@@ -63,29 +63,6 @@ __device__ void subway_relax(const long long* __restrict__ off, const int* __res
 extern "C" __global__ void graphdb_subway_relax_bfs(RELAX_ARGS) { subway_relax<0>(RELAX_CALL); }
 extern "C" __global__ void graphdb_subway_relax_sssp(RELAX_ARGS) { subway_relax<1>(RELAX_CALL); }
 extern "C" __global__ void graphdb_subway_relax_wcc(RELAX_ARGS) { subway_relax<2>(RELAX_CALL); }
-
-// SubCSR piece gathered by the device from the host CSR in page-locked memory (zero copy: the
-// reads cross the bus once, coalesced within a row). Row r of the piece is vertex rows[r]; its
-// local edges [loc[r], loc[r+1]) are CSR positions csr_start[r] + skip[r] + (k - loc[r]).
-extern "C" __global__ void graphdb_subway_gather(const long long* __restrict__ loc,
-                                                 const long long* __restrict__ src_start,
-                                                 long long nrows,
-                                                 unsigned long long host_targets,
-                                                 unsigned long long host_weights,
-                                                 int* out_targets, double* out_weights) {
-    const int* ht = (const int*)host_targets;
-    const double* hw = (const double*)host_weights;
-    const int lane = threadIdx.x & (WARP - 1);
-    const long long warps = (long long)gridDim.x * blockDim.x / WARP;
-    for (long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / WARP; r < nrows;
-         r += warps) {
-        const long long base = src_start[r] - loc[r];
-        for (long long k = loc[r] + lane; k < loc[r + 1]; k += WARP) {
-            out_targets[k] = ht[base + k];
-            if (hw) out_weights[k] = hw[base + k];
-        }
-    }
-}
 
 // Edge-centric PageRank, pull: rows first_row.. of the in-CSR, a chunk of its edges (sources).
 // A row cut by the chunk adds its part atomically; the others own their sum.
