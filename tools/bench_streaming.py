@@ -226,6 +226,7 @@ def bench_pagerank(ctx, slot_variants=(2, 4)):
                            "wall_s": t_iter, "achieved_GBps": mt["bytes_to_device"] / t_iter / 1e9,
                            "chunks_per_iteration": mt["per_iteration"][0]["pieces"],
                            "sum_transfer_s": mt["transfer_s"], "sum_kernel_s": mt["kernel_s"],
+                           "setup_s": mt["setup_s"], "result_s": mt["result_s"],
                            "timeline": mt["timeline"]}
     RESULTS["pagerank"]["fraction_of_h2d"] = RESULTS["pagerank"]["achieved_GBps"] / h2d
     # steady state: the iterations alone (copies and kernels overlapped), without the set-up
@@ -408,6 +409,7 @@ def table():
     if "graph_bytes" in r:
         lines.append(f"R-MAT {r['scale']}: {r['vertices']} V, {r['edges']} E, weighted out-CSR "
                      f"{gb(r['graph_bytes'])}, budget {gb(r['budget'])}")
+    if "resident_bfs_s" in r:  # not with --skip subway
         lines.append(f"resident kernels only: bfs {r['resident_bfs_kernel_s'] * 1e3:.1f} ms, "
                      f"sssp {r['resident_sssp_kernel_s'] * 1e3:.1f} ms")
         lines.append(f"resident bfs {r['resident_bfs_s'] * 1e3:.1f} ms (cold "

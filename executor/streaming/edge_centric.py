@@ -8,9 +8,12 @@ out-degree, 32 B a vertex; CDLP: two label arrays); the edges stream in chunks:
 - PageRank pulls over the in-CSR: a chunk is a range of its edges (the sources, 4 B an edge)
   plus the offsets of the rows it covers (:func:`executor.streaming.subway.plan_pieces`, so a
   hub's row may be cut; a cut row adds its partial sum atomically). Pull needs no per-edge
-  atomics, so the kernel runs far faster than the bus and the copy is the whole cost. On the GPU
-  chunks go round-robin over ``SLOTS`` streams (triple buffering): the copy of chunk k+1 and k+2
-  overlaps the kernel of chunk k; the edges are copied straight out of the page-locked CSR.
+  atomics; the kernel is balanced by edges (a hub's row is spread over many threads), so it runs
+  about four times faster than the bus and the copy is the whole cost. On the GPU the copies go
+  on one stream, back to back, straight out of the page-locked CSR into ``SLOTS`` device buffers
+  taken round-robin over the whole run (triple buffering), and the kernels on another: a copy
+  waits only for the kernel that last read its buffer, so the next iteration's first chunks are
+  copied while this one's last kernels and the rank update run. NOTES.md has the measurements.
 - CDLP needs each vertex's whole neighbourhood at once (the mode of its neighbours' labels), so
   its chunks are vertex ranges of the out- and in-CSR together, never cut; a single vertex
   larger than a chunk gets an oversized chunk of its own (reported in the metrics).
@@ -39,8 +42,8 @@ from .subway import plan_pieces
 
 __all__ = ["pagerank_edge_centric", "cdlp_edge_centric", "PAGERANK_STATE_BYTES", "SLOTS"]
 
-#: rank, next sums, inverse out-degree, contributions (8 B each), the dangling mask (1) and room
-#: for the pool's rounding
+#: rank, next sums, inverse out-degree, contributions (8 B each), the CPU's dangling mask (1; the
+#: GPU reads inv == 0) and room for the pool's rounding
 PAGERANK_STATE_BYTES = 40
 CDLP_STATE_BYTES = 24
 SLOTS = 3
@@ -64,20 +67,18 @@ def pagerank_edge_centric(graph: Graph, damping: float = 0.85, max_iterations: i
         return AlgorithmOutput({"vertex": np.zeros(0, np.int64), "rank": np.zeros(0)},
                                metrics.as_dict())
     inn = graph.in_csr
-    out_deg = graph.out_csr.degrees()
-    inv = np.zeros(n)
-    nz = out_deg > 0
-    inv[nz] = 1.0 / out_deg[nz]
     if device == "gpu":
+        inv = _inverse_out_degrees(graph.out_csr, pinned=True)
         engine = _GPUPageRank(inn, inv, budget_bytes - state, metrics, slots, timeline)
     else:
+        inv = _inverse_out_degrees(graph.out_csr)
         engine = _CPUPageRank(inn, inv, budget_bytes - state, metrics)
-    rank = engine.start(np.full(n, 1.0 / n))
+    rank = engine.start(1.0 / n)
     teleport = (1.0 - damping) / n
     t_loop = time.perf_counter()  # the steady state: set-up (plan, staging, uploads) excluded
     for _ in range(max_iterations):
         engine.iteration(rank)
-        rank, change = engine.apply(damping, teleport, ~nz)
+        rank, change = engine.apply(damping, teleport)
         metrics.outer_iterations += 1
         metrics.per_iteration.append({"active_vertices": n, "active_edges": inn.num_edges,
                                       "mode": "chunks", "pieces": len(engine.pieces),
@@ -85,8 +86,11 @@ def pagerank_edge_centric(graph: Graph, damping: float = 0.85, max_iterations: i
         if tolerance > 0 and float(change) < tolerance:  # the GPU's one host wait an iteration
             break
     engine.sync()
-    iterations_s = time.perf_counter() - t_loop
+    t_end = time.perf_counter()
+    iterations_s = t_end - t_loop
     rank = engine.finish(rank)
+    metrics.extra["setup_s"] = round(t_loop - t_start, 6)
+    metrics.extra["result_s"] = round(time.perf_counter() - t_end, 6)
     metrics.partitions = len(engine.pieces) * metrics.outer_iterations
     metrics.extra["iterations_s"] = round(iterations_s, 6)
     if iterations_s > 0:
@@ -95,6 +99,31 @@ def pagerank_edge_centric(graph: Graph, damping: float = 0.85, max_iterations: i
     metrics.extra["chunk_bytes"] = int(engine.capacity)
     return AlgorithmOutput({"vertex": np.arange(n, dtype=np.int64), "rank": rank},
                            metrics.as_dict(time.perf_counter() - t_start))
+
+
+_INV: dict = {}
+
+
+def _inverse_out_degrees(out, pinned: bool = False) -> np.ndarray:
+    """1 / out-degree (0 for dangling vertices); for the GPU page-locked and kept per graph, so a
+    call uploads it at the bus's rate instead of recomputing and copying from pageable memory."""
+    if pinned:
+        hit = _INV.get(id(out))
+        if hit is not None and hit[0] is out:
+            return hit[1]
+    deg = out.degrees()
+    inv = np.zeros(deg.size)
+    nz = deg > 0
+    np.divide(1.0, deg, out=inv, where=nz)
+    if not pinned:
+        return inv
+    from . import gpu
+
+    buf = gpu.pinned_empty(deg.size, np.float64)
+    buf[:] = inv
+    _INV.clear()
+    _INV[id(out)] = (out, buf)
+    return buf
 
 
 class _CPUPageRank:
@@ -106,9 +135,10 @@ class _CPUPageRank:
         self.pieces = plan_pieces(inn.offsets, 8, 4, self.capacity)
         self.bytes_per_iteration = sum(p.edges * 4 + (p.r1 - p.r0 + 1) * 8 for p in self.pieces)
 
-    def start(self, rank):
-        self.next = np.zeros_like(rank)
-        return rank
+    def start(self, value: float):
+        self.next = np.zeros(self.inv.size)
+        self.dangling = self.inv == 0
+        return np.full(self.inv.size, value)
 
     def iteration(self, rank) -> None:
         t0 = time.perf_counter()
@@ -124,8 +154,8 @@ class _CPUPageRank:
         self.metrics.bytes_to_device += self.bytes_per_iteration
         self.metrics.kernel_s += time.perf_counter() - t0
 
-    def apply(self, damping, teleport, dangling):
-        return _apply(self, damping, teleport, dangling, self._rank)
+    def apply(self, damping, teleport):
+        return _apply(self, damping, teleport, self.dangling, self._rank)
 
     def sync(self) -> None:
         pass
@@ -206,7 +236,8 @@ class _GPUPageRank:
         # allocated on the current stream, as the rest of the operator's memory (CuPy's pool
         # keeps a stream's freed blocks for that stream)
         with rt.translate_oom("streamed pagerank"):
-            self.inv = cp.asarray(inv)
+            self.inv = cp.empty(inv.size)
+            gpu.h2d(self.inv, inv, cp.cuda.get_current_stream())  # page-locked: at the bus's rate
             self.next = cp.zeros(inv.size)
             self.contrib = cp.empty(inv.size)
             self.sums = cp.zeros(2)  # dangling rank, L1 change
@@ -230,9 +261,9 @@ class _GPUPageRank:
         self.timeline = timeline
         self._events: list = []  # (copy start, copy end, kernel start, kernel end) per chunk
 
-    def start(self, rank):
+    def start(self, value: float):
         with self.rt.translate_oom("streamed pagerank"):
-            self.rank = self.cp.asarray(rank)
+            self.rank = self.cp.full(self.n, value)
         self.cp.cuda.Device().synchronize()  # the set-up is done before the iterations
         return self.rank
 
@@ -271,7 +302,7 @@ class _GPUPageRank:
             done[slot] = k1
             self._events.append((c0, c1, k0, k1))
 
-    def apply(self, damping, teleport, dangling):
+    def apply(self, damping, teleport):
         """The new ranks into the sums' array (on the kernel stream, after the chunks' kernels);
         returns the L1 change as a device scalar (read only when a tolerance asks for it)."""
         new, old = self.next, self.rank
