@@ -89,6 +89,33 @@ def test_gpu_edge_centric_pagerank_and_cdlp():
     np.testing.assert_array_equal(out.columns["label"], ref_cdlp(small, 5))
 
 
+@pytest.mark.parametrize("slots", [2, 3, 4])
+def test_gpu_edge_centric_pagerank_cut_hub_and_tolerance(slots):
+    """An in-hub whose row spans several chunks, rows without in-edges, dangling vertices; the
+    copy/kernel pipeline with 2-4 buffers; the tolerance path (one host wait an iteration)."""
+    from executor.graph import Graph
+
+    rng = np.random.default_rng(11)
+    n, m, hub = 20_000, 150_000, 60_000
+    src = np.concatenate([rng.integers(0, n // 2, m), rng.integers(0, n // 2, hub)])
+    dst = np.concatenate([rng.integers(0, n, m), np.full(hub, 5)])
+    g = Graph.from_edges(src, dst, n)  # vertices >= n/2 have no out-edges: dangling
+    budget = PAGERANK_STATE_BYTES * n + 400_000
+    out = pagerank_edge_centric(g, 0.85, 15, device="gpu", budget_bytes=budget, slots=slots,
+                                timeline=True)
+    ref, _ = pagerank_ranks(g, 0.85, 15)
+    np.testing.assert_allclose(out.columns["rank"], ref, rtol=1e-10)
+    assert out.metrics["chunk_bytes"] < hub * 4  # the hub's row is cut
+    tl = out.metrics["timeline"]
+    assert tl["chunks"] == out.metrics["partitions"] == len(out.metrics["chunk_timeline_ms"])
+    assert 0 < tl["copy_busy_fraction"] <= 1.0
+    got = pagerank_edge_centric(g, 0.85, 200, 1e-9, device="gpu", budget_bytes=budget,
+                                slots=slots)
+    ref, iters = pagerank_ranks(g, 0.85, 200, 1e-9)
+    assert got.metrics["outer_iterations"] == iters < 200
+    np.testing.assert_allclose(got.columns["rank"], ref, rtol=1e-9)
+
+
 @pytest.mark.parametrize("directed", [True, False])
 def test_gpu_page_streaming(tmp_path, directed):
     g, mem, env, bm = stored_graph(tmp_path, n=N, m=M, directed=directed, pool_bytes=32 * 4096)
