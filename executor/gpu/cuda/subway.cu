@@ -28,6 +28,19 @@ typedef unsigned long long u64;
 
 __device__ __forceinline__ double sw_vload(const double* p) { return *(const volatile double*)p; }
 
+// Relax the edge (v -> u, weight w) from v's value s: BFS s + 1, SSSP s + w, WCC (min label) s.
+// Sets u's label when u's value drops; returns whether it did.
+template <int ALGO>
+__device__ __forceinline__ bool sw_relax(double s, int u, double w, double* value,
+                                         unsigned char* label) {
+    const double cand = ALGO == 0 ? s + 1.0 : (ALGO == 1 ? s + w : s);
+    if (!(cand < sw_vload(&value[u]))) return false;
+    const u64 old = atomicMin((u64*)&value[u], (u64)__double_as_longlong(cand));
+    if (!(cand < __longlong_as_double((i64)old))) return false;
+    label[u] = 1;
+    return true;
+}
+
 // Block-wide exclusive scan of one i64 per thread (blockDim.x == SUBWAY_TILE_THREADS).
 __device__ __forceinline__ i64 sw_block_exclusive(i64 x, i64* total) {
     __shared__ i64 warp_sums[SUBWAY_TILE_THREADS / SUBWAY_WARP];
@@ -204,13 +217,7 @@ __device__ void sw_stream(const i64* __restrict__ off, const int* __restrict__ i
             }
             const double s = sw_vload(&value[vert[k]]);
             if (ALGO != 2 && s == __longlong_as_double(0x7FF0000000000000LL)) continue;
-            double cand = s;
-            if (ALGO == 0) cand = s + 1.0;
-            if (ALGO == 1) cand = s + w[k];
-            if (cand < sw_vload(&value[u])) {
-                const u64 old = atomicMin((u64*)&value[u], (u64)__double_as_longlong(cand));
-                if (cand < __longlong_as_double((i64)old)) label[u] = 1;
-            }
+            sw_relax<ALGO>(s, u, w[k], value, label);
         }
     }
 }
@@ -256,17 +263,8 @@ __device__ void sw_inner(const i64* __restrict__ off, const int* __restrict__ id
         const double s = sw_vload(&value[v]);
         if (ALGO != 2 && s == __longlong_as_double(0x7FF0000000000000LL)) continue;
         for (i64 i = lo + lane; i < hi; i += SUBWAY_WARP) {
-            const int u = buf_t[i - e0];
-            double cand = s;
-            if (ALGO == 0) cand = s + 1.0;
-            if (ALGO == 1) cand = s + (buf_w ? buf_w[i - e0] : 1.0);
-            if (cand < sw_vload(&value[u])) {
-                const u64 old = atomicMin((u64*)&value[u], (u64)__double_as_longlong(cand));
-                if (cand < __longlong_as_double((i64)old)) {
-                    label[u] = 1;
-                    *changed = 1;
-                }
-            }
+            const double w = (ALGO == 1 && buf_w) ? buf_w[i - e0] : 1.0;
+            if (sw_relax<ALGO>(s, buf_t[i - e0], w, value, label)) *changed = 1;
         }
     }
 }
