@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from .errors import IngestError
 from .streams import ByteRange, CommentFilter, NativeRaw
@@ -215,6 +214,8 @@ class InputFile:
             yield from self._text_batches(column_types or {})
 
     def _text_batches(self, column_types: dict) -> Iterator[pa.RecordBatch]:
+        import pyarrow.csv as pacsv  # here, not at the top: it costs ``import graphdb`` ~50 ms
+
         stream = self._text_stream()
         if self.format in ("txt", "graphalytics"):
             stream = CommentFilter(stream)
