@@ -41,9 +41,8 @@ __all__ = [
 ]
 
 DIRECTIONS = ("out", "in")
-#: Threads building pages while the transaction is written: one per direction (2), or one that
-#: builds the directions in turn (1). On a machine whose cores are busy anyway the two measured
-#: the same as building pages between the puts; with a core free they overlap page building.
+#: Threads building pages while the transaction is written: one per direction (2), one that
+#: builds the directions in turn (1), or none (0: pages are built between the puts).
 PAGE_THREADS = 2
 #: Test hook: when set to a path, the writer creates that file after the first direction's pages
 #: are in the (uncommitted) transaction, then sleeps, so a test can kill it at a known point.
@@ -96,8 +95,11 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
     # Pages are built by one thread per direction (numpy releases the GIL) while this thread,
     # the only one that may use the transaction, writes the blocks and then the pages as they
     # come: building pages and copying into the map overlap on the machine's cores.
-    builders: dict[str, _PageBuilder] = {}
+    builders: dict[str, _PageBuilder | _Pages] = {}
     for d in directions:
+        if PAGE_THREADS < 1:
+            builders[d] = _Pages(arrays, d, layout)
+            continue
         after = None if PAGE_THREADS > 1 or not builders else list(builders.values())[-1].done
         builders[d] = _PageBuilder(arrays, d, layout, after)
     try:
@@ -129,6 +131,29 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
         for builder in builders.values():
             builder.close()
     return stats
+
+
+class _Pages:
+    """The pages of one direction built in the calling thread, between the puts."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], direction: str, layout: PageLayout):
+        self.offsets = arrays[f"{direction}_offsets"]
+        self.targets = arrays[f"{direction}_targets"]
+        self.weights = arrays.get(f"{direction}_weights")
+        self.weighted = self.weights is not None
+        self.layout = layout
+        self._plan: PagePlan | None = None
+
+    def plan(self) -> PagePlan:
+        if self._plan is None:
+            self._plan = plan_pages(self.offsets, self.layout, self.weighted)
+        return self._plan
+
+    def pages(self) -> Iterator[tuple[int, np.ndarray]]:
+        return iter_pages(self.offsets, self.targets, self.weights, self.plan(), buffers=1)
+
+    def close(self) -> None:
+        pass
 
 
 class _PageBuilder:

@@ -165,17 +165,17 @@ def _stored_pages(env, graph_id):
                 if bytes(k).startswith(prefix)}
 
 
-def test_pages_are_the_same_with_one_or_two_builder_threads(env, monkeypatch):
+def test_pages_are_the_same_with_zero_one_or_two_builder_threads(env, monkeypatch):
     import storage.topology as topology
 
     arrays = _directed_arrays()
     stored = []
-    for threads in (1, 2):
+    for threads in (0, 1, 2):
         monkeypatch.setattr(topology, "PAGE_THREADS", threads)
         gid = f"g{threads}"
         env.write(lambda txn, gid=gid: write_topology(env, txn, gid, arrays))
         stored.append(_stored_pages(env, gid))
-    assert stored[0] == stored[1] and len(stored[0]) > 10
+    assert stored[0] == stored[1] == stored[2] and len(stored[0]) > 10
     for key, page in stored[0].items():
         decode_page(page)  # verifies the checksum
         assert key.startswith((b"out/", b"in/"))
