@@ -160,7 +160,7 @@ class _PageBuilder:
     """Plans and builds the pages of one direction in a thread of its own; :meth:`pages` yields
     them in order. At most ``AHEAD`` built pages wait in memory."""
 
-    AHEAD = 3
+    AHEAD = 1
 
     def __init__(self, arrays: dict[str, np.ndarray], direction: str, layout: PageLayout,
                  after: threading.Event | None = None):
