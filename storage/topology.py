@@ -156,21 +156,17 @@ class _Pages:
         pass
 
 
-class _PageBuilder:
-    """Plans and builds the pages of one direction in a thread of its own; :meth:`pages` yields
-    them in order. At most ``AHEAD`` built pages wait in memory."""
+class _PageBuilder(_Pages):
+    """Plans and builds the pages of one direction in a thread of its own (after the builder
+    whose ``done`` is ``after``, if given); :meth:`pages` yields them in order. At most
+    ``AHEAD`` built pages wait in memory."""
 
     AHEAD = 1
 
     def __init__(self, arrays: dict[str, np.ndarray], direction: str, layout: PageLayout,
                  after: threading.Event | None = None):
+        super().__init__(arrays, direction, layout)
         self.done, self._after = threading.Event(), after
-        self.offsets = arrays[f"{direction}_offsets"]
-        self.targets = arrays[f"{direction}_targets"]
-        self.weights = arrays.get(f"{direction}_weights")
-        self.weighted = self.weights is not None
-        self.layout = layout
-        self._plan: PagePlan | None = None
         self._planned = threading.Event()
         self._queue: queue.Queue = queue.Queue(maxsize=self.AHEAD)
         self._stop = threading.Event()
