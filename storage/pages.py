@@ -211,16 +211,14 @@ def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets
 
     Returns the end of the records and each record's offset in the page.
 
-    Every value is scattered straight to its place (the page is zeroed: padding stays zero).
-    The position of each edge's record id comes from one cumulative sum of per-edge steps
-    (the record-id width within a record, the gap to the next record at its first edge), in
-    *units*: the largest of 1, 2 or 4 bytes that divides the record-id width. A record id is
-    then written as one 4-byte and one 2-byte value (the default 6-byte width) or unit by unit.
+    Values go straight to their place (the page is zeroed: padding stays zero), in *units*:
+    the largest of 1, 2 or 4 bytes that divides the record-id width. Unweighted records take
+    their ids by one mask assignment (:func:`_place_by_mask`), weighted ones (and ids wider
+    than 8 bytes) by positions (:func:`_place_by_position`).
     """
     layout = plan.layout
     r = layout.rid_bytes
     unit = int(np.gcd(4, r))
-    ru = r // unit
     degree = degree.astype(np.int64, copy=False)
     sizes = layout.record_bytes(degree, plan.weighted)
     starts = np.empty(len(degree), dtype=np.int64)
@@ -230,47 +228,79 @@ def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets
     end = int(starts[-1] + sizes[-1])
     m = len(targets)
     if m:
-        # Position (in units) of each edge's record id: a running sum of steps of ``ru``,
-        # restarted at the first edge of every vertex with edges.
-        has = degree > 0
-        first_edge = np.cumsum(degree) - degree
-        at, rec, deg = first_edge[has], (starts[has] + 4) // unit, degree[has]
-        pos = np.full(m, ru, dtype=np.int64)
-        pos[0] = rec[0]
-        pos[at[1:]] = rec[1:] - (rec[:-1] + ru * (deg[:-1] - 1))
-        np.cumsum(pos, out=pos)
+        packed = rid = None
         if plan.vertex_rid is not None:  # one gather of packed record ids (low r bytes used)
             # np.take, not fancy indexing: ~15% faster for this random gather
             packed = np.take(plan.vertex_rid, targets).astype("<u8", copy=False)
         else:
-            packed = None
             rid = np.empty((m, r), dtype=np.uint8)
             rid[:, : layout.pid_bytes] = _little_endian_bytes(plan.vertex_pid[targets],
                                                               layout.pid_bytes)
             rid[:, layout.pid_bytes:] = _little_endian_bytes(plan.vertex_slot[targets],
                                                              layout.slot_bytes)
-        if packed is not None and r == 6:
-            _unit_view(page, "<u4", 2)[pos] = packed.view("<u4")[::2]
-            pos += 2
-            _unit_view(page, "<u2", 2)[pos] = packed.view("<u2")[2::4]
+        if packed is not None and not plan.weighted:
+            _place_by_mask(page, starts, sizes, end, degree, packed, r, unit)
         else:
-            utype = np.dtype(f"<u{unit}")
-            units = (packed.view(utype).reshape(-1, 8 // unit) if packed is not None
-                     else rid.view(utype))
-            region = page.view(utype)
-            for k in range(ru):
-                region[pos] = units[:, k]
-                pos += 1
-        del pos
-        if plan.weighted:
-            wat = (starts[has] + 4 + deg * r + 7) // 8  # in 8-byte words
-            wpos = np.ones(m, dtype=np.int64)
-            wpos[0] = wat[0]
-            wpos[at[1:]] = wat[1:] - (wat[:-1] + deg[:-1] - 1)
-            np.cumsum(wpos, out=wpos)
-            page.view("<f8")[wpos] = np.asarray(weights, dtype="<f8")
+            _place_by_position(page, starts, degree, packed, rid, weights, plan, unit)
     page.view("<u4")[starts // 4] = degree
     return end, starts
+
+
+def _place_by_mask(page: np.ndarray, starts: np.ndarray, sizes: np.ndarray, end: int,
+                   degree: np.ndarray, packed: np.ndarray, r: int, unit: int) -> None:
+    """Unweighted records, [count | record ids | padding] back to back: every unit of the
+    region except counts and padding is a record-id unit, in order, so one boolean-mask
+    assignment places all ids, cut from 8 to ``r`` bytes by one structured copy (~7 ns per
+    edge where scattering each id to its position costs ~12)."""
+    utype = np.dtype(f"<u{unit}")
+    region = page[HEADER_BYTES:end].view(utype)
+    mask = np.ones(len(region), dtype=bool)
+    rel = (starts - HEADER_BYTES) // unit
+    for j in range(4 // unit):
+        mask[rel + j] = False
+    ids_end = rel + (4 + r * degree) // unit
+    pad = rel + sizes // unit - ids_end  # 0 to 3 units
+    for j in range(int(pad.max())):
+        mask[ids_end[pad > j] + j] = False
+    cut = np.dtype({"names": ["rid"], "formats": [f"V{r}"], "offsets": [0], "itemsize": 8})
+    region[mask] = packed.view(cut)["rid"].copy().view(utype)
+
+
+def _place_by_position(page: np.ndarray, starts: np.ndarray, degree: np.ndarray,
+                       packed: np.ndarray | None, rid: np.ndarray | None,
+                       weights: np.ndarray | None, plan: PagePlan, unit: int) -> None:
+    """Record ids (and weights) scattered to positions from one cumulative sum of per-edge
+    steps (the width within a record, the gap to the next record at its first edge)."""
+    r = plan.layout.rid_bytes
+    ru = r // unit
+    m = len(packed) if packed is not None else len(rid)
+    has = degree > 0
+    first_edge = np.cumsum(degree) - degree
+    at, rec, deg = first_edge[has], (starts[has] + 4) // unit, degree[has]
+    pos = np.full(m, ru, dtype=np.int64)
+    pos[0] = rec[0]
+    pos[at[1:]] = rec[1:] - (rec[:-1] + ru * (deg[:-1] - 1))
+    np.cumsum(pos, out=pos)
+    if packed is not None and r == 6:
+        _unit_view(page, "<u4", 2)[pos] = packed.view("<u4")[::2]
+        pos += 2
+        _unit_view(page, "<u2", 2)[pos] = packed.view("<u2")[2::4]
+    else:
+        utype = np.dtype(f"<u{unit}")
+        units = (packed.view(utype).reshape(-1, 8 // unit) if packed is not None
+                 else rid.view(utype))
+        region = page.view(utype)
+        for k in range(ru):
+            region[pos] = units[:, k]
+            pos += 1
+    del pos
+    if plan.weighted:
+        wat = (starts[has] + 4 + deg * r + 7) // 8  # in 8-byte words
+        wpos = np.ones(m, dtype=np.int64)
+        wpos[0] = wat[0]
+        wpos[at[1:]] = wat[1:] - (wat[:-1] + deg[:-1] - 1)
+        np.cumsum(wpos, out=wpos)
+        page.view("<f8")[wpos] = np.asarray(weights, dtype="<f8")
 
 
 def _finish(page: np.ndarray, kind: int, pid: int, first_vertex: int, num_slots: int,
