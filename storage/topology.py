@@ -42,8 +42,11 @@ __all__ = [
 
 DIRECTIONS = ("out", "in")
 #: Threads building pages while the transaction is written: one per direction (2), one that
-#: builds the directions in turn (1), or none (0: pages are built between the puts).
-PAGE_THREADS = 2
+#: builds the directions in turn (1), or none (0: pages are built between the puts). RMAT20's
+#: commit on the shared two-core machine (best of 5, ingest processes alternating): 0.91 s
+#: with 0, 0.83 s with 1, 1.24 s with 2, which also took the most CPU (1.04 s against 0.65 s):
+#: three busy threads on two cores lose more to contention than they overlap.
+PAGE_THREADS = 1
 #: Test hook: when set to a path, the writer creates that file after the first direction's pages
 #: are in the (uncommitted) transaction, then sleeps, so a test can kill it at a known point.
 TEST_PAUSE_ENV = "GRAPHDB_TEST_PAUSE_IN_TOPOLOGY_WRITE"
@@ -92,9 +95,9 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
     stats = {"page_size": layout.page_size, "block_bytes": 0, "page_bytes": 0, "pages": 0,
              "large_pages": 0}
     directions = [d for d in DIRECTIONS if arrays.get(f"{d}_offsets") is not None]
-    # Pages are built by one thread per direction (numpy releases the GIL) while this thread,
-    # the only one that may use the transaction, writes the blocks and then the pages as they
-    # come: building pages and copying into the map overlap on the machine's cores.
+    # Pages are built in builder threads (numpy releases the GIL; see PAGE_THREADS) while this
+    # thread, the only one that may use the transaction, writes the blocks and then the pages
+    # as they come: building pages and copying into the map overlap on the machine's cores.
     builders: dict[str, _PageBuilder | _Pages] = {}
     for d in directions:
         if PAGE_THREADS < 1:
