@@ -26,10 +26,16 @@ __all__ = ["CSR", "build_csr", "csr_chunks", "read_range", "MERGE_WEIGHTS", "sta
 #: How the weight of merged duplicate edges is chosen.
 MERGE_WEIGHTS = ("min", "max", "sum", "first")
 
-try:  # scipy's COO->CSR conversion is an O(E + V) stable counting sort in C.
-    from scipy.sparse import _sparsetools
-except ImportError:  # pragma: no cover - scipy is a dependency; keep a pure numpy path anyway
-    _sparsetools = None
+
+def _sparsetools():
+    """scipy's sparsetools, whose COO->CSR conversion is an O(E + V) stable counting sort in C;
+    None without scipy (a pure numpy path remains). Imported on first use: importing scipy.sparse
+    costs ~100 ms, which ``import graphdb`` should not pay."""
+    try:
+        from scipy.sparse import _sparsetools as tools
+    except ImportError:  # pragma: no cover - scipy is a dependency
+        return None
+    return tools
 
 
 @dataclass
@@ -61,13 +67,14 @@ def stable_order(keys: np.ndarray, n: int, payload: np.ndarray, other: np.ndarra
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(degrees, other, payload) rearranged in ascending ``keys`` (0..n-1), ties in input order."""
     dtype = np.int64 if max(n, len(keys)) >= 2**31 else np.int32
-    if _sparsetools is not None and payload.dtype.kind in "biuf":
+    tools = _sparsetools() if payload.dtype.kind in "biuf" else None
+    if tools is not None:
         keys = keys.astype(dtype, copy=False)
         other = other.astype(dtype, copy=False)
         offsets = np.empty(n + 1, dtype=dtype)
         other_out = np.empty(len(keys), dtype=dtype)
         payload_out = np.empty(len(keys), dtype=payload.dtype)
-        _sparsetools.coo_tocsr(n, max(n, 1), len(keys), keys, other, payload, offsets,
+        tools.coo_tocsr(n, max(n, 1), len(keys), keys, other, payload, offsets,
                                other_out, payload_out)
         return np.diff(offsets).astype(np.int64), other_out, payload_out
     order = np.argsort(keys, kind="stable")

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from .errors import IngestError
 from .streams import ByteRange, CommentFilter, NativeRaw
@@ -215,6 +214,8 @@ class InputFile:
             yield from self._text_batches(column_types or {})
 
     def _text_batches(self, column_types: dict) -> Iterator[pa.RecordBatch]:
+        import pyarrow.csv as pacsv  # here, not at the top: it costs ``import graphdb`` ~50 ms
+
         stream = self._text_stream()
         if self.format in ("txt", "graphalytics"):
             stream = CommentFilter(stream)
@@ -303,8 +304,14 @@ class InputFile:
     # -- progress and errors -----------------------------------------------------------------
     def bytes_done(self) -> int:
         """Bytes of the file consumed so far (compressed bytes for a compressed file)."""
-        if self._raw is not None and not self._raw.closed:
-            return min(max(self._raw.tell() - self.start, 0), self.size)
+        raw = self._raw
+        if raw is not None and not raw.closed:
+            try:
+                return min(max(raw.tell() - self.start, 0), self.size)
+            except (pa.ArrowInvalid, OSError, ValueError):
+                # A part's reader thread closed the file between the check and tell(): the
+                # progress display asked from another thread; the part is read.
+                return self.size
         if self._rows_total:
             return int(self.size * self._rows_done / self._rows_total)
         return self.size if self._rows_done else 0

@@ -91,10 +91,11 @@ def put_array(txn, db, graph_id: str, array: str, values: np.ndarray,
     return flat.size * itemsize
 
 
-def _with_trailer(raw: np.ndarray) -> bytes:
-    out = bytearray(raw.size + TRAILER_BYTES)
-    view = memoryview(out)
-    view[: raw.size] = raw.data
+def _with_trailer(raw: np.ndarray) -> np.ndarray:
+    # np.empty, not bytearray(n): every byte is written below, so zero-filling first is waste
+    # (an ingest writes hundreds of MB of blocks).
+    out = np.empty(raw.size + TRAILER_BYTES, dtype=np.uint8)
+    out[: raw.size] = raw
     algorithm = default_algorithm()
     TRAILER.pack_into(out, raw.size, checksum(raw.data, algorithm), algorithm)
     return out

@@ -197,47 +197,110 @@ def _little_endian_bytes(values: np.ndarray, width: int) -> np.ndarray:
     return wide[:, :width]
 
 
+def _unit_view(page: np.ndarray, dtype, unit: int) -> np.ndarray:
+    """``page`` as (overlapping, possibly unaligned) ``dtype`` values starting every ``unit``
+    bytes: element ``i`` is the value at byte ``unit * i``."""
+    dtype = np.dtype(dtype)
+    return np.ndarray(buffer=page, dtype=dtype, shape=((len(page) - dtype.itemsize) // unit + 1,),
+                      strides=(unit,))
+
+
 def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets: np.ndarray,
                    weights: np.ndarray | None) -> tuple[int, np.ndarray]:
     """Write the records of consecutive vertices (or one part of a hub) after the header.
 
     Returns the end of the records and each record's offset in the page.
 
-    Each record is four segments (count, record ids, padding, weights); one ``np.repeat`` labels
-    every *unit* of the region with its segment kind, and boolean masks drop the values in place.
-    The unit is the largest of 1, 2 or 4 bytes that divides every segment (2 bytes for 6-byte
-    record ids), which halves or quarters the work against labelling single bytes.
+    Values go straight to their place (the page is zeroed: padding stays zero), in *units*:
+    the largest of 1, 2 or 4 bytes that divides the record-id width. Unweighted records take
+    their ids by one mask assignment (:func:`_place_by_mask`), weighted ones (and ids wider
+    than 8 bytes) by positions (:func:`_place_by_position`).
     """
     layout = plan.layout
     r = layout.rid_bytes
-    unit = np.gcd(4, r)
-    utype = np.dtype(f"<u{unit}")
-    if plan.vertex_rid is not None:  # one gather of packed record ids, then their low bytes
-        packed = plan.vertex_rid[targets].astype("<u8", copy=False)
-        rid = packed.view(utype).reshape(-1, 8 // unit)[:, : r // unit]
-    else:
-        rid = np.empty((len(targets), r), dtype=np.uint8)
-        rid[:, : layout.pid_bytes] = _little_endian_bytes(plan.vertex_pid[targets],
-                                                          layout.pid_bytes)
-        rid[:, layout.pid_bytes:] = _little_endian_bytes(plan.vertex_slot[targets],
-                                                         layout.slot_bytes)
-        rid = rid.view(utype)
+    unit = int(np.gcd(4, r))
+    degree = degree.astype(np.int64, copy=False)
     sizes = layout.record_bytes(degree, plan.weighted)
-    starts = np.full(len(degree), HEADER_BYTES, dtype=np.int64)
+    starts = np.empty(len(degree), dtype=np.int64)
+    starts[0] = HEADER_BYTES
     np.cumsum(sizes[:-1], out=starts[1:])
     starts[1:] += HEADER_BYTES
-    rid_len = degree.astype(np.int64) * (r // unit)
-    weight_len = (8 // unit) * degree.astype(np.int64) if plan.weighted else 0 * rid_len
-    pad = sizes // unit - 4 // unit - rid_len - weight_len
-    segments = np.stack([np.full_like(rid_len, 4 // unit), rid_len, pad, weight_len], axis=1)
-    labels = np.repeat(np.tile(np.arange(4, dtype=np.uint8), len(degree)), segments.ravel())
-    end = HEADER_BYTES + int(sizes.sum())
-    region = page[HEADER_BYTES:end].view(utype)  # the page is zeroed: padding stays zero
-    region[labels == 0] = degree.astype("<u4").view(utype)
-    region[labels == 1] = rid.ravel()
-    if plan.weighted:
-        region[labels == 3] = np.ascontiguousarray(weights, dtype="<f8").view(utype)
+    end = int(starts[-1] + sizes[-1])
+    m = len(targets)
+    if m:
+        packed = rid = None
+        if plan.vertex_rid is not None:  # one gather of packed record ids (low r bytes used)
+            # np.take, not fancy indexing: ~15% faster for this random gather
+            packed = np.take(plan.vertex_rid, targets).astype("<u8", copy=False)
+        else:
+            rid = np.empty((m, r), dtype=np.uint8)
+            rid[:, : layout.pid_bytes] = _little_endian_bytes(plan.vertex_pid[targets],
+                                                              layout.pid_bytes)
+            rid[:, layout.pid_bytes:] = _little_endian_bytes(plan.vertex_slot[targets],
+                                                             layout.slot_bytes)
+        if packed is not None and not plan.weighted:
+            _place_by_mask(page, starts, sizes, end, degree, packed, r, unit)
+        else:
+            _place_by_position(page, starts, degree, packed, rid, weights, plan, unit)
+    page.view("<u4")[starts // 4] = degree
     return end, starts
+
+
+def _place_by_mask(page: np.ndarray, starts: np.ndarray, sizes: np.ndarray, end: int,
+                   degree: np.ndarray, packed: np.ndarray, r: int, unit: int) -> None:
+    """Unweighted records, [count | record ids | padding] back to back: every unit of the
+    region except counts and padding is a record-id unit, in order, so one boolean-mask
+    assignment places all ids, cut from 8 to ``r`` bytes by one structured copy (~7 ns per
+    edge where scattering each id to its position costs ~12)."""
+    utype = np.dtype(f"<u{unit}")
+    region = page[HEADER_BYTES:end].view(utype)
+    mask = np.ones(len(region), dtype=bool)
+    rel = (starts - HEADER_BYTES) // unit
+    for j in range(4 // unit):
+        mask[rel + j] = False
+    ids_end = rel + (4 + r * degree) // unit
+    pad = rel + sizes // unit - ids_end  # 0 to 3 units
+    for j in range(int(pad.max())):
+        mask[ids_end[pad > j] + j] = False
+    cut = np.dtype({"names": ["rid"], "formats": [f"V{r}"], "offsets": [0], "itemsize": 8})
+    region[mask] = packed.view(cut)["rid"].copy().view(utype)
+
+
+def _place_by_position(page: np.ndarray, starts: np.ndarray, degree: np.ndarray,
+                       packed: np.ndarray | None, rid: np.ndarray | None,
+                       weights: np.ndarray | None, plan: PagePlan, unit: int) -> None:
+    """Record ids (and weights) scattered to positions from one cumulative sum of per-edge
+    steps (the width within a record, the gap to the next record at its first edge)."""
+    r = plan.layout.rid_bytes
+    ru = r // unit
+    m = len(packed) if packed is not None else len(rid)
+    has = degree > 0
+    first_edge = np.cumsum(degree) - degree
+    at, rec, deg = first_edge[has], (starts[has] + 4) // unit, degree[has]
+    pos = np.full(m, ru, dtype=np.int64)
+    pos[0] = rec[0]
+    pos[at[1:]] = rec[1:] - (rec[:-1] + ru * (deg[:-1] - 1))
+    np.cumsum(pos, out=pos)
+    if packed is not None and r == 6:
+        _unit_view(page, "<u4", 2)[pos] = packed.view("<u4")[::2]
+        pos += 2
+        _unit_view(page, "<u2", 2)[pos] = packed.view("<u2")[2::4]
+    else:
+        utype = np.dtype(f"<u{unit}")
+        units = (packed.view(utype).reshape(-1, 8 // unit) if packed is not None
+                 else rid.view(utype))
+        region = page.view(utype)
+        for k in range(ru):
+            region[pos] = units[:, k]
+            pos += 1
+    del pos
+    if plan.weighted:
+        wat = (starts[has] + 4 + deg * r + 7) // 8  # in 8-byte words
+        wpos = np.ones(m, dtype=np.int64)
+        wpos[0] = wat[0]
+        wpos[at[1:]] = wat[1:] - (wat[:-1] + deg[:-1] - 1)
+        np.cumsum(wpos, out=wpos)
+        page.view("<f8")[wpos] = np.asarray(weights, dtype="<f8")
 
 
 def _finish(page: np.ndarray, kind: int, pid: int, first_vertex: int, num_slots: int,
@@ -253,10 +316,26 @@ def _finish(page: np.ndarray, kind: int, pid: int, first_vertex: int, num_slots:
 
 
 def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | None,
-               plan: PagePlan) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(page id, page bytes as uint8 array)`` in page order (one page in memory)."""
+               plan: PagePlan, buffers: int = 0) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(page id, page bytes as uint8 array)`` in page order (one page in memory).
+
+    With ``buffers`` > 0 the pages are built in that many buffers, reused in turn: a yielded
+    page stays intact only until ``buffers - 1`` more pages have been yielded. Reusing buffers
+    spares an allocation (and a zero-filled mapping, and its unmapping) per page."""
     layout = plan.layout
     size = layout.page_size
+    pool = [np.zeros(size, dtype=np.uint8) for _ in range(min(buffers, plan.num_pages))]
+    used = [False] * len(pool)
+
+    def blank(pid: int) -> np.ndarray:
+        if not pool:
+            return np.zeros(size, dtype=np.uint8)
+        i = pid % len(pool)
+        if used[i]:
+            pool[i].fill(0)
+        used[i] = True
+        return pool[i]
+
     pid = 0
     while pid < plan.num_pages:
         v0, v1 = int(plan.page_first_vertex[pid]), int(plan.page_last_vertex[pid])
@@ -264,7 +343,7 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
         if plan.page_kind[pid] == SMALL:
             degree = np.diff(np.asarray(offsets[v0 : v1 + 1], dtype=np.int64))
             w = None if weights is None else weights[e0:e1]
-            page = np.zeros(size, dtype=np.uint8)
+            page = blank(pid)
             end, starts = _write_records(page, plan, degree, np.asarray(targets[e0:e1]), w)
             slots = np.empty(v1 - v0, dtype=SLOT_DTYPE)  # stored last slot first
             slots["vid"] = np.arange(v1 - 1, v0 - 1, -1)
@@ -279,7 +358,7 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
         for part in range(chain):
             a, b = e0 + part * per, min(e1, e0 + (part + 1) * per)
             w = None if weights is None else weights[a:b]
-            page = np.zeros(size, dtype=np.uint8)
+            page = blank(pid)
             end, _ = _write_records(page, plan, np.array([b - a]), np.asarray(targets[a:b]), w)
             slot = np.array([(v0, HEADER_BYTES)], dtype=SLOT_DTYPE)
             page[size - SLOT_BYTES:] = slot.view(np.uint8)

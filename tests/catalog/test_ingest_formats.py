@@ -162,3 +162,22 @@ def test_parallel_parts_behave_like_one_reader_on_types(tmp_path, monkeypatch):
             load(tmp_path / "db", bad, name="bad")
         lines.append(err.value.line)
     assert lines == [502, 502]
+
+
+def test_progress_of_a_part_whose_reader_just_closed_its_file(tmp_path):
+    """The progress display asks every part for its bytes from the consuming thread while the
+    part's reader thread may close the file between the ``closed`` check and ``tell()``."""
+    from catalog.readers import InputFile
+
+    path = tmp_path / "e.csv"
+    path.write_text("src,dst\n1,2\n")
+    part = InputFile(str(path))
+
+    class ClosedUnderfoot:
+        closed = False
+
+        def tell(self):
+            raise pa.ArrowInvalid("Invalid operation on closed file")
+
+    part._raw = ClosedUnderfoot()
+    assert part.bytes_done() == part.size

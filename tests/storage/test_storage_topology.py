@@ -143,3 +143,56 @@ def test_record_id_widths_are_chosen_per_database(tmp_path):
     env.close()
     with pytest.raises(StorageError, match="record ids 4\\+2"):
         Environment(tmp_path / "db", layout=PageLayout(page_size=2048))
+
+
+def _directed_arrays(seed=11, n=400, m=6000):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = rng.random(m)
+    arrays = {f"out_{k}": v for k, v in zip(("offsets", "targets", "weights"),
+                                            csr_from_edges(src, dst, n, w))}
+    arrays.update({f"in_{k}": v for k, v in zip(("offsets", "targets", "weights"),
+                                                csr_from_edges(dst, src, n, w))})
+    return arrays
+
+
+def _stored_pages(env, graph_id):
+    with env.read_txn() as txn:
+        cursor = txn.cursor(db=env.db("pages"))
+        prefix = f"{graph_id}/".encode()
+        cursor.set_range(prefix)
+        return {bytes(k)[len(prefix):]: bytes(v) for k, v in cursor
+                if bytes(k).startswith(prefix)}
+
+
+def test_pages_are_the_same_with_zero_one_or_two_builder_threads(env, monkeypatch):
+    import storage.topology as topology
+
+    arrays = _directed_arrays()
+    stored = []
+    for threads in (0, 1, 2):
+        monkeypatch.setattr(topology, "PAGE_THREADS", threads)
+        gid = f"g{threads}"
+        env.write(lambda txn, gid=gid: write_topology(env, txn, gid, arrays))
+        stored.append(_stored_pages(env, gid))
+    assert stored[0] == stored[1] == stored[2] and len(stored[0]) > 10
+    for key, page in stored[0].items():
+        decode_page(page)  # verifies the checksum
+        assert key.startswith((b"out/", b"in/"))
+
+
+def test_a_failing_page_builder_fails_the_write_and_stops_its_threads(env, monkeypatch):
+    import threading
+
+    import storage.topology as topology
+
+    def broken(offsets, targets, weights, plan, buffers=0):
+        yield 0, np.zeros(plan.layout.page_size, dtype=np.uint8)
+        raise RuntimeError("builder broke")
+
+    monkeypatch.setattr(topology, "iter_pages", broken)
+    before = threading.active_count()
+    with pytest.raises(RuntimeError, match="builder broke"):
+        env.write(lambda txn: write_topology(env, txn, "g", _directed_arrays()))
+    assert threading.active_count() == before
+    assert _stored_pages(env, "g") == {}  # the transaction was aborted
