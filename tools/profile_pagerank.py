@@ -1,18 +1,115 @@
-"""One PageRank iteration on a GPU-built R-MAT graph, for Nsight Compute.
+"""PageRank on a GPU-built R-MAT graph: one iteration for Nsight Compute, or a timed sweep.
 
-    ncu -k regex:"graphdb_pagerank_(rows|heavy|merge)" --section SpeedOfLight \
+    ncu -k regex:"graphdb_pagerank_(rows|heavy|merge|tiles)" --section SpeedOfLight \
         --section MemoryWorkloadAnalysis python tools/profile_pagerank.py --scale 24
+
+    python tools/profile_pagerank.py --scale 24 --bench --out DIR [--configs auto,tiles,...]
+
+``--bench`` times each configuration (CUDA events, median of ``--repeats`` runs of 10
+iterations after a warm-up), splits an iteration by kernel, records the partition's (and the
+tiles') build time and each result's difference from the first configuration's, then times the
+cupyx sparse matvec iteration and computes the memory-traffic bound in the same run (the same
+definitions as ``tools/bench_gpu.py``). Writes ``DIR/profile_pagerank.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+#: Named configurations for --configs (keyword arguments of pagerank_gpu).
+CONFIGS: dict[str, dict] = {
+    "auto": {"tiles": False},
+    "tiles": {"tiles": True},
+    "tiles_h16k_all": {"tiles": True, "tile_sources": 1 << 14, "tile_min_edges": 0},
+    "tiles_h64k": {"tiles": True, "tile_sources": 1 << 16},
+    "tiles_h256k": {"tiles": True, "tile_sources": 1 << 18},
+    "tiles_h1m": {"tiles": True, "tile_sources": 1 << 20},
+    "tiles_h256k_min16k": {"tiles": True, "tile_sources": 1 << 18, "tile_min_edges": 1 << 14},
+    "tiles_h256k_min4k": {"tiles": True, "tile_sources": 1 << 18, "tile_min_edges": 1 << 12},
+    "tiles_h256k_s32k_d16k": {"tiles": True, "tile_sources": 1 << 18, "tile_src": 1 << 15,
+                              "tile_dst": 1 << 14},
+    "tiles_h1m_s32k_d16k": {"tiles": True, "tile_sources": 1 << 20, "tile_src": 1 << 15,
+                            "tile_dst": 1 << 14},
+    "tiles_h256k_s8k_d16k": {"tiles": True, "tile_sources": 1 << 18, "tile_src": 1 << 13,
+                             "tile_dst": 1 << 14},
+}
+
+
+def bench(g, n: int, args) -> dict:
+    from executor.gpu import runtime as rt
+    from executor.gpu.pagerank import pagerank_gpu
+    from tools.bench_gpu import copy_bandwidth, cupyx_pagerank_iteration, gpu_time
+
+    cp = rt.cp()
+    iters = 10
+    res: dict = {"gpu": rt.device_info().name, "scale": args.scale, "vertices": n,
+                 "edges": g.num_edges, "iterations_timed": iters, "configs": {}}
+    out, inn = rt.device_csr(g, "out"), rt.device_csr(g, "in")
+    ref = None
+    for label in args.configs.split(","):
+        kw = CONFIGS[label]
+        try:
+            t = time.perf_counter()
+            pagerank_gpu(g, max_iterations=1, **kw)  # builds and caches the partition
+            cp.cuda.Device().synchronize()
+            prep_s = time.perf_counter() - t
+            ms, (rank, _, stats) = gpu_time(
+                lambda kw=kw: pagerank_gpu(g, max_iterations=iters, **kw), args.repeats)
+            profile: dict = {}
+            pagerank_gpu(g, max_iterations=iters, profile=profile, **kw)
+            row = {"ms_per_iteration": ms / iters, "prepare_s": prep_s, **stats,
+                   "kernel_ms_per_iteration": {k: round(v / iters, 4)
+                                               for k, v in profile.items()}}
+            if ref is None:
+                ref = rank
+            else:
+                row["max_rel_diff_vs_first"] = float(cp.abs(rank - ref).max() / ref.max())
+            res["configs"][label] = row
+            print("pagerank", label, json.dumps(row, default=str), flush=True)
+        except Exception as exc:  # noqa: BLE001  (one failing variant must not end the run)
+            res["configs"][label] = {"error": repr(exc)}
+            print("pagerank", label, "FAILED", repr(exc), flush=True)
+        finally:
+            rt._resident(g).clear()  # drop this variant's partition, keep the CSRs
+            rt.attach_device_csr(g, "out", out)
+            rt.attach_device_csr(g, "in", inn)
+            cp.get_default_memory_pool().free_all_blocks()
+
+    import cupyx.scipy.sparse as csp
+
+    deg = out.degrees().astype(cp.float64)
+    inv = cp.where(deg > 0, 1.0 / cp.maximum(deg, 1), 0.0)
+    matrix = csp.csr_matrix((inv[inn.targets], inn.targets, inn.offsets), shape=(n, n))
+    dangling = deg == 0
+
+    def cupyx_pr():
+        r = cp.full(n, 1.0 / n)
+        for _ in range(iters):
+            r = cupyx_pagerank_iteration(matrix, r, dangling, 0.85, n)
+        return r
+
+    ms, cupyx_rank = gpu_time(cupyx_pr, args.repeats)
+    res["cupyx_ms_per_iteration"] = ms / iters
+    if ref is not None:
+        res["max_rel_diff_first_vs_cupyx"] = float(
+            cp.abs(ref - cupyx_rank).max() / cupyx_rank.max())
+    bw = copy_bandwidth()
+    res["copy_bandwidth_GBps"] = bw / 1e9
+    bound_bytes = 4 * g.num_edges + 8 * (n + 1) + 8 * n + 8 * n
+    res["traffic_bound_ms"] = bound_bytes / bw * 1e3
+    for row in res["configs"].values():
+        if "ms_per_iteration" in row:
+            row["x_vs_cupyx"] = res["cupyx_ms_per_iteration"] / row["ms_per_iteration"]
+            row["x_bound"] = row["ms_per_iteration"] / res["traffic_bound_ms"]
+    return res
 
 
 def main() -> None:
@@ -20,15 +117,38 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=24)
     ap.add_argument("--iterations", type=int, default=1)
     ap.add_argument("--hub-cache", action="store_true")
+    ap.add_argument("--tiles", action="store_true")
+    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--configs", default="auto,tiles")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=None)
     args = ap.parse_args()
     from executor.gpu.pagerank import pagerank_gpu
     from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
 
+    t = time.perf_counter()
     src, dst = rmat_edges_gpu(args.scale, 16, seed=1)
     g = graph_from_device_edges(src, dst, 1 << args.scale)
     del src, dst
-    _, _, stats = pagerank_gpu(g, max_iterations=args.iterations, hub_cache=args.hub_cache)
-    print(stats)
+    print(f"rmat {args.scale} built in {time.perf_counter() - t:.1f} s", flush=True)
+    if not args.bench:
+        _, _, stats = pagerank_gpu(g, max_iterations=args.iterations, hub_cache=args.hub_cache,
+                                   tiles=args.tiles)
+        print(stats)
+        return
+    res = bench(g, 1 << args.scale, args)
+    text = json.dumps(res, indent=1, default=str)
+    print(text)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "profile_pagerank.json").write_text(text)
+    print("cupyx", round(res["cupyx_ms_per_iteration"], 3), "ms; bound",
+          round(res["traffic_bound_ms"], 3), "ms")
+    for label, row in res["configs"].items():
+        if "ms_per_iteration" in row:
+            print(f"{label:28s} {row['ms_per_iteration']:.3f} ms/iter  "
+                  f"{row['x_vs_cupyx']:.2f}x cupyx  {row['x_bound']:.2f}x bound  "
+                  f"{row['kernel_ms_per_iteration']}  tiles={row.get('tiles')}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ Graphalytics' 1e-4 relative error; ranks, the dangling sum and the L1 change are
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,8 @@ from ..algorithms.registry import AlgorithmOutput
 from ..graph import Graph
 from . import runtime as rt
 
-__all__ = ["pagerank", "pagerank_gpu", "Partition", "block_vertices", "choose_variant"]
+__all__ = ["pagerank", "pagerank_gpu", "Partition", "Tiles", "block_vertices", "build_tiles",
+           "choose_variant"]
 
 THREADS = 256
 RANGE = 1024  # vertices per merge range (cuda/pagerank.cu RANGE)
@@ -38,6 +40,20 @@ HUB_VALUES = 12160
 HUB_THREADS = 1024
 #: Bytes-equivalent cost of one global float atomic (push) against a streamed byte.
 ATOMIC_COST = 8.0
+#: Hot-source tiles (``tiles=True``, pull with relabelling): the edges of the TILE_SOURCES
+#: hottest sources are cut into tiles of TILE_SRC sources x TILE_DST destinations; a tile with
+#: fewer than TILE_MIN_EDGES edges stays in the gather path (its fixed cost, 4 (S + D) bytes of
+#: shared memory filled and flushed, would outweigh the gathers it saves). S + D floats of shared
+#: memory per block (192 KiB): one 1024-thread block per SM.
+TILE_SOURCES = 1 << 18
+TILE_SRC = 1 << 14
+TILE_DST = 1 << 15
+TILE_MIN_EDGES = 8192
+TILE_CHUNK = 1 << 18  # edges per thread block at most (a tile's chunks are even)
+TILE_THREADS = 1024
+TILE_PAD = 0xFFFFFFFF
+#: Whether pagerank_gpu uses the tiles when not told (graphs from REORDER_MIN_EDGES edges on).
+TILES_DEFAULT = False
 
 
 def block_vertices(l2_bytes: int, value_bytes: int = 4) -> int:
@@ -63,6 +79,113 @@ def choose_variant(n: int, m: int, blocks: int) -> str:
 
 
 @dataclass
+class Tiles:
+    """Hot-source edges as 2-D tiles (see ``graphdb_pagerank_tiles`` in cuda/pagerank.cu).
+
+    ``edges`` holds, tile after tile, each tile's edges packed as ``dst_local << 16 |
+    src_local`` and sorted, padded with TILE_PAD to a multiple of 8; a tile is cut into chunks
+    of at most the chunk size, one thread block each, listed longest first.
+    """
+
+    edges: object  # uint32
+    chunk_start: object  # int64, first edge of each chunk (a multiple of 8)
+    chunk_end: object  # int64
+    chunk_src: object  # int32, first source id of the chunk's tile
+    chunk_dst: object  # int32, first destination id of the chunk's tile
+    src: int  # S, sources per tile
+    dst: int  # D, destinations per tile
+    sources: int  # H, the hottest sources considered
+    hot_edges: int  # edges from the H sources
+    edges_tiled: int  # of those, the edges in tiles kept (the rest stay in the gather path)
+    tiles: int
+    build_ms: float = 0.0
+
+    @property
+    def chunks(self) -> int:
+        return int(self.chunk_start.size)
+
+
+def _host(xp, a):
+    return xp.asnumpy(a) if hasattr(xp, "asnumpy") else np.asarray(a)
+
+
+def build_tiles(xp, rows, cols, n: int, *, sources: int, src: int, dst: int, min_edges: int,
+                chunk: int):
+    """Take the edges (rows = destinations, cols = sources, relabelled ids) of the ``sources``
+    hottest sources into tiles of ``src`` x ``dst``; tiles with fewer than ``min_edges`` edges
+    are left out. Returns (Tiles, mask of the edges that stay in the gather path).
+
+    ``xp`` is numpy or cupy (the host tests check the layout with numpy).
+    """
+    if not (1 <= src <= 1 << 16 and 1 <= dst < 1 << 16):
+        raise ValueError("tile sides must fit 16-bit local ids (dst < 65536 keeps TILE_PAD free)")
+    chunk = max(8, chunk // 8 * 8)
+    hot_n = min(int(sources), n)
+    n_dr = -(-n // dst)
+    n_tiles = -(-hot_n // src) * n_dr
+    hot = cols < hot_n
+    tile = xp.where(hot, (cols // src).astype(np.int64) * n_dr + rows // dst, 0)
+    counts = xp.bincount(tile[hot], minlength=max(n_tiles, 1))
+    keep_tile = counts >= max(int(min_edges), 1)
+    tiled = hot & keep_tile[tile]
+    hot_edges = int(hot.sum())
+    del hot
+    idx = xp.flatnonzero(tiled)
+    key = tile[idx] << 32
+    del tile
+    key |= (rows[idx].astype(np.int64) % dst) << 16
+    key |= cols[idx].astype(np.int64) % src
+    del idx
+    key.sort()
+    counts_h = _host(xp, counts).astype(np.int64) * _host(xp, keep_tile)
+    padded = -(-counts_h // 8) * 8
+    pstart = np.concatenate(([0], np.cumsum(padded)))
+    ustart = np.concatenate(([0], np.cumsum(counts_h)))
+    edges = xp.full(int(pstart[-1]), TILE_PAD, dtype=np.uint32)
+    if key.size:
+        t = key >> 32
+        pos = xp.arange(key.size, dtype=np.int64)
+        pos += xp.asarray(pstart[:-1] - ustart[:-1])[t]
+        del t
+        edges[pos] = (key & 0xFFFFFFFF).astype(np.uint32)
+        del pos
+    m_tiled = int(key.size)
+    del key
+    # Chunks: a tile's padded edges cut evenly into pieces of at most `chunk` (multiples of 8).
+    ks = np.flatnonzero(padded)
+    pieces = -(-padded[ks] // chunk)
+    even = -(-padded[ks] // pieces)
+    size = -(-even // 8) * 8
+    rep = np.repeat(np.arange(ks.size), pieces)
+    j = np.arange(rep.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    start = pstart[ks][rep] + j * size[rep]
+    end = np.minimum(start + size[rep], pstart[ks][rep] + padded[ks][rep])
+    order = np.argsort(-(end - start), kind="stable")  # longest first: the last wave is short
+    tk = ks[rep][order]
+    tiles = Tiles(
+        edges=edges,
+        chunk_start=xp.asarray(start[order].astype(np.int64)),
+        chunk_end=xp.asarray(end[order].astype(np.int64)),
+        chunk_src=xp.asarray(((tk // n_dr) * src).astype(np.int32)),
+        chunk_dst=xp.asarray(((tk % n_dr) * dst).astype(np.int32)),
+        src=int(src), dst=int(dst), sources=hot_n, hot_edges=hot_edges, edges_tiled=m_tiled,
+        tiles=int(ks.size))
+    return tiles, ~tiled
+
+
+def tile_sums_host(tiles: Tiles, contrib, n: int):
+    """What the tile kernel adds to each destination (numpy; the layout's host check)."""
+    sums = np.zeros(n, dtype=np.float64)
+    edges = np.asarray(tiles.edges)
+    for s, e, s0, d0 in zip(tiles.chunk_start, tiles.chunk_end, tiles.chunk_src,
+                            tiles.chunk_dst, strict=True):
+        w = edges[int(s):int(e)]
+        w = w[w != TILE_PAD].astype(np.int64)
+        np.add.at(sums, int(d0) + (w >> 16), contrib[int(s0) + (w & 0xFFFF)])
+    return sums
+
+
+@dataclass
 class Partition:
     """A graph's edges cut by column range: per block, its non-empty rows and their edges.
 
@@ -84,6 +207,7 @@ class Partition:
     rows_total: int
     out_degree: object  # int32, in partition ids
     order: object | None  # new id -> old id, or None (identity)
+    tiles: Tiles | None = None  # hot-source tiles (their edges are not in the blocks)
 
 
 def _group_width(edges: int, rows: int) -> int:
@@ -96,14 +220,20 @@ def _group_width(edges: int, rows: int) -> int:
     return 32
 
 
-def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool) -> Partition:
-    """Cut ``csr`` (rows -> cols) into blocks of ``block_size`` column ids, on the device."""
+def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool,
+              tile_cfg: dict | None = None) -> Partition:
+    """Cut ``csr`` (rows -> cols) into blocks of ``block_size`` column ids, on the device.
+
+    With ``tile_cfg`` (pull, relabelled only) the hot sources' edges go into :class:`Tiles`
+    first (``build_tiles``' keyword arguments) and the blocks hold the rest.
+    """
     cp = rt.cp()
     n = csr.num_vertices
     ids = csr.targets.dtype
     blocks = max(1, -(-n // block_size))
     n_ranges = -(-n // RANGE)
     order = None
+    tiles = None
     if blocks == 1 and not reorder:
         # Blocking skipped: one block is the CSR itself, every vertex a row.
         parts = [(csr.offsets, cp.arange(n, dtype=ids), csr.targets)]
@@ -125,6 +255,14 @@ def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool
             rows, cols = (key // n).astype(ids), (key % n).astype(ids)
             del key
             out_degree = out_degree[order]
+            if tile_cfg is not None:
+                cp.cuda.get_current_stream().synchronize()
+                t0 = time.perf_counter()
+                tiles, rest = build_tiles(cp, rows, cols, n, **tile_cfg)
+                rows, cols = rows[rest], cols[rest]
+                del rest
+                cp.cuda.get_current_stream().synchronize()
+                tiles.build_ms = (time.perf_counter() - t0) * 1e3
         which = (cols // block_size).astype(np.int32)
         parts = []
         for b in range(blocks):
@@ -176,17 +314,20 @@ def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool
         rows_total=int(offsets[-1]),
         out_degree=out_degree.astype(np.int32),
         order=order,
+        tiles=tiles,
     )
 
 
-def _partition_for(graph: Graph, variant: str, block_size: int, reorder: bool) -> Partition:
+def _partition_for(graph: Graph, variant: str, block_size: int, reorder: bool,
+                   tile_cfg: dict | None = None) -> Partition:
     cache = rt._resident(graph)
-    key = ("pagerank", variant, block_size, reorder, rt.cp().cuda.Device().id)
+    tile_key = tuple(sorted(tile_cfg.items())) if tile_cfg else None
+    key = ("pagerank", variant, block_size, reorder, tile_key, rt.cp().cuda.Device().id)
     part = cache.get(key)
     if part is None:
         out = rt.device_csr(graph, "out")
         csr = rt.device_csr(graph, "in") if variant == "pull" else out
-        part = partition(csr, out.degrees(), block_size, reorder=reorder)
+        part = partition(csr, out.degrees(), block_size, reorder=reorder, tile_cfg=tile_cfg)
         cache[key] = part
     return part
 
@@ -195,9 +336,13 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tolerance: float = 0.0, *, variant: str | None = None,
                  block_size: int | None = None, reorder: bool | None = None,
                  hints: bool = True, hub_cache: bool = False, hub_values: int = 0,
+                 tiles: bool | None = None, tile_sources: int = TILE_SOURCES,
+                 tile_src: int = TILE_SRC, tile_dst: int = TILE_DST,
+                 tile_min_edges: int = TILE_MIN_EDGES, tile_chunk: int = TILE_CHUNK,
                  profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
+    ``tiles``: hot-source tiles (pull with relabelling only; None = TILES_DEFAULT).
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
     benchmarks, it serialises nothing but adds event records).
     """
@@ -214,9 +359,16 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
     push = variant == "push"
     if reorder is None:
         reorder = m >= REORDER_MIN_EDGES
+    if tiles is None:
+        tiles = TILES_DEFAULT and m >= REORDER_MIN_EDGES
+    tile_cfg = None
+    if tiles and reorder and not push and m:
+        tile_cfg = {"sources": int(tile_sources), "src": int(min(tile_src, n)),
+                    "dst": int(min(tile_dst, n, (1 << 16) - 1)),
+                    "min_edges": int(tile_min_edges), "chunk": int(tile_chunk)}
     stream = rt.operator_stream()
     with rt.translate_oom("pagerank on the GPU"), stream:
-        part = _partition_for(graph, variant, block_size, reorder)
+        part = _partition_for(graph, variant, block_size, reorder, tile_cfg)
         ids = out.targets.dtype
         flag = "true" if push else "false"
         rows_k = {g: rt.kernel("pagerank", "graphdb_pagerank_rows", ids, flag, str(g))
@@ -231,7 +383,15 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         scal[0] = float(cp.count_nonzero(deg == 0)) / n
         l1 = cp.zeros(max(max_iterations, 1), dtype=np.float64)
         partial = None if push else cp.empty(max(part.rows_total, 1), dtype=np.float32)
-        dense = cp.zeros(n, dtype=np.float32) if push else None
+        tl = part.tiles if part.tiles is not None and part.tiles.chunks else None
+        # Push atomics and the tiles' flushes both land in `dense`, which the merge adds and
+        # zeroes.
+        dense = cp.zeros(n, dtype=np.float32) if push or tl is not None else None
+        if tl is not None:
+            tiles_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles")
+            tile_smem = 4 * (tl.src + tl.dst)
+            if tile_smem > 48 * 1024:
+                tiles_k.max_dynamic_shared_size_bytes = tile_smem
         row_start = np.concatenate(([0], np.cumsum([int(x.size) for x in part.id_map])))
         n_ranges = -(-n // RANGE)
         merge_blocks = max(1, min(n_ranges, rt.device_info().multiprocessors * 2))
@@ -255,6 +415,12 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             for kern in (*rows_k.values(), heavy_k):
                 kern.max_dynamic_shared_size_bytes = 4 * hub
         for it in range(max_iterations):
+            if tl is not None:
+                tiles_k((tl.chunks,), (TILE_THREADS,), (
+                    tl.edges, tl.chunk_start, tl.chunk_end, tl.chunk_src, tl.chunk_dst,
+                    np.int64(tl.chunks), np.int32(tl.src), np.int32(tl.dst), np.int64(n),
+                    contrib, dense), shared_mem=tile_smem)
+                mark("tiles")
             for b in range(part.blocks):
                 n_rows = int(part.id_map[b].size)
                 target = dense if push else partial[int(row_start[b]):int(row_start[b + 1])]
@@ -278,8 +444,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                     mark(f"heavy[{b}]")
             merge_k((merge_blocks,), (RANGE,), (
                 np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
-                partial if partial is not None else contrib, np.int32(push),
-                dense if push else contrib, np.int64(n), part.out_degree,
+                partial if partial is not None else contrib, np.int32(dense is not None),
+                dense if dense is not None else contrib, np.int64(n), part.out_degree,
                 np.float64(damping), rank, contrib, scal, l1, np.int32(it),
                 np.int32(tolerance > 0)))
             mark("merge")
@@ -297,6 +463,13 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
     stats = {"variant": variant, "blocks": part.blocks, "block_vertices": block_size,
              "rows_total": part.rows_total, "reordered": part.order is not None,
              "lanes_per_row": part.group, "hub_cache_values": hub}
+    if part.tiles is not None:
+        t = part.tiles
+        stats["tiles"] = {"sources": t.sources, "src": t.src, "dst": t.dst, "tiles": t.tiles,
+                          "chunks": t.chunks, "hot_edges": t.hot_edges,
+                          "edges_tiled": t.edges_tiled, "tiled_share": t.edges_tiled / max(m, 1),
+                          "hot_share": t.hot_edges / max(m, 1),
+                          "build_ms": round(t.build_ms, 1)}
     return rank, iterations, stats
 
 

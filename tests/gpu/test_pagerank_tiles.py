@@ -1,0 +1,141 @@
+"""PageRank's hot-source tiles: the layout on the host (numpy), the kernel against the CPU twin."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from executor.graph import Graph
+from graphdb.generators import rmat
+from tests.gpu._gpu_graphs import random_edges
+
+# Small tiles so that small graphs exercise several source and destination ranges, tiles left
+# out (min_edges), tiles cut into several chunks, and padding.
+SMALL = {"tiles": True, "reorder": True, "variant": "pull", "tile_src": 16, "tile_dst": 40,
+         "tile_chunk": 24}
+
+
+def _dst_src_sorted(rng, n, m, skew):
+    rows = rng.integers(0, n, m)
+    cols = (rng.random(m) ** skew * n).astype(np.int64)  # low ids hot, as after the relabelling
+    o = np.lexsort((cols, rows))
+    return rows[o].astype(np.int32), cols[o].astype(np.int32)
+
+
+@pytest.mark.parametrize("n,m,src,dst,sources,min_edges,chunk", [
+    (1000, 20000, 64, 128, 300, 0, 64),
+    (1000, 20000, 64, 100, 1000, 50, 40),
+    (5000, 3000, 256, 512, 5000, 1, 16),
+    (777, 9000, 1 << 16, (1 << 16) - 1, 500, 0, 1 << 12),
+    (10, 0, 4, 4, 10, 0, 8),
+])
+def test_tile_layout_on_host(n, m, src, dst, sources, min_edges, chunk):
+    from executor.gpu.pagerank import TILE_PAD, build_tiles, tile_sums_host
+
+    rng = np.random.default_rng(n + m)
+    rows, cols = _dst_src_sorted(rng, n, m, 3.0)
+    tiles, rest = build_tiles(np, rows, cols, n, sources=sources, src=src, dst=dst,
+                              min_edges=min_edges, chunk=chunk)
+    contrib = rng.random(n)
+    ref = np.zeros(n)
+    np.add.at(ref, rows[~rest], contrib[cols[~rest]])
+    np.testing.assert_allclose(tile_sums_host(tiles, contrib, n), ref)
+    assert not np.any(cols[~rest] >= sources)  # only hot sources are tiled
+    assert tiles.edges_tiled == int((~rest).sum()) == int((tiles.edges != TILE_PAD).sum())
+    starts, ends = np.asarray(tiles.chunk_start), np.asarray(tiles.chunk_end)
+    assert np.all(starts % 8 == 0) and np.all(ends % 8 == 0) and np.all(ends > starts)
+    assert np.all(ends - starts <= max(8, chunk // 8 * 8))
+    assert np.all(np.diff(ends - starts) <= 0)  # longest first
+    cover = np.zeros(tiles.edges.size + 1, dtype=np.int64)
+    np.add.at(cover, starts, 1)
+    np.add.at(cover, ends, -1)
+    assert np.all(np.cumsum(cover)[:-1] == 1)  # the chunks cover the edges once
+    for s, e in zip(starts, ends, strict=True):
+        w = tiles.edges[s:e]
+        w = (w[w != TILE_PAD] >> 16).astype(np.int64)
+        assert np.all(np.diff(w) >= 0)  # destinations ascend inside a chunk (run merging)
+
+
+def test_tile_sides_must_fit_16_bits():
+    from executor.gpu.pagerank import build_tiles
+
+    rows = cols = np.zeros(4, dtype=np.int32)
+    with pytest.raises(ValueError):
+        build_tiles(np, rows, cols, 100_000, sources=10, src=1 << 17, dst=8, min_edges=0,
+                    chunk=8)
+
+
+def _graph(src, dst, n):
+    return Graph.from_edges(src, dst, n, directed=True)
+
+
+def _reference(g, **kw):
+    from executor.algorithms.pagerank import pagerank_ranks
+
+    return pagerank_ranks(g, **kw)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,m", [(7, 12), (60, 200), (500, 4000), (3000, 30000)])
+@pytest.mark.parametrize("block_size", [None, 64])
+@pytest.mark.parametrize("min_edges", [0, 20])
+def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges):
+    from executor.gpu.pagerank import pagerank_gpu
+
+    rng = np.random.default_rng(n)
+    src, dst = random_edges(rng, n, m)
+    g = _graph(src, dst, n)
+    ref, it = _reference(g, damping=0.85, max_iterations=15)
+    got, git, stats = pagerank_gpu(g, 0.85, 15, block_size=block_size, tile_sources=n // 3,
+                                   tile_min_edges=min_edges, **SMALL)
+    assert git == it
+    np.testing.assert_allclose(got.get(), ref, rtol=1e-4, atol=1e-9)
+    assert stats["tiles"]["edges_tiled"] > 0 or min_edges
+
+
+@pytest.mark.gpu
+def test_pagerank_tiles_rmat_hub_and_default_sizes():
+    """R-MAT with its hubs (heavy rows too), the tiles' default sizes and a small variant."""
+    from executor.gpu.pagerank import pagerank_gpu
+
+    src, dst = rmat(14, 16, seed=3)
+    n = 1 << 14
+    g = _graph(src, dst, n)
+    ref, _ = _reference(g, max_iterations=10)
+    for kw in ({"tiles": True, "reorder": True, "tile_min_edges": 0},
+               {**SMALL, "tile_sources": 2000, "tile_src": 256, "tile_dst": 1024,
+                "tile_min_edges": 8, "tile_chunk": 4096}):
+        got, _, stats = pagerank_gpu(g, max_iterations=10, **kw)
+        np.testing.assert_allclose(got.get(), ref, rtol=1e-4, err_msg=str(kw))
+        assert stats["tiles"]["edges_tiled"] > 0
+
+
+@pytest.mark.gpu
+def test_pagerank_tiles_tolerance_variant():
+    from executor.gpu.pagerank import pagerank_gpu
+
+    src, dst = rmat(10, 8, seed=2)
+    g = _graph(src, dst, 1 << 10)
+    for tol in (1e-2, 1e-4, 1e-7):
+        ref, it = _reference(g, max_iterations=100, tolerance=tol)
+        got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol, block_size=256,
+                                   tile_sources=300, **SMALL)
+        assert abs(git - it) <= 1  # float32 contributions may move the crossing by one
+        np.testing.assert_allclose(got.get(), ref, rtol=1e-3, atol=tol)
+
+
+@pytest.mark.gpu
+def test_pagerank_tiles_int64_ids():
+    from executor.gpu.pagerank import pagerank_gpu
+    from executor.graph import CSR
+
+    rng = np.random.default_rng(9)
+    n = 2000
+    g = _graph(*random_edges(rng, n, 20000), n)
+    out = g.out_csr
+    wide_csr = CSR(out.offsets, out.targets.astype(np.int64), out.weights)
+    wide = Graph(name="wide", num_vertices=n, num_edges=g.num_edges, directed=True,
+                 weighted=False, _load_out=lambda: wide_csr)
+    ref, _ = _reference(g, max_iterations=10)
+    got, _, _ = pagerank_gpu(wide, max_iterations=10, tile_sources=700, **SMALL)
+    np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
