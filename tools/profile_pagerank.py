@@ -40,6 +40,13 @@ CONFIGS: dict[str, dict] = {
                             "tile_dst": 1 << 14},
     "tiles_h256k_s8k_d16k": {"tiles": True, "tile_sources": 1 << 18, "tile_src": 1 << 13,
                              "tile_dst": 1 << 14},
+    "tiles_last": {"tiles": True, "tiles_last": True},
+    "tiles_h1m_last": {"tiles": True, "tile_sources": 1 << 20, "tiles_last": True},
+    "tiles_h1m_item1m": {"tiles": True, "tile_sources": 1 << 20, "tile_chunk": 1 << 20},
+    "tiles_h4m": {"tiles": True, "tile_sources": 1 << 22},
+    "tiles_conc": {"tiles": True, "tiles_concurrent": True},
+    "tiles_h1m_conc": {"tiles": True, "tile_sources": 1 << 20, "tiles_concurrent": True},
+    "push": {"variant": "push"},
 }
 
 

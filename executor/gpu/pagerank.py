@@ -82,27 +82,33 @@ def choose_variant(n: int, m: int, blocks: int) -> str:
 class Tiles:
     """Hot-source edges as 2-D tiles (see ``graphdb_pagerank_tiles`` in cuda/pagerank.cu).
 
-    ``edges`` holds, tile after tile, each tile's edges packed as ``dst_local << 16 |
-    src_local`` and sorted, padded with TILE_PAD to a multiple of 8; a tile is cut into chunks
-    of at most the chunk size, one thread block each, listed longest first.
+    ``edges`` holds the tiles column by column (destination range major, then source range),
+    each tile's edges packed as ``dst_local << 16 | src_local``, sorted, and padded with
+    TILE_PAD to a multiple of 8. A work item is a run of edges inside one column, at most the
+    item size; ``item_owner`` marks the items that hold their whole column (they store their
+    sums, the others add them atomically). Items are listed longest first.
     """
 
     edges: object  # uint32
-    chunk_start: object  # int64, first edge of each chunk (a multiple of 8)
-    chunk_end: object  # int64
-    chunk_src: object  # int32, first source id of the chunk's tile
-    chunk_dst: object  # int32, first destination id of the chunk's tile
+    tile_end: object  # int64, end of each kept tile in `edges`
+    tile_src: object  # int32, first source id of each kept tile
+    item_start: object  # int64, a multiple of 8
+    item_end: object  # int64
+    item_tile: object  # int32, the kept tile holding item_start
+    item_dst: object  # int32, first destination id of the item's column
+    item_owner: object  # int32, 1 where the item is its column's only one
     src: int  # S, sources per tile
     dst: int  # D, destinations per tile
     sources: int  # H, the hottest sources considered
     hot_edges: int  # edges from the H sources
     edges_tiled: int  # of those, the edges in tiles kept (the rest stay in the gather path)
     tiles: int
+    columns: int
     build_ms: float = 0.0
 
     @property
-    def chunks(self) -> int:
-        return int(self.chunk_start.size)
+    def items(self) -> int:
+        return int(self.item_start.size)
 
 
 def _host(xp, a):
@@ -113,7 +119,8 @@ def build_tiles(xp, rows, cols, n: int, *, sources: int, src: int, dst: int, min
                 chunk: int):
     """Take the edges (rows = destinations, cols = sources, relabelled ids) of the ``sources``
     hottest sources into tiles of ``src`` x ``dst``; tiles with fewer than ``min_edges`` edges
-    are left out. Returns (Tiles, mask of the edges that stay in the gather path).
+    are left out; a column's edges are cut into work items of at most ``chunk`` edges.
+    Returns (Tiles, mask of the edges that stay in the gather path).
 
     ``xp`` is numpy or cupy (the host tests check the layout with numpy).
     """
@@ -121,10 +128,12 @@ def build_tiles(xp, rows, cols, n: int, *, sources: int, src: int, dst: int, min
         raise ValueError("tile sides must fit 16-bit local ids (dst < 65536 keeps TILE_PAD free)")
     chunk = max(8, chunk // 8 * 8)
     hot_n = min(int(sources), n)
+    n_sr = -(-hot_n // src)
     n_dr = -(-n // dst)
-    n_tiles = -(-hot_n // src) * n_dr
+    n_tiles = n_sr * n_dr
     hot = cols < hot_n
-    tile = xp.where(hot, (cols // src).astype(np.int64) * n_dr + rows // dst, 0)
+    # Column-major tile id: destination range, then source range.
+    tile = xp.where(hot, (rows // dst).astype(np.int64) * n_sr + cols // src, 0)
     counts = xp.bincount(tile[hot], minlength=max(n_tiles, 1))
     keep_tile = counts >= max(int(min_edges), 1)
     tiled = hot & keep_tile[tile]
@@ -151,37 +160,55 @@ def build_tiles(xp, rows, cols, n: int, *, sources: int, src: int, dst: int, min
         del pos
     m_tiled = int(key.size)
     del key
-    # Chunks: a tile's padded edges cut evenly into pieces of at most `chunk` (multiples of 8).
+    # Kept tiles in storage order, then each column's run of edges cut evenly into items.
     ks = np.flatnonzero(padded)
-    pieces = -(-padded[ks] // chunk)
-    even = -(-padded[ks] // pieces)
+    t_start, t_end = pstart[ks], pstart[ks] + padded[ks]
+    t_col = ks // n_sr
+    cols_k, first = np.unique(t_col, return_index=True)
+    last = np.concatenate((first[1:], [ks.size]))[:first.size] - 1
+    c_start, c_end = t_start[first], t_end[last]
+    work = c_end - c_start
+    pieces = -(-work // chunk)
+    even = -(-work // np.maximum(pieces, 1))
     size = -(-even // 8) * 8
-    rep = np.repeat(np.arange(ks.size), pieces)
+    rep = np.repeat(np.arange(cols_k.size), pieces)
     j = np.arange(rep.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
-    start = pstart[ks][rep] + j * size[rep]
-    end = np.minimum(start + size[rep], pstart[ks][rep] + padded[ks][rep])
+    start = c_start[rep] + j * size[rep]
+    end = np.minimum(start + size[rep], c_end[rep])
+    keep = end > start
+    rep, start, end = rep[keep], start[keep], end[keep]
+    item_tile = np.searchsorted(t_end, start, side="right")
+    owner = (pieces[rep] == 1).astype(np.int32)
     order = np.argsort(-(end - start), kind="stable")  # longest first: the last wave is short
-    tk = ks[rep][order]
     tiles = Tiles(
         edges=edges,
-        chunk_start=xp.asarray(start[order].astype(np.int64)),
-        chunk_end=xp.asarray(end[order].astype(np.int64)),
-        chunk_src=xp.asarray(((tk // n_dr) * src).astype(np.int32)),
-        chunk_dst=xp.asarray(((tk % n_dr) * dst).astype(np.int32)),
+        tile_end=xp.asarray(t_end.astype(np.int64)),
+        tile_src=xp.asarray(((ks % n_sr) * src).astype(np.int32)),
+        item_start=xp.asarray(start[order].astype(np.int64)),
+        item_end=xp.asarray(end[order].astype(np.int64)),
+        item_tile=xp.asarray(item_tile[order].astype(np.int32)),
+        item_dst=xp.asarray((cols_k[rep][order] * dst).astype(np.int32)),
+        item_owner=xp.asarray(owner[order]),
         src=int(src), dst=int(dst), sources=hot_n, hot_edges=hot_edges, edges_tiled=m_tiled,
-        tiles=int(ks.size))
+        tiles=int(ks.size), columns=int(cols_k.size))
     return tiles, ~tiled
 
 
 def tile_sums_host(tiles: Tiles, contrib, n: int):
-    """What the tile kernel adds to each destination (numpy; the layout's host check)."""
+    """What the tile kernel leaves in ``sums`` (numpy; the layout's host check): owners store,
+    the others add."""
     sums = np.zeros(n, dtype=np.float64)
     edges = np.asarray(tiles.edges)
-    for s, e, s0, d0 in zip(tiles.chunk_start, tiles.chunk_end, tiles.chunk_src,
-                            tiles.chunk_dst, strict=True):
-        w = edges[int(s):int(e)]
-        w = w[w != TILE_PAD].astype(np.int64)
-        np.add.at(sums, int(d0) + (w >> 16), contrib[int(s0) + (w & 0xFFFF)])
+    tile_end, tile_src = np.asarray(tiles.tile_end), np.asarray(tiles.tile_src)
+    for s, e, t, d0 in zip(tiles.item_start, tiles.item_end, tiles.item_tile, tiles.item_dst,
+                           strict=True):
+        s, t = int(s), int(t)
+        while s < e:
+            seg_end = min(int(tile_end[t]), int(e))
+            w = edges[s:seg_end]
+            w = w[w != TILE_PAD].astype(np.int64)
+            np.add.at(sums, int(d0) + (w >> 16), contrib[int(tile_src[t]) + (w & 0xFFFF)])
+            s, t = seg_end, t + 1
     return sums
 
 
@@ -339,10 +366,14 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tiles: bool | None = None, tile_sources: int = TILE_SOURCES,
                  tile_src: int = TILE_SRC, tile_dst: int = TILE_DST,
                  tile_min_edges: int = TILE_MIN_EDGES, tile_chunk: int = TILE_CHUNK,
+                 tiles_last: bool = False, tiles_concurrent: bool = False,
                  profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
-    ``tiles``: hot-source tiles (pull with relabelling only; None = TILES_DEFAULT).
+    ``tiles``: hot-source tiles (pull with relabelling only; None = TILES_DEFAULT);
+    ``tiles_last`` launches their kernel after the gather kernels instead of before them;
+    ``tiles_concurrent`` runs it on a second stream beside them (its blocks fill the SMs' shared
+    memory, the gather kernels' blocks need none, so both can share an SM).
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
     benchmarks, it serialises nothing but adds event records).
     """
@@ -383,7 +414,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         scal[0] = float(cp.count_nonzero(deg == 0)) / n
         l1 = cp.zeros(max(max_iterations, 1), dtype=np.float64)
         partial = None if push else cp.empty(max(part.rows_total, 1), dtype=np.float32)
-        tl = part.tiles if part.tiles is not None and part.tiles.chunks else None
+        tl = part.tiles if part.tiles is not None and part.tiles.items else None
         # Push atomics and the tiles' flushes both land in `dense`, which the merge adds and
         # zeroes.
         dense = cp.zeros(n, dtype=np.float32) if push or tl is not None else None
@@ -414,13 +445,29 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         if 4 * hub + 256 > 48 * 1024:  # past the default limit: opt in to more (up to 227 KiB)
             for kern in (*rows_k.values(), heavy_k):
                 kern.max_dynamic_shared_size_bytes = 4 * hub
-        for it in range(max_iterations):
-            if tl is not None:
-                tiles_k((tl.chunks,), (TILE_THREADS,), (
-                    tl.edges, tl.chunk_start, tl.chunk_end, tl.chunk_src, tl.chunk_dst,
-                    np.int64(tl.chunks), np.int32(tl.src), np.int32(tl.dst), np.int64(n),
-                    contrib, dense), shared_mem=tile_smem)
+        side = cp.cuda.Stream(non_blocking=True) if tl is not None and tiles_concurrent else None
+
+        def run_tiles():
+            args = (tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
+                    tl.item_dst, tl.item_owner, np.int64(tl.items), np.int32(tl.src),
+                    np.int32(tl.dst), np.int64(n), contrib, dense)
+            if side is None:
+                tiles_k((tl.items,), (TILE_THREADS,), args, shared_mem=tile_smem)
                 mark("tiles")
+                return None
+            ready = cp.cuda.Event(disable_timing=True)
+            ready.record(stream)  # the previous merge wrote contrib and zeroed dense
+            side.wait_event(ready)
+            with side:
+                tiles_k((tl.items,), (TILE_THREADS,), args, shared_mem=tile_smem)
+            done = cp.cuda.Event(disable_timing=True)
+            done.record(side)
+            return done
+
+        for it in range(max_iterations):
+            tiles_done = None
+            if tl is not None and not tiles_last:
+                tiles_done = run_tiles()
             for b in range(part.blocks):
                 n_rows = int(part.id_map[b].size)
                 target = dense if push else partial[int(row_start[b]):int(row_start[b + 1])]
@@ -442,6 +489,10 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                         part.heavy_start[b], np.int64(n_pieces), np.int32(CHUNK), contrib,
                         target, np.int32(hints), np.int32(b_hub)), shared_mem=4 * b_hub)
                     mark(f"heavy[{b}]")
+            if tl is not None and tiles_last:
+                tiles_done = run_tiles()
+            if tiles_done is not None:
+                stream.wait_event(tiles_done)
             merge_k((merge_blocks,), (RANGE,), (
                 np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
                 partial if partial is not None else contrib, np.int32(dense is not None),
@@ -466,7 +517,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
     if part.tiles is not None:
         t = part.tiles
         stats["tiles"] = {"sources": t.sources, "src": t.src, "dst": t.dst, "tiles": t.tiles,
-                          "chunks": t.chunks, "hot_edges": t.hot_edges,
+                          "columns": t.columns, "items": t.items,
+                          "owner_items": int(t.item_owner.sum()), "hot_edges": t.hot_edges,
                           "edges_tiled": t.edges_tiled, "tiled_share": t.edges_tiled / max(m, 1),
                           "hot_share": t.hot_edges / max(m, 1),
                           "build_ms": round(t.build_ms, 1)}

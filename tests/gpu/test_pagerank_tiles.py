@@ -42,18 +42,26 @@ def test_tile_layout_on_host(n, m, src, dst, sources, min_edges, chunk):
     np.testing.assert_allclose(tile_sums_host(tiles, contrib, n), ref)
     assert not np.any(cols[~rest] >= sources)  # only hot sources are tiled
     assert tiles.edges_tiled == int((~rest).sum()) == int((tiles.edges != TILE_PAD).sum())
-    starts, ends = np.asarray(tiles.chunk_start), np.asarray(tiles.chunk_end)
+    starts, ends = np.asarray(tiles.item_start), np.asarray(tiles.item_end)
     assert np.all(starts % 8 == 0) and np.all(ends % 8 == 0) and np.all(ends > starts)
     assert np.all(ends - starts <= max(8, chunk // 8 * 8))
     assert np.all(np.diff(ends - starts) <= 0)  # longest first
     cover = np.zeros(tiles.edges.size + 1, dtype=np.int64)
     np.add.at(cover, starts, 1)
     np.add.at(cover, ends, -1)
-    assert np.all(np.cumsum(cover)[:-1] == 1)  # the chunks cover the edges once
-    for s, e in zip(starts, ends, strict=True):
-        w = tiles.edges[s:e]
+    assert np.all(np.cumsum(cover)[:-1] == 1)  # the items cover the edges once
+    tile_end = np.asarray(tiles.tile_end)
+    assert np.all(tile_end % 8 == 0)
+    bounds = np.concatenate(([0], tile_end))
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        w = tiles.edges[lo:hi]
+        assert w.size and w[0] != TILE_PAD
         w = (w[w != TILE_PAD] >> 16).astype(np.int64)
-        assert np.all(np.diff(w) >= 0)  # destinations ascend inside a chunk (run merging)
+        assert np.all(np.diff(w) >= 0)  # destinations ascend inside a tile (run merging)
+    dst, owner = np.asarray(tiles.item_dst), np.asarray(tiles.item_owner)
+    for d in np.unique(dst):  # a column has one owner item or only atomic ones
+        mine = owner[dst == d]
+        assert (mine.size == 1 and mine[0] == 1) or not mine.any()
 
 
 def test_tile_sides_must_fit_16_bits():
@@ -103,6 +111,8 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
     g = _graph(src, dst, n)
     ref, _ = _reference(g, max_iterations=10)
     for kw in ({"tiles": True, "reorder": True, "tile_min_edges": 0},
+               {"tiles": True, "reorder": True, "tiles_last": True},
+               {"tiles": True, "reorder": True, "tiles_concurrent": True, "tile_min_edges": 0},
                {**SMALL, "tile_sources": 2000, "tile_src": 256, "tile_dst": 1024,
                 "tile_min_edges": 8, "tile_chunk": 4096}):
         got, _, stats = pagerank_gpu(g, max_iterations=10, **kw)

@@ -215,61 +215,91 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
 // Hot-source tiles (pull, after the out-degree relabelling). The edges of the hottest sources
 // leave the per-edge gather path: they are grouped into 2-D tiles of (S sources x D
 // destinations), each edge packed as dst_local << 16 | src_local (4 bytes, streamed once per
-// iteration, coalesced). A thread block takes one chunk of one tile: it stages the tile's S
-// contributions in shared memory (one coalesced read of 4 S bytes), zeroes D float
-// accumulators in shared memory, streams the chunk's edges, and adds each edge's contribution
-// into its destination's accumulator with a shared atomic; then it flushes the non-zero
-// accumulators into sums[] (global atomics, coalesced), which the merge kernel adds to the
-// block partials and zeroes for the next iteration.
-// Inside a tile the edges are sorted by (dst_local, src_local) and every chunk is padded with
-// PAD words to a multiple of 8 edges: a thread takes 8 consecutive edges (two 16-byte loads) and
-// adds a run of equal destinations in a register before one shared atomic, so the hot
-// destinations (which also get many edges from hot sources) do not serialise on one address.
+// iteration, coalesced). Tiles are stored column by column (all tiles of one destination range
+// together) and each tile is padded with PAD words to a multiple of 8 edges.
+// A work item is a run of edges inside one column: its thread block keeps D float accumulators
+// in shared memory for the whole item and, tile after tile, stages the tile's S contributions in
+// shared memory (one coalesced read), streams the tile's edges and adds each contribution into
+// its destination's accumulator. An item that owns its whole column stores the D sums (plain
+// coalesced stores, zeros included); the items of a column too large for one block add theirs
+// with global atomics. The merge kernel adds sums[] to the block partials and zeroes it.
+// Inside a tile the edges are sorted by (dst_local, src_local): a thread takes 8 consecutive
+// edges (two 16-byte loads) and adds runs of one destination in a register; its last run is
+// reduced across the warp by a segmented scan, so that the hot destinations (which get many
+// edges from hot sources, spread over many lanes) cost one shared atomic per warp, not per lane.
 // Not templated on the id type (local ids only): extern "C", so no name expression is needed.
 #define TILE_PAD 0xffffffffu
 extern "C" __global__ void __launch_bounds__(1024)
-graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict__ chunk_start,
-                       const i64* __restrict__ chunk_end, const int* __restrict__ chunk_src,
-                       const int* __restrict__ chunk_dst, i64 n_chunks, int S, int D, i64 n,
-                       const float* __restrict__ contrib, float* __restrict__ sums) {
+graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict__ tile_end,
+                       const int* __restrict__ tile_src, const i64* __restrict__ item_start,
+                       const i64* __restrict__ item_end, const int* __restrict__ item_tile,
+                       const int* __restrict__ item_dst, const int* __restrict__ item_owner,
+                       i64 n_items, int S, int D, i64 n, const float* __restrict__ contrib,
+                       float* __restrict__ sums) {
   extern __shared__ float tile_smem[];
   float* s_src = tile_smem;
   float* s_dst = tile_smem + S;
   const int t = threadIdx.x;
-  for (i64 c = blockIdx.x; c < n_chunks; c += gridDim.x) {
-    const i64 src0 = chunk_src[c];
-    const i64 dst0 = chunk_dst[c];
-#pragma unroll 4
-    for (int i = t; i < S; i += blockDim.x) s_src[i] = src0 + i < n ? contrib[src0 + i] : 0.0f;
+  const int lane = t & 31;
+  for (i64 c = blockIdx.x; c < n_items; c += gridDim.x) {
+    const i64 dst0 = item_dst[c];
+    const i64 end = item_end[c];
+    i64 s = item_start[c];
+    int tile = item_tile[c];
     for (int i = t; i < D; i += blockDim.x) s_dst[i] = 0.0f;
-    __syncthreads();
-    const i64 end = chunk_end[c];
-    for (i64 k = chunk_start[c] + 8 * (i64)t; k < end; k += 8 * (i64)blockDim.x) {
-      const uint4 a = __ldcs(reinterpret_cast<const uint4*>(edges + k));
-      const uint4 b = __ldcs(reinterpret_cast<const uint4*>(edges + k + 4));
-      const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-      unsigned cur = TILE_PAD;
-      float acc = 0.0f;
+    while (s < end) {  // uniform over the block: one tile's part of the item
+      const i64 seg_end = tile_end[tile] < end ? tile_end[tile] : end;
+      const i64 src0 = tile_src[tile];
+      __syncthreads();  // the previous tile's contributions are no longer read
+#pragma unroll 4
+      for (int i = t; i < S; i += blockDim.x)
+        s_src[i] = src0 + i < n ? contrib[src0 + i] : 0.0f;
+      __syncthreads();
+      for (i64 base = s; base < seg_end; base += 8 * (i64)blockDim.x) {
+        const i64 k = base + 8 * (i64)t;
+        unsigned cur = TILE_PAD;
+        float acc = 0.0f;
+        if (k < seg_end) {  // seg_end and k are multiples of 8: all 8 edges are in the tile
+          const uint4 a = __ldcs(reinterpret_cast<const uint4*>(edges + k));
+          const uint4 b = __ldcs(reinterpret_cast<const uint4*>(edges + k + 4));
+          const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
-      for (int u = 0; u < 8; ++u) {
-        if (w[u] == TILE_PAD) continue;
-        const unsigned dst = w[u] >> 16;
-        const float v = s_src[w[u] & 0xffffu];
-        if (dst == cur) {
-          acc += v;
-        } else {
-          if (cur != TILE_PAD) atomicAdd(&s_dst[cur], acc);
-          cur = dst;
-          acc = v;
+          for (int u = 0; u < 8; ++u) {
+            if (w[u] == TILE_PAD) continue;
+            const unsigned dst = w[u] >> 16;
+            const float v = s_src[w[u] & 0xffffu];
+            if (dst == cur) {
+              acc += v;
+            } else {
+              if (cur != TILE_PAD) atomicAdd(&s_dst[cur], acc);
+              cur = dst;
+              acc = v;
+            }
+          }
         }
+        // The lanes' last runs ascend by destination: segmented inclusive scan, then the last
+        // lane of each segment adds the segment's sum.
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+          const float a_up = __shfl_up_sync(GRAPHDB_FULL_MASK, acc, d);
+          const unsigned c_up = __shfl_up_sync(GRAPHDB_FULL_MASK, cur, d);
+          if (lane >= d && c_up == cur) acc += a_up;
+        }
+        const unsigned c_next = __shfl_down_sync(GRAPHDB_FULL_MASK, cur, 1);
+        if (cur != TILE_PAD && (lane == 31 || c_next != cur)) atomicAdd(&s_dst[cur], acc);
       }
-      if (cur != TILE_PAD) atomicAdd(&s_dst[cur], acc);
+      s = seg_end;
+      ++tile;
     }
     __syncthreads();
-    for (int i = t; i < D; i += blockDim.x) {
-      const float v = s_dst[i];
-      if (v != 0.0f && dst0 + i < n) atomicAdd(&sums[dst0 + i], v);
+    if (item_owner[c]) {
+      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) sums[dst0 + i] = s_dst[i];
+    } else {
+      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) {
+        const float v = s_dst[i];
+        if (v != 0.0f) atomicAdd(&sums[dst0 + i], v);
+      }
     }
-    __syncthreads();  // shared memory is refilled for the next chunk
+    __syncthreads();  // shared memory is refilled for the next item
   }
 }
