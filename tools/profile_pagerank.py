@@ -90,6 +90,19 @@ def bench(g, n: int, args) -> dict:
             rt.attach_device_csr(g, "in", inn)
             cp.get_default_memory_pool().free_all_blocks()
 
+    if args.merge_probe:
+        try:
+            res["merge_probe"] = merge_probe(g, n)
+            print("merge probe", res["merge_probe"], flush=True)
+        except Exception as exc:  # noqa: BLE001
+            res["merge_probe"] = {"error": repr(exc)}
+            print("merge probe FAILED", repr(exc), flush=True)
+        finally:
+            rt._resident(g).clear()
+            rt.attach_device_csr(g, "out", out)
+            rt.attach_device_csr(g, "in", inn)
+            cp.get_default_memory_pool().free_all_blocks()
+
     import cupyx.scipy.sparse as csp
 
     deg = out.degrees().astype(cp.float64)
@@ -119,6 +132,77 @@ def bench(g, n: int, args) -> dict:
     return res
 
 
+def merge_probe(g, n: int) -> dict:
+    """The merge kernel alone: reading the dense sums or not, right after the tiles kernel or
+    not (ms per launch, median of 10; the ranks it computes here are not used)."""
+    import statistics
+
+    import numpy as np
+
+    from executor.gpu import pagerank as prm
+    from executor.gpu import runtime as rt
+
+    cp = rt.cp()
+    block = prm.block_vertices(rt.device_info().l2_bytes)
+    cfg = {"sources": prm.TILE_SOURCES, "src": prm.TILE_SRC, "dst": prm.TILE_DST,
+           "min_edges": prm.TILE_MIN_EDGES, "chunk": prm.TILE_CHUNK}
+    part = prm._partition_for(g, "pull", block, True, cfg)
+    tl = part.tiles
+    ids = rt.device_csr(g, "out").targets.dtype
+    merge_k = rt.kernel("pagerank", "graphdb_pagerank_merge_apply", ids)
+    tiles_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles")
+    smem = 4 * (tl.src + tl.dst)
+    tiles_k.max_dynamic_shared_size_bytes = smem
+    rank = cp.full(n, 1.0 / n)
+    contrib = cp.full(n, 1.0 / n, dtype=np.float32)
+    partial = cp.zeros(max(part.rows_total, 1), dtype=np.float32)
+    dense = cp.zeros(n, dtype=np.float32)
+    scal, l1 = cp.zeros(3), cp.zeros(1)
+    blocks = max(1, min(-(-n // prm.RANGE), rt.device_info().multiprocessors * 2))
+    stream = cp.cuda.get_current_stream()
+
+    def merge(use_dense):
+        merge_k((blocks,), (prm.RANGE,), (
+            np.int32(part.blocks), part.range_ptr, part.id_map_flat, partial,
+            np.int32(use_dense), dense, np.int64(n), part.out_degree, np.float64(0.85), rank,
+            contrib, scal, l1, np.int32(0), np.int32(0)))
+
+    def tiles():
+        tiles_k((tl.items,), (prm.TILE_THREADS,), (
+            tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
+            tl.item_dst, tl.item_owner, np.int64(tl.items), np.int32(tl.src), np.int32(tl.dst),
+            np.int64(n), contrib, dense), shared_mem=smem)
+
+    def timed(before, use_dense):
+        times = []
+        for _ in range(11):
+            if before:
+                before()
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record(stream)
+            merge(use_dense)
+            b.record(stream)
+            b.synchronize()
+            times.append(cp.cuda.get_elapsed_time(a, b))
+        return round(statistics.median(times[1:]), 4)
+
+    def tiles_alone():
+        times = []
+        for _ in range(11):
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record(stream)
+            tiles()
+            b.record(stream)
+            b.synchronize()
+            times.append(cp.cuda.get_elapsed_time(a, b))
+        return round(statistics.median(times[1:]), 4)
+
+    return {"merge_plain": timed(None, 0), "merge_dense": timed(None, 1),
+            "merge_plain_after_tiles": timed(tiles, 0),
+            "merge_dense_after_tiles": timed(tiles, 1), "tiles_alone": tiles_alone(),
+            "items": tl.items, "owner_items": int(tl.item_owner.sum())}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=int, default=24)
@@ -129,6 +213,7 @@ def main() -> None:
     ap.add_argument("--configs", default="auto,tiles")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--merge-probe", action="store_true")
     args = ap.parse_args()
     from executor.gpu.pagerank import pagerank_gpu
     from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
