@@ -46,6 +46,8 @@ CONFIGS: dict[str, dict] = {
     "tiles_h4m": {"tiles": True, "tile_sources": 1 << 22},
     "tiles_conc": {"tiles": True, "tiles_concurrent": True},
     "tiles_h1m_conc": {"tiles": True, "tile_sources": 1 << 20, "tiles_concurrent": True},
+    "tiles_atomic": {"tiles": True, "tiles_atomic": True},
+    "tiles_h1m_atomic": {"tiles": True, "tile_sources": 1 << 20, "tiles_atomic": True},
     "push": {"variant": "push"},
 }
 
@@ -167,11 +169,19 @@ def merge_probe(g, n: int) -> dict:
             np.int32(use_dense), dense, np.int64(n), part.out_degree, np.float64(0.85), rank,
             contrib, scal, l1, np.int32(0), np.int32(0)))
 
-    def tiles():
+    reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
+    scratch = cp.empty(max(tl.slots, 1) * tl.dst, dtype=np.float32)
+
+    def tiles(use_scratch=0):
         tiles_k((tl.items,), (prm.TILE_THREADS,), (
             tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
-            tl.item_dst, tl.item_owner, np.int64(tl.items), np.int32(tl.src), np.int32(tl.dst),
-            np.int64(n), contrib, dense), shared_mem=smem)
+            tl.item_dst, tl.item_slot, np.int64(tl.items), np.int32(tl.src), np.int32(tl.dst),
+            np.int64(n), contrib, dense, scratch, np.int32(use_scratch)), shared_mem=smem)
+        if use_scratch and tl.slots:
+            k = int(tl.split_slots.size)
+            reduce_k((rt.grid_for(k * tl.dst),), (256,), (
+                scratch, tl.split_dst, tl.split_slot, tl.split_slots, np.int32(k),
+                np.int32(tl.dst), np.int64(n), dense))
 
     def timed(before, use_dense):
         times = []
@@ -199,8 +209,10 @@ def merge_probe(g, n: int) -> dict:
 
     return {"merge_plain": timed(None, 0), "merge_dense": timed(None, 1),
             "merge_plain_after_tiles": timed(tiles, 0),
-            "merge_dense_after_tiles": timed(tiles, 1), "tiles_alone": tiles_alone(),
-            "items": tl.items, "owner_items": int(tl.item_owner.sum())}
+            "merge_dense_after_tiles": timed(tiles, 1),
+            "merge_dense_after_tiles_scratch": timed(lambda: tiles(1), 1),
+            "tiles_alone": tiles_alone(), "slots": tl.slots,
+            "items": tl.items, "owner_items": int((tl.item_slot < 0).sum())}
 
 
 def main() -> None:

@@ -85,8 +85,9 @@ class Tiles:
     ``edges`` holds the tiles column by column (destination range major, then source range),
     each tile's edges packed as ``dst_local << 16 | src_local``, sorted, and padded with
     TILE_PAD to a multiple of 8. A work item is a run of edges inside one column, at most the
-    item size; ``item_owner`` marks the items that hold their whole column (they store their
-    sums, the others add them atomically). Items are listed longest first.
+    item size; an item that holds its whole column stores its sums, the items of a split column
+    store theirs into consecutive scratch slots that a second kernel sums into the column (or
+    add them atomically). Items are listed longest first.
     """
 
     edges: object  # uint32
@@ -96,7 +97,10 @@ class Tiles:
     item_end: object  # int64
     item_tile: object  # int32, the kept tile holding item_start
     item_dst: object  # int32, first destination id of the item's column
-    item_owner: object  # int32, 1 where the item is its column's only one
+    item_slot: object  # int32, -1 where the item is its column's only one, else its slot
+    split_dst: object  # int32, per split column: first destination id
+    split_slot: object  # int32, per split column: its first slot (slots are consecutive)
+    split_slots: object  # int32, per split column: how many
     src: int  # S, sources per tile
     dst: int  # D, destinations per tile
     sources: int  # H, the hottest sources considered
@@ -109,6 +113,10 @@ class Tiles:
     @property
     def items(self) -> int:
         return int(self.item_start.size)
+
+    @property
+    def slots(self) -> int:
+        return int(self.split_slots.sum()) if self.split_slots.size else 0
 
 
 def _host(xp, a):
@@ -178,7 +186,10 @@ def build_tiles(xp, rows, cols, n: int, *, sources: int, src: int, dst: int, min
     keep = end > start
     rep, start, end = rep[keep], start[keep], end[keep]
     item_tile = np.searchsorted(t_end, start, side="right")
-    owner = (pieces[rep] == 1).astype(np.int32)
+    split = pieces[rep] > 1
+    slot = np.where(split, np.cumsum(split) - 1, -1).astype(np.int32)  # column order
+    split_cols = np.flatnonzero(pieces > 1)
+    split_slots = np.bincount(rep[split], minlength=cols_k.size)[split_cols]
     order = np.argsort(-(end - start), kind="stable")  # longest first: the last wave is short
     tiles = Tiles(
         edges=edges,
@@ -188,27 +199,40 @@ def build_tiles(xp, rows, cols, n: int, *, sources: int, src: int, dst: int, min
         item_end=xp.asarray(end[order].astype(np.int64)),
         item_tile=xp.asarray(item_tile[order].astype(np.int32)),
         item_dst=xp.asarray((cols_k[rep][order] * dst).astype(np.int32)),
-        item_owner=xp.asarray(owner[order]),
+        item_slot=xp.asarray(slot[order]),
+        split_dst=xp.asarray((cols_k[split_cols] * dst).astype(np.int32)),
+        split_slot=xp.asarray((np.cumsum(split_slots) - split_slots).astype(np.int32)),
+        split_slots=xp.asarray(split_slots.astype(np.int32)),
         src=int(src), dst=int(dst), sources=hot_n, hot_edges=hot_edges, edges_tiled=m_tiled,
         tiles=int(ks.size), columns=int(cols_k.size))
     return tiles, ~tiled
 
 
 def tile_sums_host(tiles: Tiles, contrib, n: int):
-    """What the tile kernel leaves in ``sums`` (numpy; the layout's host check): owners store,
-    the others add."""
+    """What the tile kernels leave in ``sums`` (numpy; the layout's host check): an item that
+    owns its column stores, the others fill their scratch slot, and the slots are summed."""
     sums = np.zeros(n, dtype=np.float64)
+    scratch = np.full((max(tiles.slots, 1), tiles.dst), np.nan)
     edges = np.asarray(tiles.edges)
     tile_end, tile_src = np.asarray(tiles.tile_end), np.asarray(tiles.tile_src)
-    for s, e, t, d0 in zip(tiles.item_start, tiles.item_end, tiles.item_tile, tiles.item_dst,
-                           strict=True):
+    for s, e, t, d0, slot in zip(tiles.item_start, tiles.item_end, tiles.item_tile,
+                                 tiles.item_dst, tiles.item_slot, strict=True):
         s, t = int(s), int(t)
+        acc = np.zeros(tiles.dst)
         while s < e:
             seg_end = min(int(tile_end[t]), int(e))
             w = edges[s:seg_end]
             w = w[w != TILE_PAD].astype(np.int64)
-            np.add.at(sums, int(d0) + (w >> 16), contrib[int(tile_src[t]) + (w & 0xFFFF)])
+            np.add.at(acc, w >> 16, contrib[int(tile_src[t]) + (w & 0xFFFF)])
             s, t = seg_end, t + 1
+        if slot < 0:
+            hi = min(tiles.dst, n - int(d0))
+            sums[int(d0):int(d0) + hi] = acc[:hi]
+        else:
+            scratch[int(slot)] = acc
+    for d0, first, k in zip(tiles.split_dst, tiles.split_slot, tiles.split_slots, strict=True):
+        hi = min(tiles.dst, n - int(d0))
+        sums[int(d0):int(d0) + hi] = scratch[int(first):int(first) + int(k)].sum(axis=0)[:hi]
     return sums
 
 
@@ -367,13 +391,15 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tile_src: int = TILE_SRC, tile_dst: int = TILE_DST,
                  tile_min_edges: int = TILE_MIN_EDGES, tile_chunk: int = TILE_CHUNK,
                  tiles_last: bool = False, tiles_concurrent: bool = False,
+                 tiles_atomic: bool = False,
                  profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
     ``tiles``: hot-source tiles (pull with relabelling only; None = TILES_DEFAULT);
     ``tiles_last`` launches their kernel after the gather kernels instead of before them;
     ``tiles_concurrent`` runs it on a second stream beside them (its blocks fill the SMs' shared
-    memory, the gather kernels' blocks need none, so both can share an SM).
+    memory, the gather kernels' blocks need none, so both can share an SM); ``tiles_atomic``
+    has the items of a split column add their sums with global atomics instead of scratch slots.
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
     benchmarks, it serialises nothing but adds event records).
     """
@@ -420,6 +446,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         dense = cp.zeros(n, dtype=np.float32) if push or tl is not None else None
         if tl is not None:
             tiles_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles")
+            reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
             tile_smem = 4 * (tl.src + tl.dst)
             if tile_smem > 48 * 1024:
                 tiles_k.max_dynamic_shared_size_bytes = tile_smem
@@ -446,20 +473,33 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             for kern in (*rows_k.values(), heavy_k):
                 kern.max_dynamic_shared_size_bytes = 4 * hub
         side = cp.cuda.Stream(non_blocking=True) if tl is not None and tiles_concurrent else None
+        use_scratch = tl is not None and not tiles_atomic and tl.slots > 0
+        scratch = None
+        if tl is not None:
+            scratch = cp.empty(tl.slots * tl.dst if use_scratch else 1, dtype=np.float32)
+
+        def launch_tiles():
+            tiles_k((tl.items,), (TILE_THREADS,), (
+                tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
+                tl.item_dst, tl.item_slot, np.int64(tl.items), np.int32(tl.src),
+                np.int32(tl.dst), np.int64(n), contrib, dense, scratch, np.int32(use_scratch)),
+                shared_mem=tile_smem)
+            if use_scratch:
+                n_split = int(tl.split_slots.size)
+                reduce_k((rt.grid_for(n_split * tl.dst, THREADS),), (THREADS,), (
+                    scratch, tl.split_dst, tl.split_slot, tl.split_slots, np.int32(n_split),
+                    np.int32(tl.dst), np.int64(n), dense))
 
         def run_tiles():
-            args = (tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
-                    tl.item_dst, tl.item_owner, np.int64(tl.items), np.int32(tl.src),
-                    np.int32(tl.dst), np.int64(n), contrib, dense)
             if side is None:
-                tiles_k((tl.items,), (TILE_THREADS,), args, shared_mem=tile_smem)
+                launch_tiles()
                 mark("tiles")
                 return None
             ready = cp.cuda.Event(disable_timing=True)
             ready.record(stream)  # the previous merge wrote contrib and zeroed dense
             side.wait_event(ready)
             with side:
-                tiles_k((tl.items,), (TILE_THREADS,), args, shared_mem=tile_smem)
+                launch_tiles()
             done = cp.cuda.Event(disable_timing=True)
             done.record(side)
             return done
@@ -518,7 +558,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         t = part.tiles
         stats["tiles"] = {"sources": t.sources, "src": t.src, "dst": t.dst, "tiles": t.tiles,
                           "columns": t.columns, "items": t.items,
-                          "owner_items": int(t.item_owner.sum()), "hot_edges": t.hot_edges,
+                          "owner_items": int((t.item_slot < 0).sum()), "slots": t.slots,
+                          "hot_edges": t.hot_edges,
                           "edges_tiled": t.edges_tiled, "tiled_share": t.edges_tiled / max(m, 1),
                           "hot_share": t.hot_edges / max(m, 1),
                           "build_ms": round(t.build_ms, 1)}

@@ -58,10 +58,16 @@ def test_tile_layout_on_host(n, m, src, dst, sources, min_edges, chunk):
         assert w.size and w[0] != TILE_PAD
         w = (w[w != TILE_PAD] >> 16).astype(np.int64)
         assert np.all(np.diff(w) >= 0)  # destinations ascend inside a tile (run merging)
-    dst, owner = np.asarray(tiles.item_dst), np.asarray(tiles.item_owner)
-    for d in np.unique(dst):  # a column has one owner item or only atomic ones
-        mine = owner[dst == d]
-        assert (mine.size == 1 and mine[0] == 1) or not mine.any()
+    dst, slot = np.asarray(tiles.item_dst), np.asarray(tiles.item_slot)
+    split_dst = np.asarray(tiles.split_dst)
+    for d in np.unique(dst):  # a column has one owner item, or consecutive slots
+        mine = np.sort(slot[dst == d])
+        if mine.size == 1:
+            assert mine[0] == -1 and d not in split_dst
+        else:
+            (c,) = np.flatnonzero(split_dst == d)
+            first, k = tiles.split_slot[c], tiles.split_slots[c]
+            np.testing.assert_array_equal(mine, np.arange(first, first + k))
 
 
 def test_tile_sides_must_fit_16_bits():
@@ -113,6 +119,7 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
     for kw in ({"tiles": True, "reorder": True, "tile_min_edges": 0},
                {"tiles": True, "reorder": True, "tiles_last": True},
                {"tiles": True, "reorder": True, "tiles_concurrent": True, "tile_min_edges": 0},
+               {**SMALL, "tile_sources": 3000, "tiles_atomic": True},
                {**SMALL, "tile_sources": 2000, "tile_src": 256, "tile_dst": 1024,
                 "tile_min_edges": 8, "tile_chunk": 4096}):
         got, _, stats = pagerank_gpu(g, max_iterations=10, **kw)

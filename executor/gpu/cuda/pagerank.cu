@@ -221,8 +221,10 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
 // in shared memory for the whole item and, tile after tile, stages the tile's S contributions in
 // shared memory (one coalesced read), streams the tile's edges and adds each contribution into
 // its destination's accumulator. An item that owns its whole column stores the D sums (plain
-// coalesced stores, zeros included); the items of a column too large for one block add theirs
-// with global atomics. The merge kernel adds sums[] to the block partials and zeroes it.
+// coalesced stores, zeros included); the items of a column too large for one block store theirs
+// into their own scratch slot, which graphdb_pagerank_tiles_reduce then sums into the column
+// (or, with use_scratch = 0, add them with global atomics). The merge kernel adds sums[] to the
+// block partials and zeroes it.
 // Inside a tile the edges are sorted by (dst_local, src_local): a thread takes 8 consecutive
 // edges (two 16-byte loads) and adds runs of one destination in a register; its last run is
 // reduced across the warp by a segmented scan, so that the hot destinations (which get many
@@ -233,9 +235,9 @@ extern "C" __global__ void __launch_bounds__(1024)
 graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict__ tile_end,
                        const int* __restrict__ tile_src, const i64* __restrict__ item_start,
                        const i64* __restrict__ item_end, const int* __restrict__ item_tile,
-                       const int* __restrict__ item_dst, const int* __restrict__ item_owner,
+                       const int* __restrict__ item_dst, const int* __restrict__ item_slot,
                        i64 n_items, int S, int D, i64 n, const float* __restrict__ contrib,
-                       float* __restrict__ sums) {
+                       float* __restrict__ sums, float* __restrict__ scratch, int use_scratch) {
   extern __shared__ float tile_smem[];
   float* s_src = tile_smem;
   float* s_dst = tile_smem + S;
@@ -292,8 +294,12 @@ graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict
       ++tile;
     }
     __syncthreads();
-    if (item_owner[c]) {
+    const int slot = item_slot[c];
+    if (slot < 0) {  // the column's only item
       for (int i = t; i < D && dst0 + i < n; i += blockDim.x) sums[dst0 + i] = s_dst[i];
+    } else if (use_scratch) {  // one of a split column's items: its own slot, summed later
+      float* out = scratch + (i64)slot * D;
+      for (int i = t; i < D; i += blockDim.x) out[i] = s_dst[i];
     } else {
       for (int i = t; i < D && dst0 + i < n; i += blockDim.x) {
         const float v = s_dst[i];
@@ -301,5 +307,27 @@ graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict
       }
     }
     __syncthreads();  // shared memory is refilled for the next item
+  }
+}
+
+// The split columns' slots (consecutive per column) summed into sums[]: coalesced along the
+// column, no global atomics.
+extern "C" __global__ void graphdb_pagerank_tiles_reduce(const float* __restrict__ scratch,
+                                                         const int* __restrict__ col_dst,
+                                                         const int* __restrict__ col_slot,
+                                                         const int* __restrict__ col_slots,
+                                                         int n_cols, int D, i64 n,
+                                                         float* __restrict__ sums) {
+  const i64 total = (i64)n_cols * D;
+  for (i64 x = (i64)blockIdx.x * blockDim.x + threadIdx.x; x < total;
+       x += (i64)gridDim.x * blockDim.x) {
+    const int c = (int)(x / D);
+    const int i = (int)(x - (i64)c * D);
+    const i64 v = (i64)col_dst[c] + i;
+    if (v >= n) continue;
+    const float* p = scratch + (i64)col_slot[c] * D + i;
+    float acc = 0.0f;
+    for (int k = 0; k < col_slots[c]; ++k) acc += p[(i64)k * D];
+    sums[v] = acc;
   }
 }
