@@ -44,6 +44,7 @@ CONFIGS: dict[str, dict] = {
     "tiles_h1m_last": {"tiles": True, "tile_sources": 1 << 20, "tiles_last": True},
     "tiles_h1m_item1m": {"tiles": True, "tile_sources": 1 << 20, "tile_chunk": 1 << 20},
     "tiles_h4m": {"tiles": True, "tile_sources": 1 << 22},
+    "tiles_h4m_conc": {"tiles": True, "tile_sources": 1 << 22, "tiles_concurrent": True},
     "tiles_conc": {"tiles": True, "tiles_concurrent": True},
     "tiles_h1m_conc": {"tiles": True, "tile_sources": 1 << 20, "tiles_concurrent": True},
     "tiles_atomic": {"tiles": True, "tiles_atomic": True},
