@@ -119,7 +119,7 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
     for kw in ({"tiles": True, "reorder": True, "tile_min_edges": 0},
                {"tiles": True, "reorder": True, "tiles_last": True},
                {"tiles": True, "reorder": True, "tiles_concurrent": True, "tile_min_edges": 0},
-               {**SMALL, "tile_sources": 3000, "tiles_atomic": True},
+               {**SMALL, "tile_sources": 3000, "tile_min_edges": 0, "tiles_atomic": True},
                {**SMALL, "tile_sources": 2000, "tile_src": 256, "tile_dst": 1024,
                 "tile_min_edges": 8, "tile_chunk": 4096}):
         got, _, stats = pagerank_gpu(g, max_iterations=10, **kw)
