@@ -399,14 +399,20 @@ class InputFiles:
 
 def _parallel(parts: list[InputFile], column_types) -> Iterator:
     """Each part read by its own thread (pyarrow parses without the GIL); a small queue bounds
-    the batches in flight. An error in any part stops them all and is raised here."""
+    the batches in flight.
+
+    An error in a part stops the parts after it, while the parts before it run on: the error
+    raised is the first one in file order, the one a single reader would have reported, not
+    whichever thread happened to fail first.
+    """
     import queue
     import threading
 
     items: queue.Queue = queue.Queue(maxsize=2 * len(parts))
-    stop = threading.Event()
+    stops = [threading.Event() for _ in parts]
 
     def produce(part: int, f: InputFile) -> None:
+        stop = stops[part]
         try:
             row = 0
             for batch in f.batches(column_types):
@@ -422,24 +428,34 @@ def _parallel(parts: list[InputFile], column_types) -> Iterator:
                     return
             items.put(("done", part))
         except BaseException as exc:  # handed to the consumer
-            items.put(("error", exc))
+            items.put(("error", part, exc))
 
     threads = [threading.Thread(target=produce, args=(i, f), daemon=True)
                for i, f in enumerate(parts)]
     for t in threads:
         t.start()
-    running = len(threads)
+    running = set(range(len(parts)))
+    failed: tuple[int, BaseException] | None = None  # the earliest part that failed so far
     try:
         while running:
             item = items.get()
             if item[0] == "done":
-                running -= 1
+                running.discard(item[1])
             elif item[0] == "error":
-                raise item[1]
-            else:
+                part, exc = item[1], item[2]
+                running.discard(part)
+                if failed is None or part < failed[0]:
+                    failed = (part, exc)
+                    for later in range(part + 1, len(parts)):
+                        stops[later].set()
+                        running.discard(later)
+            elif failed is None or item[3] < failed[0]:
                 yield item
+        if failed is not None:
+            raise failed[1]
     finally:
-        stop.set()
+        for stop in stops:
+            stop.set()
         while any(t.is_alive() for t in threads):
             try:
                 items.get(timeout=0.05)

@@ -6,7 +6,8 @@ through the frontier operator in :mod:`executor.pattern`; relational operators o
 ``EXPLAIN ANALYZE``. A node reached twice (a CTE used twice) is computed once per run.
 
 :meth:`Runner.cancel` may be called from another thread (Ctrl-C in the shell); the running
-query stops at the next operator or frontier level with :class:`QueryCancelled`.
+query stops at the next operator, frontier level or iteration (:func:`executor.cancel.checkpoint`)
+with :class:`QueryCancelled`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pyarrow.compute as pc
 from catalog import Catalog, GraphEntry
 
 from . import algorithms, relational
+from .cancel import cancellable
 from .cost import DENSE_FRONTIER_BUDGET, HASH_JOIN_REASON, Choice, choose, choose_for
 from .device import Device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
@@ -86,7 +88,8 @@ class Runner:
         self.stats, self._results = {}, {}
         self._cancel.clear()
         try:
-            return self._run(plan)
+            with cancellable(self._cancel):
+                return self._run(plan)
         finally:
             self._results = {}
 

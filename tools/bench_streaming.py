@@ -12,7 +12,9 @@ Sections (each records its own failure and the run goes on):
 3. Subway BFS and SSSP (host and device gather, async and sync) against the resident results:
    time, bytes moved, and the bytes that streaming every partition every iteration would move
    (outer iterations of the sync run x the graph's bytes);
-4. PageRank by edge chunks: achieved bytes per second over the H2D bandwidth of section 1;
+4. PageRank by edge chunks: achieved bytes per second over the H2D bandwidth of section 1, in
+   the iterations (steady state) and per call, with the copy/kernel timeline of every chunk;
+   the default slot count and two others;
 5. page streaming from LMDB (R-MAT ``--page-scale``) in a child process with a small buffer pool:
    BFS and PageRank correct, peak RSS of the child against its budget plus its fixed overhead
    (the child's RSS after imports, before the run);
@@ -108,8 +110,10 @@ def bench_traversals(scale, ctx):
     RESULTS.update(scale=scale, vertices=n, edges=m, graph_bytes=graph_bytes, budget=budget)
     bfs_res, t_bfs = timed(lambda: frontier.bfs(g, source))
     sssp_res, t_sssp = timed(lambda: frontier.sssp(g, source))
-    _, RESULTS["resident_bfs_kernel_s"] = timed(lambda: frontier.bfs_depths_gpu(g, source))
-    _, RESULTS["resident_sssp_kernel_s"] = timed(lambda: frontier.sssp_distances_gpu(g, source))
+    # [1]: the time only; keeping the returned device arrays (SSSP's distances, 8 B a vertex)
+    # would hold them against the streamed runs' budget below
+    RESULTS["resident_bfs_kernel_s"] = timed(lambda: frontier.bfs_depths_gpu(g, source))[1]
+    RESULTS["resident_sssp_kernel_s"] = timed(lambda: frontier.sssp_distances_gpu(g, source))[1]
     h2d = RESULTS.get("h2d_GBps", 50.0) * 1e9
     RESULTS.update(resident_bfs_s=t_bfs, resident_sssp_s=t_sssp,
                    resident_bfs_cold_s=t_bfs + (8 * (n + 1) + 4 * m) / h2d,
@@ -152,6 +156,9 @@ def bench_traversals(scale, ctx):
                        "pieces": mt["partitions"], "transfer_s": mt["transfer_s"],
                        "kernel_s": mt["kernel_s"], "gather_s": mt["gather_s"],
                        "modes": [r["mode"][0] for r in mt["per_iteration"]],
+                       # bytes over the copy (or zero-copy gather+relax) intervals
+                       "transfer_GBps": mt["bytes_to_device"] / max(mt["transfer_s"], 1e-9)
+                       / 1e9,
                        "active_edges": mt["active_edges"]}
                 rows.append(row)
                 print(row, flush=True)
@@ -169,39 +176,83 @@ def bench_traversals(scale, ctx):
     ctx["graph"] = g
 
 
+@section("graph")
+def prepare_graph(scale, ctx):
+    """The R-MAT graph and budget of section 2 without the resident and Subway runs (--skip
+    subway): for running the PageRank section alone."""
+    from executor.gpu import runtime as rt
+    from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
+
+    cp = rt.cp()
+    src, dst = rmat_edges_gpu(scale, 16, seed=1)
+    w = cp.random.RandomState(2).random_sample(src.size) + 0.01
+    g = graph_from_device_edges(src, dst, 1 << scale, directed=True, weights=w, name="rmat")
+    del src, dst, w
+    n, m = g.num_vertices, g.num_edges
+    graph_bytes = 8 * (n + 1) + 12 * m
+    RESULTS.update(scale=scale, vertices=n, edges=m, graph_bytes=graph_bytes,
+                   budget=graph_bytes // 4)
+    out_host, in_host = g.out_csr, g.in_csr
+    g._load_out, g._load_in = (lambda: out_host), (lambda: in_host)
+    g._gpu_resident = {}
+    cp.get_default_memory_pool().free_all_blocks()
+    cp.get_default_memory_pool().set_limit(size=graph_bytes // 4)
+    ctx["graph"] = g
+
+
 @section("pagerank")
-def bench_pagerank(ctx):
+def bench_pagerank(ctx, slot_variants=(2, 4)):
     from executor.gpu import pagerank as gpr
     from executor.gpu import runtime as rt
-    from executor.streaming.edge_centric import pagerank_edge_centric
+    from executor.streaming.edge_centric import SLOTS, pagerank_edge_centric
 
     g = ctx["graph"]
     cp = rt.cp()
     budget = RESULTS["budget"]
-    out = pagerank_edge_centric(g, 0.85, 2, device="gpu", budget_bytes=budget)  # warm, pins
-    out = pagerank_edge_centric(g, 0.85, 10, device="gpu", budget_bytes=budget)
+    h2d = RESULTS.get("h2d_GBps", float("nan"))
+    runs = {}
+    for slots in (SLOTS, *slot_variants):
+        # warm: compiles, pins the CSR and the chunks' row offsets (once per graph and chunk size)
+        pagerank_edge_centric(g, 0.85, 2, device="gpu", budget_bytes=budget, slots=slots)
+        runs[slots] = pagerank_edge_centric(g, 0.85, 10, device="gpu", budget_bytes=budget,
+                                            slots=slots, timeline=True)
+    out = runs[SLOTS]
     mt = out.metrics
     per_iter = mt["per_iteration"][0]["bytes"]
-    # achieved: bytes moved over the wall time of the iterations (copy and compute overlapped)
+    # per call: bytes moved over the operator's wall time (set-up and result included)
     t_iter = mt["wall_s"]
-    RESULTS["pagerank"] = {"iterations": mt["outer_iterations"], "bytes_per_iteration": per_iter,
+    RESULTS["pagerank"] = {"slots": SLOTS, "iterations": mt["outer_iterations"],
+                           "bytes_per_iteration": per_iter, "chunk_bytes": mt["chunk_bytes"],
                            "wall_s": t_iter, "achieved_GBps": mt["bytes_to_device"] / t_iter / 1e9,
                            "chunks_per_iteration": mt["per_iteration"][0]["pieces"],
-                           "sum_transfer_s": mt["transfer_s"], "sum_kernel_s": mt["kernel_s"]}
-    RESULTS["pagerank"]["fraction_of_h2d"] = (RESULTS["pagerank"]["achieved_GBps"]
-                                              / RESULTS.get("h2d_GBps", float("nan")))
-    # steady state: the iterations alone, without the per-call set-up
+                           "sum_transfer_s": mt["transfer_s"], "sum_kernel_s": mt["kernel_s"],
+                           "setup_s": mt["setup_s"], "result_s": mt["result_s"],
+                           "timeline": mt["timeline"]}
+    RESULTS["pagerank"]["fraction_of_h2d"] = RESULTS["pagerank"]["achieved_GBps"] / h2d
+    # steady state: the iterations alone (copies and kernels overlapped), without the set-up
     RESULTS["pagerank"]["iterations_s"] = mt["iterations_s"]
     RESULTS["pagerank"]["steady_GBps"] = mt["streamed_bytes_per_s"] / 1e9
-    RESULTS["pagerank"]["steady_fraction_of_h2d"] = (mt["streamed_bytes_per_s"] / 1e9
-                                                     / RESULTS.get("h2d_GBps", float("nan")))
+    RESULTS["pagerank"]["steady_fraction_of_h2d"] = mt["streamed_bytes_per_s"] / 1e9 / h2d
+    RESULTS["pagerank_chunk_timeline_ms"] = mt["chunk_timeline_ms"]
+    RESULTS["pagerank_slots"] = [
+        {"slots": k, "chunks_per_iteration": r.metrics["per_iteration"][0]["pieces"],
+         "steady_GBps": r.metrics["streamed_bytes_per_s"] / 1e9,
+         "steady_fraction_of_h2d": r.metrics["streamed_bytes_per_s"] / 1e9 / h2d,
+         "per_call_GBps": r.metrics["bytes_to_device"] / r.metrics["wall_s"] / 1e9,
+         "sum_transfer_s": r.metrics["transfer_s"], "sum_kernel_s": r.metrics["kernel_s"],
+         "timeline": r.metrics["timeline"]} for k, r in runs.items()]
     cp.get_default_memory_pool().set_limit(size=0)
     g._gpu_resident = {}
     res = gpr.pagerank(g, 0.85, 10)
     ref = res.columns["rank"]
+    for k, r in runs.items():
+        err = float(np.max(np.abs(r.columns["rank"] - ref) / ref))
+        RESULTS["pagerank_slots"][list(runs).index(k)]["max_rel_err_vs_resident"] = err
     RESULTS["pagerank"]["max_rel_err_vs_resident"] = float(
         np.max(np.abs(out.columns["rank"] - ref) / ref))
     print(RESULTS["pagerank"], flush=True)
+    for row in RESULTS["pagerank_slots"]:
+        print(row, flush=True)
     g._gpu_resident = {}
 
 
@@ -358,6 +409,7 @@ def table():
     if "graph_bytes" in r:
         lines.append(f"R-MAT {r['scale']}: {r['vertices']} V, {r['edges']} E, weighted out-CSR "
                      f"{gb(r['graph_bytes'])}, budget {gb(r['budget'])}")
+    if "resident_bfs_s" in r:  # not with --skip subway
         lines.append(f"resident kernels only: bfs {r['resident_bfs_kernel_s'] * 1e3:.1f} ms, "
                      f"sssp {r['resident_sssp_kernel_s'] * 1e3:.1f} ms")
         lines.append(f"resident bfs {r['resident_bfs_s'] * 1e3:.1f} ms (cold "
@@ -370,7 +422,9 @@ def table():
                      f"{row.get('bytes_over_full', float('nan')):.3f}  t/resident="
                      f"{row.get('time_over_resident', float('nan')):.1f} (cold "
                      f"{row.get('time_over_resident_cold', float('nan')):.2f})  outer={row['outer']}"
-                     f" pieces={row['pieces']} modes={''.join(row['modes'])}")
+                     f" pieces={row['pieces']} modes={''.join(row['modes'])}"
+                     f" xfer={row['transfer_s'] * 1e3:.0f}ms@{row['transfer_GBps']:.1f}GB/s"
+                     f" kern={row['kernel_s'] * 1e3:.0f}ms inner={row['inner']}")
     if "pagerank" in r:
         p = r["pagerank"]
         lines.append(f"pagerank edge-centric: {p['achieved_GBps']:.1f} GB/s = "
@@ -378,6 +432,18 @@ def table():
                      f"{p['steady_fraction_of_h2d']:.0%} in the iterations; "
                      f"{p['chunks_per_iteration']} chunks/iter;"
                      f" max rel err vs resident {p['max_rel_err_vs_resident']:.1e}")
+        for row in r.get("pagerank_slots", []):
+            t = row["timeline"]
+            lines.append(f"  slots={row['slots']} chunks={row['chunks_per_iteration']} steady "
+                         f"{row['steady_GBps']:.1f} GB/s ({row['steady_fraction_of_h2d']:.0%}) "
+                         f"per call {row['per_call_GBps']:.1f} GB/s; copies "
+                         f"{row['sum_transfer_s'] * 1e3:.0f} ms, kernels "
+                         f"{row['sum_kernel_s'] * 1e3:.0f} ms, copy engine busy "
+                         f"{t['copy_busy_fraction']:.0%} of {t['span_s'] * 1e3:.0f} ms (gaps: "
+                         f"{t['copy_gap_waiting_for_kernel_s'] * 1e3:.1f} ms on kernels, "
+                         f"{t['copy_gap_other_s'] * 1e3:.1f} ms other); max kernel "
+                         f"{t['max_kernel_ms']:.2f} ms, max copy {t['max_copy_ms']:.2f} ms; "
+                         f"err {row.get('max_rel_err_vs_resident', float('nan')):.1e}")
     for dev in ("cpu", "gpu"):
         c = r.get(f"pages_{dev}")
         if c:
@@ -406,7 +472,9 @@ def main(argv=None):
     ap.add_argument("--cpu-scale", type=int, default=18)
     ap.add_argument("--out", default="bench_streaming.json")
     ap.add_argument("--workdir", default="/tmp/bench_streaming")
-    ap.add_argument("--skip", default="")
+    ap.add_argument("--skip", default="", help="comma-separated: gpu (sections 1-4), subway "
+                    "(section 2's resident runs and 3; the graph is still built), pagerank, "
+                    "pages, cpu")
     ap.add_argument("--pages-child")
     ap.add_argument("--device", default="gpu")
     ap.add_argument("--pool", type=int, default=64 << 20)
@@ -419,8 +487,12 @@ def main(argv=None):
     ctx: dict = {}
     if "gpu" not in skip:
         bench_h2d()
-        bench_traversals(a.scale, ctx)
-        bench_pagerank(ctx)
+        if "subway" in skip:
+            prepare_graph(a.scale, ctx)
+        else:
+            bench_traversals(a.scale, ctx)
+        if "pagerank" not in skip:
+            bench_pagerank(ctx)
         ctx.clear()
     if "pages" not in skip:
         devices = [d for d in a.page_devices.split(",") if d != "gpu" or "gpu" not in skip]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms.registry import AlgorithmOutput
+from ..cancel import checkpoint
 from ..graph import Graph
 from . import runtime as rt
 
@@ -31,6 +32,7 @@ def cdlp_labels_gpu(graph: Graph, max_iterations: int = 10):
                                 cp.concatenate((sender, receiver)))
         labels = cp.arange(n, dtype=np.int64)
         for _ in range(max_iterations):
+            checkpoint()
             if receiver.size == 0:
                 break
             key = cp.sort(receiver * n + labels[sender])

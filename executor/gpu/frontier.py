@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..algorithms.registry import AlgorithmOutput, check_source
+from ..cancel import checkpoint
 from ..errors import InvalidArgument
 from ..graph import Graph
 from . import runtime as rt
@@ -94,6 +95,7 @@ def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K
                 level += 1
             ctrl = queues.ctrl.get()  # the one host round trip of this batch
             stats["host_syncs"] += 1
+            checkpoint()
             slot = 4 * (level % 3)
             nf, mf = int(ctrl[slot + 1]), int(ctrl[slot + 2])
             if nf == 0:
@@ -174,6 +176,7 @@ def sssp_distances_gpu(graph: Graph, source: int, *, K: int = DEFAULT_K,
                                            np.int32(step), np.int32(K)))
             step += 1
             stats["buckets"] += 1
+            checkpoint()
             ctrl = queues.ctrl.get()
             slot = 4 * (step % 3)
             qlen = int(ctrl[slot])

@@ -8,13 +8,22 @@ Host memory. Copies to the device are DMA only from page-locked memory (54 GB/s 
 both assume the edges sit in pinned host memory). Page streaming instead reads the buffer
 manager's frames, which are page-locked already.
 
-Subway on the GPU (:class:`GPUBackend`, the driver is :func:`executor.streaming.subway.subway`):
-two slots, each a device buffer and a page-locked staging buffer of one piece and its own
-stream. While one slot's piece is copied and relaxed, the host gathers the next piece into the
-other slot's staging buffer (``gather='host'``, Subway's CPU step 6, numpy in the staging
-buffer). ``gather='device'`` instead copies only the rows and offsets and lets a kernel read the
-active edges straight out of the page-locked CSR (UVA maps it into the device's address space):
-no host gather, and the bytes cross the bus once either way.
+Subway on the GPU (:class:`GPUBackend`, the driver is :func:`executor.streaming.subway.subway`).
+``gather='device'`` (the default): the CSR offsets are resident on the device and the SubCSR's
+vertex side (active ids, offsets: Subway's steps 1-5) is built there by
+``executor/gpu/cuda/subway.cu``; the host reads three counters an outer iteration (active
+vertices, rows, edges) and no ids. The edges (step 6) are read by a flattened, coalesced
+zero-copy gather out of the page-locked CSR (UVA maps it into the device's address space) and
+relaxed in the same kernel: in the synchronous mode the SubCSR's edges cross the bus once and
+are never staged, so such an iteration is one launch and its "pieces" is 1; in the asynchronous
+mode they are also stored into a slot's device buffer, in pieces that fit, for the inner
+iterations. Whole partitions (the fallback above the threshold) are copied by DMA from the
+page-locked CSR into the slots, edges only. The result columns are compacted on the device, as
+the resident operators build theirs.
+
+``gather='host'`` (Subway's own split): the active ids come to the host, which computes the
+offsets and gathers each piece (Subway's CPU step 6, numpy) into the page-locked staging buffer
+of one of two slots, each with its own stream, while the other slot's piece is copied and relaxed.
 """
 
 from __future__ import annotations
@@ -36,6 +45,12 @@ DEVICE_SLACK = 16 << 20
 _PINNED: dict[int, tuple] = {}
 #: Transient device bytes per vertex of reading the active ids out (scan, int64 and int32 ids).
 ACTIVE_IDS_BYTES_PER_VERTEX = 20
+#: gather="device": the SubCSR's ids (4) and offsets (8), built on the device (capacity |V|).
+SUBCSR_BYTES_PER_VERTEX = 12
+#: Vertices of one tile of the device SubCSR build (subway.cu: threads x items).
+TILE_VERTICES = 256 * 16
+#: Edges a block of the streaming kernel takes at a time (subway.cu: threads x items).
+STREAM_THREADS = 256
 
 
 @functools.lru_cache(maxsize=None)
@@ -53,6 +68,17 @@ def kernel(name: str):
     return module().get_function(name)
 
 
+@functools.lru_cache(maxsize=None)
+def _subway_module(device_id: int):
+    mod = rt.cp().RawModule(code=rt._source("subway"), options=("--std=c++17",))
+    mod.compile()
+    return mod
+
+
+def subway_kernel(name: str):
+    return _subway_module(rt.cp().cuda.Device().id).get_function(name)
+
+
 def pinned_empty(n: int, dtype) -> np.ndarray:
     """A page-locked numpy array (its pages are mapped into the device's address space)."""
     dtype = np.dtype(dtype)
@@ -68,14 +94,16 @@ def pinned_csr(csr, weights: bool):
         return hit[1], hit[2], hit[3]
     if len(_PINNED) >= 2:  # a streaming query holds one graph's edges; do not hoard several
         _PINNED.pop(next(iter(_PINNED)))
+    off = pinned_empty(csr.num_vertices + 1, np.int64)
+    off[:] = csr.offsets
     tgt = pinned_empty(csr.num_edges, np.int32)
     tgt[:] = csr.targets
     w = None
     if weights and csr.weights is not None:
         w = pinned_empty(csr.num_edges, np.float64)
         w[:] = csr.weights
-    _PINNED[key] = (csr, csr.offsets, tgt, w)
-    return csr.offsets, tgt, w
+    _PINNED[key] = (csr, off, tgt, w)
+    return off, tgt, w
 
 
 def slack(budget: int) -> int:
@@ -99,10 +127,11 @@ def _align(n: int) -> int:
 class Slot:
     """One piece in flight: a device buffer, its page-locked staging twin, a stream, timers."""
 
-    def __init__(self, nbytes: int):
+    def __init__(self, nbytes: int, staging: bool = True):
         cp = rt.cp()
         self.device = cp.empty(nbytes, dtype=np.uint8)
-        self.staging = pinned_empty(nbytes, np.uint8)
+        # page-locking is slow (tens of ms for 100s of MB): only for a host gather
+        self.staging = pinned_empty(nbytes, np.uint8) if staging else None
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.done = None
         self.changed = cp.zeros(1, dtype=np.int32)
@@ -119,15 +148,23 @@ class Slot:
 
 
 class GPUBackend:
-    """Vertex state on the device; pieces of the (Sub)CSR streamed through two slots."""
+    """Vertex state on the device; the (Sub)CSR streamed by zero copy or through two slots."""
 
     name = "gpu"
 
-    def __init__(self, algorithm: str, n: int, source, metrics, gather: str = "host"):
+    def __init__(self, algorithm: str, n: int, source, metrics, gather: str = "device"):
         cp = rt.cp()
         self.cp, self.algorithm, self.metrics, self.gather = cp, algorithm, metrics, gather
-        self.relax = kernel(f"graphdb_subway_relax_{algorithm}")
-        self.gather_kernel = kernel("graphdb_subway_gather")
+        # The plan fills the budget: release the pool's cached blocks first, or a large array
+        # may land in the free part of an old chunk and leave the rest too fragmented to use.
+        cp.get_default_memory_pool().free_all_blocks()
+        #: the driver asks this backend for counts and lets it build and stream SubCSRs
+        self.device_subcsr = gather == "device"
+        if self.device_subcsr:
+            self.stream_kernel = subway_kernel(f"graphdb_subway_stream_{algorithm}")
+            self.inner_kernel = subway_kernel(f"graphdb_subway_inner_{algorithm}")
+        else:
+            self.relax = kernel(f"graphdb_subway_relax_{algorithm}")
         with rt.translate_oom(f"streamed {algorithm}: vertex state"):
             if algorithm == "wcc":
                 self.value = cp.arange(n, dtype=np.float64)
@@ -140,15 +177,203 @@ class GPUBackend:
             self.snap = cp.zeros(n, dtype=np.uint8)
         self.slots: list[Slot] = []
         self.n = n
+        self.tiles = max(1, -(-n // TILE_VERTICES))
+        self._events: list = []  # (start, end, kind) on the current stream, read at the end
+
+    # -- gather="device": the SubCSR built on the device ------------------------------------------
+
+    def bind(self, csr, weighted: bool) -> None:
+        """Pin the CSR (once per process), upload its offsets, allocate the SubCSR scratch."""
+        cp, n = self.cp, self.n
+        hoff, htgt, hw = pinned_csr(csr, weighted)
+        self._host = (htgt, hw)
+        with rt.translate_oom(f"streamed {self.algorithm}: CSR offsets and SubCSR"):
+            self.d_off = cp.empty(n + 1, dtype=np.int64)
+            self.ids = cp.empty(max(n, 1), dtype=np.int32)
+            self.sub_off = cp.empty(n + 1, dtype=np.int64)
+            self.tile_sums = cp.empty((3, self.tiles), dtype=np.int64)
+        stream = cp.cuda.get_current_stream()
+        start = rt.cp().cuda.Event()
+        start.record(stream)
+        self.metrics.bytes_to_device += h2d(self.d_off, hoff, stream)
+        end = rt.cp().cuda.Event()
+        end.record(stream)
+        self._events.append((start, end, "transfer"))
+        self._sub_kernels = (subway_kernel("graphdb_subway_count"),
+                             subway_kernel("graphdb_subway_compact"))
+
+    def _count(self, mode: int):
+        count, _ = self._sub_kernels
+        ta, tr, te = self.tile_sums
+        count((self.tiles,), (256,), (self.label, self.d_off, self.value, np.int64(self.n),
+                                      np.int32(mode), ta, tr, te))
+        rows_incl, edges_incl = self.cp.cumsum(tr), self.cp.cumsum(te)
+        return ta, rows_incl, edges_incl
+
+    def count_active(self) -> tuple[int, int, int]:
+        """(active vertices, active rows with edges, their edges): the one read of an iteration."""
+        ta, rows_incl, edges_incl = self._count(0)
+        self._incl = (rows_incl, edges_incl)
+        tot = self.cp.stack((ta.sum(), rows_incl[-1], edges_incl[-1])).get()
+        self.metrics.bytes_from_device += 24
+        return int(tot[0]), int(tot[1]), int(tot[2])
+
+    def _compact(self, mode: int, rows_incl, edges_incl, out, as_int: bool = False) -> None:
+        _, compact = self._sub_kernels
+        _, tr, te = self.tile_sums
+        compact((self.tiles,), (256,), (self.label, self.d_off, self.value, np.int64(self.n),
+                                        np.int32(mode), np.int32(as_int), rows_incl - tr,
+                                        edges_incl - te, self.ids, self.sub_off, out))
+
+    def _stream_args(self, off, ids, csr_off, row_lo, row_hi, e0, e1, src_t, src_w, shift,
+                     out_t=None, out_w=None, snap=None):
+        null = np.uint64(0)
+        return (off, ids if ids is not None else null, csr_off if csr_off is not None else null,
+                np.int64(row_lo), np.int64(row_hi), np.int64(e0), np.int64(e1),
+                np.uint64(src_t), np.uint64(src_w), np.int64(shift),
+                out_t if out_t is not None else null, out_w if out_w is not None else null,
+                self.value, self.label, snap if snap is not None else null)
+
+    def _stream(self, args, edges: int) -> None:
+        span = STREAM_THREADS * 8
+        grid = (rt.grid_for(max(-(-edges // span), 1) * STREAM_THREADS, STREAM_THREADS, 16),)
+        self.stream_kernel(grid, (STREAM_THREADS,), args)
+
+    def run_subcsr(self, n_rows: int, n_edges: int, capacity: int, edge_bytes: int,
+                   weighted: bool, asynchronous: bool) -> int:
+        """Build the SubCSR of the active vertices (steps 1-5), clear the labels, stream its edges
+        (step 6) and relax them; returns the pieces (1: the synchronous mode stages nothing)."""
+        cp = self.cp
+        if n_rows:
+            rows_incl, edges_incl = self._incl
+            self._compact(0, rows_incl, edges_incl, np.uint64(0))
+            self.sub_off[n_rows] = n_edges
+        self.label.fill(0)  # every active row relaxes now, with its current value
+        if not n_edges:
+            return 0
+        htgt, hw = self._host
+        hw_ptr = hw.ctypes.data if weighted else 0
+        self.metrics.bytes_to_device += n_edges * edge_bytes
+        if not asynchronous:
+            stream = cp.cuda.get_current_stream()
+            start = cp.cuda.Event()
+            start.record(stream)
+            self._stream(self._stream_args(self.sub_off, self.ids, self.d_off, 0, n_rows - 1, 0,
+                                           n_edges, htgt.ctypes.data, hw_ptr, 0), n_edges)
+            end = cp.cuda.Event()
+            end.record(stream)
+            self._events.append((start, end, "transfer"))
+            return 1
+        # asynchronous: pieces that fit a slot, stored on the device for the inner iterations
+        per = max(1, capacity // edge_bytes)
+        o_w = _align(per * 4)
+        self._slots_after_current()
+        pending: deque = deque()
+        k = 0
+        for e0 in range(0, n_edges, per):
+            e1 = min(n_edges, e0 + per)
+            slot = self.slots[k % 2]
+            k += 1
+            dev = slot.device
+            out_t = dev[:(e1 - e0) * 4].view(np.int32)
+            out_w = dev[o_w:o_w + (e1 - e0) * 8].view(np.float64) if weighted else None
+            with slot.stream:
+                start = slot.record()
+                self._stream(self._stream_args(self.sub_off, self.ids, self.d_off, 0, n_rows - 1,
+                                               e0, e1, htgt.ctypes.data, hw_ptr, 0, out_t, out_w),
+                             e1 - e0)
+                mid = slot.record()
+            inner = (self.sub_off, self.ids, np.int64(0), np.int64(n_rows - 1), np.int64(e0),
+                     np.int64(e1), out_t, out_w if weighted else np.uint64(0), self.value,
+                     self.label, slot.changed)
+            pending.append((slot, inner, start, mid))
+            if len(pending) == 2:
+                self._inner_loop(*pending.popleft())
+        while pending:
+            self._inner_loop(*pending.popleft())
+        self._collect_slots()
+        return k
+
+    def _slots_after_current(self) -> None:
+        """The slots' (non-blocking) streams wait for the work queued on the current stream."""
+        ev = self.cp.cuda.Event()
+        ev.record(self.cp.cuda.get_current_stream())
+        for slot in self.slots:
+            slot.stream.wait_event(ev)
+
+    def _inner_loop(self, slot: Slot, inner_args, start, mid) -> None:
+        """Inner iterations (asynchronous mode) on a loaded piece until none of its rows is
+        active again; the changed flag is read once an inner iteration."""
+        if inner_args is not None:
+            grid = (rt.grid_for(1 << 30, THREADS),)
+            for _ in range(MAX_INNER):
+                with slot.stream:
+                    slot.changed.fill(0)
+                    self.inner_kernel(grid, (THREADS,), inner_args)
+                self.metrics.inner_iterations += 1
+                if not int(slot.changed.get(stream=slot.stream)[0]):
+                    break
+        end = slot.record()
+        slot.timings.append((start, mid, end))
+        slot.done = end
+
+    def _collect_slots(self) -> None:
+        for slot in self.slots:
+            slot.stream.synchronize()
+            for start, mid, end in slot.timings:
+                self.metrics.transfer_s += self.cp.cuda.get_elapsed_time(start, mid) / 1e3
+                self.metrics.kernel_s += self.cp.cuda.get_elapsed_time(mid, end) / 1e3
+            slot.timings.clear()
+
+    def _full_device(self, csr, pieces, weighted, asynchronous) -> None:
+        """Whole partitions: edges copied by DMA from the page-locked CSR into the slots (the
+        offsets are resident), relaxed for the snapshot's rows, then the inner iterations."""
+        htgt, hw = self._host
+        self._slots_after_current()
+        pending: deque = deque()
+        for k, piece in enumerate(pieces):
+            slot = self.slots[k % 2]
+            dev, n_e = slot.device, piece.edges
+            o_w = _align(n_e * 4)
+            d_t = dev[:n_e * 4].view(np.int32)
+            d_w = dev[o_w:o_w + n_e * 8].view(np.float64) if weighted else None
+            with slot.stream:
+                start = slot.record()
+                moved = h2d(dev, htgt[piece.e0:piece.e1], slot.stream)
+                if weighted:
+                    moved += h2d(dev, hw[piece.e0:piece.e1], slot.stream, o_w)
+                mid = slot.record()
+                self._stream(self._stream_args(self.d_off, None, None, piece.r0, piece.r1 - 1,
+                                               piece.e0, piece.e1, d_t.data.ptr,
+                                               d_w.data.ptr if weighted else 0, -piece.e0,
+                                               snap=self.snap), n_e)
+            self.metrics.bytes_to_device += moved
+            inner = None
+            if asynchronous:
+                inner = (self.d_off, np.uint64(0), np.int64(piece.r0), np.int64(piece.r1 - 1),
+                         np.int64(piece.e0), np.int64(piece.e1), d_t,
+                         d_w if weighted else np.uint64(0), self.value, self.label,
+                         slot.changed)
+            pending.append((slot, inner, start, mid))
+            if len(pending) == 2:
+                self._inner_loop(*pending.popleft())
+        while pending:
+            self._inner_loop(*pending.popleft())
+        self._collect_slots()
+
+    # -- both ---------------------------------------------------------------------------------------
 
     def piece_capacity(self, budget: int, state: int, edge_bytes: int) -> int:
-        # flatnonzero's scan and the id arrays it returns: transient, but inside the budget
-        free = budget - state - ACTIVE_IDS_BYTES_PER_VERTEX * self.n - slack(budget)
+        if self.device_subcsr:  # the SubCSR scratch; the resident offsets are in `state`
+            extra = SUBCSR_BYTES_PER_VERTEX * self.n + 3 * 8 * self.tiles * 3
+        else:  # flatnonzero's scan and the id arrays it returns: transient, inside the budget
+            extra = ACTIVE_IDS_BYTES_PER_VERTEX * self.n
+        free = budget - state - extra - slack(budget)
         if free < 1 << 12:
             raise DeviceOutOfMemory(f"streamed {self.algorithm}: the budget of {budget} B leaves "
                                     f"{free} B for edges after {state} B of vertex state")
         with rt.translate_oom(f"streamed {self.algorithm}: piece buffers"):
-            self.slots = [Slot(free // 2) for _ in range(2)]
+            self.slots = [Slot(free // 2, staging=not self.device_subcsr) for _ in range(2)]
         return free // 2 - 64  # alignment padding between the sections of a piece
 
     def active_ids(self) -> np.ndarray:
@@ -162,6 +387,9 @@ class GPUBackend:
         self.label.fill(0)
 
     def run_pieces(self, csr, rows, sub_off, pieces, weighted, full, asynchronous) -> None:
+        if self.device_subcsr:  # only whole partitions come here
+            self._full_device(csr, pieces, weighted, asynchronous)
+            return
         hoff, htgt, hw = pinned_csr(csr, weighted)
         self._host = (htgt, hw)
         # The label writes of begin_iteration ran on the legacy stream, which the slots'
@@ -175,19 +403,13 @@ class GPUBackend:
                 self._finish(*pending.popleft(), asynchronous)
         while pending:
             self._finish(*pending.popleft(), asynchronous)
-        for slot in self.slots:
-            slot.stream.synchronize()
-            for start, mid, end in slot.timings:
-                self.metrics.transfer_s += self.cp.cuda.get_elapsed_time(start, mid) / 1e3
-                self.metrics.kernel_s += self.cp.cuda.get_elapsed_time(mid, end) / 1e3
-            slot.timings.clear()
+        self._collect_slots()
 
     def _prepare(self, slot: Slot, csr, rows, sub_off, piece, weighted, full):
         """Gather (host) and enqueue the copies and pass 1 of one piece on its slot."""
         import time
 
         slot.wait()
-        cp = self.cp
         htgt, hw = self._host
         n_e, n_r = piece.edges, piece.r1 - piece.r0
         o_t = 0
@@ -197,7 +419,7 @@ class GPUBackend:
         o_end = o_rows + (n_r * 4 if rows is not None else 0)
         st = slot.staging
         t0 = time.perf_counter()
-        host_gather = rows is not None and self.gather == "host"
+        host_gather = rows is not None
         if host_gather:
             local, _, _, head, tail = self._gather_host(csr, rows, sub_off, piece, weighted,
                                                         st, o_t, o_w)
@@ -225,17 +447,6 @@ class GPUBackend:
         d_w = dev[o_w:o_w + n_e * 8].view(np.float64) if weighted else None
         d_off = dev[o_off:o_off + (n_r + 1) * 8].view(np.int64)
         d_rows = dev[o_rows:o_end].view(np.int32) if rows is not None else None
-        if rows is not None and self.gather == "device":
-            starts = csr.offsets[rows[piece.r0:piece.r1]] + np.maximum(
-                piece.e0 - sub_off[piece.r0:piece.r1], 0)
-            moved += int(starts.nbytes) + n_e * (12 if weighted else 4)
-            with slot.stream:
-                d_start = cp.asarray(starts)  # small: one int64 per row of the piece
-                grid = (rt.grid_for(max(n_r, 1) * 32, THREADS),)
-                self.gather_kernel(grid, (THREADS,), (
-                    d_off, d_start, np.int64(n_r), np.uint64(htgt.ctypes.data),
-                    np.uint64(hw.ctypes.data if weighted else 0), d_t,
-                    d_w if weighted else np.uint64(0)))
         mid = slot.record()
         args = [d_off, d_t, d_w if weighted else np.uint64(0),
                 d_rows if d_rows is not None else np.uint64(0),
@@ -274,7 +485,30 @@ class GPUBackend:
         slot.timings.append((start, mid, end))
         slot.done = end
 
-    def result(self) -> np.ndarray:
-        self.cp.cuda.Device().synchronize()
-        self.metrics.bytes_from_device += int(self.value.nbytes)
-        return self.value.get()
+    def result(self):
+        """The value per vertex (numpy), or for BFS and SSSP with the device SubCSR the result
+        columns compacted on the device (:class:`~executor.streaming.subway.Reached`)."""
+        cp = self.cp
+        if self.device_subcsr and self.algorithm != "wcc":
+            from .subway import Reached
+
+            _, rows_incl, _ = self._count(1)
+            k = int(rows_incl[-1].get())
+            bfs = self.algorithm == "bfs"
+            self._compact(1, rows_incl, rows_incl, self.sub_off, as_int=bfs)
+            vertex = self.ids[:k].get().astype(np.int64)
+            values = self.sub_off[:k].view(np.int64 if bfs else np.float64).get()
+            self.metrics.bytes_from_device += 8 + 12 * k
+            out = Reached(vertex, values)
+        else:
+            cp.cuda.Device().synchronize()
+            self.metrics.bytes_from_device += int(self.value.nbytes)
+            out = self.value.get()
+        for start, end, kind in self._events:
+            t = cp.cuda.get_elapsed_time(start, end) / 1e3
+            if kind == "transfer":
+                self.metrics.transfer_s += t
+            else:
+                self.metrics.kernel_s += t
+        self._events.clear()
+        return out

@@ -26,7 +26,11 @@ paper's condition for the asynchronous mode to be exact.
 
 The driver here is the same for both devices; a *backend* moves pieces and relaxes them:
 :class:`CPUBackend` (numpy, in this module) and ``executor.streaming.gpu.GPUBackend`` (CuPy and
-``executor/gpu/cuda/streaming.cu``). WCC streams the symmetrised adjacency of a directed graph.
+``executor/gpu/cuda/subway.cu``, ``streaming.cu``). WCC streams the symmetrised adjacency of a
+directed graph. A backend with ``device_subcsr`` (the GPU's gather="device") builds the SubCSR
+itself, where the labels are: the driver gets three counts an iteration (active vertices, rows
+with edges, their edges) instead of the ids, and the backend cuts SubCSR pieces by edge ranges
+(in the synchronous mode it stages none: the edges are relaxed as they cross the bus).
 """
 
 from __future__ import annotations
@@ -42,17 +46,22 @@ from ..errors import DeviceOutOfMemory, InvalidArgument
 from ..graph import CSR, Graph
 from .metrics import StreamMetrics, check_state
 
-__all__ = ["ALGORITHMS", "DEFAULT_THRESHOLD", "Piece", "plan_pieces", "piece_arrays",
+__all__ = ["ALGORITHMS", "DEFAULT_THRESHOLD", "Piece", "Reached", "plan_pieces", "piece_arrays",
            "state_bytes", "subway", "subway_bfs", "subway_sssp", "subway_wcc", "traversal_csr",
            "CPUBackend"]
 
 #: Subway's P_active: above this share of active edges, stream whole partitions instead.
 DEFAULT_THRESHOLD = 0.8
-#: How the GPU backend builds SubCSR pieces. "device" (zero-copy reads of the page-locked CSR)
-#: beat "host" (16 gather threads) by 1.5-2x on R-MAT 24 on an H100 (NOTES.md). The
-#: synchronous mode is the default, as in the paper: on R-MAT the asynchronous one saved no outer
-#: iterations and was slower.
+#: How the GPU backend builds SubCSR pieces. "device" (the SubCSR's ids and offsets built on
+#: the device, its edges read by a zero-copy gather fused with the relaxation) beat "host"
+#: (active ids to the host, 16 gather threads, DMA) by 3-13x on R-MAT 24 on an H100 (NOTES.md).
+#: The synchronous mode is the default, as in the paper, except for SSSP on the GPU (below).
 DEFAULT_GATHER = "device"
+#: SSSP on the GPU with the device gather runs asynchronously, without the paper's first full
+#: load: on R-MAT 24 it moved 0.15 of the full-streaming bytes against the sync mode's 0.21 and
+#: was faster (the inner iterations run on the loaded piece, where the edges already are).
+#: BFS stays synchronous: its inner iterations saved nothing (NOTES.md).
+GPU_SSSP_ASYNCHRONOUS = True
 ALGORITHMS = ("bfs", "sssp", "wcc")
 #: Bytes of per-vertex state: value (8), label and snapshot flags (2), degree (8).
 STATE_BYTES_PER_VERTEX = 18
@@ -167,6 +176,17 @@ def _pool():
     return _POOL
 
 
+def min_weight(graph: Graph, csr: CSR) -> float:
+    """The smallest edge weight of ``csr``, scanned once per graph and kept on it (its edges do
+    not change): the scan of |E| host floats costs ~0.1 s at R-MAT 24, a third of a streamed
+    SSSP. The resident GPU operator checks on the device, where the weights are."""
+    hit = getattr(graph, "_subway_min_weight", None)
+    if hit is None or hit[0] is not csr.weights:
+        hit = (csr.weights, float(csr.weights.min()))
+        graph._subway_min_weight = hit
+    return hit[1]
+
+
 def traversal_csr(graph: Graph, algorithm: str) -> CSR:
     """The adjacency a traversal relaxes: out-edges, or both directions for WCC on a directed graph."""
     csr = graph.out_csr
@@ -272,6 +292,9 @@ def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
            ) -> tuple[np.ndarray, StreamMetrics]:
     """Run one traversal by subgraph streaming; returns (value per vertex, metrics).
 
+    The value is a :class:`Reached` (columns of the reached vertices) where the backend builds
+    them itself (the GPU with gather="device", for BFS and SSSP).
+
     ``first_full``: in the asynchronous mode, stream the whole graph in the first outer
     iteration (Subway-async's rule, to maximise propagation inside each loaded partition).
     """
@@ -280,37 +303,51 @@ def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
     csr = traversal_csr(graph, algorithm)
     n, m = graph.num_vertices, csr.num_edges
     weighted = algorithm == "sssp" and csr.weights is not None
-    if weighted and m and float(csr.weights.min()) < 0:
+    if weighted and m and min_weight(graph, csr) < 0:
         raise InvalidArgument("sssp(): edge weights must not be negative")
     state = check_state(algorithm, n, STATE_BYTES_PER_VERTEX, budget_bytes)
     metrics = StreamMetrics("subway", "", int(budget_bytes))
     backend = backend_factory(algorithm, n, source, metrics)
     metrics.device = backend.name
     edge_bytes = 4 + (8 if weighted else 0)
+    # A backend that builds the SubCSR itself (the GPU's gather="device": Subway's steps 1-5 on
+    # the device, with the CSR offsets resident) reports only the active counts to the host.
+    on_device = getattr(backend, "device_subcsr", False)
+    if on_device:
+        backend.bind(csr, weighted)
     capacity = backend.piece_capacity(budget_bytes, state, edge_bytes)
-    degree = csr.degrees()
+    degree = None if on_device else csr.degrees()
     first = True
     while max_iterations is None or metrics.outer_iterations < max_iterations:
-        ids = backend.active_ids()
-        if ids.size == 0:
+        if on_device:
+            n_active, n_rows, active_edges = backend.count_active()
+        else:
+            ids = backend.active_ids()
+            n_active, active_edges = int(ids.size), int(degree[ids].sum()) if ids.size else 0
+        if n_active == 0:
             break
-        active_edges = int(degree[ids].sum())
         full = (asynchronous and first_full and first) or active_edges > threshold * m
         first = False
-        backend.begin_iteration(full)
-        if full:
-            rows, sub_off, row_bytes = None, csr.offsets, 8
-        else:
-            rows = ids
-            sub_off = np.zeros(ids.size + 1, dtype=np.int64)
-            np.cumsum(degree[ids], out=sub_off[1:])
-            row_bytes = 12
-        pieces = plan_pieces(sub_off, row_bytes, edge_bytes, capacity)
         before = metrics.bytes_to_device
-        backend.run_pieces(csr, rows, sub_off, pieces, weighted, full, asynchronous)
-        metrics.partitions += len(pieces)
-        metrics.iteration(active_vertices=ids.size, active_edges=active_edges,
-                          mode="partitions" if full else "subcsr", pieces=len(pieces),
+        if on_device and not full:
+            n_pieces = backend.run_subcsr(n_rows, active_edges, capacity, edge_bytes, weighted,
+                                          asynchronous)
+        else:
+            backend.begin_iteration(full)
+            if full:
+                # the device backend keeps the CSR offsets resident: a partition moves edges only
+                rows, sub_off, row_bytes = None, csr.offsets, 0 if on_device else 8
+            else:
+                rows = ids
+                sub_off = np.zeros(ids.size + 1, dtype=np.int64)
+                np.cumsum(degree[ids], out=sub_off[1:])
+                row_bytes = 12
+            pieces = plan_pieces(sub_off, row_bytes, edge_bytes, capacity)
+            backend.run_pieces(csr, rows, sub_off, pieces, weighted, full, asynchronous)
+            n_pieces = len(pieces)
+        metrics.partitions += n_pieces
+        metrics.iteration(active_vertices=n_active, active_edges=active_edges,
+                          mode="partitions" if full else "subcsr", pieces=n_pieces,
                           nbytes=metrics.bytes_to_device - before)
     metrics.extra.update({"threshold": threshold, "asynchronous": asynchronous,
                           "first_full": first_full,
@@ -329,9 +366,22 @@ def _backend(device: str, gather: str = DEFAULT_GATHER):
     return CPUBackend
 
 
-def _output(algorithm: str, graph: Graph, value: np.ndarray, metrics: StreamMetrics,
+@dataclass(frozen=True)
+class Reached:
+    """The result columns built by the backend (the GPU's, on the device, as the resident
+    operator does): reached vertices in id order and their values (int64 depths for BFS)."""
+
+    vertex: np.ndarray
+    value: np.ndarray
+
+
+def _output(algorithm: str, graph: Graph, value, metrics: StreamMetrics,
             wall: float) -> AlgorithmOutput:
     m = metrics.as_dict(wall)
+    if isinstance(value, Reached):
+        m["reached"] = int(value.vertex.size)
+        name = "depth" if algorithm == "bfs" else "distance"
+        return AlgorithmOutput({"vertex": value.vertex, name: value.value}, m)
     if algorithm == "wcc":
         return AlgorithmOutput({"vertex": np.arange(graph.num_vertices, dtype=np.int64),
                                 "component": value.astype(np.int64)}, m)
@@ -378,6 +428,9 @@ def subway_sssp(graph: Graph, source: int, weight: str | None = None, *, device:
     from ..algorithms._csgraph import check_weight_argument
 
     check_weight_argument(graph, weight, "sssp")
+    if device == "gpu" and kw.get("gather", DEFAULT_GATHER) == "device":
+        kw.setdefault("asynchronous", GPU_SSSP_ASYNCHRONOUS)
+        kw.setdefault("first_full", False)
     return _run("sssp", graph, source, device, budget_bytes, **kw)
 
 

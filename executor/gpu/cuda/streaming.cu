@@ -1,8 +1,8 @@
 // Kernels of the streamed operators (executor/streaming): graphs larger than the device.
 //
-// Subway: relaxation of one loaded piece of a (Sub)CSR, and a gather of a SubCSR piece straight
-// from page-locked (UVA-mapped) host memory. Edge-centric: a pull PageRank step over one chunk of
-// the in-CSR. GTS: BFS and PageRank steps that decode one slotted page on the device.
+// Subway with the host gather: relaxation of one loaded piece of a (Sub)CSR (the device-built
+// SubCSR and its zero-copy gather are in subway.cu). Edge-centric: a pull PageRank step over
+// one chunk of the in-CSR. GTS: BFS and PageRank steps that decode one slotted page on the device.
 //
 // Values of the traversals are float64 >= 0 (depth, distance, component id): the bit patterns of
 // non-negative doubles order like the doubles, so atomicMin on unsigned long long is a float min.
@@ -64,45 +64,108 @@ extern "C" __global__ void graphdb_subway_relax_bfs(RELAX_ARGS) { subway_relax<0
 extern "C" __global__ void graphdb_subway_relax_sssp(RELAX_ARGS) { subway_relax<1>(RELAX_CALL); }
 extern "C" __global__ void graphdb_subway_relax_wcc(RELAX_ARGS) { subway_relax<2>(RELAX_CALL); }
 
-// SubCSR piece gathered by the device from the host CSR in page-locked memory (zero copy: the
-// reads cross the bus once, coalesced within a row). Row r of the piece is vertex rows[r]; its
-// local edges [loc[r], loc[r+1]) are CSR positions csr_start[r] + skip[r] + (k - loc[r]).
-extern "C" __global__ void graphdb_subway_gather(const long long* __restrict__ loc,
-                                                 const long long* __restrict__ src_start,
-                                                 long long nrows,
-                                                 unsigned long long host_targets,
-                                                 unsigned long long host_weights,
-                                                 int* out_targets, double* out_weights) {
-    const int* ht = (const int*)host_targets;
-    const double* hw = (const double*)host_weights;
-    const int lane = threadIdx.x & (WARP - 1);
-    const long long warps = (long long)gridDim.x * blockDim.x / WARP;
-    for (long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / WARP; r < nrows;
-         r += warps) {
-        const long long base = src_start[r] - loc[r];
-        for (long long k = loc[r] + lane; k < loc[r + 1]; k += WARP) {
-            out_targets[k] = ht[base + k];
-            if (hw) out_weights[k] = hw[base + k];
+// Edge-centric PageRank, pull: rows first_row.. of the in-CSR, a chunk of its edges (sources);
+// `off` holds the chunk's row offsets clipped to it (off[0] = 0, off[nrows] = nedges).
+// Balanced by edges, not rows: each thread takes EC_ITEMS consecutive edges (one vectorised load
+// of their sources, then all their gathers in flight), finds the row of its first edge by binary
+// search and walks the rows from there, adding each row's partial sum atomically. A warp per row
+// (the earlier kernel) left a hub's hundreds of thousands of edges to one warp and most lanes
+// idle on R-MAT's many short rows, so a chunk's kernel took as long as its copy.
+#define EC_ITEMS 16
+extern "C" __global__ void graphdb_ec_pagerank_edges(const long long* __restrict__ off,
+                                                     const int* __restrict__ sources,
+                                                     long long first_row, long long nrows,
+                                                     long long nedges,
+                                                     const double* __restrict__ contrib,
+                                                     double* next) {
+    const long long stride = (long long)gridDim.x * blockDim.x * EC_ITEMS;
+    for (long long e0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * EC_ITEMS; e0 < nedges;
+         e0 += stride) {
+        int src[EC_ITEMS];
+        if (e0 + EC_ITEMS <= nedges) {  // sources is 256-B aligned and e0 a multiple of 16
+            const int4* v = reinterpret_cast<const int4*>(sources + e0);
+#pragma unroll
+            for (int k = 0; k < EC_ITEMS / 4; ++k) {
+                const int4 x = __ldg(v + k);
+                src[4 * k] = x.x;
+                src[4 * k + 1] = x.y;
+                src[4 * k + 2] = x.z;
+                src[4 * k + 3] = x.w;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < EC_ITEMS; ++k) src[k] = e0 + k < nedges ? sources[e0 + k] : -1;
         }
+        double val[EC_ITEMS];
+#pragma unroll
+        for (int k = 0; k < EC_ITEMS; ++k) val[k] = src[k] >= 0 ? __ldg(contrib + src[k]) : 0.0;
+        long long lo = 0, hi = nrows;  // off[lo] <= e0 < off[hi]
+        while (hi - lo > 1) {
+            const long long mid = (lo + hi) >> 1;
+            if (__ldg(off + mid) <= e0) lo = mid;
+            else hi = mid;
+        }
+        long long r = lo, end = __ldg(off + lo + 1);
+        double s = 0.0;
+#pragma unroll
+        for (int k = 0; k < EC_ITEMS; ++k) {
+            if (src[k] < 0) break;
+            while (e0 + k >= end) {  // next row (rows without edges in this chunk are skipped)
+                if (s != 0.0) atomicAdd(&next[first_row + r], s);
+                s = 0.0;
+                ++r;
+                end = __ldg(off + r + 1);
+            }
+            s += val[k];
+        }
+        if (s != 0.0) atomicAdd(&next[first_row + r], s);
     }
 }
 
-// Edge-centric PageRank, pull: rows first_row.. of the in-CSR, a chunk of its edges (sources).
-// A row cut by the chunk adds its part atomically; the others own their sum.
-extern "C" __global__ void graphdb_ec_pagerank_pull(const long long* __restrict__ off,
-                                                    const int* __restrict__ sources,
-                                                    long long first_row, long long nrows,
-                                                    const double* __restrict__ contrib,
-                                                    double* next) {
-    const int lane = threadIdx.x & (WARP - 1);
-    const long long warps = (long long)gridDim.x * blockDim.x / WARP;
-    for (long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / WARP; r < nrows;
-         r += warps) {
-        double s = 0.0;
-        for (long long i = off[r] + lane; i < off[r + 1]; i += WARP) s += contrib[sources[i]];
-        for (int d = WARP / 2; d; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
-        if (lane == 0 && s != 0.0) atomicAdd(&next[first_row + r], s);
+// Edge-centric PageRank, the vertex passes around an iteration's chunks (grid-stride, one
+// atomic per block for a sum; sums[] is zeroed before the first). Dangling vertices are those
+// with inv == 0 (no out-edges). prepare: contrib = rank * inv, next = 0, sums[0] += dangling rank.
+// update: next = d * next + teleport + d * sums[0] / n (the new ranks), sums[1] += |new - rank|.
+__device__ __forceinline__ void ec_block_add(double v, double* out) {
+    __shared__ double part[32];
+    for (int d = WARP / 2; d; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+    const int lane = threadIdx.x & (WARP - 1), warp = threadIdx.x / WARP;
+    if (lane == 0) part[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x / WARP) ? part[lane] : 0.0;
+        for (int d = WARP / 2; d; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+        if (lane == 0 && v != 0.0) atomicAdd(out, v);
     }
+}
+
+extern "C" __global__ void graphdb_ec_pagerank_prepare(const double* __restrict__ rank,
+                                                       const double* __restrict__ inv, long long n,
+                                                       double* contrib, double* next,
+                                                       double* sums) {
+    double dangling = 0.0;
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += (long long)gridDim.x * blockDim.x) {
+        const double r = rank[v], w = inv[v];
+        contrib[v] = r * w;
+        next[v] = 0.0;
+        if (w == 0.0) dangling += r;
+    }
+    ec_block_add(dangling, sums);
+}
+
+extern "C" __global__ void graphdb_ec_pagerank_update(double* next, const double* __restrict__ rank,
+                                                      long long n, double damping, double teleport,
+                                                      double inv_n, double* sums) {
+    const double base = teleport + damping * sums[0] * inv_n;
+    double change = 0.0;
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += (long long)gridDim.x * blockDim.x) {
+        const double r = damping * next[v] + base;
+        next[v] = r;
+        change += fabs(r - rank[v]);
+    }
+    ec_block_add(change, sums + 1);
 }
 
 // ---- GTS slotted pages (storage/pages.py has the layout) ----------------------------------
