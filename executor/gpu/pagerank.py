@@ -441,8 +441,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         l1 = cp.zeros(max(max_iterations, 1), dtype=np.float64)
         partial = None if push else cp.empty(max(part.rows_total, 1), dtype=np.float32)
         tl = part.tiles if part.tiles is not None and part.tiles.items else None
-        # Push atomics and the tiles' flushes both land in `dense`, which the merge adds and
-        # zeroes.
+        # Push atomics and the tiles' flushes both land in `dense`, which the merge adds
+        # (dense_mode 1) and, where atomics add into it, zeroes after (dense_mode 2).
         dense = cp.zeros(n, dtype=np.float32) if push or tl is not None else None
         if tl is not None:
             tiles_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles")
@@ -474,6 +474,10 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                 kern.max_dynamic_shared_size_bytes = 4 * hub
         side = cp.cuda.Stream(non_blocking=True) if tl is not None and tiles_concurrent else None
         use_scratch = tl is not None and not tiles_atomic and tl.slots > 0
+        # The tiles store every tiled column's sums each iteration (owner items directly, split
+        # columns through the scratch slots), so `dense` needs zeroing only where atomics add.
+        tile_atomics = tl is not None and tl.slots > 0 and not use_scratch
+        dense_mode = 0 if dense is None else (2 if push or tile_atomics else 1)
         scratch = None
         if tl is not None:
             scratch = cp.empty(tl.slots * tl.dst if use_scratch else 1, dtype=np.float32)
@@ -535,7 +539,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                 stream.wait_event(tiles_done)
             merge_k((merge_blocks,), (RANGE,), (
                 np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
-                partial if partial is not None else contrib, np.int32(dense is not None),
+                partial if partial is not None else contrib, np.int32(dense_mode),
                 dense if dense is not None else contrib, np.int64(n), part.out_degree,
                 np.float64(damping), rank, contrib, scal, l1, np.int32(it),
                 np.int32(tolerance > 0)))

@@ -126,46 +126,53 @@ __global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, cons
 }
 
 // One thread block of RANGE threads per range of RANGE vertices (a thread per vertex): add
-// every block's partials of the range (and/or the dense push sums) in shared memory, then
-// PR'(v) = (1-d)/n + d * (sum + D/n) with D the dangling rank of the previous ranks. Writes the
-// new rank, the next contribution, the next D and (with track_change) the L1 change.
+// every block's partials of the range in shared memory, then PR'(v) = (1-d)/n + d * (sum +
+// dense[v] + D/n) with D the dangling rank of the previous ranks. Writes the new rank, the next
+// contribution, the next D and (with track_change) the L1 change.
 // The rows of one block inside one range are distinct vertices, so each block contributes at
 // most one partial per thread; the loads of 4 blocks are issued together before their adds,
 // because this kernel is bound by round trips, not bytes.
+// dense_mode: 0 no dense sums; 1 add dense[v] (the tiles store every tiled column each
+// iteration, so it stays valid); 2 add it and zero it for the next iteration's atomics (push,
+// atomic tile flushes). dense[v] is loaded with out_degree but used only after the partials,
+// and the zero is stored after the apply: a store of a value that this thread's load has not
+// yet returned (the former order: load dense, store 0, then the partials) stalled the whole
+// merge (1.16 ms against 0.25 ms for the same kernel without dense; see NOTES.md).
 // scal[0..2] rotate like the frontier counters: iteration `it` reads D from scal[it % 3], adds
 // the next D into scal[(it + 1) % 3] and zeroes scal[(it + 2) % 3].
 #define MERGE_BOUNDS 64
 template <typename Id>
 __global__ void __launch_bounds__(RANGE)
 graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_map,
-                             const float* partial, int use_dense, float* dense, i64 n,
+                             const float* partial, int dense_mode, float* dense, i64 n,
                              const int* out_degree, double damping, double* rank,
                              float* contrib, double* scal, double* l1, int it,
                              int track_change) {
   __shared__ float acc[RANGE];
   __shared__ i64 lo_s[MERGE_BOUNDS], hi_s[MERGE_BOUNDS];
+  // Read from shared memory at each apply (a barrier always comes first): kept in a register
+  // across the range loop and the division's call, it was spilled to local memory.
+  __shared__ double s_base;
   const i64 n_ranges = (n + RANGE - 1) / RANGE;
-  if (blockIdx.x == 0 && threadIdx.x == 0) scal[(it + 2) % 3] = 0.0;
-  const double dangling = scal[it % 3];
-  const double base = (1.0 - damping) / (double)n + damping * dangling / (double)n;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) scal[(it + 2) % 3] = 0.0;
+    s_base = (1.0 - damping) / (double)n + damping * scal[it % 3] / (double)n;
+  }
   const int t = threadIdx.x;
   double dangling_next = 0.0, change = 0.0;
   for (i64 r = blockIdx.x; r < n_ranges; r += gridDim.x) {
     const i64 v0 = r * RANGE;
     const i64 v = v0 + t;
     const bool valid = v < n;
-    float start = 0.0f;
+    float extra = 0.0f;
     int deg = 0;
     double old = 0.0;
     if (valid) {
       deg = out_degree[v];
       if (track_change) old = rank[v];
-      if (use_dense) {
-        start = dense[v];
-        dense[v] = 0.0f;  // ready for the next iteration's atomics
-      }
+      if (dense_mode) extra = dense[v];  // in flight during the partials, used at the apply
     }
-    acc[t] = start;
+    acc[t] = 0.0f;
     for (int b0 = 0; b0 < n_blocks; b0 += MERGE_BOUNDS) {
       const int nb = n_blocks - b0 < MERGE_BOUNDS ? n_blocks - b0 : MERGE_BOUNDS;
       __syncthreads();  // acc initialised; lo_s/hi_s free
@@ -196,11 +203,14 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
     }
     __syncthreads();
     if (valid) {
-      const double fresh = base + damping * (double)acc[t];
+      const double fresh = s_base + damping * (double)(acc[t] + extra);
       if (track_change) change += fabs(fresh - old);
       rank[v] = fresh;
-      contrib[v] = deg ? (float)(fresh / (double)deg) : 0.0f;
+      // A reciprocal, not a division: the division's slow-path call made ptxas spill the
+      // live accumulators around it.
+      contrib[v] = deg ? (float)(fresh * __drcp_rn((double)deg)) : 0.0f;
       if (!deg) dangling_next += fresh;
+      if (dense_mode == 2) dense[v] = 0.0f;  // ready for the next iteration's atomics
     }
     __syncthreads();  // acc is reused by the next range
   }
@@ -224,7 +234,8 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
 // coalesced stores, zeros included); the items of a column too large for one block store theirs
 // into their own scratch slot, which graphdb_pagerank_tiles_reduce then sums into the column
 // (or, with use_scratch = 0, add them with global atomics). The merge kernel adds sums[] to the
-// block partials and zeroes it.
+// block partials; it zeroes it only for the atomic flush (with stores, every tiled column is
+// overwritten each iteration and the untiled ones stay zero).
 // Inside a tile the edges are sorted by (dst_local, src_local): a thread takes 8 consecutive
 // edges (two 16-byte loads) and adds runs of one destination in a register; its last run is
 // reduced across the warp by a segmented scan, so that the hot destinations (which get many
