@@ -135,9 +135,86 @@ def bench(g, n: int, args) -> dict:
     return res
 
 
+#: The merge kernel as it was before the dense fix (the load of dense[v] feeds acc[t] before the
+#: partials, and its zero is stored right after the load), with MODE picking what it does with
+#: `dense`, to find which part costs what: 0 nothing; 1 the former code (load, store 0 at once);
+#: 2 load only; 3 store 0 only; 4 as 1 with the load through L2 only (__ldcg, no L1 line);
+#: 5 load early, store 0 after the apply.
+PROBE_SRC = r"""
+template <typename Id, int MODE>
+__global__ void __launch_bounds__(RANGE)
+probe_merge(int n_blocks, const i64* range_ptr, const Id* id_map, const float* partial,
+            float* dense, i64 n, const int* out_degree, double damping, double* rank,
+            float* contrib, double* scal) {
+  __shared__ float acc[RANGE];
+  __shared__ i64 lo_s[MERGE_BOUNDS], hi_s[MERGE_BOUNDS];
+  const i64 n_ranges = (n + RANGE - 1) / RANGE;
+  const double base = (1.0 - damping) / (double)n + damping * scal[0] / (double)n;
+  const int t = threadIdx.x;
+  double dangling_next = 0.0;
+  for (i64 r = blockIdx.x; r < n_ranges; r += gridDim.x) {
+    const i64 v0 = r * RANGE;
+    const i64 v = v0 + t;
+    const bool valid = v < n;
+    float start = 0.0f;
+    int deg = 0;
+    if (valid) {
+      deg = out_degree[v];
+      if (MODE == 1 || MODE == 2 || MODE == 5) start = dense[v];
+      if (MODE == 4) start = __ldcg(dense + v);
+      if (MODE == 1 || MODE == 3 || MODE == 4) dense[v] = 0.0f;
+    }
+    acc[t] = start;
+    for (int b0 = 0; b0 < n_blocks; b0 += MERGE_BOUNDS) {
+      const int nb = n_blocks - b0 < MERGE_BOUNDS ? n_blocks - b0 : MERGE_BOUNDS;
+      __syncthreads();
+      if (t < nb) {
+        lo_s[t] = range_ptr[(i64)(b0 + t) * (n_ranges + 1) + r];
+        hi_s[t] = range_ptr[(i64)(b0 + t) * (n_ranges + 1) + r + 1];
+      }
+      __syncthreads();
+      for (int b = 0; b < nb; b += 4) {
+        int idx[4];
+        float val[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          idx[u] = -1;
+          val[u] = 0.0f;
+          if (b + u < nb) {
+            const i64 i = lo_s[b + u] + t;
+            if (i < hi_s[b + u]) {
+              idx[u] = (int)(id_map[i] - v0);
+              val[u] = partial[i];
+            }
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+          if (idx[u] >= 0) atomicAdd(&acc[idx[u]], val[u]);
+      }
+    }
+    __syncthreads();
+    if (valid) {
+      const double fresh = base + damping * (double)acc[t];
+      rank[v] = fresh;
+      contrib[v] = deg ? (float)(fresh / (double)deg) : 0.0f;
+      if (!deg) dangling_next += fresh;
+      if (MODE == 5) dense[v] = 0.0f;
+    }
+    __syncthreads();
+  }
+  dangling_next = block_sum(dangling_next);
+  if (threadIdx.x == 0) atomicAdd(&scal[1], dangling_next);
+}
+"""
+PROBE_MODES = {0: "plain", 1: "former", 2: "load_only", 3: "store_only", 4: "former_ldcg",
+               5: "load_early_store_late"}
+
+
 def merge_probe(g, n: int) -> dict:
-    """The merge kernel alone: reading the dense sums or not, right after the tiles kernel or
-    not (ms per launch, median of 10; the ranks it computes here are not used)."""
+    """The merge kernel alone (ms per launch, median of 10; the ranks it computes here are not
+    used): the current kernel with dense_mode 0/1/2, without and after the tiles kernel, and
+    the former kernel's variants (PROBE_SRC)."""
     import statistics
 
     import numpy as np
@@ -163,17 +240,26 @@ def merge_probe(g, n: int) -> dict:
     scal, l1 = cp.zeros(3), cp.zeros(1)
     blocks = max(1, min(-(-n // prm.RANGE), rt.device_info().multiprocessors * 2))
     stream = cp.cuda.get_current_stream()
+    ctype = rt.id_ctype(ids)
+    probe_names = [f"probe_merge<{ctype},{m}>" for m in PROBE_MODES]
+    probe_mod = cp.RawModule(code=rt._source("pagerank") + PROBE_SRC, options=("--std=c++17",),
+                             name_expressions=probe_names)
 
-    def merge(use_dense):
+    def merge(mode):
         merge_k((blocks,), (prm.RANGE,), (
             np.int32(part.blocks), part.range_ptr, part.id_map_flat, partial,
-            np.int32(use_dense), dense, np.int64(n), part.out_degree, np.float64(0.85), rank,
+            np.int32(mode), dense, np.int64(n), part.out_degree, np.float64(0.85), rank,
             contrib, scal, l1, np.int32(0), np.int32(0)))
+
+    def probe(mode):
+        probe_mod.get_function(probe_names[mode])((blocks,), (prm.RANGE,), (
+            np.int32(part.blocks), part.range_ptr, part.id_map_flat, partial, dense,
+            np.int64(n), part.out_degree, np.float64(0.85), rank, contrib, scal))
 
     reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
     scratch = cp.empty(max(tl.slots, 1) * tl.dst, dtype=np.float32)
 
-    def tiles(use_scratch=0):
+    def tiles(use_scratch=1):
         tiles_k((tl.items,), (prm.TILE_THREADS,), (
             tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
             tl.item_dst, tl.item_slot, np.int64(tl.items), np.int32(tl.src), np.int32(tl.dst),
@@ -184,36 +270,27 @@ def merge_probe(g, n: int) -> dict:
                 scratch, tl.split_dst, tl.split_slot, tl.split_slots, np.int32(k),
                 np.int32(tl.dst), np.int64(n), dense))
 
-    def timed(before, use_dense):
+    def timed(launch, before=None):
         times = []
         for _ in range(11):
             if before:
                 before()
             a, b = cp.cuda.Event(), cp.cuda.Event()
             a.record(stream)
-            merge(use_dense)
+            launch()
             b.record(stream)
             b.synchronize()
             times.append(cp.cuda.get_elapsed_time(a, b))
         return round(statistics.median(times[1:]), 4)
 
-    def tiles_alone():
-        times = []
-        for _ in range(11):
-            a, b = cp.cuda.Event(), cp.cuda.Event()
-            a.record(stream)
-            tiles()
-            b.record(stream)
-            b.synchronize()
-            times.append(cp.cuda.get_elapsed_time(a, b))
-        return round(statistics.median(times[1:]), 4)
-
-    return {"merge_plain": timed(None, 0), "merge_dense": timed(None, 1),
-            "merge_plain_after_tiles": timed(tiles, 0),
-            "merge_dense_after_tiles": timed(tiles, 1),
-            "merge_dense_after_tiles_scratch": timed(lambda: tiles(1), 1),
-            "tiles_alone": tiles_alone(), "slots": tl.slots,
-            "items": tl.items, "owner_items": int((tl.item_slot < 0).sum())}
+    res = {f"merge_mode{m}": timed(lambda m=m: merge(m)) for m in (0, 1, 2)}
+    res.update({f"merge_mode{m}_after_tiles": timed(lambda m=m: merge(m), tiles)
+                for m in (0, 1)})
+    res["merge_mode2_after_tiles_atomic"] = timed(lambda: merge(2), lambda: tiles(0))
+    res.update({f"former_{name}": timed(lambda m=m: probe(m)) for m, name in PROBE_MODES.items()})
+    res.update({"tiles_alone": timed(tiles), "slots": tl.slots, "items": tl.items,
+                "owner_items": int((tl.item_slot < 0).sum())})
+    return res
 
 
 def main() -> None:
