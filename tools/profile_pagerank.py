@@ -24,31 +24,40 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-#: Named configurations for --configs (keyword arguments of pagerank_gpu).
+#: Tiles with their kernel on the operator's stream, before the gathers (the second stream,
+#: TILES_CONCURRENT, is the default since 2026-11-22; configurations before it meant this).
+SEQ = {"tiles": True, "tiles_concurrent": False}
+#: Named configurations for --configs (keyword arguments of pagerank_gpu). "default" is what a
+#: query gets; "tiles" the tiles' defaults (TILE_SOURCES etc.).
 CONFIGS: dict[str, dict] = {
+    "default": {},
     "auto": {"tiles": False},
     "tiles": {"tiles": True},
-    "tiles_h16k_all": {"tiles": True, "tile_sources": 1 << 14, "tile_min_edges": 0},
-    "tiles_h64k": {"tiles": True, "tile_sources": 1 << 16},
-    "tiles_h256k": {"tiles": True, "tile_sources": 1 << 18},
-    "tiles_h1m": {"tiles": True, "tile_sources": 1 << 20},
-    "tiles_h256k_min16k": {"tiles": True, "tile_sources": 1 << 18, "tile_min_edges": 1 << 14},
-    "tiles_h256k_min4k": {"tiles": True, "tile_sources": 1 << 18, "tile_min_edges": 1 << 12},
-    "tiles_h256k_s32k_d16k": {"tiles": True, "tile_sources": 1 << 18, "tile_src": 1 << 15,
+    "tiles_h16k_all": {**SEQ, "tile_sources": 1 << 14, "tile_min_edges": 0},
+    "tiles_h64k": {**SEQ, "tile_sources": 1 << 16},
+    "tiles_h256k": {**SEQ, "tile_sources": 1 << 18},
+    "tiles_h1m": {**SEQ, "tile_sources": 1 << 20},
+    "tiles_h256k_min16k": {**SEQ, "tile_sources": 1 << 18, "tile_min_edges": 1 << 14},
+    "tiles_h256k_min4k": {**SEQ, "tile_sources": 1 << 18, "tile_min_edges": 1 << 12},
+    "tiles_h256k_s32k_d16k": {**SEQ, "tile_sources": 1 << 18, "tile_src": 1 << 15,
                               "tile_dst": 1 << 14},
-    "tiles_h1m_s32k_d16k": {"tiles": True, "tile_sources": 1 << 20, "tile_src": 1 << 15,
+    "tiles_h1m_s32k_d16k": {**SEQ, "tile_sources": 1 << 20, "tile_src": 1 << 15,
                             "tile_dst": 1 << 14},
-    "tiles_h256k_s8k_d16k": {"tiles": True, "tile_sources": 1 << 18, "tile_src": 1 << 13,
+    "tiles_h256k_s8k_d16k": {**SEQ, "tile_sources": 1 << 18, "tile_src": 1 << 13,
                              "tile_dst": 1 << 14},
-    "tiles_last": {"tiles": True, "tiles_last": True},
-    "tiles_h1m_last": {"tiles": True, "tile_sources": 1 << 20, "tiles_last": True},
-    "tiles_h1m_item1m": {"tiles": True, "tile_sources": 1 << 20, "tile_chunk": 1 << 20},
-    "tiles_h4m": {"tiles": True, "tile_sources": 1 << 22},
+    "tiles_h4m_s8k_d16k_conc": {"tiles": True, "tile_sources": 1 << 22, "tile_src": 1 << 13,
+                                "tile_dst": 1 << 14, "tiles_concurrent": True},
+    "tiles_last": {**SEQ, "tiles_last": True},
+    "tiles_h1m_last": {**SEQ, "tile_sources": 1 << 20, "tiles_last": True},
+    "tiles_h1m_item1m": {**SEQ, "tile_sources": 1 << 20, "tile_chunk": 1 << 20},
+    "tiles_h4m": {**SEQ, "tile_sources": 1 << 22},
     "tiles_h4m_conc": {"tiles": True, "tile_sources": 1 << 22, "tiles_concurrent": True},
-    "tiles_conc": {"tiles": True, "tiles_concurrent": True},
+    "tiles_h16m_conc": {"tiles": True, "tile_sources": 1 << 24, "tiles_concurrent": True},
     "tiles_h1m_conc": {"tiles": True, "tile_sources": 1 << 20, "tiles_concurrent": True},
-    "tiles_atomic": {"tiles": True, "tiles_atomic": True},
-    "tiles_h1m_atomic": {"tiles": True, "tile_sources": 1 << 20, "tiles_atomic": True},
+    "tiles_atomic": {**SEQ, "tile_sources": 1 << 18, "tiles_atomic": True},
+    "tiles_h1m_atomic": {**SEQ, "tile_sources": 1 << 20, "tiles_atomic": True},
+    "tiles_h4m_atomic_conc": {"tiles": True, "tile_sources": 1 << 22, "tiles_atomic": True,
+                              "tiles_concurrent": True},
     "push": {"variant": "push"},
 }
 

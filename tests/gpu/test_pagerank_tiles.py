@@ -156,3 +156,50 @@ def test_pagerank_tiles_int64_ids():
     ref, _ = _reference(g, max_iterations=10)
     got, _, _ = pagerank_gpu(wide, max_iterations=10, tile_sources=700, **SMALL)
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
+
+
+@pytest.mark.gpu
+def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
+    """Not told, pagerank_gpu takes the tiles (second stream) from TILES_MIN_GRAPH_EDGES edges
+    on, and not below; the merge then adds the stored tile sums without zeroing them."""
+    from executor.gpu import pagerank as prm
+
+    src, dst = rmat(14, 16, seed=5)
+    n = 1 << 14
+    g = _graph(src, dst, n)
+    ref, _ = _reference(g, max_iterations=12)
+    monkeypatch.setattr(prm, "REORDER_MIN_EDGES", 1 << 10)
+    monkeypatch.setattr(prm, "TILES_MIN_GRAPH_EDGES", g.num_edges)
+    got, _, stats = prm.pagerank_gpu(g, max_iterations=12)
+    np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
+    assert stats["reordered"] and stats["tiles"]["edges_tiled"] > 0
+    monkeypatch.setattr(prm, "TILES_MIN_GRAPH_EDGES", g.num_edges + 1)
+    got, _, stats = prm.pagerank_gpu(g, max_iterations=12)
+    np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
+    assert "tiles" not in stats
+
+
+@pytest.mark.gpu
+def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
+    """A tile build that runs out of memory falls back to the gathers when the tiles were the
+    default, and fails (DeviceOutOfMemory) when they were asked for."""
+    from executor.errors import DeviceOutOfMemory
+    from executor.gpu import pagerank as prm
+    from executor.gpu import runtime as rt
+
+    src, dst = rmat(12, 8, seed=6)
+    n = 1 << 12
+    g = _graph(src, dst, n)
+    ref, _ = _reference(g, max_iterations=8)
+
+    def no_memory(*args, **kwargs):
+        raise rt.cp().cuda.memory.OutOfMemoryError(1 << 40, 0, 0)
+
+    monkeypatch.setattr(prm, "REORDER_MIN_EDGES", 1)
+    monkeypatch.setattr(prm, "TILES_MIN_GRAPH_EDGES", 1)
+    monkeypatch.setattr(prm, "build_tiles", no_memory)
+    got, _, stats = prm.pagerank_gpu(g, max_iterations=8)
+    np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
+    assert stats["reordered"] and "tiles" not in stats
+    with pytest.raises(DeviceOutOfMemory):
+        prm.pagerank_gpu(g, max_iterations=8, tiles=True)
