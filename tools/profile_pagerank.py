@@ -24,9 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-#: Tiles with their kernel on the operator's stream, before the gathers (the second stream,
-#: TILES_CONCURRENT, is the default since 2026-11-22; configurations before it meant this).
-SEQ = {"tiles": True, "tiles_concurrent": False}
+#: Tiles with their kernel on the operator's stream, before the gathers, and split columns
+#: summed through scratch slots (what configurations meant before the second stream and the
+#: atomic flush became the defaults, TILES_CONCURRENT / TILES_ATOMIC, on 2026-11-22).
+SEQ = {"tiles": True, "tiles_concurrent": False, "tiles_atomic": False}
 #: Named configurations for --configs (keyword arguments of pagerank_gpu). "default" is what a
 #: query gets; "tiles" the tiles' defaults (TILE_SOURCES etc.).
 CONFIGS: dict[str, dict] = {
@@ -45,18 +46,18 @@ CONFIGS: dict[str, dict] = {
                             "tile_dst": 1 << 14},
     "tiles_h256k_s8k_d16k": {**SEQ, "tile_sources": 1 << 18, "tile_src": 1 << 13,
                              "tile_dst": 1 << 14},
-    "tiles_h4m_s8k_d16k_conc": {"tiles": True, "tile_sources": 1 << 22, "tile_src": 1 << 13,
+    "tiles_h4m_s8k_d16k_conc": {**SEQ, "tile_sources": 1 << 22, "tile_src": 1 << 13,
                                 "tile_dst": 1 << 14, "tiles_concurrent": True},
     "tiles_last": {**SEQ, "tiles_last": True},
     "tiles_h1m_last": {**SEQ, "tile_sources": 1 << 20, "tiles_last": True},
     "tiles_h1m_item1m": {**SEQ, "tile_sources": 1 << 20, "tile_chunk": 1 << 20},
     "tiles_h4m": {**SEQ, "tile_sources": 1 << 22},
-    "tiles_h4m_conc": {"tiles": True, "tile_sources": 1 << 22, "tiles_concurrent": True},
-    "tiles_h16m_conc": {"tiles": True, "tile_sources": 1 << 24, "tiles_concurrent": True},
-    "tiles_h1m_conc": {"tiles": True, "tile_sources": 1 << 20, "tiles_concurrent": True},
+    "tiles_h4m_conc": {**SEQ, "tile_sources": 1 << 22, "tiles_concurrent": True},
+    "tiles_h16m_conc": {**SEQ, "tile_sources": 1 << 24, "tiles_concurrent": True},
+    "tiles_h1m_conc": {**SEQ, "tile_sources": 1 << 20, "tiles_concurrent": True},
     "tiles_atomic": {**SEQ, "tile_sources": 1 << 18, "tiles_atomic": True},
     "tiles_h1m_atomic": {**SEQ, "tile_sources": 1 << 20, "tiles_atomic": True},
-    "tiles_h4m_atomic_conc": {"tiles": True, "tile_sources": 1 << 22, "tiles_atomic": True,
+    "tiles_h4m_atomic_conc": {**SEQ, "tile_sources": 1 << 22, "tiles_atomic": True,
                               "tiles_concurrent": True},
     "push": {"variant": "push"},
 }

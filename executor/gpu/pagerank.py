@@ -52,13 +52,17 @@ TILE_MIN_EDGES = 8192
 TILE_CHUNK = 1 << 18  # edges per thread block at most (a tile's chunks are even)
 TILE_THREADS = 1024
 TILE_PAD = 0xFFFFFFFF
-#: Whether pagerank_gpu uses the tiles when not told: from TILES_MIN_GRAPH_EDGES edges on (and
-#: only with the relabelling and pull), on a second stream beside the gathers
-#: (TILES_CONCURRENT). Measured on an H100, R-MAT 24: 1.54 ms an iteration against 2.27 ms
-#: without tiles (NOTES.md).
+#: Whether pagerank_gpu uses the tiles when not told: from TILES_MIN_GRAPH_EDGES edges on and
+#: when the contributions take more than one L2 block (only with the relabelling, pull), on a
+#: second stream beside the gathers (TILES_CONCURRENT), split columns flushed with global
+#: atomics (TILES_ATOMIC). Measured on an H100 (NOTES.md): R-MAT 24 (268 M edges, 4 blocks)
+#: 1.46-1.54 ms an iteration against 2.30 ms without tiles; R-MAT 22 (67 M edges, one block)
+#: 0.66 ms against 0.55 ms, since there the gathers hit L2 and 281 work items do not fill the
+#: GPU's one-block-per-SM waves evenly.
 TILES_DEFAULT = True
-TILES_MIN_GRAPH_EDGES = REORDER_MIN_EDGES
+TILES_MIN_GRAPH_EDGES = 1 << 28
 TILES_CONCURRENT = True
+TILES_ATOMIC = True
 
 
 def block_vertices(l2_bytes: int, value_bytes: int = 4) -> int:
@@ -396,7 +400,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tile_src: int = TILE_SRC, tile_dst: int = TILE_DST,
                  tile_min_edges: int = TILE_MIN_EDGES, tile_chunk: int = TILE_CHUNK,
                  tiles_last: bool = False, tiles_concurrent: bool | None = None,
-                 tiles_atomic: bool = False,
+                 tiles_atomic: bool | None = None,
                  profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
@@ -405,8 +409,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
     ``tiles_last`` launches their kernel after the gather kernels instead of before them;
     ``tiles_concurrent`` (None = TILES_CONCURRENT) runs it on a second stream beside them (its
     blocks fill the SMs' shared memory, the gather kernels' blocks need none, so both can share
-    an SM); ``tiles_atomic``
-    has the items of a split column add their sums with global atomics instead of scratch slots.
+    an SM); ``tiles_atomic`` (None = TILES_ATOMIC) has the items of a split column add their
+    sums with global atomics instead of scratch slots.
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
     benchmarks, it serialises nothing but adds event records).
     """
@@ -425,9 +429,11 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         reorder = m >= REORDER_MIN_EDGES
     tiles_chosen = tiles is None
     if tiles is None:
-        tiles = TILES_DEFAULT and m >= TILES_MIN_GRAPH_EDGES
+        tiles = TILES_DEFAULT and m >= TILES_MIN_GRAPH_EDGES and blocks > 1
     if tiles_concurrent is None:
         tiles_concurrent = TILES_CONCURRENT
+    if tiles_atomic is None:
+        tiles_atomic = TILES_ATOMIC
     tile_cfg = None
     if tiles and reorder and not push and m:
         tile_cfg = {"sources": int(tile_sources), "src": int(min(tile_src, n)),

@@ -93,7 +93,8 @@ def _reference(g, **kw):
 @pytest.mark.parametrize("n,m", [(7, 12), (60, 200), (500, 4000), (3000, 30000)])
 @pytest.mark.parametrize("block_size", [None, 64])
 @pytest.mark.parametrize("min_edges", [0, 20])
-def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges):
+@pytest.mark.parametrize("atomic", [False, True])
+def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic):
     from executor.gpu.pagerank import pagerank_gpu
 
     rng = np.random.default_rng(n)
@@ -101,7 +102,7 @@ def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges):
     g = _graph(src, dst, n)
     ref, it = _reference(g, damping=0.85, max_iterations=15)
     got, git, stats = pagerank_gpu(g, 0.85, 15, block_size=block_size, tile_sources=n // 3,
-                                   tile_min_edges=min_edges, **SMALL)
+                                   tile_min_edges=min_edges, tiles_atomic=atomic, **SMALL)
     assert git == it
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4, atol=1e-9)
     assert stats["tiles"]["edges_tiled"] > 0 or min_edges
@@ -116,9 +117,12 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
     n = 1 << 14
     g = _graph(src, dst, n)
     ref, _ = _reference(g, max_iterations=10)
+    seq = {"tiles": True, "reorder": True, "tiles_concurrent": False, "tiles_atomic": False}
     for kw in ({"tiles": True, "reorder": True, "tile_min_edges": 0},
-               {"tiles": True, "reorder": True, "tiles_last": True},
-               {"tiles": True, "reorder": True, "tiles_concurrent": True, "tile_min_edges": 0},
+               {**seq, "tile_min_edges": 0},
+               {**seq, "tiles_last": True},
+               {**seq, "tiles_concurrent": True, "tile_min_edges": 0, "tile_chunk": 1 << 14},
+               {"tiles": True, "reorder": True, "tile_chunk": 1 << 14},
                {**SMALL, "tile_sources": 3000, "tile_min_edges": 0, "tiles_atomic": True},
                {**SMALL, "tile_sources": 2000, "tile_src": 256, "tile_dst": 1024,
                 "tile_min_edges": 8, "tile_chunk": 4096}):
@@ -160,8 +164,8 @@ def test_pagerank_tiles_int64_ids():
 
 @pytest.mark.gpu
 def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
-    """Not told, pagerank_gpu takes the tiles (second stream) from TILES_MIN_GRAPH_EDGES edges
-    on, and not below; the merge then adds the stored tile sums without zeroing them."""
+    """Not told, pagerank_gpu takes the tiles (second stream, atomic flush) from
+    TILES_MIN_GRAPH_EDGES edges on and with more than one block, and not otherwise."""
     from executor.gpu import pagerank as prm
 
     src, dst = rmat(14, 16, seed=5)
@@ -170,11 +174,14 @@ def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
     ref, _ = _reference(g, max_iterations=12)
     monkeypatch.setattr(prm, "REORDER_MIN_EDGES", 1 << 10)
     monkeypatch.setattr(prm, "TILES_MIN_GRAPH_EDGES", g.num_edges)
-    got, _, stats = prm.pagerank_gpu(g, max_iterations=12)
+    got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=1 << 12)
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     assert stats["reordered"] and stats["tiles"]["edges_tiled"] > 0
+    got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=n)  # one block
+    np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
+    assert "tiles" not in stats
     monkeypatch.setattr(prm, "TILES_MIN_GRAPH_EDGES", g.num_edges + 1)
-    got, _, stats = prm.pagerank_gpu(g, max_iterations=12)
+    got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=1 << 12)
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     assert "tiles" not in stats
 
@@ -198,8 +205,8 @@ def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
     monkeypatch.setattr(prm, "REORDER_MIN_EDGES", 1)
     monkeypatch.setattr(prm, "TILES_MIN_GRAPH_EDGES", 1)
     monkeypatch.setattr(prm, "build_tiles", no_memory)
-    got, _, stats = prm.pagerank_gpu(g, max_iterations=8)
+    got, _, stats = prm.pagerank_gpu(g, max_iterations=8, block_size=1024)
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     assert stats["reordered"] and "tiles" not in stats
     with pytest.raises(DeviceOutOfMemory):
-        prm.pagerank_gpu(g, max_iterations=8, tiles=True)
+        prm.pagerank_gpu(g, max_iterations=8, block_size=1024, tiles=True)
