@@ -56,11 +56,11 @@ TILE_PAD = 0xFFFFFFFF
 #: when the contributions take more than one L2 block (only with the relabelling, pull), on a
 #: second stream beside the gathers (TILES_CONCURRENT), split columns flushed with global
 #: atomics (TILES_ATOMIC). Measured on an H100 (NOTES.md): R-MAT 24 (268 M edges, 4 blocks)
-#: 1.46-1.54 ms an iteration against 2.30 ms without tiles; R-MAT 22 (67 M edges, one block)
-#: 0.66 ms against 0.55 ms, since there the gathers hit L2 and 281 work items do not fill the
-#: GPU's one-block-per-SM waves evenly.
+#: 1.40 ms an iteration against 2.26 ms without tiles; R-MAT 23 (134 M edges, 2 blocks) 0.78
+#: against 1.12 ms; R-MAT 22 (67 M edges, one block) 0.66 against 0.55 ms, since there the
+#: gathers hit L2 and 281 work items do not fill the GPU's one-block-per-SM waves evenly.
 TILES_DEFAULT = True
-TILES_MIN_GRAPH_EDGES = 1 << 28
+TILES_MIN_GRAPH_EDGES = 1 << 27
 TILES_CONCURRENT = True
 TILES_ATOMIC = True
 
