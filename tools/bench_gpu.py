@@ -375,6 +375,7 @@ def main(argv=None) -> int:
 
     def pagerank_opt_in():
         pagerank_configs((
+            ("auto_tiles", {"tiles": True}),
             ("auto_hub_cache", {"hub_cache": True}),
             ("auto_hub_cache_24k", {"hub_cache": True, "hub_values": 24 * 1024})))
 
@@ -442,6 +443,7 @@ def markdown(res: dict) -> str:
         bfs_rmat, bfs_grid,
         lambda: pagerank("auto", "(default: pull, relabelled, L2 blocks)",
                          ">= 3x; <= 2.5x bound"),
+        lambda: pagerank("auto_tiles", "+ hot-source tiles (opt-in)", "same"),
         lambda: pagerank("auto_hub_cache", "+ hub cache 12K (opt-in)", "same"),
         lambda: pagerank("auto_hub_cache_24k", "+ hub cache 24K (opt-in)", "same"),
         lambda: scipy_row(f"SSSP RMAT-{res['sssp_rmat']['scale']} w 1..100", "sssp_rmat",

@@ -1,18 +1,306 @@
-"""One PageRank iteration on a GPU-built R-MAT graph, for Nsight Compute.
+"""PageRank on a GPU-built R-MAT graph: one iteration for Nsight Compute, or a timed sweep.
 
-    ncu -k regex:"graphdb_pagerank_(rows|heavy|merge)" --section SpeedOfLight \
+    ncu -k regex:"graphdb_pagerank_(rows|heavy|merge|tiles)" --section SpeedOfLight \
         --section MemoryWorkloadAnalysis python tools/profile_pagerank.py --scale 24
+
+    python tools/profile_pagerank.py --scale 24 --bench --out DIR [--configs auto,tiles,...]
+
+``--bench`` times each configuration (CUDA events, median of ``--repeats`` runs of 10
+iterations after a warm-up), splits an iteration by kernel, records the partition's (and the
+tiles') build time and each result's difference from the first configuration's, then times the
+cupyx sparse matvec iteration and computes the memory-traffic bound in the same run (the same
+definitions as ``tools/bench_gpu.py``). Writes ``DIR/profile_pagerank.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+#: Tiles with their kernel on the operator's stream, before the gathers, and split columns
+#: summed through scratch slots (what configurations meant before the second stream and the
+#: atomic flush became the defaults, TILES_CONCURRENT / TILES_ATOMIC, on 2026-11-22).
+SEQ = {"tiles": True, "tiles_concurrent": False, "tiles_atomic": False}
+#: Named configurations for --configs (keyword arguments of pagerank_gpu). "default" is what a
+#: query gets; "tiles" the tiles' defaults (TILE_SOURCES etc.).
+CONFIGS: dict[str, dict] = {
+    "default": {},
+    "auto": {"tiles": False},
+    "tiles": {"tiles": True},
+    "tiles_h16k_all": {**SEQ, "tile_sources": 1 << 14, "tile_min_edges": 0},
+    "tiles_h64k": {**SEQ, "tile_sources": 1 << 16},
+    "tiles_h256k": {**SEQ, "tile_sources": 1 << 18},
+    "tiles_h1m": {**SEQ, "tile_sources": 1 << 20},
+    "tiles_h256k_min16k": {**SEQ, "tile_sources": 1 << 18, "tile_min_edges": 1 << 14},
+    "tiles_h256k_min4k": {**SEQ, "tile_sources": 1 << 18, "tile_min_edges": 1 << 12},
+    "tiles_h256k_s32k_d16k": {**SEQ, "tile_sources": 1 << 18, "tile_src": 1 << 15,
+                              "tile_dst": 1 << 14},
+    "tiles_h1m_s32k_d16k": {**SEQ, "tile_sources": 1 << 20, "tile_src": 1 << 15,
+                            "tile_dst": 1 << 14},
+    "tiles_h256k_s8k_d16k": {**SEQ, "tile_sources": 1 << 18, "tile_src": 1 << 13,
+                             "tile_dst": 1 << 14},
+    "tiles_h4m_s8k_d16k_conc": {**SEQ, "tile_sources": 1 << 22, "tile_src": 1 << 13,
+                                "tile_dst": 1 << 14, "tiles_concurrent": True},
+    "tiles_last": {**SEQ, "tiles_last": True},
+    "tiles_h1m_last": {**SEQ, "tile_sources": 1 << 20, "tiles_last": True},
+    "tiles_h1m_item1m": {**SEQ, "tile_sources": 1 << 20, "tile_chunk": 1 << 20},
+    "tiles_h4m": {**SEQ, "tile_sources": 1 << 22},
+    "tiles_h4m_conc": {**SEQ, "tile_sources": 1 << 22, "tiles_concurrent": True},
+    "tiles_h16m_conc": {**SEQ, "tile_sources": 1 << 24, "tiles_concurrent": True},
+    "tiles_h1m_conc": {**SEQ, "tile_sources": 1 << 20, "tiles_concurrent": True},
+    "tiles_atomic": {**SEQ, "tile_sources": 1 << 18, "tiles_atomic": True},
+    "tiles_h1m_atomic": {**SEQ, "tile_sources": 1 << 20, "tiles_atomic": True},
+    "tiles_h4m_atomic_conc": {**SEQ, "tile_sources": 1 << 22, "tiles_atomic": True,
+                              "tiles_concurrent": True},
+    "push": {"variant": "push"},
+}
+
+
+def bench(g, n: int, args) -> dict:
+    from executor.gpu import runtime as rt
+    from executor.gpu.pagerank import pagerank_gpu
+    from tools.bench_gpu import copy_bandwidth, cupyx_pagerank_iteration, gpu_time
+
+    cp = rt.cp()
+    iters = 10
+    res: dict = {"gpu": rt.device_info().name, "scale": args.scale, "vertices": n,
+                 "edges": g.num_edges, "iterations_timed": iters, "configs": {}}
+    out, inn = rt.device_csr(g, "out"), rt.device_csr(g, "in")
+    ref = None
+    for label in args.configs.split(","):
+        kw = CONFIGS[label]
+        try:
+            t = time.perf_counter()
+            pagerank_gpu(g, max_iterations=1, **kw)  # builds and caches the partition
+            cp.cuda.Device().synchronize()
+            prep_s = time.perf_counter() - t
+            ms, (rank, _, stats) = gpu_time(
+                lambda kw=kw: pagerank_gpu(g, max_iterations=iters, **kw), args.repeats)
+            profile: dict = {}
+            pagerank_gpu(g, max_iterations=iters, profile=profile, **kw)
+            row = {"ms_per_iteration": ms / iters, "prepare_s": prep_s, **stats,
+                   "kernel_ms_per_iteration": {k: round(v / iters, 4)
+                                               for k, v in profile.items()}}
+            if ref is None:
+                ref = rank
+            else:
+                row["max_rel_diff_vs_first"] = float(cp.abs(rank - ref).max() / ref.max())
+            res["configs"][label] = row
+            print("pagerank", label, json.dumps(row, default=str), flush=True)
+        except Exception as exc:  # noqa: BLE001  (one failing variant must not end the run)
+            res["configs"][label] = {"error": repr(exc)}
+            print("pagerank", label, "FAILED", repr(exc), flush=True)
+        finally:
+            rt._resident(g).clear()  # drop this variant's partition, keep the CSRs
+            rt.attach_device_csr(g, "out", out)
+            rt.attach_device_csr(g, "in", inn)
+            cp.get_default_memory_pool().free_all_blocks()
+
+    if args.merge_probe:
+        try:
+            res["merge_probe"] = merge_probe(g, n)
+            print("merge probe", res["merge_probe"], flush=True)
+        except Exception as exc:  # noqa: BLE001
+            res["merge_probe"] = {"error": repr(exc)}
+            print("merge probe FAILED", repr(exc), flush=True)
+        finally:
+            rt._resident(g).clear()
+            rt.attach_device_csr(g, "out", out)
+            rt.attach_device_csr(g, "in", inn)
+            cp.get_default_memory_pool().free_all_blocks()
+
+    import cupyx.scipy.sparse as csp
+
+    deg = out.degrees().astype(cp.float64)
+    inv = cp.where(deg > 0, 1.0 / cp.maximum(deg, 1), 0.0)
+    matrix = csp.csr_matrix((inv[inn.targets], inn.targets, inn.offsets), shape=(n, n))
+    dangling = deg == 0
+
+    def cupyx_pr():
+        r = cp.full(n, 1.0 / n)
+        for _ in range(iters):
+            r = cupyx_pagerank_iteration(matrix, r, dangling, 0.85, n)
+        return r
+
+    ms, cupyx_rank = gpu_time(cupyx_pr, args.repeats)
+    res["cupyx_ms_per_iteration"] = ms / iters
+    if ref is not None:
+        res["max_rel_diff_first_vs_cupyx"] = float(
+            cp.abs(ref - cupyx_rank).max() / cupyx_rank.max())
+    bw = copy_bandwidth()
+    res["copy_bandwidth_GBps"] = bw / 1e9
+    bound_bytes = 4 * g.num_edges + 8 * (n + 1) + 8 * n + 8 * n
+    res["traffic_bound_ms"] = bound_bytes / bw * 1e3
+    for row in res["configs"].values():
+        if "ms_per_iteration" in row:
+            row["x_vs_cupyx"] = res["cupyx_ms_per_iteration"] / row["ms_per_iteration"]
+            row["x_bound"] = row["ms_per_iteration"] / res["traffic_bound_ms"]
+    return res
+
+
+#: The merge kernel as it was before the dense fix (the load of dense[v] feeds acc[t] before the
+#: partials, and its zero is stored right after the load), with MODE picking what it does with
+#: `dense`, to find which part costs what: 0 nothing; 1 the former code (load, store 0 at once);
+#: 2 load only; 3 store 0 only; 4 as 1 with the load through L2 only (__ldcg, no L1 line);
+#: 5 load early, store 0 after the apply.
+PROBE_SRC = r"""
+template <typename Id, int MODE>
+__global__ void __launch_bounds__(RANGE)
+probe_merge(int n_blocks, const i64* range_ptr, const Id* id_map, const float* partial,
+            float* dense, i64 n, const int* out_degree, double damping, double* rank,
+            float* contrib, double* scal) {
+  __shared__ float acc[RANGE];
+  __shared__ i64 lo_s[MERGE_BOUNDS], hi_s[MERGE_BOUNDS];
+  const i64 n_ranges = (n + RANGE - 1) / RANGE;
+  const double base = (1.0 - damping) / (double)n + damping * scal[0] / (double)n;
+  const int t = threadIdx.x;
+  double dangling_next = 0.0;
+  for (i64 r = blockIdx.x; r < n_ranges; r += gridDim.x) {
+    const i64 v0 = r * RANGE;
+    const i64 v = v0 + t;
+    const bool valid = v < n;
+    float start = 0.0f;
+    int deg = 0;
+    if (valid) {
+      deg = out_degree[v];
+      if (MODE == 1 || MODE == 2 || MODE == 5) start = dense[v];
+      if (MODE == 4) start = __ldcg(dense + v);
+      if (MODE == 1 || MODE == 3 || MODE == 4) dense[v] = 0.0f;
+    }
+    acc[t] = start;
+    for (int b0 = 0; b0 < n_blocks; b0 += MERGE_BOUNDS) {
+      const int nb = n_blocks - b0 < MERGE_BOUNDS ? n_blocks - b0 : MERGE_BOUNDS;
+      __syncthreads();
+      if (t < nb) {
+        lo_s[t] = range_ptr[(i64)(b0 + t) * (n_ranges + 1) + r];
+        hi_s[t] = range_ptr[(i64)(b0 + t) * (n_ranges + 1) + r + 1];
+      }
+      __syncthreads();
+      for (int b = 0; b < nb; b += 4) {
+        int idx[4];
+        float val[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          idx[u] = -1;
+          val[u] = 0.0f;
+          if (b + u < nb) {
+            const i64 i = lo_s[b + u] + t;
+            if (i < hi_s[b + u]) {
+              idx[u] = (int)(id_map[i] - v0);
+              val[u] = partial[i];
+            }
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+          if (idx[u] >= 0) atomicAdd(&acc[idx[u]], val[u]);
+      }
+    }
+    __syncthreads();
+    if (valid) {
+      const double fresh = base + damping * (double)acc[t];
+      rank[v] = fresh;
+      contrib[v] = deg ? (float)(fresh / (double)deg) : 0.0f;
+      if (!deg) dangling_next += fresh;
+      if (MODE == 5) dense[v] = 0.0f;
+    }
+    __syncthreads();
+  }
+  dangling_next = block_sum(dangling_next);
+  if (threadIdx.x == 0) atomicAdd(&scal[1], dangling_next);
+}
+"""
+PROBE_MODES = {0: "plain", 1: "former", 2: "load_only", 3: "store_only", 4: "former_ldcg",
+               5: "load_early_store_late"}
+
+
+def merge_probe(g, n: int) -> dict:
+    """The merge kernel alone (ms per launch, median of 10; the ranks it computes here are not
+    used): the current kernel with dense_mode 0/1/2, without and after the tiles kernel, and
+    the former kernel's variants (PROBE_SRC)."""
+    import statistics
+
+    import numpy as np
+
+    from executor.gpu import pagerank as prm
+    from executor.gpu import runtime as rt
+
+    cp = rt.cp()
+    block = prm.block_vertices(rt.device_info().l2_bytes)
+    cfg = {"sources": prm.TILE_SOURCES, "src": prm.TILE_SRC, "dst": prm.TILE_DST,
+           "min_edges": prm.TILE_MIN_EDGES, "chunk": prm.TILE_CHUNK}
+    part = prm._partition_for(g, "pull", block, True, cfg)
+    tl = part.tiles
+    ids = rt.device_csr(g, "out").targets.dtype
+    merge_k = rt.kernel("pagerank", "graphdb_pagerank_merge_apply", ids)
+    tiles_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles")
+    smem = 4 * (tl.src + tl.dst)
+    tiles_k.max_dynamic_shared_size_bytes = smem
+    rank = cp.full(n, 1.0 / n)
+    contrib = cp.full(n, 1.0 / n, dtype=np.float32)
+    partial = cp.zeros(max(part.rows_total, 1), dtype=np.float32)
+    dense = cp.zeros(n, dtype=np.float32)
+    scal, l1 = cp.zeros(3), cp.zeros(1)
+    blocks = max(1, min(-(-n // prm.RANGE), rt.device_info().multiprocessors * 2))
+    stream = cp.cuda.get_current_stream()
+    ctype = rt.id_ctype(ids)
+    probe_names = [f"probe_merge<{ctype},{m}>" for m in PROBE_MODES]
+    probe_mod = cp.RawModule(code=rt._source("pagerank") + PROBE_SRC, options=("--std=c++17",),
+                             name_expressions=probe_names)
+
+    def merge(mode):
+        merge_k((blocks,), (prm.RANGE,), (
+            np.int32(part.blocks), part.range_ptr, part.id_map_flat, partial,
+            np.int32(mode), dense, np.int64(n), part.out_degree, np.float64(0.85), rank,
+            contrib, scal, l1, np.int32(0), np.int32(0)))
+
+    def probe(mode):
+        probe_mod.get_function(probe_names[mode])((blocks,), (prm.RANGE,), (
+            np.int32(part.blocks), part.range_ptr, part.id_map_flat, partial, dense,
+            np.int64(n), part.out_degree, np.float64(0.85), rank, contrib, scal))
+
+    reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
+    scratch = cp.empty(max(tl.slots, 1) * tl.dst, dtype=np.float32)
+
+    def tiles(use_scratch=1):
+        tiles_k((tl.items,), (prm.TILE_THREADS,), (
+            tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
+            tl.item_dst, tl.item_slot, np.int64(tl.items), np.int32(tl.src), np.int32(tl.dst),
+            np.int64(n), contrib, dense, scratch, np.int32(use_scratch)), shared_mem=smem)
+        if use_scratch and tl.slots:
+            k = int(tl.split_slots.size)
+            reduce_k((rt.grid_for(k * tl.dst),), (256,), (
+                scratch, tl.split_dst, tl.split_slot, tl.split_slots, np.int32(k),
+                np.int32(tl.dst), np.int64(n), dense))
+
+    def timed(launch, before=None):
+        times = []
+        for _ in range(11):
+            if before:
+                before()
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record(stream)
+            launch()
+            b.record(stream)
+            b.synchronize()
+            times.append(cp.cuda.get_elapsed_time(a, b))
+        return round(statistics.median(times[1:]), 4)
+
+    res = {f"merge_mode{m}": timed(lambda m=m: merge(m)) for m in (0, 1, 2)}
+    res.update({f"merge_mode{m}_after_tiles": timed(lambda m=m: merge(m), tiles)
+                for m in (0, 1)})
+    res["merge_mode2_after_tiles_atomic"] = timed(lambda: merge(2), lambda: tiles(0))
+    res.update({f"former_{name}": timed(lambda m=m: probe(m)) for m, name in PROBE_MODES.items()})
+    res.update({"tiles_alone": timed(tiles), "slots": tl.slots, "items": tl.items,
+                "owner_items": int((tl.item_slot < 0).sum())})
+    return res
 
 
 def main() -> None:
@@ -20,15 +308,39 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=24)
     ap.add_argument("--iterations", type=int, default=1)
     ap.add_argument("--hub-cache", action="store_true")
+    ap.add_argument("--tiles", action="store_true")
+    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--configs", default="auto,tiles")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--merge-probe", action="store_true")
     args = ap.parse_args()
     from executor.gpu.pagerank import pagerank_gpu
     from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
 
+    t = time.perf_counter()
     src, dst = rmat_edges_gpu(args.scale, 16, seed=1)
     g = graph_from_device_edges(src, dst, 1 << args.scale)
     del src, dst
-    _, _, stats = pagerank_gpu(g, max_iterations=args.iterations, hub_cache=args.hub_cache)
-    print(stats)
+    print(f"rmat {args.scale} built in {time.perf_counter() - t:.1f} s", flush=True)
+    if not args.bench:
+        _, _, stats = pagerank_gpu(g, max_iterations=args.iterations, hub_cache=args.hub_cache,
+                                   tiles=args.tiles)
+        print(stats)
+        return
+    res = bench(g, 1 << args.scale, args)
+    text = json.dumps(res, indent=1, default=str)
+    print(text)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "profile_pagerank.json").write_text(text)
+    print("cupyx", round(res["cupyx_ms_per_iteration"], 3), "ms; bound",
+          round(res["traffic_bound_ms"], 3), "ms")
+    for label, row in res["configs"].items():
+        if "ms_per_iteration" in row:
+            print(f"{label:28s} {row['ms_per_iteration']:.3f} ms/iter  "
+                  f"{row['x_vs_cupyx']:.2f}x cupyx  {row['x_bound']:.2f}x bound  "
+                  f"{row['kernel_ms_per_iteration']}  tiles={row.get('tiles')}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ Graphalytics' 1e-4 relative error; ranks, the dangling sum and the L1 change are
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,8 @@ from ..algorithms.registry import AlgorithmOutput
 from ..graph import Graph
 from . import runtime as rt
 
-__all__ = ["pagerank", "pagerank_gpu", "Partition", "block_vertices", "choose_variant"]
+__all__ = ["pagerank", "pagerank_gpu", "Partition", "Tiles", "block_vertices", "build_tiles",
+           "choose_variant"]
 
 THREADS = 256
 RANGE = 1024  # vertices per merge range (cuda/pagerank.cu RANGE)
@@ -38,6 +40,29 @@ HUB_VALUES = 12160
 HUB_THREADS = 1024
 #: Bytes-equivalent cost of one global float atomic (push) against a streamed byte.
 ATOMIC_COST = 8.0
+#: Hot-source tiles (``tiles=True``, pull with relabelling): the edges of the TILE_SOURCES
+#: hottest sources are cut into tiles of TILE_SRC sources x TILE_DST destinations; a tile with
+#: fewer than TILE_MIN_EDGES edges stays in the gather path (its fixed cost, 4 (S + D) bytes of
+#: shared memory filled and flushed, would outweigh the gathers it saves). S + D floats of shared
+#: memory per block (192 KiB): one 1024-thread block per SM.
+TILE_SOURCES = 1 << 22
+TILE_SRC = 1 << 14
+TILE_DST = 1 << 15
+TILE_MIN_EDGES = 8192
+TILE_CHUNK = 1 << 18  # edges per thread block at most (a tile's chunks are even)
+TILE_THREADS = 1024
+TILE_PAD = 0xFFFFFFFF
+#: Whether pagerank_gpu uses the tiles when not told: from TILES_MIN_GRAPH_EDGES edges on and
+#: when the contributions take more than one L2 block (only with the relabelling, pull), on a
+#: second stream beside the gathers (TILES_CONCURRENT), split columns flushed with global
+#: atomics (TILES_ATOMIC). Measured on an H100 (NOTES.md): R-MAT 24 (268 M edges, 4 blocks)
+#: 1.40 ms an iteration against 2.26 ms without tiles; R-MAT 23 (134 M edges, 2 blocks) 0.78
+#: against 1.12 ms; R-MAT 22 (67 M edges, one block) 0.66 against 0.55 ms, since there the
+#: gathers hit L2 and 281 work items do not fill the GPU's one-block-per-SM waves evenly.
+TILES_DEFAULT = True
+TILES_MIN_GRAPH_EDGES = 1 << 27
+TILES_CONCURRENT = True
+TILES_ATOMIC = True
 
 
 def block_vertices(l2_bytes: int, value_bytes: int = 4) -> int:
@@ -63,6 +88,164 @@ def choose_variant(n: int, m: int, blocks: int) -> str:
 
 
 @dataclass
+class Tiles:
+    """Hot-source edges as 2-D tiles (see ``graphdb_pagerank_tiles`` in cuda/pagerank.cu).
+
+    ``edges`` holds the tiles column by column (destination range major, then source range),
+    each tile's edges packed as ``dst_local << 16 | src_local``, sorted, and padded with
+    TILE_PAD to a multiple of 8. A work item is a run of edges inside one column, at most the
+    item size; an item that holds its whole column stores its sums, the items of a split column
+    store theirs into consecutive scratch slots that a second kernel sums into the column (or
+    add them atomically). Items are listed longest first.
+    """
+
+    edges: object  # uint32
+    tile_end: object  # int64, end of each kept tile in `edges`
+    tile_src: object  # int32, first source id of each kept tile
+    item_start: object  # int64, a multiple of 8
+    item_end: object  # int64
+    item_tile: object  # int32, the kept tile holding item_start
+    item_dst: object  # int32, first destination id of the item's column
+    item_slot: object  # int32, -1 where the item is its column's only one, else its slot
+    split_dst: object  # int32, per split column: first destination id
+    split_slot: object  # int32, per split column: its first slot (slots are consecutive)
+    split_slots: object  # int32, per split column: how many
+    src: int  # S, sources per tile
+    dst: int  # D, destinations per tile
+    sources: int  # H, the hottest sources considered
+    hot_edges: int  # edges from the H sources
+    edges_tiled: int  # of those, the edges in tiles kept (the rest stay in the gather path)
+    tiles: int
+    columns: int
+    build_ms: float = 0.0
+
+    @property
+    def items(self) -> int:
+        return int(self.item_start.size)
+
+    @property
+    def slots(self) -> int:
+        return int(self.split_slots.sum()) if self.split_slots.size else 0
+
+
+def _host(xp, a):
+    return xp.asnumpy(a) if hasattr(xp, "asnumpy") else np.asarray(a)
+
+
+def build_tiles(xp, rows, cols, n: int, *, sources: int, src: int, dst: int, min_edges: int,
+                chunk: int):
+    """Take the edges (rows = destinations, cols = sources, relabelled ids) of the ``sources``
+    hottest sources into tiles of ``src`` x ``dst``; tiles with fewer than ``min_edges`` edges
+    are left out; a column's edges are cut into work items of at most ``chunk`` edges.
+    Returns (Tiles, mask of the edges that stay in the gather path).
+
+    ``xp`` is numpy or cupy (the host tests check the layout with numpy).
+    """
+    if not (1 <= src <= 1 << 16 and 1 <= dst < 1 << 16):
+        raise ValueError("tile sides must fit 16-bit local ids (dst < 65536 keeps TILE_PAD free)")
+    chunk = max(8, chunk // 8 * 8)
+    hot_n = min(int(sources), n)
+    n_sr = -(-hot_n // src)
+    n_dr = -(-n // dst)
+    n_tiles = n_sr * n_dr
+    hot = cols < hot_n
+    # Column-major tile id: destination range, then source range.
+    tile = xp.where(hot, (rows // dst).astype(np.int64) * n_sr + cols // src, 0)
+    counts = xp.bincount(tile[hot], minlength=max(n_tiles, 1))
+    keep_tile = counts >= max(int(min_edges), 1)
+    tiled = hot & keep_tile[tile]
+    hot_edges = int(hot.sum())
+    del hot
+    idx = xp.flatnonzero(tiled)
+    key = tile[idx] << 32
+    del tile
+    key |= (rows[idx].astype(np.int64) % dst) << 16
+    key |= cols[idx].astype(np.int64) % src
+    del idx
+    key.sort()
+    counts_h = _host(xp, counts).astype(np.int64) * _host(xp, keep_tile)
+    padded = -(-counts_h // 8) * 8
+    pstart = np.concatenate(([0], np.cumsum(padded)))
+    ustart = np.concatenate(([0], np.cumsum(counts_h)))
+    edges = xp.full(int(pstart[-1]), TILE_PAD, dtype=np.uint32)
+    if key.size:
+        t = key >> 32
+        pos = xp.arange(key.size, dtype=np.int64)
+        pos += xp.asarray(pstart[:-1] - ustart[:-1])[t]
+        del t
+        edges[pos] = (key & 0xFFFFFFFF).astype(np.uint32)
+        del pos
+    m_tiled = int(key.size)
+    del key
+    # Kept tiles in storage order, then each column's run of edges cut evenly into items.
+    ks = np.flatnonzero(padded)
+    t_start, t_end = pstart[ks], pstart[ks] + padded[ks]
+    t_col = ks // n_sr
+    cols_k, first = np.unique(t_col, return_index=True)
+    last = np.concatenate((first[1:], [ks.size]))[:first.size] - 1
+    c_start, c_end = t_start[first], t_end[last]
+    work = c_end - c_start
+    pieces = -(-work // chunk)
+    even = -(-work // np.maximum(pieces, 1))
+    size = -(-even // 8) * 8
+    rep = np.repeat(np.arange(cols_k.size), pieces)
+    j = np.arange(rep.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    start = c_start[rep] + j * size[rep]
+    end = np.minimum(start + size[rep], c_end[rep])
+    keep = end > start
+    rep, start, end = rep[keep], start[keep], end[keep]
+    item_tile = np.searchsorted(t_end, start, side="right")
+    split = pieces[rep] > 1
+    slot = np.where(split, np.cumsum(split) - 1, -1).astype(np.int32)  # column order
+    split_cols = np.flatnonzero(pieces > 1)
+    split_slots = np.bincount(rep[split], minlength=cols_k.size)[split_cols]
+    order = np.argsort(-(end - start), kind="stable")  # longest first: the last wave is short
+    tiles = Tiles(
+        edges=edges,
+        tile_end=xp.asarray(t_end.astype(np.int64)),
+        tile_src=xp.asarray(((ks % n_sr) * src).astype(np.int32)),
+        item_start=xp.asarray(start[order].astype(np.int64)),
+        item_end=xp.asarray(end[order].astype(np.int64)),
+        item_tile=xp.asarray(item_tile[order].astype(np.int32)),
+        item_dst=xp.asarray((cols_k[rep][order] * dst).astype(np.int32)),
+        item_slot=xp.asarray(slot[order]),
+        split_dst=xp.asarray((cols_k[split_cols] * dst).astype(np.int32)),
+        split_slot=xp.asarray((np.cumsum(split_slots) - split_slots).astype(np.int32)),
+        split_slots=xp.asarray(split_slots.astype(np.int32)),
+        src=int(src), dst=int(dst), sources=hot_n, hot_edges=hot_edges, edges_tiled=m_tiled,
+        tiles=int(ks.size), columns=int(cols_k.size))
+    return tiles, ~tiled
+
+
+def tile_sums_host(tiles: Tiles, contrib, n: int):
+    """What the tile kernels leave in ``sums`` (numpy; the layout's host check): an item that
+    owns its column stores, the others fill their scratch slot, and the slots are summed."""
+    sums = np.zeros(n, dtype=np.float64)
+    scratch = np.full((max(tiles.slots, 1), tiles.dst), np.nan)
+    edges = np.asarray(tiles.edges)
+    tile_end, tile_src = np.asarray(tiles.tile_end), np.asarray(tiles.tile_src)
+    for s, e, t, d0, slot in zip(tiles.item_start, tiles.item_end, tiles.item_tile,
+                                 tiles.item_dst, tiles.item_slot, strict=True):
+        s, t = int(s), int(t)
+        acc = np.zeros(tiles.dst)
+        while s < e:
+            seg_end = min(int(tile_end[t]), int(e))
+            w = edges[s:seg_end]
+            w = w[w != TILE_PAD].astype(np.int64)
+            np.add.at(acc, w >> 16, contrib[int(tile_src[t]) + (w & 0xFFFF)])
+            s, t = seg_end, t + 1
+        if slot < 0:
+            hi = min(tiles.dst, n - int(d0))
+            sums[int(d0):int(d0) + hi] = acc[:hi]
+        else:
+            scratch[int(slot)] = acc
+    for d0, first, k in zip(tiles.split_dst, tiles.split_slot, tiles.split_slots, strict=True):
+        hi = min(tiles.dst, n - int(d0))
+        sums[int(d0):int(d0) + hi] = scratch[int(first):int(first) + int(k)].sum(axis=0)[:hi]
+    return sums
+
+
+@dataclass
 class Partition:
     """A graph's edges cut by column range: per block, its non-empty rows and their edges.
 
@@ -84,6 +267,7 @@ class Partition:
     rows_total: int
     out_degree: object  # int32, in partition ids
     order: object | None  # new id -> old id, or None (identity)
+    tiles: Tiles | None = None  # hot-source tiles (their edges are not in the blocks)
 
 
 def _group_width(edges: int, rows: int) -> int:
@@ -96,14 +280,20 @@ def _group_width(edges: int, rows: int) -> int:
     return 32
 
 
-def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool) -> Partition:
-    """Cut ``csr`` (rows -> cols) into blocks of ``block_size`` column ids, on the device."""
+def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool,
+              tile_cfg: dict | None = None) -> Partition:
+    """Cut ``csr`` (rows -> cols) into blocks of ``block_size`` column ids, on the device.
+
+    With ``tile_cfg`` (pull, relabelled only) the hot sources' edges go into :class:`Tiles`
+    first (``build_tiles``' keyword arguments) and the blocks hold the rest.
+    """
     cp = rt.cp()
     n = csr.num_vertices
     ids = csr.targets.dtype
     blocks = max(1, -(-n // block_size))
     n_ranges = -(-n // RANGE)
     order = None
+    tiles = None
     if blocks == 1 and not reorder:
         # Blocking skipped: one block is the CSR itself, every vertex a row.
         parts = [(csr.offsets, cp.arange(n, dtype=ids), csr.targets)]
@@ -125,6 +315,14 @@ def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool
             rows, cols = (key // n).astype(ids), (key % n).astype(ids)
             del key
             out_degree = out_degree[order]
+            if tile_cfg is not None:
+                cp.cuda.get_current_stream().synchronize()
+                t0 = time.perf_counter()
+                tiles, rest = build_tiles(cp, rows, cols, n, **tile_cfg)
+                rows, cols = rows[rest], cols[rest]
+                del rest
+                cp.cuda.get_current_stream().synchronize()
+                tiles.build_ms = (time.perf_counter() - t0) * 1e3
         which = (cols // block_size).astype(np.int32)
         parts = []
         for b in range(blocks):
@@ -176,17 +374,20 @@ def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool
         rows_total=int(offsets[-1]),
         out_degree=out_degree.astype(np.int32),
         order=order,
+        tiles=tiles,
     )
 
 
-def _partition_for(graph: Graph, variant: str, block_size: int, reorder: bool) -> Partition:
+def _partition_for(graph: Graph, variant: str, block_size: int, reorder: bool,
+                   tile_cfg: dict | None = None) -> Partition:
     cache = rt._resident(graph)
-    key = ("pagerank", variant, block_size, reorder, rt.cp().cuda.Device().id)
+    tile_key = tuple(sorted(tile_cfg.items())) if tile_cfg else None
+    key = ("pagerank", variant, block_size, reorder, tile_key, rt.cp().cuda.Device().id)
     part = cache.get(key)
     if part is None:
         out = rt.device_csr(graph, "out")
         csr = rt.device_csr(graph, "in") if variant == "pull" else out
-        part = partition(csr, out.degrees(), block_size, reorder=reorder)
+        part = partition(csr, out.degrees(), block_size, reorder=reorder, tile_cfg=tile_cfg)
         cache[key] = part
     return part
 
@@ -195,9 +396,21 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tolerance: float = 0.0, *, variant: str | None = None,
                  block_size: int | None = None, reorder: bool | None = None,
                  hints: bool = True, hub_cache: bool = False, hub_values: int = 0,
+                 tiles: bool | None = None, tile_sources: int = TILE_SOURCES,
+                 tile_src: int = TILE_SRC, tile_dst: int = TILE_DST,
+                 tile_min_edges: int = TILE_MIN_EDGES, tile_chunk: int = TILE_CHUNK,
+                 tiles_last: bool = False, tiles_concurrent: bool | None = None,
+                 tiles_atomic: bool | None = None,
                  profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
+    ``tiles``: hot-source tiles (pull with relabelling only; None = TILES_DEFAULT from
+    TILES_MIN_GRAPH_EDGES edges on, and without them if their build runs out of memory);
+    ``tiles_last`` launches their kernel after the gather kernels instead of before them;
+    ``tiles_concurrent`` (None = TILES_CONCURRENT) runs it on a second stream beside them (its
+    blocks fill the SMs' shared memory, the gather kernels' blocks need none, so both can share
+    an SM); ``tiles_atomic`` (None = TILES_ATOMIC) has the items of a split column add their
+    sums with global atomics instead of scratch slots.
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
     benchmarks, it serialises nothing but adds event records).
     """
@@ -214,9 +427,32 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
     push = variant == "push"
     if reorder is None:
         reorder = m >= REORDER_MIN_EDGES
+    tiles_chosen = tiles is None
+    if tiles is None:
+        tiles = TILES_DEFAULT and m >= TILES_MIN_GRAPH_EDGES and blocks > 1
+    if tiles_concurrent is None:
+        tiles_concurrent = TILES_CONCURRENT
+    if tiles_atomic is None:
+        tiles_atomic = TILES_ATOMIC
+    tile_cfg = None
+    if tiles and reorder and not push and m:
+        tile_cfg = {"sources": int(tile_sources), "src": int(min(tile_src, n)),
+                    "dst": int(min(tile_dst, n, (1 << 16) - 1)),
+                    "min_edges": int(tile_min_edges), "chunk": int(tile_chunk)}
     stream = rt.operator_stream()
     with rt.translate_oom("pagerank on the GPU"), stream:
-        part = _partition_for(graph, variant, block_size, reorder)
+        part = None
+        try:
+            part = _partition_for(graph, variant, block_size, reorder, tile_cfg)
+        except cp.cuda.memory.OutOfMemoryError:
+            # The tile build needs about twice the relabelling's scratch memory: where the
+            # tiles were only the default, do without them rather than fail.
+            if not tiles_chosen or tile_cfg is None:
+                raise
+        if part is None:  # outside the handler: its traceback no longer holds the build's arrays
+            cp.get_default_memory_pool().free_all_blocks()
+            tile_cfg = None
+            part = _partition_for(graph, variant, block_size, reorder, None)
         ids = out.targets.dtype
         flag = "true" if push else "false"
         rows_k = {g: rt.kernel("pagerank", "graphdb_pagerank_rows", ids, flag, str(g))
@@ -231,7 +467,16 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         scal[0] = float(cp.count_nonzero(deg == 0)) / n
         l1 = cp.zeros(max(max_iterations, 1), dtype=np.float64)
         partial = None if push else cp.empty(max(part.rows_total, 1), dtype=np.float32)
-        dense = cp.zeros(n, dtype=np.float32) if push else None
+        tl = part.tiles if part.tiles is not None and part.tiles.items else None
+        # Push atomics and the tiles' flushes both land in `dense`, which the merge adds
+        # (dense_mode 1) and, where atomics add into it, zeroes after (dense_mode 2).
+        dense = cp.zeros(n, dtype=np.float32) if push or tl is not None else None
+        if tl is not None:
+            tiles_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles")
+            reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
+            tile_smem = 4 * (tl.src + tl.dst)
+            if tile_smem > 48 * 1024:
+                tiles_k.max_dynamic_shared_size_bytes = tile_smem
         row_start = np.concatenate(([0], np.cumsum([int(x.size) for x in part.id_map])))
         n_ranges = -(-n // RANGE)
         merge_blocks = max(1, min(n_ranges, rt.device_info().multiprocessors * 2))
@@ -254,7 +499,46 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         if 4 * hub + 256 > 48 * 1024:  # past the default limit: opt in to more (up to 227 KiB)
             for kern in (*rows_k.values(), heavy_k):
                 kern.max_dynamic_shared_size_bytes = 4 * hub
+        side = cp.cuda.Stream(non_blocking=True) if tl is not None and tiles_concurrent else None
+        use_scratch = tl is not None and not tiles_atomic and tl.slots > 0
+        # The tiles store every tiled column's sums each iteration (owner items directly, split
+        # columns through the scratch slots), so `dense` needs zeroing only where atomics add.
+        tile_atomics = tl is not None and tl.slots > 0 and not use_scratch
+        dense_mode = 0 if dense is None else (2 if push or tile_atomics else 1)
+        scratch = None
+        if tl is not None:
+            scratch = cp.empty(tl.slots * tl.dst if use_scratch else 1, dtype=np.float32)
+
+        def launch_tiles():
+            tiles_k((tl.items,), (TILE_THREADS,), (
+                tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
+                tl.item_dst, tl.item_slot, np.int64(tl.items), np.int32(tl.src),
+                np.int32(tl.dst), np.int64(n), contrib, dense, scratch, np.int32(use_scratch)),
+                shared_mem=tile_smem)
+            if use_scratch:
+                n_split = int(tl.split_slots.size)
+                reduce_k((rt.grid_for(n_split * tl.dst, THREADS),), (THREADS,), (
+                    scratch, tl.split_dst, tl.split_slot, tl.split_slots, np.int32(n_split),
+                    np.int32(tl.dst), np.int64(n), dense))
+
+        def run_tiles():
+            if side is None:
+                launch_tiles()
+                mark("tiles")
+                return None
+            ready = cp.cuda.Event(disable_timing=True)
+            ready.record(stream)  # the previous merge wrote contrib and zeroed dense
+            side.wait_event(ready)
+            with side:
+                launch_tiles()
+            done = cp.cuda.Event(disable_timing=True)
+            done.record(side)
+            return done
+
         for it in range(max_iterations):
+            tiles_done = None
+            if tl is not None and not tiles_last:
+                tiles_done = run_tiles()
             for b in range(part.blocks):
                 n_rows = int(part.id_map[b].size)
                 target = dense if push else partial[int(row_start[b]):int(row_start[b + 1])]
@@ -276,10 +560,14 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                         part.heavy_start[b], np.int64(n_pieces), np.int32(CHUNK), contrib,
                         target, np.int32(hints), np.int32(b_hub)), shared_mem=4 * b_hub)
                     mark(f"heavy[{b}]")
+            if tl is not None and tiles_last:
+                tiles_done = run_tiles()
+            if tiles_done is not None:
+                stream.wait_event(tiles_done)
             merge_k((merge_blocks,), (RANGE,), (
                 np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
-                partial if partial is not None else contrib, np.int32(push),
-                dense if push else contrib, np.int64(n), part.out_degree,
+                partial if partial is not None else contrib, np.int32(dense_mode),
+                dense if dense is not None else contrib, np.int64(n), part.out_degree,
                 np.float64(damping), rank, contrib, scal, l1, np.int32(it),
                 np.int32(tolerance > 0)))
             mark("merge")
@@ -297,6 +585,15 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
     stats = {"variant": variant, "blocks": part.blocks, "block_vertices": block_size,
              "rows_total": part.rows_total, "reordered": part.order is not None,
              "lanes_per_row": part.group, "hub_cache_values": hub}
+    if part.tiles is not None:
+        t = part.tiles
+        stats["tiles"] = {"sources": t.sources, "src": t.src, "dst": t.dst, "tiles": t.tiles,
+                          "columns": t.columns, "items": t.items,
+                          "owner_items": int((t.item_slot < 0).sum()), "slots": t.slots,
+                          "hot_edges": t.hot_edges,
+                          "edges_tiled": t.edges_tiled, "tiled_share": t.edges_tiled / max(m, 1),
+                          "hot_share": t.hot_edges / max(m, 1),
+                          "build_ms": round(t.build_ms, 1)}
     return rank, iterations, stats
 
 

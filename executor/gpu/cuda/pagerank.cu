@@ -126,46 +126,53 @@ __global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, cons
 }
 
 // One thread block of RANGE threads per range of RANGE vertices (a thread per vertex): add
-// every block's partials of the range (and/or the dense push sums) in shared memory, then
-// PR'(v) = (1-d)/n + d * (sum + D/n) with D the dangling rank of the previous ranks. Writes the
-// new rank, the next contribution, the next D and (with track_change) the L1 change.
+// every block's partials of the range in shared memory, then PR'(v) = (1-d)/n + d * (sum +
+// dense[v] + D/n) with D the dangling rank of the previous ranks. Writes the new rank, the next
+// contribution, the next D and (with track_change) the L1 change.
 // The rows of one block inside one range are distinct vertices, so each block contributes at
 // most one partial per thread; the loads of 4 blocks are issued together before their adds,
 // because this kernel is bound by round trips, not bytes.
+// dense_mode: 0 no dense sums; 1 add dense[v] (the tiles store every tiled column each
+// iteration, so it stays valid); 2 add it and zero it for the next iteration's atomics (push,
+// atomic tile flushes). dense[v] is loaded with out_degree but used only after the partials,
+// and the zero is stored after the apply: a store to the address of this thread's load still in
+// flight (the former order: load dense, store 0 at once, then the partials) stalled the merge
+// (1.16 ms against 0.25 ms for the same kernel without dense; see NOTES.md).
 // scal[0..2] rotate like the frontier counters: iteration `it` reads D from scal[it % 3], adds
 // the next D into scal[(it + 1) % 3] and zeroes scal[(it + 2) % 3].
 #define MERGE_BOUNDS 64
 template <typename Id>
 __global__ void __launch_bounds__(RANGE)
 graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_map,
-                             const float* partial, int use_dense, float* dense, i64 n,
+                             const float* partial, int dense_mode, float* dense, i64 n,
                              const int* out_degree, double damping, double* rank,
                              float* contrib, double* scal, double* l1, int it,
                              int track_change) {
   __shared__ float acc[RANGE];
   __shared__ i64 lo_s[MERGE_BOUNDS], hi_s[MERGE_BOUNDS];
+  // Read from shared memory at each apply (a barrier always comes first): kept in a register
+  // across the range loop and the division's call, it was spilled to local memory.
+  __shared__ double s_base;
   const i64 n_ranges = (n + RANGE - 1) / RANGE;
-  if (blockIdx.x == 0 && threadIdx.x == 0) scal[(it + 2) % 3] = 0.0;
-  const double dangling = scal[it % 3];
-  const double base = (1.0 - damping) / (double)n + damping * dangling / (double)n;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) scal[(it + 2) % 3] = 0.0;
+    s_base = (1.0 - damping) / (double)n + damping * scal[it % 3] / (double)n;
+  }
   const int t = threadIdx.x;
   double dangling_next = 0.0, change = 0.0;
   for (i64 r = blockIdx.x; r < n_ranges; r += gridDim.x) {
     const i64 v0 = r * RANGE;
     const i64 v = v0 + t;
     const bool valid = v < n;
-    float start = 0.0f;
+    float extra = 0.0f;
     int deg = 0;
     double old = 0.0;
     if (valid) {
       deg = out_degree[v];
       if (track_change) old = rank[v];
-      if (use_dense) {
-        start = dense[v];
-        dense[v] = 0.0f;  // ready for the next iteration's atomics
-      }
+      if (dense_mode) extra = dense[v];  // in flight during the partials, used at the apply
     }
-    acc[t] = start;
+    acc[t] = 0.0f;
     for (int b0 = 0; b0 < n_blocks; b0 += MERGE_BOUNDS) {
       const int nb = n_blocks - b0 < MERGE_BOUNDS ? n_blocks - b0 : MERGE_BOUNDS;
       __syncthreads();  // acc initialised; lo_s/hi_s free
@@ -196,11 +203,14 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
     }
     __syncthreads();
     if (valid) {
-      const double fresh = base + damping * (double)acc[t];
+      const double fresh = s_base + damping * (double)(acc[t] + extra);
       if (track_change) change += fabs(fresh - old);
       rank[v] = fresh;
-      contrib[v] = deg ? (float)(fresh / (double)deg) : 0.0f;
+      // A reciprocal, not a division: the division's slow-path call made ptxas spill the
+      // live accumulators around it.
+      contrib[v] = deg ? (float)(fresh * __drcp_rn((double)deg)) : 0.0f;
       if (!deg) dangling_next += fresh;
+      if (dense_mode == 2) dense[v] = 0.0f;  // ready for the next iteration's atomics
     }
     __syncthreads();  // acc is reused by the next range
   }
@@ -209,5 +219,126 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
   if (threadIdx.x == 0) {
     atomicAdd(&scal[(it + 1) % 3], dangling_next);
     if (track_change) atomicAdd(&l1[it], change);
+  }
+}
+
+// Hot-source tiles (pull, after the out-degree relabelling). The edges of the hottest sources
+// leave the per-edge gather path: they are grouped into 2-D tiles of (S sources x D
+// destinations), each edge packed as dst_local << 16 | src_local (4 bytes, streamed once per
+// iteration, coalesced). Tiles are stored column by column (all tiles of one destination range
+// together) and each tile is padded with PAD words to a multiple of 8 edges.
+// A work item is a run of edges inside one column: its thread block keeps D float accumulators
+// in shared memory for the whole item and, tile after tile, stages the tile's S contributions in
+// shared memory (one coalesced read), streams the tile's edges and adds each contribution into
+// its destination's accumulator. An item that owns its whole column stores the D sums (plain
+// coalesced stores, zeros included); the items of a column too large for one block store theirs
+// into their own scratch slot, which graphdb_pagerank_tiles_reduce then sums into the column
+// (or, with use_scratch = 0, add them with global atomics). The merge kernel adds sums[] to the
+// block partials; it zeroes it only for the atomic flush (with stores, every tiled column is
+// overwritten each iteration and the untiled ones stay zero).
+// Inside a tile the edges are sorted by (dst_local, src_local): a thread takes 8 consecutive
+// edges (two 16-byte loads) and adds runs of one destination in a register; its last run is
+// reduced across the warp by a segmented scan, so that the hot destinations (which get many
+// edges from hot sources, spread over many lanes) cost one shared atomic per warp, not per lane.
+// Not templated on the id type (local ids only): extern "C", so no name expression is needed.
+#define TILE_PAD 0xffffffffu
+extern "C" __global__ void __launch_bounds__(1024)
+graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict__ tile_end,
+                       const int* __restrict__ tile_src, const i64* __restrict__ item_start,
+                       const i64* __restrict__ item_end, const int* __restrict__ item_tile,
+                       const int* __restrict__ item_dst, const int* __restrict__ item_slot,
+                       i64 n_items, int S, int D, i64 n, const float* __restrict__ contrib,
+                       float* __restrict__ sums, float* __restrict__ scratch, int use_scratch) {
+  extern __shared__ float tile_smem[];
+  float* s_src = tile_smem;
+  float* s_dst = tile_smem + S;
+  const int t = threadIdx.x;
+  const int lane = t & 31;
+  for (i64 c = blockIdx.x; c < n_items; c += gridDim.x) {
+    const i64 dst0 = item_dst[c];
+    const i64 end = item_end[c];
+    i64 s = item_start[c];
+    int tile = item_tile[c];
+    for (int i = t; i < D; i += blockDim.x) s_dst[i] = 0.0f;
+    while (s < end) {  // uniform over the block: one tile's part of the item
+      const i64 seg_end = tile_end[tile] < end ? tile_end[tile] : end;
+      const i64 src0 = tile_src[tile];
+      __syncthreads();  // the previous tile's contributions are no longer read
+#pragma unroll 4
+      for (int i = t; i < S; i += blockDim.x)
+        s_src[i] = src0 + i < n ? contrib[src0 + i] : 0.0f;
+      __syncthreads();
+      for (i64 base = s; base < seg_end; base += 8 * (i64)blockDim.x) {
+        const i64 k = base + 8 * (i64)t;
+        unsigned cur = TILE_PAD;
+        float acc = 0.0f;
+        if (k < seg_end) {  // seg_end and k are multiples of 8: all 8 edges are in the tile
+          const uint4 a = __ldcs(reinterpret_cast<const uint4*>(edges + k));
+          const uint4 b = __ldcs(reinterpret_cast<const uint4*>(edges + k + 4));
+          const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            if (w[u] == TILE_PAD) continue;
+            const unsigned dst = w[u] >> 16;
+            const float v = s_src[w[u] & 0xffffu];
+            if (dst == cur) {
+              acc += v;
+            } else {
+              if (cur != TILE_PAD) atomicAdd(&s_dst[cur], acc);
+              cur = dst;
+              acc = v;
+            }
+          }
+        }
+        // The lanes' last runs ascend by destination: segmented inclusive scan, then the last
+        // lane of each segment adds the segment's sum.
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+          const float a_up = __shfl_up_sync(GRAPHDB_FULL_MASK, acc, d);
+          const unsigned c_up = __shfl_up_sync(GRAPHDB_FULL_MASK, cur, d);
+          if (lane >= d && c_up == cur) acc += a_up;
+        }
+        const unsigned c_next = __shfl_down_sync(GRAPHDB_FULL_MASK, cur, 1);
+        if (cur != TILE_PAD && (lane == 31 || c_next != cur)) atomicAdd(&s_dst[cur], acc);
+      }
+      s = seg_end;
+      ++tile;
+    }
+    __syncthreads();
+    const int slot = item_slot[c];
+    if (slot < 0) {  // the column's only item
+      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) sums[dst0 + i] = s_dst[i];
+    } else if (use_scratch) {  // one of a split column's items: its own slot, summed later
+      float* out = scratch + (i64)slot * D;
+      for (int i = t; i < D; i += blockDim.x) out[i] = s_dst[i];
+    } else {
+      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) {
+        const float v = s_dst[i];
+        if (v != 0.0f) atomicAdd(&sums[dst0 + i], v);
+      }
+    }
+    __syncthreads();  // shared memory is refilled for the next item
+  }
+}
+
+// The split columns' slots (consecutive per column) summed into sums[]: coalesced along the
+// column, no global atomics.
+extern "C" __global__ void graphdb_pagerank_tiles_reduce(const float* __restrict__ scratch,
+                                                         const int* __restrict__ col_dst,
+                                                         const int* __restrict__ col_slot,
+                                                         const int* __restrict__ col_slots,
+                                                         int n_cols, int D, i64 n,
+                                                         float* __restrict__ sums) {
+  const i64 total = (i64)n_cols * D;
+  for (i64 x = (i64)blockIdx.x * blockDim.x + threadIdx.x; x < total;
+       x += (i64)gridDim.x * blockDim.x) {
+    const int c = (int)(x / D);
+    const int i = (int)(x - (i64)c * D);
+    const i64 v = (i64)col_dst[c] + i;
+    if (v >= n) continue;
+    const float* p = scratch + (i64)col_slot[c] * D + i;
+    float acc = 0.0f;
+    for (int k = 0; k < col_slots[c]; ++k) acc += p[(i64)k * D];
+    sums[v] = acc;
   }
 }
