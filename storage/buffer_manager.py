@@ -56,57 +56,9 @@ import numpy as np
 
 from .blocks import ArrayInfo, array_info, block_key, unpack_block
 from .errors import BufferPoolExhausted, CorruptData, StorageError
+from .mapped import release_view
 from .pages import verify_page
 from .topology import page_key, topology_info
-
-#: Items at least this large are dropped from the process's view of LMDB's memory map once they
-#: are copied into a frame (see :func:`_release_mapped`); smaller ones are not worth a syscall.
-RELEASE_MAPPED_BYTES = 256 << 10
-
-
-def _madvise():
-    """libc's ``madvise`` through ctypes, or None where there is none (not Linux)."""
-    if not os.uname().sysname == "Linux":
-        return None
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:
-        return None
-    fn = libc.madvise
-    fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_MADVISE = None
-_MADV_DONTNEED = 4
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def _release_mapped(view: np.ndarray) -> None:
-    """Drop the whole memory pages under ``view`` (a read-only slice of LMDB's map) from RSS.
-
-    A page or block read out of LMDB is a view into its memory map. Once it is copied into a
-    frame, its mapped pages are clean page cache that would stay in the process's resident set:
-    a scan over a graph larger than the budget would count the whole graph as resident. This
-    unmaps them (``MADV_DONTNEED``; for a shared file mapping the data stays in the page cache
-    and a later read faults it back in), so the resident set is the frame pool, not the file.
-    """
-    global _MADVISE
-    if view.nbytes < RELEASE_MAPPED_BYTES:
-        return
-    if _MADVISE is None:
-        _MADVISE = _madvise() or False
-    if not _MADVISE:
-        return
-    start = view.ctypes.data
-    first = -(-start // _PAGE) * _PAGE
-    last = (start + view.nbytes) // _PAGE * _PAGE
-    if last > first:
-        _MADVISE(first, last - first, _MADV_DONTNEED)  # advisory: a failure changes nothing
 
 __all__ = ["DEFAULT_POOL_SHARE", "BufferManager", "ItemKey", "pinned_available", "stats_table"]
 
@@ -378,9 +330,9 @@ class BufferManager:
             if length > len(out):
                 raise StorageError(f"{where} has {length} bytes, more than a frame "
                                    f"({len(out)}); it was written with another page size")
-            mapped = np.frombuffer(value, dtype=np.uint8)
-            out[:length] = mapped
-            _release_mapped(mapped)
+            out[:length] = np.frombuffer(value, dtype=np.uint8)
+            # Copied into the frame: the map's pages need not stay resident (storage.mapped).
+            release_view(value)
         if key.kind == "page":
             verify_page(out[:length], key.n)
         return length

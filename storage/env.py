@@ -32,6 +32,7 @@ from typing import TypeVar
 import lmdb
 
 from .errors import DatabaseLocked, MapTooSmall, StorageError
+from .mapped import advise_file, release_file
 from .pages import PageLayout
 
 __all__ = ["SUBDATABASES", "Environment"]
@@ -167,6 +168,21 @@ class Environment:
                 self._env.set_mapsize(self._env.info()["map_size"] * 2)
             except lmdb.Error as exc:
                 raise StorageError(f"write to '{self.path}' failed: {exc}") from exc
+
+    def release_resident(self) -> int:
+        """Unmap this process's pages of the data file (see :mod:`storage.mapped`): after a
+        large write they are page cache, not memory the process needs. Returns the bytes of
+        address space advised (0 off Linux)."""
+        return release_file(self._data_file)
+
+    def advise_bulk_write(self, on: bool) -> None:
+        """Advise the map for a large write transaction (on) or for reads (off); see
+        :func:`storage.mapped.advise_file`."""
+        advise_file(self._data_file, on)
+
+    @property
+    def _data_file(self) -> Path:
+        return self.path / "meta.lmdb" / "data.mdb"
 
     # -- the Arrow file area ----------------------------------------------------------------
     def graph_dir(self, graph_id: str) -> Path:

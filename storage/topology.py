@@ -27,6 +27,7 @@ import numpy as np
 
 from .blocks import delete_arrays, delete_prefix, put_array
 from .errors import CorruptData, MapTooSmall, StorageError
+from .mapped import release_file
 from .pages import LARGE, PageLayout, PagePlan, iter_pages, plan_pages, verify_page
 
 __all__ = [
@@ -47,6 +48,9 @@ DIRECTIONS = ("out", "in")
 #: with 0, 0.83 s with 1, 1.24 s with 2, which also took the most CPU (1.04 s against 0.65 s):
 #: three busy threads on two cores lose more to contention than they overlap.
 PAGE_THREADS = 1
+#: Bytes put between two unmappings of the written file pages (Environment.release_resident):
+#: what a commit holds resident of the graph it writes.
+RELEASE_EVERY = 64 << 20
 #: Test hook: when set to a path, the writer creates that file after the first direction's pages
 #: are in the (uncommitted) transaction, then sleeps, so a test can kill it at a known point.
 TEST_PAUSE_ENV = "GRAPHDB_TEST_PAUSE_IN_TOPOLOGY_WRITE"
@@ -105,10 +109,31 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
             continue
         after = None if PAGE_THREADS > 1 or not builders else list(builders.values())[-1].done
         builders[d] = _PageBuilder(arrays, d, layout, after)
+    written = 0
+
+    spooled = {a.filename for a in arrays.values() if isinstance(a, np.memmap) and a.filename}
+
+    def release(nbytes: int, force: bool = False) -> None:
+        # With writemap, what was put sits in the file mapping, and what was read of arrays
+        # spooled to disk (an external sort's output) sits in theirs: resident until unmapped.
+        # Unmap both every RELEASE_EVERY bytes, so that a commit's memory stays bounded by that
+        # and not by the size of the graph (storage.mapped says why no data is lost).
+        nonlocal written
+        written += nbytes
+        if written >= RELEASE_EVERY or (force and written):
+            written = 0
+            if hasattr(env, "release_resident"):
+                env.release_resident()
+            for path in spooled:
+                release_file(path)
+
+    if hasattr(env, "advise_bulk_write"):
+        env.advise_bulk_write(True)
     try:
         for name, values in arrays.items():
-            stats["block_bytes"] += put_array(txn, blocks, graph_id, name, values,
-                                              layout.page_size)
+            nbytes = put_array(txn, blocks, graph_id, name, values, layout.page_size)
+            stats["block_bytes"] += nbytes
+            release(nbytes)
         for direction in directions:
             builder = builders[direction]
             plan = builder.plan()
@@ -118,6 +143,7 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
                       layout.page_size)
             for pid, page in builder.pages():
                 txn.put(page_key(graph_id, direction, pid), page, db=pages)
+                release(page.nbytes)
             info = {
                 "pages": plan.num_pages,
                 "large_pages": int(np.count_nonzero(plan.page_kind == LARGE)),
@@ -130,7 +156,10 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
             stats["large_pages"] += info["large_pages"]
             stats["page_bytes"] += info["pages"] * layout.page_size
             _test_pause()
+        release(0, force=True)
     finally:
+        if hasattr(env, "advise_bulk_write"):
+            env.advise_bulk_write(False)
         for builder in builders.values():
             builder.close()
     return stats
