@@ -10,34 +10,33 @@ It also wraps two private csgraph entry points (the breadth-first walk and the w
 components over an out/in pair). They are what the public functions call after converting their
 input; calling them directly skips the per-call conversion and transpose. Each wrapper checks that
 the entry point still exists and falls back to the public API when a scipy release changes it.
+
+The compiled kernels of :mod:`._kernels` get their unsigned views of the CSR here too
+(:func:`kernel_csr`). scipy is imported on first use, never when the package is imported.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse import csgraph
 
 from ..errors import InvalidArgument
 from ..graph import CSR, Graph
 from .registry import Param
 
-try:  # private, see the module docstring; every use has a public fallback
-    from scipy.sparse.csgraph import _traversal as _scipy_traversal
-except ImportError:  # pragma: no cover - depends on the scipy release
-    _scipy_traversal = None
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = [
     "WEIGHT_PARAM",
     "check_weight_argument",
-    "breadth_first_order",
     "cached",
     "edge_weights",
     "index_pair",
+    "kernel_csr",
     "scipy_matrix",
     "vertex_range",
     "walk_from",
@@ -46,6 +45,25 @@ __all__ = [
 
 #: scipy's marker for "no vertex" in node lists and predecessor arrays.
 SCIPY_NULL = -9999
+
+#: Set to ``None`` to force the public scipy API (tests); loaded on first use otherwise.
+_scipy_traversal: Any = "unloaded"
+
+
+def scipy_traversal() -> Any:
+    """scipy's private ``_traversal`` module, imported on first use; ``None`` if it is gone.
+
+    Private, see the module docstring; every use has a public fallback.
+    """
+    global _scipy_traversal
+    if isinstance(_scipy_traversal, str):
+        try:
+            from scipy.sparse.csgraph import _traversal
+        except ImportError:  # pragma: no cover - depends on the scipy release
+            _traversal = None
+        _scipy_traversal = _traversal
+    return _scipy_traversal
+
 
 _CACHE_ATTR = "_cpu_algorithm_cache"
 _CACHE_LOCK = threading.Lock()
@@ -69,6 +87,29 @@ def cached(graph: Graph, key: str, build: Callable[[], Any]) -> Any:
         with _CACHE_LOCK:
             store.setdefault(key, value)
     return store[key]
+
+
+def _unsigned_pair_of(csr: CSR) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.ascontiguousarray(csr.offsets, dtype=np.int64)
+    targets = csr.targets
+    if targets.dtype not in (np.int32, np.int64):
+        targets = targets.astype(np.int64)
+    targets = np.ascontiguousarray(targets)
+    unsigned = np.uint32 if targets.dtype == np.int32 else np.uint64
+    return offsets.view(np.uint64), targets.view(unsigned)
+
+
+def kernel_csr(graph: Graph, direction: str = "out") -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, targets)`` of the out- or in-CSR as the compiled kernels take them.
+
+    Unsigned views of the stored arrays (no copy for the usual int64 offsets and int32 or
+    int64 targets): offsets ``uint64``, targets ``uint32`` (``uint64`` for int64 targets).
+    See :mod:`._kernels` for why unsigned.
+    """
+    if direction == "in" and not graph.directed:
+        direction = "out"
+    csr = graph.out_csr if direction == "out" else graph.in_csr
+    return cached(graph, f"kernel_csr:{direction}", lambda: _unsigned_pair_of(csr))
 
 
 def _index_pair_of(csr: CSR) -> tuple[np.ndarray, np.ndarray]:
@@ -140,6 +181,8 @@ def scipy_matrix(graph: Graph, weights: np.ndarray | None, direction: str = "out
     ``weights`` are aligned with that CSR's targets (the graph's own weights are aligned with
     the out-CSR); ``None`` gives unit data. Cached per data array.
     """
+    import scipy.sparse as sp
+
     indptr, indices = index_pair(graph, direction)
     n = graph.num_vertices
 
@@ -149,25 +192,6 @@ def scipy_matrix(graph: Graph, weights: np.ndarray | None, direction: str = "out
 
     key = f"matrix:{direction}:{'unit' if weights is None else id(weights)}"
     return cached(graph, key, build)
-
-
-def breadth_first_order(graph: Graph, source: int) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices reachable from ``source`` in BFS order, and every vertex's BFS parent.
-
-    Returns ``(order, parent)``: ``order[0] == source``; ``parent`` has one entry per vertex,
-    :data:`SCIPY_NULL` where there is none (the source and unreached vertices). Within the order,
-    the parents' positions never decrease, which :func:`bfs.depths_from_order` relies on.
-    """
-    _, indices = index_pair(graph, "out")
-    n = graph.num_vertices
-    order = np.empty(n, dtype=indices.dtype)  # written before it is read
-    parent = np.full(n, SCIPY_NULL, dtype=indices.dtype)  # doubles as the visited mark
-    length = walk_from(graph, source, order, parent)
-    if length is not None:
-        return order[:length], parent
-    matrix = scipy_matrix(graph, None)
-    order, parent = csgraph.breadth_first_order(matrix, source, directed=True)
-    return order, parent
 
 
 def walk_from(graph: Graph, source: int, order: np.ndarray, parent: np.ndarray) -> int | None:
@@ -191,7 +215,7 @@ def walk_from(graph: Graph, source: int, order: np.ndarray, parent: np.ndarray) 
         How many vertices were visited (``order[:count]``), or ``None`` when this scipy has
         no usable private walk (the caller then falls back to the public API).
     """
-    walk = getattr(_scipy_traversal, "_breadth_first_directed", None)
+    walk = getattr(scipy_traversal(), "_breadth_first_directed", None)
     if walk is None:
         return None
     indptr, indices = index_pair(graph, "out")
@@ -228,7 +252,7 @@ def weak_component_labels(graph: Graph) -> np.ndarray:
         in_ptr, in_idx = index_pair(graph, "in")
     else:  # the out-CSR already holds both directions: an empty second list halves the scan
         in_ptr, in_idx = cached(graph, "empty_csr", lambda: _empty_csr(n, out_idx.dtype))
-    walk = getattr(_scipy_traversal, "_connected_components_undirected", None)
+    walk = getattr(scipy_traversal(), "_connected_components_undirected", None)
     if walk is not None:
         labels = np.full(n, SCIPY_NULL, dtype=np.int32)
         try:
@@ -236,6 +260,8 @@ def weak_component_labels(graph: Graph) -> np.ndarray:
             return labels
         except (TypeError, ValueError):  # pragma: no cover - signature changed upstream
             pass
+    from scipy.sparse import csgraph
+
     matrix = scipy_matrix(graph, None)
     _, labels = csgraph.connected_components(matrix, directed=True, connection="weak")
     return labels

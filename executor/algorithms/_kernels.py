@@ -1,0 +1,393 @@
+"""Compiled CPU kernels (numba): the traversal and PageRank loops that numpy cannot vectorize.
+
+Every algorithm module imports this module lazily, inside the function that needs it, so that
+``import graphdb`` (and any query that runs no graph algorithm) never pays numba's import. The
+kernels are compiled on first use and cached on disk (``cache=True``): a cold cache costs a
+few seconds once per install, a warm one a few tens of milliseconds per process.
+
+Index arrays reach the kernels as *unsigned* views of the CSR (offsets ``uint64``, targets
+``uint32``, or ``uint64`` when the stored targets are int64): the values are non-negative anyway,
+and numba emits a negative-index wraparound branch for every signed index, which made the edge
+loops 2.5 times slower. Mixing unsigned and signed integers in numba arithmetic gives float64,
+so index arithmetic below adds the unsigned constant :data:`_ONE`, never a literal ``1``.
+
+Threads: the parallel kernels run on numba's thread pool, sized by :func:`use_threads` from
+Arrow's CPU count, which is what the connection setting ``threads`` sets (process-wide).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import config as _numba_config
+from numba import get_num_threads, njit, prange, set_num_threads
+
+__all__ = [
+    "BFS_DONE",
+    "BFS_NEEDS_IN_EDGES",
+    "bfs",
+    "dijkstra",
+    "pagerank_pull",
+    "use_threads",
+    "widest",
+]
+
+_ONE = np.uint64(1)
+_SIX = np.uint64(6)
+_LOW6 = np.uint64(63)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+#: :func:`bfs` return codes.
+BFS_DONE = 0
+BFS_NEEDS_IN_EDGES = 1
+
+#: bfs ``state`` slots: the current level's slice of the queue, its depth, edge counts, and
+#: how many levels ran bottom-up.
+LO, HI, LEVEL, UNEXPLORED_EDGES, FRONTIER_EDGES, BOTTOM_UP_LEVELS = range(6)
+
+
+def use_threads() -> int:
+    """Size numba's pool for the calling thread: the ``threads`` setting (Arrow's CPU count)."""
+    try:
+        import pyarrow as pa
+
+        wanted = pa.cpu_count()
+    except Exception:  # pragma: no cover - pyarrow is a dependency
+        wanted = _numba_config.NUMBA_NUM_THREADS
+    wanted = max(1, min(int(wanted), _numba_config.NUMBA_NUM_THREADS))
+    if get_num_threads() != wanted:
+        set_num_threads(wanted)
+    return wanted
+
+
+# --- breadth-first search -------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _test_and_set(bits, v):
+    """Set bit ``v``; return whether it was clear."""
+    word = v >> _SIX
+    mask = _ONE << (v & _LOW6)
+    old = bits[word]
+    if old & mask:
+        return False
+    bits[word] = old | mask
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_set(bits, v):
+    return (bits[v >> _SIX] >> (v & _LOW6)) & _ONE
+
+
+@njit(cache=True, nogil=True)
+def bfs(
+    out_off, out_tgt, in_off, in_tgt, have_in, visited, queue, depth, state, max_depth, alpha, beta
+):
+    """Level-synchronous, direction-optimizing BFS (Beamer et al., SC'12).
+
+    Top-down levels walk the frontier's out-edges; bottom-up levels let every unvisited vertex
+    look for a parent among its in-edges (stopping at the first), which is cheaper once the
+    frontier's edges are a large share of the edges left. The visited set is a bitmap (|V|/8
+    bytes, in cache where a |V|-entry depth array would not be); depths are written in queue
+    order, so the output needs no pass over a dense array.
+
+    Parameters
+    ----------
+    out_off, out_tgt : uint64, uint32/uint64 arrays
+        The out-CSR.
+    in_off, in_tgt : same types
+        The in-CSR (the out-CSR again for an undirected graph); unused while ``have_in`` is
+        false.
+    have_in : bool
+        Whether the in-CSR was passed. Without it the search returns
+        :data:`BFS_NEEDS_IN_EDGES` at the first level it would run bottom-up, with ``state``
+        saved, so the caller can load the in-edges and call again to resume.
+    visited : uint64 array
+        Bitmap of ``ceil(|V| / 64)`` words; visited vertices set.
+    queue, depth : int64 arrays of |V| entries
+        Receive the visited vertices in level order and each one's depth;
+        ``queue[lo:hi]`` is the current level.
+    state : int64 array
+        ``[lo, hi, level, unexplored_edges, frontier_edges, bottom_up_levels]`` (see the
+        module constants); read at entry and written back at exit.
+    max_depth : int
+        Last level to fill.
+    alpha, beta : int
+        Go bottom-up when ``frontier_edges * alpha > unexplored_edges`` and the frontier holds
+        more than ``|V| / beta`` vertices; come back top-down when it shrinks below that.
+        ``alpha = 0`` never goes bottom-up.
+
+    Returns
+    -------
+    int
+        :data:`BFS_DONE`, or :data:`BFS_NEEDS_IN_EDGES` (see ``have_in``).
+    """
+    n = queue.size
+    lo = state[0]
+    hi = state[1]
+    level = state[2]
+    unexplored = state[3]
+    frontier_edges = state[4]
+    bottom_up = False
+    frontier = np.zeros(0, dtype=np.uint64)
+    while lo < hi and level < max_depth:
+        size = hi - lo
+        big = size * beta > n
+        if not bottom_up:
+            if alpha > 0 and big and frontier_edges * alpha > unexplored:
+                if not have_in:
+                    state[0] = lo
+                    state[1] = hi
+                    state[2] = level
+                    state[3] = unexplored
+                    state[4] = frontier_edges
+                    return BFS_NEEDS_IN_EDGES
+                bottom_up = True
+                if frontier.size == 0:
+                    frontier = np.empty(visited.size, dtype=np.uint64)
+        elif not big:
+            bottom_up = False
+        tail = hi
+        found_edges = 0
+        child = level + 1
+        if bottom_up:
+            state[5] += 1
+            frontier[:] = 0
+            for i in range(lo, hi):
+                _test_and_set(frontier, np.uint64(queue[i]))
+            for word in range(visited.size):
+                if visited[word] == _ALL:
+                    continue
+                first = np.uint64(word) << _SIX
+                last = min(first + np.uint64(64), np.uint64(n))
+                for v in range(first, last):
+                    if _is_set(visited, v):
+                        continue
+                    for e in range(in_off[v], in_off[v + _ONE]):
+                        if _is_set(frontier, np.uint64(in_tgt[e])):
+                            _test_and_set(visited, v)
+                            queue[tail] = v
+                            depth[tail] = child
+                            tail += 1
+                            found_edges += np.int64(out_off[v + _ONE] - out_off[v])
+                            break
+        else:
+            for i in range(lo, hi):
+                u = np.uint64(queue[i])
+                for e in range(out_off[u], out_off[u + _ONE]):
+                    w = out_tgt[e]
+                    if _test_and_set(visited, np.uint64(w)):
+                        queue[tail] = w
+                        depth[tail] = child
+                        tail += 1
+                        found_edges += np.int64(out_off[w + _ONE] - out_off[w])
+        unexplored -= found_edges
+        frontier_edges = found_edges
+        lo = hi
+        hi = tail
+        level = child
+    state[0] = lo
+    state[1] = hi
+    state[2] = level
+    state[3] = unexplored
+    state[4] = frontier_edges
+    return BFS_DONE
+
+
+# --- PageRank -------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _pagerank_init(rank, inverse_degree, contrib):
+    """contrib = rank / outdeg; returns the dangling vertices' total rank."""
+    dangling = 0.0
+    for v in prange(rank.size):
+        r = rank[v]
+        s = inverse_degree[v]
+        contrib[v] = r * s
+        if s == 0.0:
+            dangling += r
+    return dangling
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _pagerank_step(in_off, in_src, contrib, inverse_degree, rank, new, next_contrib, base, damping):
+    """One pull iteration, fused with the next one's contributions, dangling sum and L1 change.
+
+    ``new[v] = base + damping * sum(contrib[u] for in-edges u -> v)``; then
+    ``next_contrib[v] = new[v] / outdeg(v)``. Returns ``(dangling rank of new, |new - rank|_1)``.
+    """
+    dangling = 0.0
+    change = 0.0
+    for v in prange(new.size):
+        s = 0.0
+        for e in range(in_off[v], in_off[v + 1]):
+            s += contrib[in_src[e]]
+        r = base + damping * s
+        new[v] = r
+        inv = inverse_degree[v]
+        next_contrib[v] = r * inv
+        if inv == 0.0:
+            dangling += r
+        change += abs(r - rank[v])
+    return dangling, change
+
+
+@njit(cache=True, nogil=True)
+def pagerank_pull(in_off, in_src, inverse_degree, damping, max_iterations, tolerance):
+    """Graphalytics PageRank by pulling over the in-CSR.
+
+    ``inverse_degree[u]`` is ``1/outdeg(u)``, 0 for a dangling vertex. Returns the ranks and
+    the iterations run (fewer than ``max_iterations`` when the L1 change of one falls below a
+    positive ``tolerance``).
+    """
+    n = inverse_degree.size
+    rank = np.full(n, 1.0 / n)
+    new = np.empty(n)
+    contrib = np.empty(n)
+    next_contrib = np.empty(n)
+    teleport = (1.0 - damping) / n
+    dangling = _pagerank_init(rank, inverse_degree, contrib)
+    iterations = 0
+    for _ in range(max_iterations):
+        base = teleport + damping * dangling / n
+        dangling, change = _pagerank_step(
+            in_off, in_src, contrib, inverse_degree, rank, new, next_contrib, base, damping
+        )
+        iterations += 1
+        rank, new = new, rank
+        contrib, next_contrib = next_contrib, contrib
+        if tolerance > 0.0 and change < tolerance:
+            break
+    return rank, iterations
+
+
+# --- Dijkstra and widest paths: an indexed binary heap --------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sift_up(heap_key, heap_vertex, position, i):
+    key = heap_key[i]
+    vertex = heap_vertex[i]
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap_key[parent] <= key:
+            break
+        heap_key[i] = heap_key[parent]
+        moved = heap_vertex[parent]
+        heap_vertex[i] = moved
+        position[moved] = i
+        i = parent
+    heap_key[i] = key
+    heap_vertex[i] = vertex
+    position[vertex] = i
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pop(heap_key, heap_vertex, position, size):
+    """Remove the root; returns the new size (the caller has read the root already)."""
+    position[heap_vertex[0]] = -2  # settled
+    size -= 1
+    if size == 0:
+        return size
+    key = heap_key[size]
+    vertex = heap_vertex[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and heap_key[right] < heap_key[child]:
+            child = right
+        if heap_key[child] >= key:
+            break
+        heap_key[i] = heap_key[child]
+        moved = heap_vertex[child]
+        heap_vertex[i] = moved
+        position[moved] = i
+        i = child
+    heap_key[i] = key
+    heap_vertex[i] = vertex
+    position[vertex] = i
+    return size
+
+
+@njit(cache=True, nogil=True)
+def dijkstra(off, tgt, weight, source, target, dist, pred, heap_vertex):
+    """Dijkstra from ``source`` with non-negative weights; stops once ``target`` is settled.
+
+    ``dist`` (float64, all ``inf``) receives the distances, ``pred`` (int64, all -1) each
+    reached vertex's predecessor on a shortest path; ``heap_vertex`` is scratch of |V| entries
+    in the targets' unsigned type. ``target < 0`` settles everything. Returns the number of
+    settled vertices.
+    """
+    n = dist.size
+    heap_key = np.empty(n)
+    position = np.full(n, -1, dtype=np.int32)  # -1: not in the heap, -2: settled
+    track = pred.size > 0
+    heap_key[0] = 0.0
+    heap_vertex[0] = source
+    position[source] = 0
+    dist[source] = 0.0
+    size = 1
+    settled = 0
+    while size > 0:
+        u = heap_vertex[0]
+        du = heap_key[0]
+        size = _pop(heap_key, heap_vertex, position, size)
+        settled += 1
+        if u == target:
+            break
+        for e in range(off[u], off[u + _ONE]):
+            v = tgt[e]
+            candidate = du + weight[e]
+            if candidate < dist[v]:
+                dist[v] = candidate
+                if track:
+                    pred[v] = u
+                at = position[v]
+                if at == -1:
+                    at = size
+                    size += 1
+                heap_key[at] = candidate
+                heap_vertex[at] = v
+                _sift_up(heap_key, heap_vertex, position, at)
+    return settled
+
+
+@njit(cache=True, nogil=True)
+def widest(off, tgt, weight, source, width, heap_vertex):
+    """Single-source widest paths: the largest bottleneck weight over paths from ``source``.
+
+    A Dijkstra on ``-width``: the bottleneck never grows along a path, so the widest
+    unsettled vertex is final. ``width`` (float64, all ``-inf``) receives the widths, ``+inf``
+    at the source. Returns the number of settled vertices.
+    """
+    n = width.size
+    heap_key = np.empty(n)
+    position = np.full(n, -1, dtype=np.int32)
+    heap_key[0] = -np.inf
+    heap_vertex[0] = source
+    position[source] = 0
+    width[source] = np.inf
+    size = 1
+    settled = 0
+    while size > 0:
+        u = heap_vertex[0]
+        wu = -heap_key[0]
+        size = _pop(heap_key, heap_vertex, position, size)
+        settled += 1
+        for e in range(off[u], off[u + _ONE]):
+            v = tgt[e]
+            candidate = min(wu, weight[e])
+            if candidate > width[v] and position[v] != -2:
+                width[v] = candidate
+                at = position[v]
+                if at == -1:
+                    at = size
+                    size += 1
+                heap_key[at] = -candidate
+                heap_vertex[at] = v
+                _sift_up(heap_key, heap_vertex, position, at)
+    return settled
