@@ -25,7 +25,8 @@ __all__ = [
     "BFS_DONE",
     "BFS_NEEDS_IN_EDGES",
     "bfs",
-    "dijkstra",
+    "components",
+    "dijkstra_buckets",
     "pagerank_pull",
     "use_threads",
     "widest",
@@ -262,7 +263,7 @@ def pagerank_pull(in_off, in_src, inverse_degree, damping, max_iterations, toler
     return rank, iterations
 
 
-# --- Dijkstra and widest paths: an indexed binary heap --------------------------------------
+# --- widest paths: an indexed binary heap --------------------------------------
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -314,55 +315,15 @@ def _pop(heap_key, heap_vertex, position, size):
 
 
 @njit(cache=True, nogil=True)
-def dijkstra(off, tgt, weight, source, target, dist, pred, heap_vertex):
-    """Dijkstra from ``source`` with non-negative weights; stops once ``target`` is settled.
-
-    ``dist`` (float64, all ``inf``) receives the distances, ``pred`` (int64, all -1) each
-    reached vertex's predecessor on a shortest path; ``heap_vertex`` is scratch of |V| entries
-    in the targets' unsigned type. ``target < 0`` settles everything. Returns the number of
-    settled vertices.
-    """
-    n = dist.size
-    heap_key = np.empty(n)
-    position = np.full(n, -1, dtype=np.int32)  # -1: not in the heap, -2: settled
-    track = pred.size > 0
-    heap_key[0] = 0.0
-    heap_vertex[0] = source
-    position[source] = 0
-    dist[source] = 0.0
-    size = 1
-    settled = 0
-    while size > 0:
-        u = heap_vertex[0]
-        du = heap_key[0]
-        size = _pop(heap_key, heap_vertex, position, size)
-        settled += 1
-        if u == target:
-            break
-        for e in range(off[u], off[u + _ONE]):
-            v = tgt[e]
-            candidate = du + weight[e]
-            if candidate < dist[v]:
-                dist[v] = candidate
-                if track:
-                    pred[v] = u
-                at = position[v]
-                if at == -1:
-                    at = size
-                    size += 1
-                heap_key[at] = candidate
-                heap_vertex[at] = v
-                _sift_up(heap_key, heap_vertex, position, at)
-    return settled
-
-
-@njit(cache=True, nogil=True)
 def widest(off, tgt, weight, source, width, heap_vertex):
     """Single-source widest paths: the largest bottleneck weight over paths from ``source``.
 
-    A Dijkstra on ``-width``: the bottleneck never grows along a path, so the widest
-    unsettled vertex is final. ``width`` (float64, all ``-inf``) receives the widths, ``+inf``
-    at the source. Returns the number of settled vertices.
+    A Dijkstra on ``-width`` with an indexed binary heap (decrease-key, so it never holds more
+    than |V| entries): the bottleneck never grows along a path, so the widest unsettled vertex
+    is final, whatever the weights' signs (buckets would need a weight range). ``width``
+    (float64, all ``-inf``) receives the widths, ``+inf`` at the source; ``heap_vertex`` is
+    scratch of |V| entries in the targets' unsigned type. Returns the number of settled
+    vertices.
     """
     n = width.size
     heap_key = np.empty(n)
@@ -391,3 +352,173 @@ def widest(off, tgt, weight, source, width, heap_vertex):
                 heap_vertex[at] = v
                 _sift_up(heap_key, heap_vertex, position, at)
     return settled
+
+
+# --- Dijkstra by buckets (Dial / sequential delta-stepping) ---------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mark(occupied, slot, on):
+    word = np.uint64(slot) >> _SIX
+    bit = _ONE << (np.uint64(slot) & _LOW6)
+    if on:
+        occupied[word] |= bit
+    else:
+        occupied[word] &= ~bit
+
+
+@njit(cache=True, nogil=True)
+def _next_occupied(occupied, slot, buckets):
+    """Slots from ``slot`` (exclusive) to the next occupied one, circularly (one must be)."""
+    steps = 1
+    s = slot + 1
+    while True:
+        if s >= buckets:
+            s = 0
+        bits = occupied[np.uint64(s) >> _SIX] >> (np.uint64(s) & _LOW6)
+        if bits != 0:
+            lowest = bits & (~bits + _ONE)
+            return steps + np.int64(np.log2(np.float64(lowest)))
+        skip = min(64 - (s & 63), buckets - s)  # to the next word, or around to slot 0
+        s += skip
+        steps += skip
+
+
+@njit(cache=True, nogil=True)
+def dijkstra_buckets(off, tgt, weight, source, target, dist, pred, delta, buckets, links):
+    """Shortest paths with a circular array of distance buckets of width ``delta``.
+
+    A vertex with tentative distance ``d`` sits in bucket ``floor(d / delta)`` (doubly linked
+    lists threaded through ``links``, so a decrease moves it in O(1)). Buckets are emptied in
+    order; an improved vertex is (re)inserted, also into the bucket being emptied, so the
+    search is label-correcting and exact for any non-negative weights. With ``delta`` at most
+    the smallest positive weight no vertex is processed twice (zero weights aside): Dial's
+    algorithm, no heap. Every tentative distance lies within ``max weight`` of the bucket
+    being emptied, so ``buckets > max_weight / delta + 1`` slots never collide. A bitmap of
+    occupied slots skips runs of empty buckets 64 at a time.
+
+    ``dist`` (float64, all ``inf``) receives the distances, ``pred`` (int64, all -1; or empty:
+    not recorded) each reached vertex's predecessor on a shortest path; ``links`` is int64 scratch of shape ``(3, |V|)``. ``target >= 0``
+    stops once the bucket holding the target has been emptied (its distance is then final).
+    Returns the number of vertices processed.
+    """
+    head = np.full(buckets, -1, dtype=np.int64)
+    occupied = np.zeros((buckets + 63) // 64, dtype=np.uint64)
+    after = links[0]
+    before = links[1]
+    slot_of = links[2]
+    slot_of[:] = -1
+    track = pred.size > 0
+    dist[source] = 0.0
+    head[0] = source
+    _mark(occupied, 0, True)
+    after[source] = -1
+    before[source] = -1
+    slot_of[source] = 0
+    pending = 1
+    processed = 0
+    current = 0
+    found = False
+    while pending > 0:
+        slot = current % buckets
+        if head[slot] < 0:
+            current += _next_occupied(occupied, slot, buckets)
+            continue
+        while head[slot] >= 0:
+            u = head[slot]
+            nxt = after[u]
+            head[slot] = nxt
+            if nxt >= 0:
+                before[nxt] = -1
+            slot_of[u] = -1
+            pending -= 1
+            processed += 1
+            if u == target:
+                found = True
+            du = dist[u]
+            uu = np.uint64(u)
+            for e in range(off[uu], off[uu + _ONE]):
+                v = tgt[e]
+                candidate = du + weight[e]
+                if candidate < dist[v]:
+                    dist[v] = candidate
+                    if track:
+                        pred[v] = u
+                    old = slot_of[v]
+                    if old >= 0:  # unlink from its old bucket
+                        a = after[v]
+                        b = before[v]
+                        if b >= 0:
+                            after[b] = a
+                        else:
+                            head[old] = a
+                            if a < 0:
+                                _mark(occupied, old, False)
+                        if a >= 0:
+                            before[a] = b
+                    else:
+                        pending += 1
+                    k = np.int64(candidate / delta)
+                    if k < current:
+                        k = current
+                    s = k % buckets
+                    first = head[s]
+                    after[v] = first
+                    before[v] = -1
+                    if first >= 0:
+                        before[first] = v
+                    else:
+                        _mark(occupied, s, True)
+                    head[s] = v
+                    slot_of[v] = s
+        _mark(occupied, slot, False)
+        if found:
+            break
+        current += 1
+    return processed
+
+
+# --- weakly connected components: union-find ------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _root(parent, x):
+    """Root of ``x`` with path halving; keeps ``parent[x] <= x``."""
+    while True:
+        p = parent[x]
+        if p == x:
+            return x
+        g = parent[np.uint64(p)]
+        parent[x] = g
+        x = np.uint64(g)
+
+
+@njit(cache=True, nogil=True)
+def components(off, tgt, skip_upper, parent):
+    """Weakly connected components by union-find over the out-edges, in one pass.
+
+    Each component is named by its smallest vertex: a union hangs the larger root under the
+    smaller, so ``parent[x] <= x`` always holds, and a final ascending pass turns every
+    ``parent`` into its root with one read. The edges are scanned in CSR order, which on a
+    mesh keeps the union-find's reads near each other. ``skip_upper``: the CSR stores each
+    undirected edge both ways, so only ``w < v`` needs a union. ``parent`` is int64 of |V|
+    entries (overwritten); it receives the component of each vertex.
+    """
+    n = parent.size
+    for v in range(n):
+        parent[v] = v
+    for v in range(n):
+        vv = np.uint64(v)
+        for e in range(off[vv], off[vv + _ONE]):
+            w = np.uint64(tgt[e])
+            if skip_upper and w >= vv:
+                continue
+            a = _root(parent, vv)
+            b = _root(parent, w)
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+    for v in range(n):
+        parent[v] = parent[np.uint64(parent[v])]
+    return parent

@@ -6,9 +6,9 @@ level of the smaller frontier, and the search stops at the first level that meet
 side, taking the meeting vertex with the smallest total hop count. Both searches record a
 parent per vertex, so the path is read off by walking parents from the meeting vertex.
 
-Weighted graphs: the compiled Dijkstra of :mod:`.sssp` with an early exit: it stops as soon as
-the target is settled (taken off the heap), so it never settles a vertex farther than the
-target, and the path is read off its predecessors.
+Weighted graphs: the compiled bucket-queue Dijkstra of :mod:`.sssp` with an early exit: it
+stops once the bucket holding the target is emptied, so it never settles a vertex farther than
+that bucket, and the path is read off its predecessors.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def bidirectional_bfs_path(graph: Graph, source: int, target: int) -> list[int] 
 def dijkstra_path(
     graph: Graph, source: int, target: int, weights: np.ndarray
 ) -> tuple[list[int], np.ndarray] | None:
-    """A shortest weighted path, by Dijkstra stopping once the target is settled.
+    """A shortest weighted path, by Dijkstra stopping once the target's distance is final.
 
     Parameters
     ----------
