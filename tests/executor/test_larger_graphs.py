@@ -1,5 +1,5 @@
 """The algorithms on graphs large enough to exercise every code path: many BFS levels, both
-BFS directions, the fallbacks used when scipy's private routines are missing."""
+BFS directions, SSSP buckets of every width, int32 and int64 targets."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from executor.algorithms import _csgraph, bfs, components, lcc, pagerank
+from executor.algorithms import bfs, lcc, sssp
 from executor.graph import Graph
 from graphdb.generators import grid, random_weights, rmat
 from tests.executor.support import run_cpu
@@ -152,9 +152,7 @@ def _with_weights(graph: Graph, weights: np.ndarray):
 
 
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
-@pytest.mark.parametrize("max_walks", [64, 1, 0])
-def test_wcc_matches_scipy(name, graph, source, max_walks, monkeypatch):
-    monkeypatch.setattr(components, "MAX_WALKS", max_walks)
+def test_wcc_matches_scipy(name, graph, source):
     count, labels = csgraph.connected_components(reference_matrix(graph), connection="weak")
     out = run_cpu("wcc", graph)
     smallest = np.full(count, graph.num_vertices)
@@ -162,30 +160,42 @@ def test_wcc_matches_scipy(name, graph, source, max_walks, monkeypatch):
     assert np.array_equal(out["component"], smallest[labels])
 
 
-def test_fallbacks_without_scipy_private_routines(monkeypatch):
-    """With the private entry points gone, the public scipy API gives the same answers."""
-    cases = [(g, s) for _, g, s in GRAPHS]
-    before = [
-        (bfs.bfs_depths(g, s)[0], components.wcc_components(g), pagerank.pagerank_ranks(g)[0])
-        for g, s in cases
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+@pytest.mark.parametrize("max_buckets", [4, 3, 1 << 16])
+@pytest.mark.parametrize("zeros", [False, True])
+def test_sssp_buckets_of_any_width_match_scipy(
+    name, graph, source, max_buckets, zeros, monkeypatch
+):
+    """Few buckets widen them past the smallest weight (vertices are then processed again, as
+    in delta-stepping); zero weights keep vertices in the bucket being emptied."""
+    monkeypatch.setattr(sssp, "MAX_BUCKETS", max_buckets)
+    weights = random_weights(graph.out_csr.num_edges, seed=3)
+    if zeros:
+        weights[::3] = 0.0
+    weighted = Graph(
+        graph.name,
+        graph.num_vertices,
+        graph.num_edges,
+        graph.directed,
+        True,
+        lambda: _with_weights(graph, weights),
+    )
+    csr = graph.out_csr
+    expected = csgraph.dijkstra(
+        sp.csr_matrix((weights, csr.targets, csr.offsets), shape=(graph.num_vertices,) * 2),
+        indices=source,
+    )
+    assert np.allclose(sssp.sssp_distances(weighted, source), expected)
+    target = int(np.flatnonzero(np.isfinite(expected))[-1])
+    path = run_cpu("shortest_path", weighted, source=source, target=target)
+    assert path["distance"][-1] == pytest.approx(expected[target])
+    steps = [
+        weights[csr.offsets[u] : csr.offsets[u + 1]][
+            csr.targets[csr.offsets[u] : csr.offsets[u + 1]] == v
+        ].min()
+        for u, v in zip(path["vertex"][:-1], path["vertex"][1:])
     ]
-    monkeypatch.setattr(_csgraph, "_scipy_traversal", None)
-    for (g, s), (depth, comp, rank) in zip(cases, before):
-        assert np.array_equal(bfs.bfs_depths(g, s)[0], depth)
-        assert np.array_equal(components.wcc_components(g), comp)
-        assert np.allclose(pagerank.pagerank_ranks(g)[0], rank, rtol=1e-12)
-
-
-def test_smallest_member_with_any_numbering():
-    rng = np.random.default_rng(1)
-    labels = rng.integers(0, 50, 1000)
-    labels = np.unique(labels, return_inverse=True)[1]  # 0..k-1, numbered in no useful order
-    expected = np.array([np.flatnonzero(labels == c)[0] for c in labels])
-    assert np.array_equal(components.smallest_member(labels), expected)
-    scanned = np.unique(labels, return_index=True)[1]  # first-occurrence numbering too
-    renumber = np.empty_like(scanned)
-    renumber[np.argsort(scanned)] = np.arange(scanned.size)
-    assert np.array_equal(components.smallest_member(renumber[labels]), expected)
+    assert sum(steps) == pytest.approx(expected[target])
 
 
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
