@@ -200,37 +200,49 @@ def bfs(
 
 @njit(cache=True, nogil=True, parallel=True)
 def _pagerank_init(rank, inverse_degree, contrib):
-    """contrib = rank / outdeg; returns the dangling vertices' total rank."""
+    """Contributions of the initial ranks (see :func:`_pagerank_step`); the dangling total."""
     dangling = 0.0
     for v in prange(rank.size):
         r = rank[v]
         s = inverse_degree[v]
-        contrib[v] = r * s
         if s == 0.0:
+            contrib[v] = r
             dangling += r
+        else:
+            contrib[v] = r * s
     return dangling
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _pagerank_step(in_off, in_src, contrib, inverse_degree, rank, new, next_contrib, base, damping):
-    """One pull iteration, fused with the next one's contributions, dangling sum and L1 change.
+def _pagerank_step(
+    in_off, in_src, contrib, inverse_degree, rank, next_contrib, base, damping, write_rank, measure
+):
+    """One pull iteration, fused with the next one's contributions and the dangling total.
 
-    ``new[v] = base + damping * sum(contrib[u] for in-edges u -> v)``; then
-    ``next_contrib[v] = new[v] / outdeg(v)``. Returns ``(dangling rank of new, |new - rank|_1)``.
+    ``r(v) = base + damping * sum(contrib[u] for in-edges u -> v)``, and
+    ``next_contrib[v] = r(v) / outdeg(v)``. A dangling vertex's slot is never gathered (it
+    has no out-edges), so it holds the vertex's rank instead, and the ranks themselves need
+    not be written but in the last iteration (``write_rank``): two |V|-sized passes fewer per
+    iteration. ``measure`` (with ``write_rank``, ``rank`` holding the previous ranks) also sums
+    the L1 change. Returns ``(dangling total of r, L1 change or 0)``.
     """
     dangling = 0.0
     change = 0.0
-    for v in prange(new.size):
+    for v in prange(next_contrib.size):
         s = 0.0
         for e in range(in_off[v], in_off[v + 1]):
             s += contrib[in_src[e]]
         r = base + damping * s
-        new[v] = r
         inv = inverse_degree[v]
-        next_contrib[v] = r * inv
         if inv == 0.0:
+            next_contrib[v] = r
             dangling += r
-        change += abs(r - rank[v])
+        else:
+            next_contrib[v] = r * inv
+        if measure:
+            change += abs(r - rank[v])
+        if write_rank:
+            rank[v] = r
     return dangling, change
 
 
@@ -240,25 +252,35 @@ def pagerank_pull(in_off, in_src, inverse_degree, damping, max_iterations, toler
 
     ``inverse_degree[u]`` is ``1/outdeg(u)``, 0 for a dangling vertex. Returns the ranks and
     the iterations run (fewer than ``max_iterations`` when the L1 change of one falls below a
-    positive ``tolerance``).
+    positive ``tolerance``; only then is the change measured, and the ranks written, in every
+    iteration).
     """
     n = inverse_degree.size
     rank = np.full(n, 1.0 / n)
-    new = np.empty(n)
     contrib = np.empty(n)
     next_contrib = np.empty(n)
     teleport = (1.0 - damping) / n
+    measure = tolerance > 0.0
     dangling = _pagerank_init(rank, inverse_degree, contrib)
     iterations = 0
-    for _ in range(max_iterations):
+    for i in range(max_iterations):
         base = teleport + damping * dangling / n
+        last = i == max_iterations - 1
         dangling, change = _pagerank_step(
-            in_off, in_src, contrib, inverse_degree, rank, new, next_contrib, base, damping
+            in_off,
+            in_src,
+            contrib,
+            inverse_degree,
+            rank,
+            next_contrib,
+            base,
+            damping,
+            measure or last,
+            measure,
         )
         iterations += 1
-        rank, new = new, rank
         contrib, next_contrib = next_contrib, contrib
-        if tolerance > 0.0 and change < tolerance:
+        if measure and change < tolerance:
             break
     return rank, iterations
 
