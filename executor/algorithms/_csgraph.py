@@ -3,8 +3,8 @@
 Derived forms of a graph (the unsigned CSR views the compiled kernels of :mod:`._kernels`
 take, inverse degrees, bucket widths) are built once per graph handle and kept on it
 (:func:`cached`). The ``weight`` argument of the weighted traversals is resolved and checked
-here. (The module once wrapped scipy.sparse.csgraph, hence its name; no algorithm uses scipy
-any more.)
+here. (The module once wrapped scipy.sparse.csgraph, hence its name; the traversals and
+PageRank are compiled kernels now, and only LCC still uses scipy.sparse, imported on first use.)
 """
 
 from __future__ import annotations
