@@ -1,9 +1,11 @@
 """Compiled CPU kernels (numba): the traversal and PageRank loops that numpy cannot vectorize.
 
-Every algorithm module imports this module lazily, inside the function that needs it, so that
-``import graphdb`` (and any query that runs no graph algorithm) never pays numba's import. The
-kernels are compiled on first use and cached on disk (``cache=True``): a cold cache costs a
-few seconds once per install, a warm one a few tens of milliseconds per process.
+The kernels are written as plain Python over numpy arrays and registered here; :func:`compiled`
+imports numba and compiles them on first use, cached on disk (``cache=True``): a cold cache
+costs a few seconds once per install; a warm one still costs about a second per process
+(numba's import and one-time initialisation), so a tiny graph, while numba is not loaded yet,
+runs the very same source interpreted (:func:`for_work`). Nothing imports numba before a
+kernel is needed on a graph that is not tiny: ``import graphdb`` and small queries never do.
 
 Index arrays reach the kernels as *unsigned* views of the CSR (offsets ``uint64``, targets
 ``uint32``, or ``uint64`` when the stored targets are int64): the values are non-negative anyway,
@@ -17,13 +19,18 @@ Arrow's CPU count, which is what the connection setting ``threads`` sets (proces
 
 from __future__ import annotations
 
+import os
+import threading
+from types import SimpleNamespace
+from typing import Any, Callable
+
 import numpy as np
-from numba import config as _numba_config
-from numba import get_num_threads, njit, prange, set_num_threads
 
 __all__ = [
     "BFS_DONE",
     "BFS_NEEDS_IN_EDGES",
+    "TINY_WORK",
+    "for_work",
     "bfs",
     "components",
     "dijkstra_buckets",
@@ -46,24 +53,88 @@ BFS_NEEDS_IN_EDGES = 1
 LO, HI, LEVEL, UNEXPLORED_EDGES, FRONTIER_EDGES, BOTTOM_UP_LEVELS = range(6)
 
 
+#: Graphs with at most this many vertices plus edges run the kernels' Python source as it is,
+#: interpreted, while numba is not loaded yet in the process: on a warm cache the first compiled
+#: call still costs about a second (numba's import and its one-time initialisation), which
+#: would dominate the demo and other small queries. Same code either way, one implementation.
+TINY_WORK = 2048
+
+#: ``GRAPHDB_KERNELS=python`` runs the Python source at every size (debugging, tests).
+_ALWAYS_PYTHON = os.environ.get("GRAPHDB_KERNELS", "").lower() == "python"
+
+#: ``name -> (python function, njit options)`` of every kernel and helper, in definition order.
+_SOURCES: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
+_compiled: SimpleNamespace | None = None
+_compile_lock = threading.Lock()
+_python = SimpleNamespace()
+
+#: numba.prange once compiled (the parallel loops need it); plain range when interpreted.
+prange = range
+
+
+def _kernel(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a kernel for :func:`compiled`; the function itself stays plain Python."""
+
+    def register(func: Callable[..., Any]) -> Callable[..., Any]:
+        _SOURCES[func.__name__] = (func, options)
+        setattr(_python, func.__name__, func)
+        return func
+
+    return register
+
+
+def compiled() -> SimpleNamespace:
+    """The kernels compiled by numba (imported here, once; compiled lazily, cached on disk).
+
+    The module's globals are rebound to the compiled dispatchers, so a kernel calling a helper
+    calls the compiled helper, and ``prange`` becomes numba's parallel range.
+    """
+    global _compiled, prange
+    with _compile_lock:
+        if _compiled is None:
+            import numba
+
+            prange = numba.prange
+            namespace = SimpleNamespace()
+            for name, (func, options) in _SOURCES.items():
+                dispatcher = numba.njit(cache=True, nogil=True, **options)(func)
+                globals()[name] = dispatcher
+                setattr(namespace, name, dispatcher)
+            _compiled = namespace
+    return _compiled
+
+
+def for_work(work: int, *, parallel: bool = False) -> SimpleNamespace:
+    """The kernels to run ``work`` (vertices plus edges) with.
+
+    Compiled, unless the graph is tiny (:data:`TINY_WORK`) and numba is not loaded yet, in
+    which case the Python source runs as it is. ``parallel``: size numba's thread pool first
+    (:func:`use_threads`).
+    """
+    if _ALWAYS_PYTHON or (_compiled is None and work <= TINY_WORK):
+        return _python
+    kernels = compiled()
+    if parallel:
+        use_threads()
+    return kernels
+
+
 def use_threads() -> int:
     """Size numba's pool for the calling thread: the ``threads`` setting (Arrow's CPU count)."""
-    try:
-        import pyarrow as pa
+    import numba
+    import pyarrow as pa
 
-        wanted = pa.cpu_count()
-    except Exception:  # pragma: no cover - pyarrow is a dependency
-        wanted = _numba_config.NUMBA_NUM_THREADS
-    wanted = max(1, min(int(wanted), _numba_config.NUMBA_NUM_THREADS))
-    if get_num_threads() != wanted:
-        set_num_threads(wanted)
+    limit = numba.config.NUMBA_NUM_THREADS
+    wanted = max(1, min(int(pa.cpu_count()), limit))
+    if numba.get_num_threads() != wanted:
+        numba.set_num_threads(wanted)
     return wanted
 
 
 # --- breadth-first search -------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@_kernel(inline="always")
 def _test_and_set(bits, v):
     """Set bit ``v``; return whether it was clear."""
     word = v >> _SIX
@@ -75,12 +146,12 @@ def _test_and_set(bits, v):
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@_kernel(inline="always")
 def _is_set(bits, v):
     return (bits[v >> _SIX] >> (v & _LOW6)) & _ONE
 
 
-@njit(cache=True, nogil=True)
+@_kernel()
 def bfs(
     out_off, out_tgt, in_off, in_tgt, have_in, visited, queue, depth, state, max_depth, alpha, beta
 ):
@@ -198,7 +269,7 @@ def bfs(
 # --- PageRank -------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@_kernel(parallel=True)
 def _pagerank_init(rank, inverse_degree, contrib):
     """Contributions of the initial ranks (see :func:`_pagerank_step`); the dangling total."""
     dangling = 0.0
@@ -213,7 +284,7 @@ def _pagerank_init(rank, inverse_degree, contrib):
     return dangling
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@_kernel(parallel=True)
 def _pagerank_step(
     in_off, in_src, contrib, inverse_degree, rank, next_contrib, base, damping, write_rank, measure
 ):
@@ -246,7 +317,7 @@ def _pagerank_step(
     return dangling, change
 
 
-@njit(cache=True, nogil=True)
+@_kernel()
 def pagerank_pull(in_off, in_src, inverse_degree, damping, max_iterations, tolerance):
     """Graphalytics PageRank by pulling over the in-CSR.
 
@@ -288,7 +359,7 @@ def pagerank_pull(in_off, in_src, inverse_degree, damping, max_iterations, toler
 # --- widest paths: an indexed binary heap --------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@_kernel(inline="always")
 def _sift_up(heap_key, heap_vertex, position, i):
     key = heap_key[i]
     vertex = heap_vertex[i]
@@ -306,7 +377,7 @@ def _sift_up(heap_key, heap_vertex, position, i):
     position[vertex] = i
 
 
-@njit(cache=True, nogil=True, inline="always")
+@_kernel(inline="always")
 def _pop(heap_key, heap_vertex, position, size):
     """Remove the root; returns the new size (the caller has read the root already)."""
     position[heap_vertex[0]] = -2  # settled
@@ -336,7 +407,7 @@ def _pop(heap_key, heap_vertex, position, size):
     return size
 
 
-@njit(cache=True, nogil=True)
+@_kernel()
 def widest(off, tgt, weight, source, width, heap_vertex):
     """Single-source widest paths: the largest bottleneck weight over paths from ``source``.
 
@@ -379,7 +450,7 @@ def widest(off, tgt, weight, source, width, heap_vertex):
 # --- Dijkstra by buckets (Dial / sequential delta-stepping) ---------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@_kernel(inline="always")
 def _mark(occupied, slot, on):
     word = np.uint64(slot) >> _SIX
     bit = _ONE << (np.uint64(slot) & _LOW6)
@@ -389,7 +460,7 @@ def _mark(occupied, slot, on):
         occupied[word] &= ~bit
 
 
-@njit(cache=True, nogil=True)
+@_kernel()
 def _next_occupied(occupied, slot, buckets):
     """Slots from ``slot`` (exclusive) to the next occupied one, circularly (one must be)."""
     steps = 1
@@ -406,7 +477,7 @@ def _next_occupied(occupied, slot, buckets):
         steps += skip
 
 
-@njit(cache=True, nogil=True)
+@_kernel()
 def dijkstra_buckets(off, tgt, weight, source, target, dist, pred, delta, buckets, links):
     """Shortest paths with a circular array of distance buckets of width ``delta``.
 
@@ -503,7 +574,7 @@ def dijkstra_buckets(off, tgt, weight, source, target, dist, pred, delta, bucket
 # --- weakly connected components: union-find ------------------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@_kernel(inline="always")
 def _root(parent, x):
     """Root of ``x`` with path halving; keeps ``parent[x] <= x``."""
     while True:
@@ -515,7 +586,7 @@ def _root(parent, x):
         x = np.uint64(g)
 
 
-@njit(cache=True, nogil=True)
+@_kernel()
 def components(off, tgt, skip_upper, parent):
     """Weakly connected components by union-find over the out-edges, in one pass.
 

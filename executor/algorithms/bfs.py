@@ -108,12 +108,13 @@ def bfs_search(
     limit = n if max_depth is None else min(int(max_depth), n)
     have_in = not graph.directed or graph.in_csr_loaded
     in_off, in_tgt = kernel_csr(graph, "in") if have_in else (out_off, out_tgt)
-    status = _kernels.bfs(
+    kernels = _kernels.for_work(n + len(out_tgt))
+    status = kernels.bfs(
         out_off, out_tgt, in_off, in_tgt, have_in, visited, queue, depth, state, limit, ALPHA, BETA
     )
     if status == _kernels.BFS_NEEDS_IN_EDGES:  # resume where it stopped, with the in-edges
         in_off, in_tgt = kernel_csr(graph, "in")
-        _kernels.bfs(
+        kernels.bfs(
             out_off, out_tgt, in_off, in_tgt, True, visited, queue, depth, state, limit, ALPHA, BETA
         )
     reached = int(state[_kernels.HI])

@@ -35,7 +35,8 @@ def wcc_components(graph: Graph) -> np.ndarray:
 
     off, tgt = kernel_csr(graph, "out")
     component = np.empty(graph.num_vertices, dtype=np.int64)
-    return _kernels.components(off, tgt, not graph.directed, component)
+    kernels = _kernels.for_work(graph.num_vertices + len(tgt))
+    return kernels.components(off, tgt, not graph.directed, component)
 
 
 def _wcc_cpu(graph: Graph) -> AlgorithmOutput:

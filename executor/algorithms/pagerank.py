@@ -66,8 +66,8 @@ def pagerank_ranks(
 
     in_off, in_src = kernel_csr(graph, "in")  # in-CSR targets are the edges' sources
     inverse = inverse_out_degrees(graph)
-    _kernels.use_threads()
-    rank, iterations = _kernels.pagerank_pull(
+    kernels = _kernels.for_work(n + len(in_src), parallel=True)
+    rank, iterations = kernels.pagerank_pull(
         in_off, in_src, inverse, float(damping), int(max_iterations), float(tolerance)
     )
     return rank, int(iterations)

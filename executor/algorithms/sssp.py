@@ -73,7 +73,7 @@ def dijkstra(
     dist = np.full(n, np.inf)
     pred = np.full(n, -1, dtype=np.int64) if predecessors else np.zeros(0, dtype=np.int64)
     links = np.empty((3, n), dtype=np.int64)
-    _kernels.dijkstra_buckets(
+    _kernels.for_work(n + len(tgt)).dijkstra_buckets(
         off, tgt, weights, int(source), int(target), dist, pred, delta, buckets, links
     )
     return dist, (pred if predecessors else None)
@@ -163,7 +163,8 @@ def sswp_widths(graph: Graph, source: int) -> tuple[np.ndarray, int]:
     width = np.full(graph.num_vertices, -np.inf)
     heap = np.empty(graph.num_vertices, dtype=tgt.dtype)
     weights = np.ascontiguousarray(csr.weights, dtype=np.float64)
-    settled = _kernels.widest(off, tgt, weights, int(source), width, heap)
+    kernels = _kernels.for_work(graph.num_vertices + len(tgt))
+    settled = kernels.widest(off, tgt, weights, int(source), width, heap)
     return width, int(settled)
 
 
