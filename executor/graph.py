@@ -118,6 +118,11 @@ class Graph:
                 self._in = self._load_in()
         return self._in
 
+    @property
+    def in_csr_loaded(self) -> bool:
+        """Whether :attr:`in_csr` is at hand without loading or building anything."""
+        return not self.directed or self._in is not None
+
     def resident_bytes(self) -> int:
         """Bytes the resident operators need for topology (out + in CSR, weights included)."""
         per_edge = (4 if self.num_vertices < 2**31 else 8) + (8 if self.weighted else 0)

@@ -1,15 +1,10 @@
-"""Shared plumbing for the CPU algorithms: per-graph caches and scipy.sparse.csgraph access.
+"""Shared plumbing for the CPU algorithms: per-graph caches, kernel views, weight checks.
 
-The compiled routines of :mod:`scipy.sparse.csgraph` want ``indptr`` and ``indices`` of one
-integer type and float64 data. Our CSR keeps int64 offsets and int32 targets, so every call of
-the public API would convert (copy) the index arrays, and the undirected/weak variants would
-also transpose the whole graph on every call although the graph already holds its in-edges.
-This module builds those forms once per graph and keeps them on the graph handle.
-
-It also wraps two private csgraph entry points (the breadth-first walk and the weakly connected
-components over an out/in pair). They are what the public functions call after converting their
-input; calling them directly skips the per-call conversion and transpose. Each wrapper checks that
-the entry point still exists and falls back to the public API when a scipy release changes it.
+Derived forms of a graph (the unsigned CSR views the compiled kernels of :mod:`._kernels`
+take, inverse degrees, bucket widths) are built once per graph handle and kept on it
+(:func:`cached`). The ``weight`` argument of the weighted traversals is resolved and checked
+here. (The module once wrapped scipy.sparse.csgraph, hence its name; the traversals and
+PageRank are compiled kernels now, and only LCC still uses scipy.sparse, imported on first use.)
 """
 
 from __future__ import annotations
@@ -19,33 +14,19 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse import csgraph
 
 from ..errors import InvalidArgument
 from ..graph import CSR, Graph
 from .registry import Param
 
-try:  # private, see the module docstring; every use has a public fallback
-    from scipy.sparse.csgraph import _traversal as _scipy_traversal
-except ImportError:  # pragma: no cover - depends on the scipy release
-    _scipy_traversal = None
-
 __all__ = [
     "WEIGHT_PARAM",
-    "check_weight_argument",
-    "breadth_first_order",
     "cached",
+    "check_non_negative",
+    "check_weight_argument",
     "edge_weights",
-    "index_pair",
-    "scipy_matrix",
-    "vertex_range",
-    "walk_from",
-    "weak_component_labels",
+    "kernel_csr",
 ]
-
-#: scipy's marker for "no vertex" in node lists and predecessor arrays.
-SCIPY_NULL = -9999
 
 _CACHE_ATTR = "_cpu_algorithm_cache"
 _CACHE_LOCK = threading.Lock()
@@ -71,18 +52,27 @@ def cached(graph: Graph, key: str, build: Callable[[], Any]) -> Any:
     return store[key]
 
 
-def _index_pair_of(csr: CSR) -> tuple[np.ndarray, np.ndarray]:
-    if csr.num_edges < 2**31 - 1 and csr.targets.dtype == np.int32:
-        return csr.offsets.astype(np.int32), csr.targets
-    return csr.offsets, csr.targets.astype(np.int64)
+def _unsigned_pair_of(csr: CSR) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.ascontiguousarray(csr.offsets, dtype=np.int64)
+    targets = csr.targets
+    if targets.dtype not in (np.int32, np.int64):
+        targets = targets.astype(np.int64)
+    targets = np.ascontiguousarray(targets)
+    unsigned = np.uint32 if targets.dtype == np.int32 else np.uint64
+    return offsets.view(np.uint64), targets.view(unsigned)
 
 
-def index_pair(graph: Graph, direction: str = "out") -> tuple[np.ndarray, np.ndarray]:
-    """``(indptr, indices)`` of the out- or in-CSR with one integer type, as csgraph needs."""
+def kernel_csr(graph: Graph, direction: str = "out") -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, targets)`` of the out- or in-CSR as the compiled kernels take them.
+
+    Unsigned views of the stored arrays (no copy for the usual int64 offsets and int32 or
+    int64 targets): offsets ``uint64``, targets ``uint32`` (``uint64`` for int64 targets).
+    See :mod:`._kernels` for why unsigned.
+    """
     if direction == "in" and not graph.directed:
         direction = "out"
     csr = graph.out_csr if direction == "out" else graph.in_csr
-    return cached(graph, f"index_pair:{direction}", lambda: _index_pair_of(csr))
+    return cached(graph, f"kernel_csr:{direction}", lambda: _unsigned_pair_of(csr))
 
 
 #: The ``weight`` argument of weighted traversals; :func:`edge_weights` resolves it.
@@ -132,110 +122,3 @@ def check_non_negative(weights: np.ndarray | None, graph: Graph, algorithm: str)
             f"{algorithm}(): graph '{graph.name}' has negative (or NaN) edge weights; "
             "shortest paths need weights >= 0"
         )
-
-
-def scipy_matrix(graph: Graph, weights: np.ndarray | None, direction: str = "out") -> sp.csr_matrix:
-    """The out-CSR (or in-CSR) as a scipy ``csr_matrix`` with the given per-edge data.
-
-    ``weights`` are aligned with that CSR's targets (the graph's own weights are aligned with
-    the out-CSR); ``None`` gives unit data. Cached per data array.
-    """
-    indptr, indices = index_pair(graph, direction)
-    n = graph.num_vertices
-
-    def build() -> sp.csr_matrix:
-        data = np.ones(len(indices)) if weights is None else np.ascontiguousarray(weights, float)
-        return sp.csr_matrix((data, indices, indptr), shape=(n, n), copy=False)
-
-    key = f"matrix:{direction}:{'unit' if weights is None else id(weights)}"
-    return cached(graph, key, build)
-
-
-def breadth_first_order(graph: Graph, source: int) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices reachable from ``source`` in BFS order, and every vertex's BFS parent.
-
-    Returns ``(order, parent)``: ``order[0] == source``; ``parent`` has one entry per vertex,
-    :data:`SCIPY_NULL` where there is none (the source and unreached vertices). Within the order,
-    the parents' positions never decrease, which :func:`bfs.depths_from_order` relies on.
-    """
-    _, indices = index_pair(graph, "out")
-    n = graph.num_vertices
-    order = np.empty(n, dtype=indices.dtype)  # written before it is read
-    parent = np.full(n, SCIPY_NULL, dtype=indices.dtype)  # doubles as the visited mark
-    length = walk_from(graph, source, order, parent)
-    if length is not None:
-        return order[:length], parent
-    matrix = scipy_matrix(graph, None)
-    order, parent = csgraph.breadth_first_order(matrix, source, directed=True)
-    return order, parent
-
-
-def walk_from(graph: Graph, source: int, order: np.ndarray, parent: np.ndarray) -> int | None:
-    """scipy's compiled breadth-first walk into the caller's buffers.
-
-    Parameters
-    ----------
-    graph : Graph
-        Walked along its out-edges.
-    source : int
-        Start vertex.
-    order : numpy.ndarray
-        Receives the visited vertices in BFS order from index 0; needs room for all of them.
-    parent : numpy.ndarray
-        One entry per vertex, :data:`SCIPY_NULL` for "not visited yet"; receives each newly
-        visited vertex's parent. Vertices already marked are neither visited nor entered.
-
-    Returns
-    -------
-    int or None
-        How many vertices were visited (``order[:count]``), or ``None`` when this scipy has
-        no usable private walk (the caller then falls back to the public API).
-    """
-    walk = getattr(_scipy_traversal, "_breadth_first_directed", None)
-    if walk is None:
-        return None
-    indptr, indices = index_pair(graph, "out")
-    try:
-        return int(walk(source, indices, indptr, order, parent))
-    except (TypeError, ValueError):  # pragma: no cover - signature changed upstream
-        return None
-
-
-def _empty_csr(n: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    return np.zeros(n + 1, dtype=dtype), np.zeros(0, dtype=dtype)
-
-
-def vertex_range(graph: Graph, dtype: np.dtype) -> np.ndarray:
-    """``arange(num_vertices)`` in ``dtype``, cached and read-only (scratch for scatters)."""
-
-    def build() -> np.ndarray:
-        ids = np.arange(graph.num_vertices, dtype=dtype)
-        ids.flags.writeable = False
-        return ids
-
-    return cached(graph, f"vertex_range:{np.dtype(dtype).str}", build)
-
-
-def weak_component_labels(graph: Graph) -> np.ndarray:
-    """A component number per vertex (weakly connected components), numbered arbitrarily.
-
-    The walk follows out- and in-edges together, so a directed graph needs no transpose beyond
-    the in-CSR it already holds; an undirected graph passes its one CSR as both.
-    """
-    n = graph.num_vertices
-    out_ptr, out_idx = index_pair(graph, "out")
-    if graph.directed:
-        in_ptr, in_idx = index_pair(graph, "in")
-    else:  # the out-CSR already holds both directions: an empty second list halves the scan
-        in_ptr, in_idx = cached(graph, "empty_csr", lambda: _empty_csr(n, out_idx.dtype))
-    walk = getattr(_scipy_traversal, "_connected_components_undirected", None)
-    if walk is not None:
-        labels = np.full(n, SCIPY_NULL, dtype=np.int32)
-        try:
-            walk(out_idx, out_ptr, in_idx, in_ptr, labels)
-            return labels
-        except (TypeError, ValueError):  # pragma: no cover - signature changed upstream
-            pass
-    matrix = scipy_matrix(graph, None)
-    _, labels = csgraph.connected_components(matrix, directed=True, connection="weak")
-    return labels

@@ -15,13 +15,16 @@ intermediate product stays bounded on large graphs with hubs.
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import scipy.sparse as sp
 
 from ..graph import Graph
 from .registry import Algorithm, AlgorithmOutput, Column, register
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["lcc_coefficients"]
 
@@ -31,6 +34,8 @@ BLOCK_PATHS = 1 << 24
 
 def _simple_adjacency(graph: Graph) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """(U, D): 0/1 int64 matrices of distinct neighbours and distinct directed edges."""
+    import scipy.sparse as sp
+
     n = graph.num_vertices
     csr = graph.out_csr
     sources = csr.sources().astype(np.int64)

@@ -6,24 +6,21 @@ level of the smaller frontier, and the search stops at the first level that meet
 side, taking the meeting vertex with the smallest total hop count. Both searches record a
 parent per vertex, so the path is read off by walking parents from the meeting vertex.
 
-Weighted graphs: Dijkstra with an early exit. The bidirectional BFS first finds *a* path (the
-one with the fewest hops); its weight ``U`` bounds the shortest distance from above, so scipy's
-compiled Dijkstra runs with ``limit=U`` and never settles a vertex farther than that. If no path
-exists at all the BFS says so and no Dijkstra runs.
+Weighted graphs: the compiled bucket-queue Dijkstra of :mod:`.sssp` with an early exit: it
+stops once the bucket holding the target is emptied, so it never settles a vertex farther than
+that bucket, and the path is read off its predecessors.
 """
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import numpy as np
 import pyarrow as pa
-from scipy.sparse import csgraph
 
 from ..graph import CSR, Graph
-from ._csgraph import SCIPY_NULL, WEIGHT_PARAM, check_non_negative, edge_weights, scipy_matrix
+from ._csgraph import WEIGHT_PARAM, check_non_negative, edge_weights
 from .bfs import frontier_edges
 from .registry import Algorithm, AlgorithmOutput, Column, Param, check_source, register
+from .sssp import dijkstra
 
 __all__ = ["bidirectional_bfs_path", "dijkstra_path"]
 
@@ -107,7 +104,7 @@ def bidirectional_bfs_path(graph: Graph, source: int, target: int) -> list[int] 
 def dijkstra_path(
     graph: Graph, source: int, target: int, weights: np.ndarray
 ) -> tuple[list[int], np.ndarray] | None:
-    """A shortest weighted path, found by Dijkstra bounded by a known path's weight.
+    """A shortest weighted path, by Dijkstra stopping once the target's distance is final.
 
     Parameters
     ----------
@@ -124,39 +121,14 @@ def dijkstra_path(
         The path's vertices (source first) and each one's distance from the source;
         ``None`` when ``target`` is unreachable.
     """
-    hop_path = bidirectional_bfs_path(graph, source, target)
-    if hop_path is None:
+    dist, pred = dijkstra(graph, source, weights, target=target, predecessors=True)
+    if not np.isfinite(dist[target]):
         return None
-    if len(hop_path) == 1:
-        return hop_path, np.zeros(1)
-    bound = _path_weight(graph, hop_path, weights)
-    # Slack for summation order: Dijkstra may add the same weights in another order.
-    limit = np.nextafter(bound * (1 + 1e-9), np.inf)
-    dist, pred = csgraph.dijkstra(
-        scipy_matrix(graph, weights),
-        directed=True,
-        indices=source,
-        return_predecessors=True,
-        limit=limit,
-    )
     path = [target]
     while path[-1] != source:
-        step = int(pred[path[-1]])
-        if step == SCIPY_NULL:  # pragma: no cover - the bound guarantees the target is settled
-            raise AssertionError("Dijkstra did not reach the target within the path bound")
-        path.append(step)
+        path.append(int(pred[path[-1]]))
     path.reverse()
     return path, dist[path]
-
-
-def _path_weight(graph: Graph, path: list[int], weights: np.ndarray) -> float:
-    """Weight of a vertex path, taking the lightest of parallel edges at each step."""
-    csr = graph.out_csr
-    total = 0.0
-    for u, v in pairwise(path):
-        lo, hi = csr.offsets[u], csr.offsets[u + 1]
-        total += float(weights[lo:hi][csr.targets[lo:hi] == v].min())
-    return total
 
 
 def _shortest_path_cpu(

@@ -1,5 +1,5 @@
 """The algorithms on graphs large enough to exercise every code path: many BFS levels, both
-BFS strategies, the fallbacks used when scipy's private routines are missing."""
+BFS directions, SSSP buckets of every width, int32 and int64 targets."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from executor.algorithms import _csgraph, bfs, components, lcc, pagerank
+from executor.algorithms import bfs, lcc, sssp
 from executor.graph import Graph
 from graphdb.generators import grid, random_weights, rmat
 from tests.executor.support import run_cpu
@@ -47,17 +47,29 @@ def hop_distances(graph: Graph, source: int) -> np.ndarray:
     )
 
 
+#: (ALPHA, BETA) of the direction switch: never bottom-up, the tuned switch, always bottom-up
+#: (every level whose frontier has edges), and a switch that flips often on these sizes.
+DIRECTIONS = {
+    "top-down": (0, 24),
+    "direction-optimizing": (15, 24),
+    "bottom-up": (1 << 30, 1 << 30),
+    "flipping": (2, 8),
+}
+
+
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
-@pytest.mark.parametrize("strategy", ["compiled-walk", "compiled-walk-in-chunks", "numpy-frontier"])
+@pytest.mark.parametrize("direction", list(DIRECTIONS))
 @pytest.mark.parametrize("max_depth", [None, 0, 1, 3, 25])
-def test_bfs_depths_match_scipy(name, graph, source, strategy, max_depth, monkeypatch):
-    if strategy == "numpy-frontier":
-        monkeypatch.setattr(bfs, "FRONTIER_EDGE_FLOOR", 1 << 40)
-    else:
-        monkeypatch.setattr(bfs, "FRONTIER_EDGE_FLOOR", -1)
-    if strategy == "compiled-walk-in-chunks":
-        monkeypatch.setattr(bfs, "POSITION_CHUNK", 7)
+def test_bfs_depths_match_scipy(name, graph, source, direction, max_depth, monkeypatch):
+    alpha, beta = DIRECTIONS[direction]
+    monkeypatch.setattr(bfs, "ALPHA", alpha)
+    monkeypatch.setattr(bfs, "BETA", beta)
     out = run_cpu("bfs", graph, source=source, max_depth=max_depth)
+    _, _, bottom_up = bfs.bfs_search(graph, source, max_depth)
+    if alpha == 0 or max_depth == 0:
+        assert bottom_up == 0
+    elif direction == "bottom-up" and len(out["vertex"]) > 1:
+        assert bottom_up > 0
     dist = hop_distances(graph, source)
     if max_depth is not None:
         dist[dist > max_depth] = np.inf
@@ -66,6 +78,42 @@ def test_bfs_depths_match_scipy(name, graph, source, strategy, max_depth, monkey
     assert np.array_equal(out["vertex"][order], reached)
     assert np.array_equal(out["depth"][order], dist[reached].astype(np.int64))
     assert np.all(np.diff(out["depth"]) >= 0), "rows come in BFS order"
+
+
+@pytest.mark.parametrize("max_depth", [None, 2])
+def test_bottom_up_loads_the_in_edges_only_when_it_needs_them(max_depth, monkeypatch):
+    """A directed graph whose in-CSR is not loaded yet: the search starts top-down, stops at
+    the first level it would run bottom-up, and resumes there once the in-edges are loaded."""
+    src, dst = rmat(10, 8, seed=11)
+
+    def fresh() -> Graph:
+        return Graph.from_edges(src, dst, 1024, directed=True)
+
+    source = int(src[0])
+    expected = hop_distances(fresh(), source)
+    if max_depth is not None:
+        expected[expected > max_depth] = np.inf
+    for alpha, loads in [(0, False), (1 << 30, True)]:
+        monkeypatch.setattr(bfs, "ALPHA", alpha)
+        monkeypatch.setattr(bfs, "BETA", 1 << 30)
+        graph = fresh()
+        depth, _ = bfs.bfs_depths(graph, source, max_depth)
+        assert graph.in_csr_loaded is loads
+        assert np.array_equal(np.where(depth < 0, np.inf, depth), expected)
+        assert (bfs.bfs_search(graph, source, max_depth)[2] > 0) is loads
+
+
+def test_direction_optimizing_switches_both_ways_on_rmat(monkeypatch):
+    """The tuned switch goes bottom-up on a low-diameter graph and back top-down for the tail."""
+    src, dst = rmat(12, 16, seed=2)
+    graph = Graph.from_edges(src, dst, 4096, directed=False)
+    source = int(src[0])
+    vertices, depth, bottom_up = bfs.bfs_search(graph, source)
+    assert 0 < bottom_up < int(depth[-1])
+    expected = hop_distances(graph, source)
+    got = np.full(graph.num_vertices, np.inf)
+    got[vertices] = depth
+    assert np.array_equal(got, expected)
 
 
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
@@ -104,9 +152,7 @@ def _with_weights(graph: Graph, weights: np.ndarray):
 
 
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
-@pytest.mark.parametrize("max_walks", [64, 1, 0])
-def test_wcc_matches_scipy(name, graph, source, max_walks, monkeypatch):
-    monkeypatch.setattr(components, "MAX_WALKS", max_walks)
+def test_wcc_matches_scipy(name, graph, source):
     count, labels = csgraph.connected_components(reference_matrix(graph), connection="weak")
     out = run_cpu("wcc", graph)
     smallest = np.full(count, graph.num_vertices)
@@ -114,31 +160,42 @@ def test_wcc_matches_scipy(name, graph, source, max_walks, monkeypatch):
     assert np.array_equal(out["component"], smallest[labels])
 
 
-def test_fallbacks_without_scipy_private_routines(monkeypatch):
-    """With the private entry points gone, the public scipy API gives the same answers."""
-    cases = [(g, s) for _, g, s in GRAPHS]
-    before = [
-        (bfs.bfs_depths(g, s)[0], components.wcc_components(g), pagerank.pagerank_ranks(g)[0])
-        for g, s in cases
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+@pytest.mark.parametrize("max_buckets", [4, 3, 1 << 16])
+@pytest.mark.parametrize("zeros", [False, True])
+def test_sssp_buckets_of_any_width_match_scipy(
+    name, graph, source, max_buckets, zeros, monkeypatch
+):
+    """Few buckets widen them past the smallest weight (vertices are then processed again, as
+    in delta-stepping); zero weights keep vertices in the bucket being emptied."""
+    monkeypatch.setattr(sssp, "MAX_BUCKETS", max_buckets)
+    weights = random_weights(graph.out_csr.num_edges, seed=3)
+    if zeros:
+        weights[::3] = 0.0
+    weighted = Graph(
+        graph.name,
+        graph.num_vertices,
+        graph.num_edges,
+        graph.directed,
+        True,
+        lambda: _with_weights(graph, weights),
+    )
+    csr = graph.out_csr
+    expected = csgraph.dijkstra(
+        sp.csr_matrix((weights, csr.targets, csr.offsets), shape=(graph.num_vertices,) * 2),
+        indices=source,
+    )
+    assert np.allclose(sssp.sssp_distances(weighted, source), expected)
+    target = int(np.flatnonzero(np.isfinite(expected))[-1])
+    path = run_cpu("shortest_path", weighted, source=source, target=target)
+    assert path["distance"][-1] == pytest.approx(expected[target])
+    steps = [
+        weights[csr.offsets[u] : csr.offsets[u + 1]][
+            csr.targets[csr.offsets[u] : csr.offsets[u + 1]] == v
+        ].min()
+        for u, v in zip(path["vertex"][:-1], path["vertex"][1:])
     ]
-    monkeypatch.setattr(_csgraph, "_scipy_traversal", None)
-    monkeypatch.setattr(pagerank, "_csr_matvec_accumulate", None)
-    for (g, s), (depth, comp, rank) in zip(cases, before):
-        assert np.array_equal(bfs.bfs_depths(g, s)[0], depth)
-        assert np.array_equal(components.wcc_components(g), comp)
-        assert np.allclose(pagerank.pagerank_ranks(g)[0], rank, rtol=1e-12)
-
-
-def test_smallest_member_with_any_numbering():
-    rng = np.random.default_rng(1)
-    labels = rng.integers(0, 50, 1000)
-    labels = np.unique(labels, return_inverse=True)[1]  # 0..k-1, numbered in no useful order
-    expected = np.array([np.flatnonzero(labels == c)[0] for c in labels])
-    assert np.array_equal(components.smallest_member(labels), expected)
-    scanned = np.unique(labels, return_index=True)[1]  # first-occurrence numbering too
-    renumber = np.empty_like(scanned)
-    renumber[np.argsort(scanned)] = np.arange(scanned.size)
-    assert np.array_equal(components.smallest_member(renumber[labels]), expected)
+    assert sum(steps) == pytest.approx(expected[target])
 
 
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
@@ -178,3 +235,28 @@ def test_int64_targets_give_the_same_results(name, graph, source):
         got = run_cpu(algorithm, graph64, **options)
         for column in expected:
             assert np.allclose(got[column], expected[column]), (algorithm, column)
+
+
+@pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
+def test_int64_targets_give_the_same_weighted_results(name, graph, source):
+    """The compiled kernels take int64 targets (as uint64) as well as int32 ones (as uint32)."""
+    csr = graph.out_csr
+    weights = random_weights(csr.num_edges, seed=9)
+    narrow = type(csr)(csr.offsets, csr.targets, weights)
+    wide = type(csr)(csr.offsets, csr.targets.astype(np.int64), weights)
+    graphs = [
+        Graph(graph.name, graph.num_vertices, graph.num_edges, graph.directed, True, lambda c=c: c)
+        for c in (narrow, wide)
+    ]
+    target = graph.num_vertices - 1
+    for algorithm, options in [
+        ("sssp", {"source": source}),
+        ("sswp", {"source": source}),
+        ("shortest_path", {"source": source, "target": target}),
+    ]:
+        expected, got = (run_cpu(algorithm, g, **options) for g in graphs)
+        for column in expected:
+            assert np.array_equal(got[column], expected[column]), (algorithm, column)
+    depth32, _ = bfs.bfs_depths(graphs[0], source)
+    depth64, _ = bfs.bfs_depths(graphs[1], source)
+    assert np.array_equal(depth32, depth64)

@@ -48,7 +48,7 @@ def _bfs_reference(g, s, max_depth=None):
 
     out = _bfs_cpu(g, s, max_depth)
     v, d = _by_vertex(out)
-    # The CPU twin walks with scipy and reports levels (the deepest depth); the GPU operator
+    # The CPU twin reports levels (the deepest depth); the GPU operator
     # counts frontier expansions, one more when the last frontier is expanded and finds nothing.
     return v, d, int(d.max()) if d.size else 0
 
