@@ -34,7 +34,8 @@ __all__ = [
     "bfs",
     "components",
     "dijkstra_buckets",
-    "pagerank_pull",
+    "pagerank_init",
+    "pagerank_step",
     "use_threads",
     "widest",
 ]
@@ -270,8 +271,8 @@ def bfs(
 
 
 @_kernel(parallel=True)
-def _pagerank_init(rank, inverse_degree, contrib):
-    """Contributions of the initial ranks (see :func:`_pagerank_step`); the dangling total."""
+def pagerank_init(rank, inverse_degree, contrib):
+    """Contributions of the initial ranks (see :func:`pagerank_step`); the dangling total."""
     dangling = 0.0
     for v in prange(rank.size):
         r = rank[v]
@@ -285,7 +286,7 @@ def _pagerank_init(rank, inverse_degree, contrib):
 
 
 @_kernel(parallel=True)
-def _pagerank_step(
+def pagerank_step(
     in_off, in_src, contrib, inverse_degree, rank, next_contrib, base, damping, write_rank, measure
 ):
     """One pull iteration, fused with the next one's contributions and the dangling total.
@@ -315,45 +316,6 @@ def _pagerank_step(
         if write_rank:
             rank[v] = r
     return dangling, change
-
-
-@_kernel()
-def pagerank_pull(in_off, in_src, inverse_degree, damping, max_iterations, tolerance):
-    """Graphalytics PageRank by pulling over the in-CSR.
-
-    ``inverse_degree[u]`` is ``1/outdeg(u)``, 0 for a dangling vertex. Returns the ranks and
-    the iterations run (fewer than ``max_iterations`` when the L1 change of one falls below a
-    positive ``tolerance``; only then is the change measured, and the ranks written, in every
-    iteration).
-    """
-    n = inverse_degree.size
-    rank = np.full(n, 1.0 / n)
-    contrib = np.empty(n)
-    next_contrib = np.empty(n)
-    teleport = (1.0 - damping) / n
-    measure = tolerance > 0.0
-    dangling = _pagerank_init(rank, inverse_degree, contrib)
-    iterations = 0
-    for i in range(max_iterations):
-        base = teleport + damping * dangling / n
-        last = i == max_iterations - 1
-        dangling, change = _pagerank_step(
-            in_off,
-            in_src,
-            contrib,
-            inverse_degree,
-            rank,
-            next_contrib,
-            base,
-            damping,
-            measure or last,
-            measure,
-        )
-        iterations += 1
-        contrib, next_contrib = next_contrib, contrib
-        if measure and change < tolerance:
-            break
-    return rank, iterations
 
 
 # --- widest paths: an indexed binary heap --------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ..cancel import checkpoint
 from ..graph import Graph
 from ._csgraph import cached
 from .registry import MAX_ITERATIONS, Algorithm, AlgorithmOutput, Column, Param, register
@@ -98,6 +99,7 @@ def cdlp_labels(graph: Graph, max_iterations: int = 10) -> tuple[np.ndarray, int
     owners, neighbours = cached(graph, "cdlp:pairs", lambda: _neighbour_pairs(graph))
     labels = np.arange(graph.num_vertices, dtype=np.int64)
     for iteration in range(max_iterations):
+        checkpoint()
         new = most_frequent_label(owners, labels[neighbours], labels)
         if np.array_equal(new, labels):
             return labels, iteration

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from ..cancel import checkpoint
 from ..graph import Graph
 from .registry import Algorithm, AlgorithmOutput, Column, register
 
@@ -69,6 +70,7 @@ def lcc_coefficients(graph: Graph) -> np.ndarray:
     cuts = np.searchsorted(paths, np.arange(BLOCK_PATHS, paths[-1] if n else 0, BLOCK_PATHS))
     bounds = np.unique(np.concatenate([[0], cuts + 1, [n]]).clip(0, n))
     for start, end in pairwise(bounds):
+        checkpoint()
         block = neighbours[start:end]
         closed[start:end] = (block @ directed).multiply(block).sum(axis=1).ravel()
     coefficient = np.zeros(n, dtype=np.float64)

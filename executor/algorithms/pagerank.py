@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ..cancel import checkpoint
 from ..graph import Graph
 from ._csgraph import cached, kernel_csr
 from .registry import MAX_ITERATIONS, Algorithm, AlgorithmOutput, Column, Param, register
@@ -36,7 +37,7 @@ def pagerank_ranks(
 ) -> tuple[np.ndarray, int]:
     """Graphalytics PageRank.
 
-    A compiled pull over the in-CSR (:func:`._kernels.pagerank_pull`), parallel over vertices
+    A compiled pull over the in-CSR (:func:`._kernels.pagerank_step`), parallel over vertices
     on the threads of the ``threads`` setting: each iteration is one pass that gathers the
     in-neighbours' contributions (rank / out-degree), writes the new rank and the next
     iteration's contribution, and sums the dangling rank and the L1 change on the way.
@@ -67,10 +68,23 @@ def pagerank_ranks(
     in_off, in_src = kernel_csr(graph, "in")  # in-CSR targets are the edges' sources
     inverse = inverse_out_degrees(graph)
     kernels = _kernels.for_work(n + len(in_src), parallel=True)
-    rank, iterations = kernels.pagerank_pull(
-        in_off, in_src, inverse, float(damping), int(max_iterations), float(tolerance)
-    )
-    return rank, int(iterations)
+    rank = np.full(n, 1.0 / n)
+    contrib, next_contrib = np.empty(n), np.empty(n)
+    teleport = (1.0 - damping) / n
+    measure = tolerance > 0.0  # only then is the change summed and the rank written each time
+    dangling = kernels.pagerank_init(rank, inverse, contrib)
+    iterations = 0
+    for i in range(int(max_iterations)):
+        checkpoint()  # a cancelled query stops here, within one iteration
+        last = i == max_iterations - 1
+        dangling, change = kernels.pagerank_step(
+            in_off, in_src, contrib, inverse, rank, next_contrib,
+            teleport + damping * dangling / n, float(damping), measure or last, measure)
+        iterations += 1
+        contrib, next_contrib = next_contrib, contrib
+        if measure and change < tolerance:
+            break
+    return rank, iterations
 
 
 def _pagerank_cpu(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algorithms.registry import AlgorithmOutput
+from ..cancel import checkpoint
 from ..graph import Graph
 from . import runtime as rt
 
@@ -536,6 +537,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             return done
 
         for it in range(max_iterations):
+            checkpoint()  # no host sync: the launches stay queued
             tiles_done = None
             if tl is not None and not tiles_last:
                 tiles_done = run_tiles()

@@ -35,6 +35,7 @@ import time
 import numpy as np
 
 from ..algorithms.registry import AlgorithmOutput
+from ..cancel import checkpoint
 from ..errors import DeviceOutOfMemory
 from ..graph import Graph
 from .metrics import StreamMetrics, check_state
@@ -77,6 +78,7 @@ def pagerank_edge_centric(graph: Graph, damping: float = 0.85, max_iterations: i
     teleport = (1.0 - damping) / n
     t_loop = time.perf_counter()  # the steady state: set-up (plan, staging, uploads) excluded
     for _ in range(max_iterations):
+        checkpoint()
         engine.iteration(rank)
         rank, change = engine.apply(damping, teleport)
         metrics.outer_iterations += 1
@@ -413,6 +415,7 @@ def cdlp_edge_centric(graph: Graph, max_iterations: int = 10, *, device: str = "
         xp = np
     labels = xp.arange(n, dtype=np.int64)
     for _ in range(max_iterations):
+        checkpoint()
         t0 = time.perf_counter()
         new = labels.copy()
         for a, b in merged:

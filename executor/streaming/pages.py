@@ -33,6 +33,7 @@ from storage import decode_page
 from storage.pages import pages_of_vertices
 
 from ..algorithms.registry import AlgorithmOutput, check_source
+from ..cancel import checkpoint
 from ..errors import DeviceOutOfMemory, InvalidArgument
 from .metrics import StreamMetrics, check_state
 
@@ -125,6 +126,7 @@ def bfs_pages(graph, source: int, max_depth: int | None = None, *, device: str =
         depth = np.full(n, -1, dtype=np.int32)
         depth[source] = 0
     while pids.size and (max_depth is None or level < max_depth):
+        checkpoint()
         t0 = time.perf_counter()
         pages_per_level.append(int(pids.size))
         if device == "gpu":
@@ -183,6 +185,7 @@ def pagerank_pages(graph, damping: float = 0.85, max_iterations: int = 20,
         xp, inv_d, dangling_d = np, inv, dangling
         rank = np.full(n, 1.0 / n)
     for _ in range(max_iterations):
+        checkpoint()
         t0 = time.perf_counter()
         contrib = rank * inv_d
         nxt = xp.zeros(n)

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algorithms.registry import AlgorithmOutput, check_source
+from ..cancel import checkpoint
 from ..errors import DeviceOutOfMemory, InvalidArgument
 from ..graph import CSR, Graph
 from .metrics import StreamMetrics, check_state
@@ -319,6 +320,7 @@ def subway(graph: Graph, algorithm: str, source: int | None, *, backend_factory,
     degree = None if on_device else csr.degrees()
     first = True
     while max_iterations is None or metrics.outer_iterations < max_iterations:
+        checkpoint()
         if on_device:
             n_active, n_rows, active_edges = backend.count_active()
         else:
