@@ -16,6 +16,7 @@ Readers that go through the buffer manager use :func:`block_key` and :func:`unpa
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 import numpy as np
 
@@ -74,10 +75,12 @@ class ArrayInfo:
 
 
 def put_array(txn, db, graph_id: str, array: str, values: np.ndarray,
-              block_bytes: int = DEFAULT_BLOCK_BYTES) -> int:
+              block_bytes: int = DEFAULT_BLOCK_BYTES,
+              on_block: Callable[[int], None] | None = None) -> int:
     """Store ``values`` under (graph_id, array); returns the bytes written.
 
-    ``values`` may be an ``np.memmap``: it is read one block at a time.
+    ``values`` may be an ``np.memmap``: it is read one block at a time. ``on_block(nbytes)``
+    is called after each block is put (the topology writer unmaps what it wrote as it goes).
     """
     itemsize = values.dtype.itemsize
     block_bytes = max(itemsize, block_bytes - block_bytes % itemsize)
@@ -88,6 +91,8 @@ def put_array(txn, db, graph_id: str, array: str, values: np.ndarray,
     for n, start in enumerate(range(0, flat.size, per_block)):
         raw = np.ascontiguousarray(flat[start : start + per_block]).view(np.uint8)
         txn.put(block_key(graph_id, array, n), _with_trailer(raw), db=db)
+        if on_block is not None:
+            on_block(raw.nbytes)
     return flat.size * itemsize
 
 

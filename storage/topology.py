@@ -131,9 +131,8 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
         env.advise_bulk_write(True)
     try:
         for name, values in arrays.items():
-            nbytes = put_array(txn, blocks, graph_id, name, values, layout.page_size)
-            stats["block_bytes"] += nbytes
-            release(nbytes)
+            stats["block_bytes"] += put_array(txn, blocks, graph_id, name, values,
+                                              layout.page_size, on_block=release)
         for direction in directions:
             builder = builders[direction]
             plan = builder.plan()
