@@ -66,7 +66,7 @@ CONFIGS: dict[str, dict] = {
 def bench(g, n: int, args) -> dict:
     from executor.gpu import runtime as rt
     from executor.gpu.pagerank import pagerank_gpu
-    from tools.bench_gpu import copy_bandwidth, cupyx_pagerank_iteration, gpu_time
+    from tools.bench_gpu import copy_bandwidth, cupyx_pagerank, gpu_time
 
     cp = rt.cp()
     iters = 10
@@ -116,20 +116,7 @@ def bench(g, n: int, args) -> dict:
             rt.attach_device_csr(g, "in", inn)
             cp.get_default_memory_pool().free_all_blocks()
 
-    import cupyx.scipy.sparse as csp
-
-    deg = out.degrees().astype(cp.float64)
-    inv = cp.where(deg > 0, 1.0 / cp.maximum(deg, 1), 0.0)
-    matrix = csp.csr_matrix((inv[inn.targets], inn.targets, inn.offsets), shape=(n, n))
-    dangling = deg == 0
-
-    def cupyx_pr():
-        r = cp.full(n, 1.0 / n)
-        for _ in range(iters):
-            r = cupyx_pagerank_iteration(matrix, r, dangling, 0.85, n)
-        return r
-
-    ms, cupyx_rank = gpu_time(cupyx_pr, args.repeats)
+    ms, cupyx_rank = cupyx_pagerank(inn, out.degrees(), n, iters, args.repeats)
     res["cupyx_ms_per_iteration"] = ms / iters
     if ref is not None:
         res["max_rel_diff_first_vs_cupyx"] = float(
