@@ -41,13 +41,15 @@ _DEFAULT_THREADS = pa.cpu_count()
 _DOCS = {
     "device": "where graph operators run: 'auto' (a GPU when usable), 'cpu' or 'gpu'",
     "memory_limit": "bytes graph operators may use on the device, e.g. '4GB'",
-    "threads": "CPU threads for Arrow compute (joins, aggregates, sorts); process-wide",
+    "threads": "CPU threads for Arrow compute and the parallel graph kernels (PageRank); "
+               "process-wide",
     "buffer_pool_size": "bytes of host frames the buffer manager keeps pages and blocks in",
 }
 
 
 def apply_threads(threads: int | None) -> None:
-    """Make the ``threads`` setting real: Arrow's CPU thread pool is process-wide."""
+    """Make the ``threads`` setting real: Arrow's CPU thread pool is process-wide (the numba
+    kernels size their pool from it when they run)."""
     pa.set_cpu_count(threads if threads is not None else _DEFAULT_THREADS)
 
 
@@ -57,7 +59,7 @@ class Settings:
     device: str = "auto"
     #: bytes operators may use on the device; None = a share of what is free
     memory_limit: int | None = None
-    #: CPU threads for Arrow compute; None = all cores
+    #: CPU threads for Arrow compute and the parallel CPU kernels; None = all cores
     threads: int | None = None
     #: bytes of host frames the buffer manager may hold; None = a share of physical memory
     buffer_pool_size: int | None = None
