@@ -35,17 +35,22 @@ def resident_bytes(entry: GraphEntry) -> tuple[int, int]:
     return topology, STATE_BYTES_PER_VERTEX * entry.num_vertices
 
 
-def choose(algorithm: Algorithm, entry: GraphEntry, device: Device, gpu_impl: bool) -> Choice:
-    return choose_for(algorithm.name, entry, device, gpu_impl)
+def choose(algorithm: Algorithm, entry: GraphEntry, device: Device, gpu_impl: bool,
+           host_budget: int | None = None) -> Choice:
+    return choose_for(algorithm.name, entry, device, gpu_impl, host_budget)
 
 
-def choose_for(name: str, entry: GraphEntry, device: Device, gpu_impl: bool) -> Choice:
-    """The choice for operator ``name`` (an algorithm, or 'pattern' for GRAPH_TABLE)."""
+def choose_for(name: str, entry: GraphEntry, device: Device, gpu_impl: bool,
+               host_budget: int | None = None) -> Choice:
+    """The choice for operator ``name`` (an algorithm, or 'pattern' for GRAPH_TABLE).
+
+    ``host_budget``: host memory a streamed operator may keep the topology in (the setting
+    ``host_memory_limit``; None for a share of RAM): past it, page streaming from the store."""
     if device.is_gpu and not gpu_impl:
         # The CPU runs it, so the CPU's budget decides between resident and streamed.
         cpu = select_device("cpu")
         cpu = Device("cpu", cpu.memory_limit, "cpu", f"{name} has no GPU kernel")
-        return choose_for(name, entry, cpu, False)
+        return choose_for(name, entry, cpu, False, host_budget)
     topology, state = resident_bytes(entry)
     need = topology + state
     sizes = (f"needs {format_bytes(need)} (topology {format_bytes(topology)} + vertex state "
@@ -61,7 +66,8 @@ def choose_for(name: str, entry: GraphEntry, device: Device, gpu_impl: bool) -> 
     # Too big for the budget: a streamed variant, or an error naming the sizes.
     from .streaming.planner import plan
 
-    return plan(name, entry, device, resident_state_bytes=STATE_BYTES_PER_VERTEX)
+    return plan(name, entry, device, host_budget=host_budget,
+                resident_state_bytes=STATE_BYTES_PER_VERTEX)
 
 
 #: What EXPLAIN says of a hash join before the sizes of its inputs are known.

@@ -76,9 +76,12 @@ class _Cached:
 class Runner:
     """Executes plans against one catalog; caches loaded graphs by version."""
 
-    def __init__(self, catalog: Catalog, device_for: Callable[[], Device]):
+    def __init__(self, catalog: Catalog, device_for: Callable[[], Device],
+                 host_budget_for: Callable[[], int | None] = lambda: None):
         self.catalog = catalog
         self.device_for = device_for
+        #: host memory the streamed operators may keep topology in (None: a share of RAM)
+        self.host_budget_for = host_budget_for
         self._graphs: dict[str, _Cached] = {}
         self.stats: dict[int, OperatorStats] = {}  # id(plan node) -> what it did
         self._results: dict[int, pa.Table] = {}
@@ -110,8 +113,8 @@ class Runner:
         if isinstance(node, AlgorithmScan):
             spec = algorithms.get(node.algorithm)
             has_gpu = device.is_gpu and implementation_for(spec.name) is not None
-            return choose(spec, entry, device, has_gpu)
-        return choose_for("pattern matching", entry, device, False)
+            return choose(spec, entry, device, has_gpu, self.host_budget_for())
+        return choose_for("pattern matching", entry, device, False, self.host_budget_for())
 
     def choices(self, plan: PlanNode) -> dict[int, str]:
         out, stack = {}, [plan]
@@ -205,7 +208,7 @@ class Runner:
             # The GPU ran out within its budget (transients, another process): the CPU answers,
             # planned against the same budget, as algorithms.run does for resident kernels.
             cpu = Device("cpu", choice.device.memory_limit, "cpu", "the GPU ran out of memory")
-            choice = choose_for(spec.name, entry, cpu, False)
+            choice = choose_for(spec.name, entry, cpu, False, self.host_budget_for())
             output = self._run_variant(choice, spec.name, graph, options)
             output.metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
         metrics["variant"] = choice.variant

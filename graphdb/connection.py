@@ -77,7 +77,8 @@ class Connection:
             raise translate(exc) from None
         self.settings = settings
         self.catalog = Catalog(self._env, buffers)
-        self._runner = Runner(self.catalog, self._device)
+        self._runner = Runner(self.catalog, self._device,
+                              lambda: self.settings.host_memory_limit)
         self._device_cache: tuple[tuple, Any] | None = None
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.

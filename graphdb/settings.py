@@ -44,6 +44,9 @@ _DOCS = {
     "threads": "CPU threads for Arrow compute and the parallel graph kernels (PageRank); "
                "process-wide",
     "buffer_pool_size": "bytes of host frames the buffer manager keeps pages and blocks in",
+    "host_memory_limit": "bytes of host memory a streamed operator may hold the graph's "
+                         "topology in; past it BFS and PageRank stream slotted pages from the "
+                         "store",
 }
 
 
@@ -63,6 +66,8 @@ class Settings:
     threads: int | None = None
     #: bytes of host frames the buffer manager may hold; None = a share of physical memory
     buffer_pool_size: int | None = None
+    #: bytes of host memory streamed operators may keep the topology in; None = a share of RAM
+    host_memory_limit: int | None = None
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()
@@ -74,8 +79,8 @@ class Settings:
             return replace(self, device=text)
         if name == "memory_limit":
             return replace(self, memory_limit=parse_bytes(value, "memory_limit"))
-        if name == "buffer_pool_size":
-            return replace(self, buffer_pool_size=parse_bytes(value, "buffer_pool_size"))
+        if name in ("buffer_pool_size", "host_memory_limit"):
+            return replace(self, **{name: parse_bytes(value, name)})
         if name == "threads":
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InvalidInputError(f"threads must be a positive integer, got {value!r}")
@@ -94,7 +99,8 @@ class Settings:
         if value is None:
             return {"memory_limit": "auto (a share of free memory)",
                     "threads": f"auto ({_DEFAULT_THREADS})",
-                    "buffer_pool_size": "auto (a share of physical memory)"}.get(name.lower(), "NULL")
+                    "buffer_pool_size": "auto (a share of physical memory)",
+                    "host_memory_limit": "auto (a share of physical memory)"}.get(name.lower(), "NULL")
         return str(value)
 
     @staticmethod
