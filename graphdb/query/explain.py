@@ -102,12 +102,29 @@ def _actual(node: PlanNode, stats: dict, inputs: tuple[PlanNode, ...] | None = N
     inner = sum(stats[id(c)].seconds for c in inputs if id(c) in stats)
     own = max(s.seconds - inner, 0.0)
     parts = [f"{own * 1000:.2f} ms", f"{s.rows} rows"]
+    variant = s.metrics.get("variant")
     for key, value in s.metrics.items():
+        if key in _RESTATED or (key == "strategy" and value == variant):
+            continue  # the choice line above says it already
         if key == "bytes_moved":
             parts.append(f"bytes moved {format_bytes(value)}")
         else:
-            parts.append(f"{key.replace('_', ' ')} {value}")
+            parts.append(f"{key.replace('_', ' ')} {_brief(value)}")
     return ", ".join(parts)
+
+
+#: Operator metrics that repeat the choice line (kept in the metrics for the Python API).
+_RESTATED = frozenset({"plan", "plan_reason"})
+#: Lists longer than this show their first and last values only (per-iteration series).
+_LIST_SHOWN = 6
+
+
+def _brief(value) -> str:
+    if isinstance(value, (list, tuple)) and len(value) > _LIST_SHOWN:
+        head = ", ".join(str(v) for v in value[:3])
+        tail = ", ".join(str(v) for v in value[-2:])
+        return f"[{head}, ..., {tail}] ({len(value)} values)"
+    return str(value)
 
 
 def _skip(node: PlanNode) -> PlanNode:
