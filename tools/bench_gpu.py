@@ -103,6 +103,27 @@ def cupyx_pagerank_iteration(matrix, rank, dangling, damping, n):
     return new
 
 
+def time_pagerank(g, options: dict, iterations: int, repeats: int):
+    """One PageRank configuration (keyword arguments of ``pagerank_gpu``) timed: the first call
+    builds and caches its partition (``prepare_s``), then the median of ``repeats`` timed runs
+    and one profiled run (kernel time per iteration by kernel). Returns (the row, the ranks)."""
+    import cupy as cp
+
+    from executor.gpu.pagerank import pagerank_gpu
+
+    t = time.perf_counter()
+    pagerank_gpu(g, max_iterations=1, **options)
+    cp.cuda.Device().synchronize()
+    prep_s = time.perf_counter() - t
+    ms, (rank, _, stats) = gpu_time(
+        lambda: pagerank_gpu(g, max_iterations=iterations, **options), repeats)
+    profile: dict = {}
+    pagerank_gpu(g, max_iterations=iterations, profile=profile, **options)
+    row = {"ms_per_iteration": ms / iterations, "prepare_s": prep_s, **stats,
+           "kernel_ms_per_iteration": {k: round(v / iterations, 4) for k, v in profile.items()}}
+    return row, rank
+
+
 def cupyx_pagerank(inn, out_degree, n: int, iterations: int, repeats: int):
     """The straightforward peer: PageRank as a cupyx sparse matrix-vector loop over the in-CSR
     ``inn`` (device arrays). Returns (ms for ``iterations`` iterations, the last ranks)."""
@@ -186,7 +207,6 @@ def main(argv=None) -> int:
 
     from executor.gpu.frontier import bfs_depths_gpu, sssp_distances_gpu
     from executor.gpu.pagerank import block_vertices as pagerank_block_vertices
-    from executor.gpu.pagerank import pagerank_gpu
     from executor.gpu.wcc import wcc_labels_gpu
     from tools.gpu_graphs import graph_from_device_edges, grid_edges_gpu, rmat_edges_gpu
 
@@ -281,17 +301,7 @@ def main(argv=None) -> int:
         g, out, inn = state["g"], state["out"], state["inn"]
         for label, kw in configs:
             try:
-                t = time.perf_counter()
-                pagerank_gpu(g, max_iterations=1, **kw)  # builds and caches the partition
-                cp.cuda.Device().synchronize()
-                prep_s = time.perf_counter() - t
-                ms, (rank, _, stats) = gpu_time(
-                    lambda kw=kw: pagerank_gpu(g, max_iterations=iters, **kw), args.repeats)
-                profile: dict = {}
-                pagerank_gpu(g, max_iterations=iters, profile=profile, **kw)
-                pr[label] = {"ms_per_iteration": ms / iters, "prepare_s": prep_s, **stats,
-                             "kernel_ms_per_iteration": {k: round(v / iters, 4)
-                                                         for k, v in profile.items()}}
+                pr[label], rank = time_pagerank(g, kw, iters, args.repeats)
                 if "ref_rank" in state:
                     pr[label]["max_rel_diff_vs_first"] = float(
                         cp.abs(rank - state["ref_rank"]).max() / state["ref_rank"].max())

@@ -65,8 +65,7 @@ CONFIGS: dict[str, dict] = {
 
 def bench(g, n: int, args) -> dict:
     from executor.gpu import runtime as rt
-    from executor.gpu.pagerank import pagerank_gpu
-    from tools.bench_gpu import copy_bandwidth, cupyx_pagerank, gpu_time
+    from tools.bench_gpu import copy_bandwidth, cupyx_pagerank, time_pagerank
 
     cp = rt.cp()
     iters = 10
@@ -77,17 +76,7 @@ def bench(g, n: int, args) -> dict:
     for label in args.configs.split(","):
         kw = CONFIGS[label]
         try:
-            t = time.perf_counter()
-            pagerank_gpu(g, max_iterations=1, **kw)  # builds and caches the partition
-            cp.cuda.Device().synchronize()
-            prep_s = time.perf_counter() - t
-            ms, (rank, _, stats) = gpu_time(
-                lambda kw=kw: pagerank_gpu(g, max_iterations=iters, **kw), args.repeats)
-            profile: dict = {}
-            pagerank_gpu(g, max_iterations=iters, profile=profile, **kw)
-            row = {"ms_per_iteration": ms / iters, "prepare_s": prep_s, **stats,
-                   "kernel_ms_per_iteration": {k: round(v / iters, 4)
-                                               for k, v in profile.items()}}
+            row, rank = time_pagerank(g, kw, iters, args.repeats)
             if ref is None:
                 ref = rank
             else:
@@ -132,86 +121,10 @@ def bench(g, n: int, args) -> dict:
     return res
 
 
-#: The merge kernel as it was before the dense fix (the load of dense[v] feeds acc[t] before the
-#: partials, and its zero is stored right after the load), with MODE picking what it does with
-#: `dense`, to find which part costs what: 0 nothing; 1 the former code (load, store 0 at once);
-#: 2 load only; 3 store 0 only; 4 as 1 with the load through L2 only (__ldcg, no L1 line);
-#: 5 load early, store 0 after the apply.
-PROBE_SRC = r"""
-template <typename Id, int MODE>
-__global__ void __launch_bounds__(RANGE)
-probe_merge(int n_blocks, const i64* range_ptr, const Id* id_map, const float* partial,
-            float* dense, i64 n, const int* out_degree, double damping, double* rank,
-            float* contrib, double* scal) {
-  __shared__ float acc[RANGE];
-  __shared__ i64 lo_s[MERGE_BOUNDS], hi_s[MERGE_BOUNDS];
-  const i64 n_ranges = (n + RANGE - 1) / RANGE;
-  const double base = (1.0 - damping) / (double)n + damping * scal[0] / (double)n;
-  const int t = threadIdx.x;
-  double dangling_next = 0.0;
-  for (i64 r = blockIdx.x; r < n_ranges; r += gridDim.x) {
-    const i64 v0 = r * RANGE;
-    const i64 v = v0 + t;
-    const bool valid = v < n;
-    float start = 0.0f;
-    int deg = 0;
-    if (valid) {
-      deg = out_degree[v];
-      if (MODE == 1 || MODE == 2 || MODE == 5) start = dense[v];
-      if (MODE == 4) start = __ldcg(dense + v);
-      if (MODE == 1 || MODE == 3 || MODE == 4) dense[v] = 0.0f;
-    }
-    acc[t] = start;
-    for (int b0 = 0; b0 < n_blocks; b0 += MERGE_BOUNDS) {
-      const int nb = n_blocks - b0 < MERGE_BOUNDS ? n_blocks - b0 : MERGE_BOUNDS;
-      __syncthreads();
-      if (t < nb) {
-        lo_s[t] = range_ptr[(i64)(b0 + t) * (n_ranges + 1) + r];
-        hi_s[t] = range_ptr[(i64)(b0 + t) * (n_ranges + 1) + r + 1];
-      }
-      __syncthreads();
-      for (int b = 0; b < nb; b += 4) {
-        int idx[4];
-        float val[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-          idx[u] = -1;
-          val[u] = 0.0f;
-          if (b + u < nb) {
-            const i64 i = lo_s[b + u] + t;
-            if (i < hi_s[b + u]) {
-              idx[u] = (int)(id_map[i] - v0);
-              val[u] = partial[i];
-            }
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-          if (idx[u] >= 0) atomicAdd(&acc[idx[u]], val[u]);
-      }
-    }
-    __syncthreads();
-    if (valid) {
-      const double fresh = base + damping * (double)acc[t];
-      rank[v] = fresh;
-      contrib[v] = deg ? (float)(fresh / (double)deg) : 0.0f;
-      if (!deg) dangling_next += fresh;
-      if (MODE == 5) dense[v] = 0.0f;
-    }
-    __syncthreads();
-  }
-  dangling_next = block_sum(dangling_next);
-  if (threadIdx.x == 0) atomicAdd(&scal[1], dangling_next);
-}
-"""
-PROBE_MODES = {0: "plain", 1: "former", 2: "load_only", 3: "store_only", 4: "former_ldcg",
-               5: "load_early_store_late"}
-
-
 def merge_probe(g, n: int) -> dict:
     """The merge kernel alone (ms per launch, median of 10; the ranks it computes here are not
-    used): the current kernel with dense_mode 0/1/2, without and after the tiles kernel, and
-    the former kernel's variants (PROBE_SRC)."""
+    used): the kernel with dense_mode 0/1/2, without and after the tiles kernel. (Copies of
+    the kernel before the dense fix, timed the same way, are in git history: 4afc9d7.)"""
     import statistics
 
     import numpy as np
@@ -237,21 +150,12 @@ def merge_probe(g, n: int) -> dict:
     scal, l1 = cp.zeros(3), cp.zeros(1)
     blocks = max(1, min(-(-n // prm.RANGE), rt.device_info().multiprocessors * 2))
     stream = cp.cuda.get_current_stream()
-    ctype = rt.id_ctype(ids)
-    probe_names = [f"probe_merge<{ctype},{m}>" for m in PROBE_MODES]
-    probe_mod = cp.RawModule(code=rt._source("pagerank") + PROBE_SRC, options=("--std=c++17",),
-                             name_expressions=probe_names)
 
     def merge(mode):
         merge_k((blocks,), (prm.RANGE,), (
             np.int32(part.blocks), part.range_ptr, part.id_map_flat, partial,
             np.int32(mode), dense, np.int64(n), part.out_degree, np.float64(0.85), rank,
             contrib, scal, l1, np.int32(0), np.int32(0)))
-
-    def probe(mode):
-        probe_mod.get_function(probe_names[mode])((blocks,), (prm.RANGE,), (
-            np.int32(part.blocks), part.range_ptr, part.id_map_flat, partial, dense,
-            np.int64(n), part.out_degree, np.float64(0.85), rank, contrib, scal))
 
     reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
     scratch = cp.empty(max(tl.slots, 1) * tl.dst, dtype=np.float32)
@@ -284,7 +188,6 @@ def merge_probe(g, n: int) -> dict:
     res.update({f"merge_mode{m}_after_tiles": timed(lambda m=m: merge(m), tiles)
                 for m in (0, 1)})
     res["merge_mode2_after_tiles_atomic"] = timed(lambda: merge(2), lambda: tiles(0))
-    res.update({f"former_{name}": timed(lambda m=m: probe(m)) for m, name in PROBE_MODES.items()})
     res.update({"tiles_alone": timed(tiles), "slots": tl.slots, "items": tl.items,
                 "owner_items": int((tl.item_slot < 0).sum())})
     return res
