@@ -122,13 +122,11 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
         written += nbytes
         if written >= RELEASE_EVERY or (force and written):
             written = 0
-            if hasattr(env, "release_resident"):
-                env.release_resident()
+            env.release_resident()
             for path in spooled:
                 release_file(path)
 
-    if hasattr(env, "advise_bulk_write"):
-        env.advise_bulk_write(True)
+    env.advise_bulk_write(True)
     try:
         for name, values in arrays.items():
             stats["block_bytes"] += put_array(txn, blocks, graph_id, name, values,
@@ -157,8 +155,7 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
             _test_pause()
         release(0, force=True)
     finally:
-        if hasattr(env, "advise_bulk_write"):
-            env.advise_bulk_write(False)
+        env.advise_bulk_write(False)
         for builder in builders.values():
             builder.close()
     return stats
