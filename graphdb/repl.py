@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+from executor.device import warm_up
+
 from .connection import Connection, connect
 from .errors import Error
 from .formatting import FORMATS, render
@@ -252,6 +254,8 @@ def run_shell(db: str | None) -> int:
         try:
             if sys.stdin.isatty() and sys.stdout.isatty():
                 print(f"graphdb shell on {label}. Enter .help for help, .quit to leave.")
+                # CuPy's import and the CUDA context (about 0.3 s) are made while the user types
+                warm_up(con.settings.device)
                 _interactive(shell)
             else:
                 for line in sys.stdin:

@@ -18,8 +18,8 @@ using namespace graphdb;
 
 // The source's pieces: the first frontier of a BFS.
 template <typename Id>
-__global__ void graphdb_frontier_seed(const i64* offsets, Id source, int K, Id* queue_vertex,
-                                      int* queue_piece, u64* ctrl) {
+__global__ void graphdb_frontier_seed(const i64* offsets, Id source, int K, int* depth,
+                                      Id* queue_vertex, int* queue_piece, u64* ctrl) {
   const i64 deg = offsets[source + 1] - offsets[source];
   const i64 count = num_pieces(deg, K);
   for (i64 p = threadIdx.x; p < count; p += blockDim.x) {
@@ -27,6 +27,7 @@ __global__ void graphdb_frontier_seed(const i64* offsets, Id source, int K, Id* 
     queue_piece[p] = (int)p;
   }
   if (threadIdx.x == 0) {
+    depth[source] = 0;
     ctrl[CTRL_SLOT(0) + 0] = (u64)count;
     ctrl[CTRL_SLOT(0) + 1] = 1;
     ctrl[CTRL_SLOT(0) + 2] = (u64)deg;
