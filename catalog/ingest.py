@@ -26,6 +26,8 @@ import numpy as np
 import pyarrow as pa
 
 from storage import Environment, delete_topology, write_topology
+from storage.mapped import trim_heap
+from storage.topology import RELEASE_EVERY
 
 from .csrbuild import CSR, MERGE_WEIGHTS, build_csr, csr_chunks
 from .entries import GraphEntry
@@ -358,28 +360,36 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         if weighted:
             arrays["in_weights"] = reverse.weights
 
+    # The vertex table goes to its file now: the user ids and the id lookup then leave memory
+    # before the commit, which holds the CSR and builds pages.
+    vertices = _vertex_table(mapper, vertex_keys, vertex_props)
+    id_type = "string" if pa.types.is_string(mapper.ids.type) else "int64"
+    write_vertices(gdir, vertices)
+    vertices = vertices.schema
+    del mapper, vertex_keys, vertex_props
+    trim_heap()
+
     if props is not None:
         progress.phase("properties")
         props.write_in_order(out.rows, gdir / "edges.arrow", chunk_rows)
 
     progress.phase("commit")
-    vertices = _vertex_table(mapper, vertex_keys, vertex_props)
     stats = _stats(out, arrays, options, counts, n)
     # The property schemas, as DESCRIBE shows them (the Arrow files hold the exact types).
-    stats["vertex_properties"] = ", ".join(f"{f.name} {f.type}" for f in vertices.schema
+    stats["vertex_properties"] = ", ".join(f"{f.name} {f.type}" for f in vertices
                                            if f.name != "id")
     stats["edge_properties"] = ", ".join(f"{f.name} {f.type}" for f in props.schema
                                          ) if props is not None and props.schema else ""
     entry = GraphEntry(
         name=name, graph_id=graph_id, directed=not options.undirected, weighted=weighted,
         num_vertices=n, num_edges=int(len(out.targets)), input_edges=counts.rows,
-        id_type="string" if pa.types.is_string(mapper.ids.type) else "int64",
+        id_type=id_type,
         created=time.time(),
         source=str(source) + (f" + {options.vertices}" if options.vertices else ""),
         stats=stats,
     )
-    entry = write_graph(env, entry, arrays, vertices, replace_entry=replace_entry,
-                        db_catalog=env.db("catalog"), started=started)
+    entry = write_graph(env, entry, arrays, replace_entry=replace_entry,
+                        db_catalog=env.db("catalog"), started=started, memory_limit=budget)
     return entry
 
 
@@ -399,17 +409,22 @@ def _stats(out: CSR, arrays: dict, options: IngestOptions, counts, n: int) -> di
     }
 
 
-def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarray],
-                vertices: pa.Table, *, replace_entry: GraphEntry | None, db_catalog,
-                started: float | None = None) -> GraphEntry:
-    """Commit a graph (the commit point of an ingest): given id-mapped CSR arrays (which may be
-    np.memmap) and the vertex table, write ``vertices.arrow`` next to the files already in the
-    graph directory, then the CSR blocks, the slotted pages and the catalog entry in ONE LMDB
-    write transaction."""
+def write_vertices(gdir: Path, vertices: pa.Table) -> None:
+    """The vertex table (``id`` and the properties) as ``vertices.arrow`` in a graph's folder."""
     import pyarrow.feather as feather
 
-    gdir = env.graph_dir(entry.graph_id)
     feather.write_feather(vertices, gdir / "vertices.arrow", compression="uncompressed")
+
+
+def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarray], *,
+                replace_entry: GraphEntry | None, db_catalog,
+                started: float | None = None, memory_limit: int | None = None) -> GraphEntry:
+    """Commit a graph (the commit point of an ingest): given id-mapped CSR arrays (which may be
+    np.memmap), with ``vertices.arrow`` (:func:`write_vertices`) and any edge properties
+    already in the graph directory, write the CSR blocks, the slotted pages and the catalog
+    entry in ONE LMDB write transaction. Under ``memory_limit`` what was written is unmapped
+    every quarter of it (at most every 64 MiB, at least every 4 MiB)."""
+    gdir = env.graph_dir(entry.graph_id)
     stats = dict(entry.stats)
     stats["vertex_id_bytes"] = int((gdir / "vertices.arrow").stat().st_size)
     edge_file = gdir / "edges.arrow"
@@ -417,11 +432,13 @@ def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarra
     if started is not None:
         stats["ingest_seconds"] = round(time.perf_counter() - started, 3)
     entry = replace(entry, stats=stats)
+    release = RELEASE_EVERY if memory_limit is None else min(RELEASE_EVERY,
+                                                             max(4 << 20, memory_limit // 4))
 
     def commit(txn):
         # CSR blocks and slotted pages, in the same transaction as the entry that makes them
         # visible (the entry's stats dict is ``stats``: it records what was written)
-        stats.update(write_topology(env, txn, entry.graph_id, arrays))
+        stats.update(write_topology(env, txn, entry.graph_id, arrays, release_every=release))
         stats["bytes_stored"] = (stats["block_bytes"] + stats["page_bytes"]
                                  + stats["vertex_id_bytes"] + stats["edge_property_bytes"])
         if replace_entry is not None:

@@ -32,7 +32,7 @@ from typing import TypeVar
 import lmdb
 
 from .errors import DatabaseLocked, MapTooSmall, StorageError
-from .mapped import advise_file, release_file
+from .mapped import advise_file, release_file, trim_heap
 from .pages import PageLayout
 
 __all__ = ["SUBDATABASES", "Environment"]
@@ -172,7 +172,8 @@ class Environment:
     def release_resident(self) -> int:
         """Unmap this process's pages of the data file (see :mod:`storage.mapped`): after a
         large write they are page cache, not memory the process needs. Returns the bytes of
-        address space advised (0 off Linux)."""
+        address space advised (0 off Linux). The C heap's free memory goes back too."""
+        trim_heap()
         return release_file(self._data_file)
 
     def advise_bulk_write(self, on: bool) -> None:

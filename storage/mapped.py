@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["RELEASE_BYTES", "advise_file", "release_view", "release_file"]
+__all__ = ["RELEASE_BYTES", "advise_file", "release_view", "release_file", "trim_heap"]
 
 #: Views smaller than this are not worth a system call.
 RELEASE_BYTES = 256 << 10
@@ -96,3 +96,26 @@ def advise_file(path: str | os.PathLike, bulk_write: bool) -> int:
     0.67-0.89 s, and the commit left 9 MB resident instead of 265 MB. Reads want the default
     back (read-ahead), hence the pair."""
     return _advise_file(path, _MADV_RANDOM if bulk_write else _MADV_NORMAL)
+
+
+_malloc_trim = None  # glibc's malloc_trim, or False where there is none
+
+
+def trim_heap() -> None:
+    """Give the C heap's free memory back to the system (glibc's ``malloc_trim``).
+
+    glibc raises its mmap threshold after a large block is freed, so numpy arrays of a few MiB
+    that come and go (an ingest's batches, buckets and pages) end up in heap arenas whose free
+    space it keeps: measured on an R-MAT 21 ingest under a 32 MiB limit, 45 MiB of the peak.
+    Long writes call this where they unmap what they wrote. Elsewhere it does nothing."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False
+        if sys.platform.startswith("linux"):
+            try:
+                _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+                _malloc_trim.argtypes = (ctypes.c_size_t,)
+            except (OSError, AttributeError):  # musl and others: no malloc_trim
+                pass
+    if _malloc_trim:
+        _malloc_trim(0)

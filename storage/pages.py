@@ -131,31 +131,62 @@ class PagePlan:
     page_first_vertex: np.ndarray  # int64, one per page
     page_kind: np.ndarray  # uint8 SMALL / LARGE
     page_last_vertex: np.ndarray  # int64, exclusive end of each page's vertex range
-    vertex_pid: np.ndarray  # record id of every vertex: page ...
-    vertex_slot: np.ndarray  # ... and slot
-    vertex_rid: np.ndarray | None  # both packed as page | slot << 8p (when p + q <= 8 bytes)
+    #: page of every vertex's record (the first of a hub's chain), in the narrowest unsigned
+    #: type that holds the page count: the one per-vertex array of a plan. The slot follows
+    #: from it (vertex - the page's first vertex; 0 on a chain), so record ids cost 2-4 bytes
+    #: per vertex to look up instead of 24.
+    vertex_pid: np.ndarray
     checksum: int  # algorithm sealing the pages (storage.checksum)
 
     @property
     def num_pages(self) -> int:
         return len(self.page_first_vertex)
 
+    def record_ids(self, vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(page, slot) of each vertex's record, as uint64."""
+        pid = np.take(self.vertex_pid, vertices)
+        slot = np.asarray(vertices).astype(np.uint64)
+        slot -= np.take(self.page_first_vertex.view(np.uint64), pid)
+        return pid.astype(np.uint64), slot
+
+    def packed_record_ids(self, vertices: np.ndarray) -> np.ndarray:
+        """Record ids packed as page | slot << 8p (uint64; p + q must be at most 8 bytes)."""
+        pid, slot = self.record_ids(vertices)
+        slot <<= np.uint64(8 * self.layout.pid_bytes)
+        slot |= pid
+        return slot
+
+
+#: Vertices whose record sizes are computed at a time while planning (bounds the temporaries).
+PLAN_CHUNK = 1 << 20
+
+
+def _record_ends(offsets: np.ndarray, layout: PageLayout, weighted: bool) -> np.ndarray:
+    """Running sum of the bytes each vertex takes in a page (record plus slot): the one array
+    of 8 bytes per vertex that planning holds, filled a chunk of vertices at a time."""
+    n = len(offsets) - 1
+    ends = np.empty(n, dtype=np.int64)
+    for a in range(0, n, PLAN_CHUNK):
+        b = min(n, a + PLAN_CHUNK)
+        degree = np.diff(np.asarray(offsets[a:b + 1], dtype=np.int64))
+        ends[a:b] = layout.record_bytes(degree, weighted) + SLOT_BYTES
+    np.cumsum(ends, out=ends)
+    return ends
+
 
 def plan_pages(offsets: np.ndarray, layout: PageLayout, weighted: bool) -> PagePlan:
     """Pack vertices into pages in id order; one loop iteration per page, none per edge."""
     n = len(offsets) - 1
-    degree = np.diff(np.asarray(offsets, dtype=np.int64))
-    need = layout.record_bytes(degree, weighted) + SLOT_BYTES
+    cum = _record_ends(offsets, layout, weighted)
     capacity = layout.page_size - HEADER_BYTES
     max_slots = min(1 << (8 * layout.slot_bytes), capacity // (4 + SLOT_BYTES))
     per_large = layout.edges_per_large_page(weighted)
-    cum = np.cumsum(need)
     firsts, kinds, lasts = [], [], []
     v = 0
     while v < n:
         base = int(cum[v - 1]) if v else 0
-        if need[v] > capacity:  # a hub: a chain of large pages holds its adjacency list
-            chain = -(-int(degree[v]) // per_large)
+        if int(cum[v]) - base > capacity:  # a hub: a chain of large pages holds its adjacency
+            chain = -(-int(offsets[v + 1] - offsets[v]) // per_large)
             firsts.extend([v] * chain)
             kinds.extend([LARGE] * chain)
             lasts.extend([v + 1] * chain)
@@ -169,6 +200,7 @@ def plan_pages(offsets: np.ndarray, layout: PageLayout, weighted: bool) -> PageP
         kinds.append(SMALL)
         lasts.append(end)
         v = end
+    del cum
     page_first = np.asarray(firsts, dtype=np.int64)
     page_kind = np.asarray(kinds, dtype=np.uint8)
     page_last = np.asarray(lasts, dtype=np.int64)
@@ -181,14 +213,10 @@ def plan_pages(offsets: np.ndarray, layout: PageLayout, weighted: bool) -> PageP
     run_start[1:] = (page_kind[1:] == SMALL) | (page_first[1:] != page_first[:-1])
     run_pid = np.flatnonzero(run_start)
     run_len = page_last[run_pid] - page_first[run_pid]
-    vertex_pid = np.repeat(run_pid.astype(np.int64), run_len)
-    vertex_slot = np.arange(n, dtype=np.int64) - np.repeat(page_first[run_pid], run_len)
-    vertex_rid = None
-    if layout.rid_bytes <= 8:
-        vertex_rid = vertex_pid.astype(np.uint64) | (
-            vertex_slot.astype(np.uint64) << np.uint64(8 * layout.pid_bytes))
-    return PagePlan(layout, weighted, page_first, page_kind, page_last, vertex_pid, vertex_slot,
-                    vertex_rid, default_algorithm())
+    narrow = np.min_scalar_type(max(len(page_first) - 1, 0))
+    vertex_pid = np.repeat(run_pid.astype(narrow), run_len)
+    return PagePlan(layout, weighted, page_first, page_kind, page_last, vertex_pid,
+                    default_algorithm())
 
 
 def _little_endian_bytes(values: np.ndarray, width: int) -> np.ndarray:
@@ -229,15 +257,13 @@ def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets
     m = len(targets)
     if m:
         packed = rid = None
-        if plan.vertex_rid is not None:  # one gather of packed record ids (low r bytes used)
-            # np.take, not fancy indexing: ~15% faster for this random gather
-            packed = np.take(plan.vertex_rid, targets).astype("<u8", copy=False)
+        if r <= 8:  # packed record ids (low r bytes used)
+            packed = plan.packed_record_ids(targets).astype("<u8", copy=False)
         else:
+            pid, slot = plan.record_ids(targets)
             rid = np.empty((m, r), dtype=np.uint8)
-            rid[:, : layout.pid_bytes] = _little_endian_bytes(plan.vertex_pid[targets],
-                                                              layout.pid_bytes)
-            rid[:, layout.pid_bytes:] = _little_endian_bytes(plan.vertex_slot[targets],
-                                                             layout.slot_bytes)
+            rid[:, : layout.pid_bytes] = _little_endian_bytes(pid, layout.pid_bytes)
+            rid[:, layout.pid_bytes:] = _little_endian_bytes(slot, layout.slot_bytes)
         if packed is not None and not plan.weighted:
             _place_by_mask(page, starts, sizes, end, degree, packed, r, unit)
         else:

@@ -85,12 +85,16 @@ def csr_from_edges(keys: np.ndarray, values: np.ndarray, n: int,
     return offsets, cols.data, w
 
 
-def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> dict:
+def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray], *,
+                   release_every: int | None = None) -> dict:
     """Write CSR blocks, page tables and pages of ``graph_id`` in ``txn``; returns statistics.
 
     ``arrays`` holds ``<dir>_offsets``, ``<dir>_targets`` and optionally ``<dir>_weights`` for
-    ``dir`` in ``out``/``in``; any other array is stored as blocks only.
+    ``dir`` in ``out``/``in``; any other array is stored as blocks only. ``release_every``
+    (default :data:`RELEASE_EVERY`) is how many bytes are put between two unmappings of what
+    was written: an ingest under a small memory limit passes a share of it.
     """
+    release_every = release_every or RELEASE_EVERY
     layout: PageLayout = env.layout
     needed = _estimated_bytes(arrays, layout)
     if hasattr(env, "map_headroom") and env.map_headroom() < needed:
@@ -120,7 +124,7 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray]) -> di
         # and not by the size of the graph (storage.mapped says why no data is lost).
         nonlocal written
         written += nbytes
-        if written >= RELEASE_EVERY or (force and written):
+        if written >= release_every or (force and written):
             written = 0
             env.release_resident()
             for path in spooled:

@@ -88,7 +88,8 @@ def test_hub_spans_a_chain_of_large_pages_with_one_record_id():
     assert [headers[p].chain_index for p in chain] == list(range(len(chain)))
     assert {headers[p].chain_length for p in chain} == {len(chain)}
     # the hub's record id is (first page of its chain, slot 0)
-    assert plan.vertex_pid[hub] == chain[0] and plan.vertex_slot[hub] == 0
+    pid, slot = plan.record_ids(np.array([hub]))
+    assert pid[0] == chain[0] and slot[0] == 0
     assert sum(headers[p].num_edges for p in chain) == offsets[hub + 1] - offsets[hub]
     np.testing.assert_array_equal(w, weights)
 
