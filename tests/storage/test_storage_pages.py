@@ -42,6 +42,9 @@ def random_csr(n: int, m: int, seed: int, hub_degree: int = 0):
 def decode_all(offsets, targets, weights, layout):
     """Build pages, decode every one of them, and return the edge list they describe."""
     plan = plan_pages(offsets, layout, weights is not None)
+    # the plan's one per-vertex array is as narrow as the page count allows
+    assert plan.vertex_pid.dtype == np.min_scalar_type(max(plan.num_pages - 1, 0))
+    assert len(plan.vertex_pid) == len(offsets) - 1
     src, dst, w, headers = [], [], [], []
     for pid, page in iter_pages(offsets, targets, weights, plan):
         assert len(page) == layout.page_size
