@@ -60,6 +60,19 @@ CONFIGS: dict[str, dict] = {
     "tiles_h4m_atomic_conc": {**SEQ, "tile_sources": 1 << 22, "tiles_atomic": True,
                               "tiles_concurrent": True},
     "push": {"variant": "push"},
+    "tiles_seq_atomic": {"tiles": True, "tiles_concurrent": False},
+    "pipe": {"tiles": True, "tiles_pipeline": True},
+    "pipe_seq": {"tiles": True, "tiles_pipeline": True, "tiles_concurrent": False},
+    "pipe_b8m": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 23},
+    "pipe_b16m": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24},
+    "tiles_b16m": {"tiles": True, "block_size": 1 << 24},
+    "pipe_b16m_seq": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24,
+                      "tiles_concurrent": False},
+    "pipe_min4k": {"tiles": True, "tiles_pipeline": True, "tile_min_edges": 1 << 12},
+    "pipe_b16m_min4k": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24,
+                        "tile_min_edges": 1 << 12},
+    "pipe_b16m_min2k": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24,
+                        "tile_min_edges": 1 << 11},
 }
 
 
@@ -204,6 +217,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
     ap.add_argument("--merge-probe", action="store_true")
+    ap.add_argument("--config", default=None, help="without --bench: CONFIGS names to run, comma-separated")
     args = ap.parse_args()
     from executor.gpu.pagerank import pagerank_gpu
     from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
@@ -214,9 +228,17 @@ def main() -> None:
     del src, dst
     print(f"rmat {args.scale} built in {time.perf_counter() - t:.1f} s", flush=True)
     if not args.bench:
-        _, _, stats = pagerank_gpu(g, max_iterations=args.iterations, hub_cache=args.hub_cache,
-                                   tiles=args.tiles)
-        print(stats)
+        from executor.gpu import runtime as rt
+
+        for label in (args.config or "").split(","):  # several: one process, one graph build
+            kw = dict(CONFIGS[label]) if label else {}
+            kw.setdefault("hub_cache", args.hub_cache)
+            if args.tiles:
+                kw["tiles"] = True
+            _, _, stats = pagerank_gpu(g, max_iterations=args.iterations, **kw)
+            print(label, stats, flush=True)
+            for key in [k for k in rt._resident(g) if k[0] == "pagerank"]:
+                del rt._resident(g)[key]
         return
     res = bench(g, 1 << args.scale, args)
     text = json.dumps(res, indent=1, default=str)

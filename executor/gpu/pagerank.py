@@ -64,6 +64,9 @@ TILES_DEFAULT = True
 TILES_MIN_GRAPH_EDGES = 1 << 27
 TILES_CONCURRENT = True
 TILES_ATOMIC = True
+#: Whether the tiles use graphdb_pagerank_tiles_pipe (next edges and next tile's contributions
+#: loaded while the current ones are summed) instead of graphdb_pagerank_tiles.
+TILES_PIPELINE = False
 
 
 def block_vertices(l2_bytes: int, value_bytes: int = 4) -> int:
@@ -401,7 +404,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tile_src: int = TILE_SRC, tile_dst: int = TILE_DST,
                  tile_min_edges: int = TILE_MIN_EDGES, tile_chunk: int = TILE_CHUNK,
                  tiles_last: bool = False, tiles_concurrent: bool | None = None,
-                 tiles_atomic: bool | None = None,
+                 tiles_atomic: bool | None = None, tiles_pipeline: bool | None = None,
                  profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
@@ -411,7 +414,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
     ``tiles_concurrent`` (None = TILES_CONCURRENT) runs it on a second stream beside them (its
     blocks fill the SMs' shared memory, the gather kernels' blocks need none, so both can share
     an SM); ``tiles_atomic`` (None = TILES_ATOMIC) has the items of a split column add their
-    sums with global atomics instead of scratch slots.
+    sums with global atomics instead of scratch slots; ``tiles_pipeline`` (None =
+    TILES_PIPELINE) picks the tile kernel that loads ahead (``graphdb_pagerank_tiles_pipe``).
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
     benchmarks, it serialises nothing but adds event records).
     """
@@ -435,6 +439,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         tiles_concurrent = TILES_CONCURRENT
     if tiles_atomic is None:
         tiles_atomic = TILES_ATOMIC
+    if tiles_pipeline is None:
+        tiles_pipeline = TILES_PIPELINE
     tile_cfg = None
     if tiles and reorder and not push and m:
         tile_cfg = {"sources": int(tile_sources), "src": int(min(tile_src, n)),
@@ -473,7 +479,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         # (dense_mode 1) and, where atomics add into it, zeroes after (dense_mode 2).
         dense = cp.zeros(n, dtype=np.float32) if push or tl is not None else None
         if tl is not None:
-            tiles_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles")
+            tiles_k = rt.module("pagerank").get_function(
+                "graphdb_pagerank_tiles_pipe" if tiles_pipeline else "graphdb_pagerank_tiles")
             reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
             tile_smem = 4 * (tl.src + tl.dst)
             if tile_smem > 48 * 1024:

@@ -94,7 +94,8 @@ def _reference(g, **kw):
 @pytest.mark.parametrize("block_size", [None, 64])
 @pytest.mark.parametrize("min_edges", [0, 20])
 @pytest.mark.parametrize("atomic", [False, True])
-def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic):
+@pytest.mark.parametrize("pipeline", [False, True])
+def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic, pipeline):
     from executor.gpu.pagerank import pagerank_gpu
 
     rng = np.random.default_rng(n)
@@ -102,7 +103,8 @@ def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic):
     g = _graph(src, dst, n)
     ref, it = _reference(g, damping=0.85, max_iterations=15)
     got, git, stats = pagerank_gpu(g, 0.85, 15, block_size=block_size, tile_sources=n // 3,
-                                   tile_min_edges=min_edges, tiles_atomic=atomic, **SMALL)
+                                   tile_min_edges=min_edges, tiles_atomic=atomic,
+                                   tiles_pipeline=pipeline, **SMALL)
     assert git == it
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4, atol=1e-9)
     assert stats["tiles"]["edges_tiled"] > 0 or min_edges
@@ -119,6 +121,9 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
     ref, _ = _reference(g, max_iterations=10)
     seq = {"tiles": True, "reorder": True, "tiles_concurrent": False, "tiles_atomic": False}
     for kw in ({"tiles": True, "reorder": True, "tile_min_edges": 0},
+               {"tiles": True, "reorder": True, "tile_min_edges": 0, "tiles_pipeline": True},
+               {"tiles": True, "reorder": True, "tiles_pipeline": False},
+               {**seq, "tiles_pipeline": True, "tile_chunk": 1 << 14},
                {**seq, "tile_min_edges": 0},
                {**seq, "tiles_last": True},
                {**seq, "tiles_concurrent": True, "tile_min_edges": 0, "tile_chunk": 1 << 14},
@@ -132,15 +137,33 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
 
 
 @pytest.mark.gpu
+def test_pagerank_tiles_pipeline_wide_source_tiles():
+    """More tile sources than the pipelined kernel holds in registers (TILE_PRE per thread):
+    the rest of a tile's contributions is staged straight from global memory."""
+    from executor.gpu.pagerank import pagerank_gpu
+
+    src, dst = rmat(15, 8, seed=4)
+    g = _graph(src, dst, 1 << 15)
+    ref, _ = _reference(g, max_iterations=10)
+    for atomic in (False, True):
+        got, _, stats = pagerank_gpu(g, max_iterations=10, tiles=True, reorder=True,
+                                     tile_src=1 << 15, tile_dst=1 << 13, tile_min_edges=0,
+                                     tile_chunk=1 << 14, tiles_atomic=atomic,
+                                     tiles_pipeline=True)
+        np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
+        assert stats["tiles"]["src"] == 1 << 15 and stats["tiles"]["edges_tiled"] > 0
+
+
+@pytest.mark.gpu
 def test_pagerank_tiles_tolerance_variant():
     from executor.gpu.pagerank import pagerank_gpu
 
     src, dst = rmat(10, 8, seed=2)
     g = _graph(src, dst, 1 << 10)
-    for tol in (1e-2, 1e-4, 1e-7):
+    for tol, pipeline in ((1e-2, False), (1e-4, True), (1e-7, False), (1e-7, True)):
         ref, it = _reference(g, max_iterations=100, tolerance=tol)
         got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol, block_size=256,
-                                   tile_sources=300, **SMALL)
+                                   tile_sources=300, tiles_pipeline=pipeline, **SMALL)
         assert abs(git - it) <= 1  # float32 contributions may move the crossing by one
         np.testing.assert_allclose(got.get(), ref, rtol=1e-3, atol=tol)
 

@@ -342,3 +342,134 @@ extern "C" __global__ void graphdb_pagerank_tiles_reduce(const float* __restrict
     sums[v] = acc;
   }
 }
+
+// graphdb_pagerank_tiles with its loads taken off the critical path (same arguments, same
+// results). With one 1024-thread block per SM (the tile's shared memory) the first kernel waited
+// in turn for each batch of edges (DRAM), for each tile's contributions (L2) and at the barriers
+// around them, with nothing else to run on the SM. Here an item's edges are one contiguous
+// stream whatever the tiles, so each thread loads its next 8 edges (at the next batch's
+// position: the next base, or the next tile's first edge) before it works on the current 8, and
+// loads the next tile's contributions into registers (TILE_PRE per thread) while the current
+// tile's edges are summed; at the next tile they go from registers to shared memory between the
+// two barriers. Words loaded past the current tile's end are not used there: that batch is
+// loaded again at the next tile's base (an L2 hit).
+#define TILE_PRE 16
+__device__ __forceinline__ void tile_load8(const unsigned* __restrict__ edges, i64 k, i64 end,
+                                           uint4& a, uint4& b) {
+  if (k < end) {
+    a = __ldcs(reinterpret_cast<const uint4*>(edges + k));
+    b = __ldcs(reinterpret_cast<const uint4*>(edges + k + 4));
+  } else {
+    a = make_uint4(TILE_PAD, TILE_PAD, TILE_PAD, TILE_PAD);
+    b = a;
+  }
+}
+
+__device__ __forceinline__ void tile_load_pre(const float* __restrict__ contrib, i64 src0, int S,
+                                              i64 n, float (&pre)[TILE_PRE]) {
+#pragma unroll
+  for (int u = 0; u < TILE_PRE; ++u) {
+    const int i = threadIdx.x + u * blockDim.x;
+    pre[u] = i < S && src0 + i < n ? __ldcg(contrib + src0 + i) : 0.0f;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(1024)
+graphdb_pagerank_tiles_pipe(const unsigned* __restrict__ edges, const i64* __restrict__ tile_end,
+                            const int* __restrict__ tile_src, const i64* __restrict__ item_start,
+                            const i64* __restrict__ item_end, const int* __restrict__ item_tile,
+                            const int* __restrict__ item_dst, const int* __restrict__ item_slot,
+                            i64 n_items, int S, int D, i64 n, const float* __restrict__ contrib,
+                            float* __restrict__ sums, float* __restrict__ scratch,
+                            int use_scratch) {
+  extern __shared__ float tile_smem[];
+  float* s_src = tile_smem;
+  float* s_dst = tile_smem + S;
+  const int t = threadIdx.x;
+  const int lane = t & 31;
+  const i64 step = 8 * (i64)blockDim.x;
+  const int pre_cover = TILE_PRE * blockDim.x;
+  for (i64 c = blockIdx.x; c < n_items; c += gridDim.x) {
+    const i64 dst0 = item_dst[c];
+    const i64 end = item_end[c];
+    i64 s = item_start[c];
+    int tile = item_tile[c];
+    i64 seg_end = tile_end[tile] < end ? tile_end[tile] : end;
+    i64 src0 = tile_src[tile];
+    float pre[TILE_PRE];
+    tile_load_pre(contrib, src0, S, n, pre);
+    uint4 a, b;
+    tile_load8(edges, s + 8 * (i64)t, end, a, b);
+    for (int i = t; i < D; i += blockDim.x) s_dst[i] = 0.0f;
+    while (s < end) {  // uniform over the block: one tile's part of the item
+      __syncthreads();  // the previous tile's contributions are no longer read
+#pragma unroll
+      for (int u = 0; u < TILE_PRE; ++u) {
+        const int i = t + u * blockDim.x;
+        if (i < S) s_src[i] = pre[u];
+      }
+      for (int i = pre_cover + t; i < S; i += blockDim.x)
+        s_src[i] = src0 + i < n ? contrib[src0 + i] : 0.0f;
+      __syncthreads();
+      const bool more = seg_end < end;
+      i64 next_end = end, next_src0 = 0;
+      if (more) {
+        next_end = tile_end[tile + 1] < end ? tile_end[tile + 1] : end;
+        next_src0 = tile_src[tile + 1];
+        tile_load_pre(contrib, next_src0, S, n, pre);
+      }
+      for (i64 base = s; base < seg_end; base += step) {
+        const i64 k = base + 8 * (i64)t;
+        const i64 next_base = base + step < seg_end ? base + step : seg_end;
+        uint4 na, nb;
+        tile_load8(edges, next_base + 8 * (i64)t, end, na, nb);
+        unsigned cur = TILE_PAD;
+        float acc = 0.0f;
+        if (k < seg_end) {  // seg_end and k are multiples of 8: all 8 edges are in the tile
+          const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            if (w[u] == TILE_PAD) continue;
+            const unsigned dst = w[u] >> 16;
+            const float v = s_src[w[u] & 0xffffu];
+            if (dst == cur) {
+              acc += v;
+            } else {
+              if (cur != TILE_PAD) atomicAdd(&s_dst[cur], acc);
+              cur = dst;
+              acc = v;
+            }
+          }
+        }
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+          const float a_up = __shfl_up_sync(GRAPHDB_FULL_MASK, acc, d);
+          const unsigned c_up = __shfl_up_sync(GRAPHDB_FULL_MASK, cur, d);
+          if (lane >= d && c_up == cur) acc += a_up;
+        }
+        const unsigned c_next = __shfl_down_sync(GRAPHDB_FULL_MASK, cur, 1);
+        if (cur != TILE_PAD && (lane == 31 || c_next != cur)) atomicAdd(&s_dst[cur], acc);
+        a = na;
+        b = nb;
+      }
+      s = seg_end;
+      seg_end = next_end;
+      src0 = next_src0;
+      ++tile;
+    }
+    __syncthreads();
+    const int slot = item_slot[c];
+    if (slot < 0) {  // the column's only item
+      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) sums[dst0 + i] = s_dst[i];
+    } else if (use_scratch) {  // one of a split column's items: its own slot, summed later
+      float* out = scratch + (i64)slot * D;
+      for (int i = t; i < D; i += blockDim.x) out[i] = s_dst[i];
+    } else {
+      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) {
+        const float v = s_dst[i];
+        if (v != 0.0f) atomicAdd(&sums[dst0 + i], v);
+      }
+    }
+    __syncthreads();  // shared memory is refilled for the next item
+  }
+}
