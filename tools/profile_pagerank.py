@@ -164,11 +164,14 @@ def merge_probe(g, n: int) -> dict:
     blocks = max(1, min(-(-n // prm.RANGE), rt.device_info().multiprocessors * 2))
     stream = cp.cuda.get_current_stream()
 
+    modes = {m: cp.full(-(-n // prm.RANGE), m, dtype=np.uint8) for m in (0, 1, 2)}
+
     def merge(mode):
         merge_k((blocks,), (prm.RANGE,), (
             np.int32(part.blocks), part.range_ptr, part.id_map_flat, partial,
             np.int32(mode), dense, np.int64(n), part.out_degree, np.float64(0.85), rank,
-            contrib, scal, l1, np.int32(0), np.int32(0)))
+            contrib, scal, l1, np.int32(0), np.int32(0), modes[mode], np.int32(1),
+            part.id_map_flat))
 
     reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
     scratch = cp.empty(max(tl.slots, 1) * tl.dst, dtype=np.float32)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -122,6 +122,8 @@ class Tiles:
     tiles: int
     columns: int
     build_ms: float = 0.0
+    column_dst: object = None  # numpy int64, first destination id of each tiled column
+    split_column_dst: object = None  # numpy int64, the same for the split columns
 
     @property
     def items(self) -> int:
@@ -217,7 +219,9 @@ def build_tiles(xp, rows, cols, n: int, *, sources: int, src: int, dst: int, min
         split_slot=xp.asarray((np.cumsum(split_slots) - split_slots).astype(np.int32)),
         split_slots=xp.asarray(split_slots.astype(np.int32)),
         src=int(src), dst=int(dst), sources=hot_n, hot_edges=hot_edges, edges_tiled=m_tiled,
-        tiles=int(ks.size), columns=int(cols_k.size))
+        tiles=int(ks.size), columns=int(cols_k.size),
+        column_dst=(cols_k * dst).astype(np.int64),
+        split_column_dst=(cols_k[split_cols] * dst).astype(np.int64))
     return tiles, ~tiled
 
 
@@ -272,6 +276,27 @@ class Partition:
     out_degree: object  # int32, in partition ids
     order: object | None  # new id -> old id, or None (identity)
     tiles: Tiles | None = None  # hot-source tiles (their edges are not in the blocks)
+    dangling: int = 0  # vertices without out-edges
+    range_modes: dict = field(default_factory=dict)  # the merge's per-range dense modes
+
+
+def range_modes(n: int, dense_mode: int, tiles: Tiles | None, atomic_split: bool):
+    """The merge's ``range_mode`` (numpy uint8, a byte per range of RANGE vertices): without
+    tiles ``dense_mode`` everywhere (push: 2, none: 0); with them 1 where a tiled column covers
+    the range, 2 where a split column flushed with atomics does (its sums are zeroed after the
+    apply), 0 elsewhere (no dense read)."""
+    n_ranges = -(-n // RANGE)
+    if tiles is None or tiles.column_dst is None:
+        return np.full(n_ranges, dense_mode, dtype=np.uint8)
+    mode = np.zeros(n_ranges, dtype=np.uint8)
+    marks = [(tiles.column_dst, 1)]
+    if atomic_split:
+        marks.append((tiles.split_column_dst, 2))
+    for starts, value in marks:
+        for d0 in np.asarray(starts, dtype=np.int64):
+            lo, hi = int(d0) // RANGE, -(-min(n, int(d0) + tiles.dst) // RANGE)
+            mode[lo:hi] = np.maximum(mode[lo:hi], value)
+    return mode
 
 
 def _group_width(edges: int, rows: int) -> int:
@@ -379,6 +404,7 @@ def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool
         out_degree=out_degree.astype(np.int32),
         order=order,
         tiles=tiles,
+        dangling=int(cp.count_nonzero(out_degree == 0)),
     )
 
 
@@ -467,11 +493,17 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         heavy_k = rt.kernel("pagerank", "graphdb_pagerank_heavy", ids,
                             "true" if push else "false")
         merge_k = rt.kernel("pagerank", "graphdb_pagerank_merge_apply", ids)
-        rank = cp.full(n, 1.0 / n, dtype=np.float64)
+        # With a fixed iteration count (no tolerance) the ranks are only written by the last
+        # iteration's merge, in the caller's vertex order; with a tolerance every merge reads
+        # and writes them (the L1 change), and they are mapped back after the loop.
+        fixed = tolerance <= 0 and max_iterations > 0
+        rank = cp.empty(n, dtype=np.float64) if fixed else cp.full(n, 1.0 / n, dtype=np.float64)
         deg = part.out_degree
-        contrib = cp.where(deg > 0, rank / cp.maximum(deg, 1), 0.0).astype(np.float32)
+        contrib = cp.empty(n, dtype=np.float32)
+        init_k = rt.module("pagerank").get_function("graphdb_pagerank_init")
+        init_k((rt.grid_for(n, THREADS),), (THREADS,), (deg, np.int64(n), contrib))
         scal = cp.zeros(3, dtype=np.float64)
-        scal[0] = float(cp.count_nonzero(deg == 0)) / n
+        scal[0] = part.dangling / n  # no host sync: the count is the partition's
         l1 = cp.zeros(max(max_iterations, 1), dtype=np.float64)
         partial = None if push else cp.empty(max(part.rows_total, 1), dtype=np.float32)
         tl = part.tiles if part.tiles is not None and part.tiles.items else None
@@ -513,6 +545,12 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         # columns through the scratch slots), so `dense` needs zeroing only where atomics add.
         tile_atomics = tl is not None and tl.slots > 0 and not use_scratch
         dense_mode = 0 if dense is None else (2 if push or tile_atomics else 1)
+        mode_key = (dense_mode, tl is not None, tile_atomics)
+        range_mode = part.range_modes.get(mode_key)
+        if range_mode is None:
+            range_mode = cp.asarray(range_modes(n, dense_mode, tl, tile_atomics))
+            part.range_modes[mode_key] = range_mode
+        permuted = part.order is not None
         scratch = None
         if tl is not None:
             scratch = cp.empty(tl.slots * tl.dst if use_scratch else 1, dtype=np.float32)
@@ -573,12 +611,15 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                 tiles_done = run_tiles()
             if tiles_done is not None:
                 stream.wait_event(tiles_done)
+            last = fixed and it == max_iterations - 1
+            rank_mode = 1 if not fixed else (0 if not last else 2 if permuted else 1)
             merge_k((merge_blocks,), (RANGE,), (
                 np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
                 partial if partial is not None else contrib, np.int32(dense_mode),
                 dense if dense is not None else contrib, np.int64(n), part.out_degree,
                 np.float64(damping), rank, contrib, scal, l1, np.int32(it),
-                np.int32(tolerance > 0)))
+                np.int32(tolerance > 0), range_mode, np.int32(rank_mode),
+                part.order if permuted else part.id_map_flat))
             mark("merge")
             iterations += 1
             if tolerance > 0 and float(l1[it].get()) < tolerance:
@@ -587,7 +628,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             marks[-1][1].synchronize()
             for (_, a), (label, b) in zip(marks[:-1], marks[1:], strict=True):
                 profile[label] = profile.get(label, 0.0) + cp.cuda.get_elapsed_time(a, b)
-        if part.order is not None:
+        if permuted and not fixed:
             original = cp.empty_like(rank)
             original[part.order] = rank
             rank = original

@@ -233,3 +233,28 @@ def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
     assert stats["reordered"] and "tiles" not in stats
     with pytest.raises(DeviceOutOfMemory):
         prm.pagerank_gpu(g, max_iterations=8, block_size=1024, tiles=True)
+
+
+def test_range_modes_on_host():
+    """The merge's per-range dense modes: 1 under tiled columns, 2 under split columns flushed
+    with atomics, 0 elsewhere; without tiles the given mode everywhere."""
+    from executor.gpu.pagerank import RANGE, build_tiles, range_modes
+
+    rng = np.random.default_rng(3)
+    n = 20 * RANGE + 5
+    rows, cols = _dst_src_sorted(rng, n, 200_000, 3.0)
+    gap = (rows >= 5 * RANGE) & (rows < 9 * RANGE)  # a column without edges: its ranges get 0
+    rows, cols = rows[~gap], cols[~gap]
+    tiles, _ = build_tiles(np, rows, cols, n, sources=n // 4, src=512, dst=3 * RANGE // 2,
+                           min_edges=50, chunk=4096)
+    assert tiles.split_column_dst.size and tiles.column_dst.size > tiles.split_column_dst.size
+    for atomic in (False, True):
+        mode = range_modes(n, 2 if atomic else 1, tiles, atomic)
+        want = np.zeros(mode.size, dtype=np.uint8)
+        for starts, value in ((tiles.column_dst, 1), (tiles.split_column_dst, 2 if atomic else 1)):
+            for d0 in starts:
+                for v in range(int(d0), min(n, int(d0) + tiles.dst)):
+                    want[v // RANGE] = max(want[v // RANGE], value)
+        np.testing.assert_array_equal(mode, want)
+        assert (mode == 0).any() and (mode == (2 if atomic else 1)).any()
+    np.testing.assert_array_equal(range_modes(n, 2, None, False), np.full(mode.size, 2))

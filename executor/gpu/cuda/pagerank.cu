@@ -138,6 +138,9 @@ __global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, cons
 // and the zero is stored after the apply: a store to the address of this thread's load still in
 // flight (the former order: load dense, store 0 at once, then the partials) stalled the merge
 // (1.16 ms against 0.25 ms for the same kernel without dense; see NOTES.md).
+// range_mode (optional, a byte per range) gives dense_mode per range of RANGE vertices: with
+// the tiles, ranges that no tile column covers skip the read, and only ranges of split columns
+// flushed with atomics are zeroed. rank_mode: see the apply.
 // scal[0..2] rotate like the frontier counters: iteration `it` reads D from scal[it % 3], adds
 // the next D into scal[(it + 1) % 3] and zeroes scal[(it + 2) % 3].
 #define MERGE_BOUNDS 64
@@ -147,7 +150,8 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
                              const float* partial, int dense_mode, float* dense, i64 n,
                              const int* out_degree, double damping, double* rank,
                              float* contrib, double* scal, double* l1, int it,
-                             int track_change) {
+                             int track_change, const unsigned char* range_mode, int rank_mode,
+                             const Id* perm) {
   __shared__ float acc[RANGE];
   __shared__ i64 lo_s[MERGE_BOUNDS], hi_s[MERGE_BOUNDS];
   // Read from shared memory at each apply (a barrier always comes first): kept in a register
@@ -164,13 +168,16 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
     const i64 v0 = r * RANGE;
     const i64 v = v0 + t;
     const bool valid = v < n;
+    // Per range (uniform over the block): no dense sums here (0), stored ones (1), or ones
+    // added atomically that must be zeroed after the apply (2).
+    const int dmode = range_mode ? (int)range_mode[r] : dense_mode;
     float extra = 0.0f;
     int deg = 0;
     double old = 0.0;
     if (valid) {
       deg = out_degree[v];
       if (track_change) old = rank[v];
-      if (dense_mode) extra = dense[v];  // in flight during the partials, used at the apply
+      if (dmode) extra = dense[v];  // in flight during the partials, used at the apply
     }
     acc[t] = 0.0f;
     for (int b0 = 0; b0 < n_blocks; b0 += MERGE_BOUNDS) {
@@ -205,12 +212,15 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
     if (valid) {
       const double fresh = s_base + damping * (double)(acc[t] + extra);
       if (track_change) change += fabs(fresh - old);
-      rank[v] = fresh;
+      // rank_mode 0: ranks not needed yet (fixed iteration count, not the last iteration);
+      // 1: rank[v]; 2: the last iteration writes the ranks in the caller's order, perm[v].
+      if (rank_mode == 1) rank[v] = fresh;
+      else if (rank_mode == 2) rank[perm[v]] = fresh;
       // A reciprocal, not a division: the division's slow-path call made ptxas spill the
       // live accumulators around it.
       contrib[v] = deg ? (float)(fresh * __drcp_rn((double)deg)) : 0.0f;
       if (!deg) dangling_next += fresh;
-      if (dense_mode == 2) dense[v] = 0.0f;  // ready for the next iteration's atomics
+      if (dmode == 2) dense[v] = 0.0f;  // ready for the next iteration's atomics
     }
     __syncthreads();  // acc is reused by the next range
   }
@@ -219,6 +229,18 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
   if (threadIdx.x == 0) {
     atomicAdd(&scal[(it + 1) % 3], dangling_next);
     if (track_change) atomicAdd(&l1[it], change);
+  }
+}
+
+// First contributions, rank 1/n everywhere: contrib[v] = (1/n) / deg (0 for dangling vertices),
+// as the merge computes them from a rank (float64, then rounded to float32).
+extern "C" __global__ void graphdb_pagerank_init(const int* __restrict__ out_degree, i64 n,
+                                                 float* __restrict__ contrib) {
+  const double r = 1.0 / (double)n;
+  for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n;
+       v += (i64)gridDim.x * blockDim.x) {
+    const int deg = out_degree[v];
+    contrib[v] = deg ? (float)(r / (double)deg) : 0.0f;
   }
 }
 
