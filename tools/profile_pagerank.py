@@ -71,6 +71,9 @@ CONFIGS: dict[str, dict] = {
     "pipe_min4k": {"tiles": True, "tiles_pipeline": True, "tile_min_edges": 1 << 12},
     "pipe_b16m_min4k": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24,
                         "tile_min_edges": 1 << 12},
+    "pipe_min4k_seq": {"tiles": True, "tiles_pipeline": True, "tile_min_edges": 1 << 12,
+                       "tiles_concurrent": False},
+    "pipe_min2k": {"tiles": True, "tiles_pipeline": True, "tile_min_edges": 1 << 11},
     "pipe_b16m_min2k": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24,
                         "tile_min_edges": 1 << 11},
 }

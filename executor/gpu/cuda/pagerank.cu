@@ -445,23 +445,48 @@ graphdb_pagerank_tiles_pipe(const unsigned* __restrict__ edges, const i64* __res
         const i64 next_base = base + step < seg_end ? base + step : seg_end;
         uint4 na, nb;
         tile_load8(edges, next_base + 8 * (i64)t, end, na, nb);
-        unsigned cur = TILE_PAD;
-        float acc = 0.0f;
+        // Runs of one destination. A tile's edges are sorted by destination, so a run that is
+        // neither the first nor the last of a thread's 8 edges is the only one of its
+        // destination in this tile: plain add (a float atomicAdd on shared memory is a CAS
+        // loop on sm_90). The first run is handed to the previous lane when that lane's last
+        // run has the same destination, and the last runs are merged across the warp by a
+        // segmented scan; only what may continue into another warp (lane 0's first run, the
+        // segment ending at lane 31, a segment from lane 0 whose lane has a single run) is
+        // added atomically.
+        unsigned cur = TILE_PAD, first = TILE_PAD;
+        float acc = 0.0f, first_sum = 0.0f;
+        int multi = 0;
         if (k < seg_end) {  // seg_end and k are multiples of 8: all 8 edges are in the tile
           const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
           for (int u = 0; u < 8; ++u) {
-            if (w[u] == TILE_PAD) continue;
+            if (w[u] == TILE_PAD) continue;  // padding: only at a tile's end
             const unsigned dst = w[u] >> 16;
             const float v = s_src[w[u] & 0xffffu];
             if (dst == cur) {
               acc += v;
             } else {
-              if (cur != TILE_PAD) atomicAdd(&s_dst[cur], acc);
+              if (cur == TILE_PAD) {
+                first = dst;
+              } else if (!multi) {
+                first_sum = acc;
+                multi = 1;
+              } else {
+                s_dst[cur] += acc;
+              }
               cur = dst;
               acc = v;
             }
           }
+        }
+        const unsigned prev_cur = __shfl_up_sync(GRAPHDB_FULL_MASK, cur, 1);
+        const unsigned next_first = __shfl_down_sync(GRAPHDB_FULL_MASK, first, 1);
+        const float next_sum = __shfl_down_sync(GRAPHDB_FULL_MASK, first_sum, 1);
+        const int next_multi = __shfl_down_sync(GRAPHDB_FULL_MASK, multi, 1);
+        if (lane < 31 && next_multi && cur != TILE_PAD && next_first == cur) acc += next_sum;
+        if (multi && !(lane > 0 && prev_cur == first)) {
+          if (lane == 0) atomicAdd(&s_dst[first], first_sum);
+          else s_dst[first] += first_sum;
         }
 #pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
@@ -470,7 +495,13 @@ graphdb_pagerank_tiles_pipe(const unsigned* __restrict__ edges, const i64* __res
           if (lane >= d && c_up == cur) acc += a_up;
         }
         const unsigned c_next = __shfl_down_sync(GRAPHDB_FULL_MASK, cur, 1);
-        if (cur != TILE_PAD && (lane == 31 || c_next != cur)) atomicAdd(&s_dst[cur], acc);
+        const unsigned heads = __ballot_sync(GRAPHDB_FULL_MASK, lane == 0 || prev_cur != cur);
+        const int seg_first = 31 - __clz(heads & (0xffffffffu >> (31 - lane)));
+        const int multi0 = __shfl_sync(GRAPHDB_FULL_MASK, multi, 0);
+        if (cur != TILE_PAD && (lane == 31 || c_next != cur)) {
+          if (lane == 31 || (seg_first == 0 && !multi0)) atomicAdd(&s_dst[cur], acc);
+          else s_dst[cur] += acc;
+        }
         a = na;
         b = nb;
       }
