@@ -67,6 +67,9 @@ TILES_ATOMIC = True
 #: Whether the tiles use graphdb_pagerank_tiles_pipe (next edges and next tile's contributions
 #: loaded while the current ones are summed) instead of graphdb_pagerank_tiles.
 TILES_PIPELINE = False
+#: Pull with tiles: the gather kernels add each row's sum into the dense sums with a global
+#: atomic (where the tiles add theirs), so the merge reads no partials (``rows_to_dense``).
+ROWS_TO_DENSE = False
 
 
 def block_vertices(l2_bytes: int, value_bytes: int = 4) -> int:
@@ -431,6 +434,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tile_min_edges: int = TILE_MIN_EDGES, tile_chunk: int = TILE_CHUNK,
                  tiles_last: bool = False, tiles_concurrent: bool | None = None,
                  tiles_atomic: bool | None = None, tiles_pipeline: bool | None = None,
+                 rows_to_dense: bool | None = None,
                  profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
@@ -467,6 +471,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         tiles_atomic = TILES_ATOMIC
     if tiles_pipeline is None:
         tiles_pipeline = TILES_PIPELINE
+    rows_to_dense_chosen = rows_to_dense is None
     tile_cfg = None
     if tiles and reorder and not push and m:
         tile_cfg = {"sources": int(tile_sources), "src": int(min(tile_src, n)),
@@ -505,11 +510,17 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         scal = cp.zeros(3, dtype=np.float64)
         scal[0] = part.dangling / n  # no host sync: the count is the partition's
         l1 = cp.zeros(max(max_iterations, 1), dtype=np.float64)
-        partial = None if push else cp.empty(max(part.rows_total, 1), dtype=np.float32)
+        # rows_to_dense (pull): rows add their sums into `dense` with global atomics, every tile
+        # item too (owner items included); the merge reads `dense` alone and zeroes it.
+        if rows_to_dense_chosen:
+            rows_to_dense = ROWS_TO_DENSE and part.tiles is not None and part.tiles.items > 0
+        to_dense = bool(rows_to_dense) and not push
+        partial = (None if push or to_dense
+                   else cp.empty(max(part.rows_total, 1), dtype=np.float32))
         tl = part.tiles if part.tiles is not None and part.tiles.items else None
         # Push atomics and the tiles' flushes both land in `dense`, which the merge adds
         # (dense_mode 1) and, where atomics add into it, zeroes after (dense_mode 2).
-        dense = cp.zeros(n, dtype=np.float32) if push or tl is not None else None
+        dense = cp.zeros(n, dtype=np.float32) if push or to_dense or tl is not None else None
         if tl is not None:
             tiles_k = rt.module("pagerank").get_function(
                 "graphdb_pagerank_tiles_pipe" if tiles_pipeline else "graphdb_pagerank_tiles")
@@ -540,15 +551,19 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             for kern in (*rows_k.values(), heavy_k):
                 kern.max_dynamic_shared_size_bytes = 4 * hub
         side = cp.cuda.Stream(non_blocking=True) if tl is not None and tiles_concurrent else None
-        use_scratch = tl is not None and not tiles_atomic and tl.slots > 0
+        use_scratch = tl is not None and not tiles_atomic and tl.slots > 0 and not to_dense
         # The tiles store every tiled column's sums each iteration (owner items directly, split
         # columns through the scratch slots), so `dense` needs zeroing only where atomics add.
         tile_atomics = tl is not None and tl.slots > 0 and not use_scratch
-        dense_mode = 0 if dense is None else (2 if push or tile_atomics else 1)
-        mode_key = (dense_mode, tl is not None, tile_atomics)
+        dense_mode = 0 if dense is None else (2 if push or to_dense or tile_atomics else 1)
+        # the tile kernels' flush: 0 owner items store, split columns add atomically; 1 split
+        # columns through scratch slots; 2 every item adds atomically (rows add into dense too)
+        flush_mode = 2 if to_dense else (1 if use_scratch else 0)
+        mode_key = (dense_mode, tl is not None and not to_dense, tile_atomics)
         range_mode = part.range_modes.get(mode_key)
         if range_mode is None:
-            range_mode = cp.asarray(range_modes(n, dense_mode, tl, tile_atomics))
+            range_mode = cp.asarray(range_modes(n, dense_mode, None if to_dense else tl,
+                                                tile_atomics))
             part.range_modes[mode_key] = range_mode
         permuted = part.order is not None
         scratch = None
@@ -559,7 +574,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             tiles_k((tl.items,), (TILE_THREADS,), (
                 tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
                 tl.item_dst, tl.item_slot, np.int64(tl.items), np.int32(tl.src),
-                np.int32(tl.dst), np.int64(n), contrib, dense, scratch, np.int32(use_scratch)),
+                np.int32(tl.dst), np.int64(n), contrib, dense, scratch, np.int32(flush_mode)),
                 shared_mem=tile_smem)
             if use_scratch:
                 n_split = int(tl.split_slots.size)
@@ -588,7 +603,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                 tiles_done = run_tiles()
             for b in range(part.blocks):
                 n_rows = int(part.id_map[b].size)
-                target = dense if push else partial[int(row_start[b]):int(row_start[b + 1])]
+                target = (dense if push or to_dense
+                          else partial[int(row_start[b]):int(row_start[b + 1])])
                 b_hub = hub if b == 0 else 0
                 threads = HUB_THREADS if b_hub else THREADS
                 if n_rows:
@@ -596,7 +612,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                     grid = 2 * sms if b_hub else rt.grid_for(n_rows * g, THREADS)
                     rows_k[g]((grid,), (threads,), (
                         part.rowptr[b], part.id_map[b], part.cols[b], np.int64(n_rows),
-                        np.int32(HEAVY), contrib, target, np.int32(hints), np.int32(b_hub)),
+                        np.int32(HEAVY), contrib, target, np.int32(hints), np.int32(b_hub),
+                        np.int32(to_dense)),
                         shared_mem=4 * b_hub)
                     mark(f"rows[{b}]")
                 n_pieces = int(part.heavy_row[b].size)
@@ -605,7 +622,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                     heavy_k((grid,), (threads,), (
                         part.rowptr[b], part.id_map[b], part.cols[b], part.heavy_row[b],
                         part.heavy_start[b], np.int64(n_pieces), np.int32(CHUNK), contrib,
-                        target, np.int32(hints), np.int32(b_hub)), shared_mem=4 * b_hub)
+                        target, np.int32(hints), np.int32(b_hub), np.int32(to_dense)),
+                        shared_mem=4 * b_hub)
                     mark(f"heavy[{b}]")
             if tl is not None and tiles_last:
                 tiles_done = run_tiles()
@@ -614,7 +632,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             last = fixed and it == max_iterations - 1
             rank_mode = 1 if not fixed else (0 if not last else 2 if permuted else 1)
             merge_k((merge_blocks,), (RANGE,), (
-                np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
+                np.int32(0 if push or to_dense else part.blocks), part.range_ptr,
+                part.id_map_flat,
                 partial if partial is not None else contrib, np.int32(dense_mode),
                 dense if dense is not None else contrib, np.int64(n), part.out_degree,
                 np.float64(damping), rank, contrib, scal, l1, np.int32(it),
@@ -634,7 +653,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             rank = original
     stats = {"variant": variant, "blocks": part.blocks, "block_vertices": block_size,
              "rows_total": part.rows_total, "reordered": part.order is not None,
-             "lanes_per_row": part.group, "hub_cache_values": hub}
+             "lanes_per_row": part.group, "hub_cache_values": hub, "rows_to_dense": to_dense}
     if part.tiles is not None:
         t = part.tiles
         stats["tiles"] = {"sources": t.sources, "src": t.src, "dst": t.dst, "tiles": t.tiles,

@@ -94,8 +94,8 @@ def _reference(g, **kw):
 @pytest.mark.parametrize("block_size", [None, 64])
 @pytest.mark.parametrize("min_edges", [0, 20])
 @pytest.mark.parametrize("atomic", [False, True])
-@pytest.mark.parametrize("pipeline", [False, True])
-def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic, pipeline):
+@pytest.mark.parametrize("pipeline,to_dense", [(False, False), (True, False), (True, True)])
+def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic, pipeline, to_dense):
     from executor.gpu.pagerank import pagerank_gpu
 
     rng = np.random.default_rng(n)
@@ -104,7 +104,7 @@ def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic, pipeline)
     ref, it = _reference(g, damping=0.85, max_iterations=15)
     got, git, stats = pagerank_gpu(g, 0.85, 15, block_size=block_size, tile_sources=n // 3,
                                    tile_min_edges=min_edges, tiles_atomic=atomic,
-                                   tiles_pipeline=pipeline, **SMALL)
+                                   tiles_pipeline=pipeline, rows_to_dense=to_dense, **SMALL)
     assert git == it
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4, atol=1e-9)
     assert stats["tiles"]["edges_tiled"] > 0 or min_edges
@@ -124,6 +124,10 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
                {"tiles": True, "reorder": True, "tile_min_edges": 0, "tiles_pipeline": True},
                {"tiles": True, "reorder": True, "tiles_pipeline": False},
                {**seq, "tiles_pipeline": True, "tile_chunk": 1 << 14},
+               {"tiles": True, "reorder": True, "tiles_pipeline": True, "rows_to_dense": True},
+               {**seq, "tiles_pipeline": True, "rows_to_dense": True, "tile_min_edges": 0},
+               {"tiles": True, "reorder": True, "rows_to_dense": True, "tile_min_edges": 0,
+                "tile_chunk": 1 << 14},
                {**seq, "tile_min_edges": 0},
                {**seq, "tiles_last": True},
                {**seq, "tiles_concurrent": True, "tile_min_edges": 0, "tile_chunk": 1 << 14},
@@ -155,15 +159,41 @@ def test_pagerank_tiles_pipeline_wide_source_tiles():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("block_size", [None, 512])
+@pytest.mark.parametrize("reorder", [False, True])
+@pytest.mark.parametrize("hub_cache", [False, True])
+def test_pagerank_rows_to_dense_without_tiles(block_size, reorder, hub_cache):
+    """The gathers' sums added into the dense sums (no partials), without tiles: heavy rows,
+    several blocks, the hub cache; the push variant ignores the option."""
+    from executor.gpu.pagerank import CHUNK, pagerank_gpu
+
+    src, dst = rmat(13, 16, seed=7)
+    n = 1 << 13
+    hub = np.arange(2 * CHUNK + 77) % n  # one row longer than two heavy pieces
+    src, dst = np.concatenate((src, hub)), np.concatenate((dst, np.full(hub.size, 5)))
+    g = _graph(src, dst, n)
+    ref, _ = _reference(g, max_iterations=12)
+    for variant in ("pull", "push"):
+        got, _, stats = pagerank_gpu(g, max_iterations=12, variant=variant, tiles=False,
+                                     block_size=block_size, reorder=reorder,
+                                     hub_cache=hub_cache, rows_to_dense=True)
+        np.testing.assert_allclose(got.get(), ref, rtol=1e-4, err_msg=variant)
+        assert stats["rows_to_dense"] == (variant == "pull")
+
+
+@pytest.mark.gpu
 def test_pagerank_tiles_tolerance_variant():
     from executor.gpu.pagerank import pagerank_gpu
 
     src, dst = rmat(10, 8, seed=2)
     g = _graph(src, dst, 1 << 10)
-    for tol, pipeline in ((1e-2, False), (1e-4, True), (1e-7, False), (1e-7, True)):
+    for tol, pipeline, to_dense in ((1e-2, False, False), (1e-4, True, False),
+                                    (1e-7, False, False), (1e-7, True, False),
+                                    (1e-4, True, True), (1e-7, True, True)):
         ref, it = _reference(g, max_iterations=100, tolerance=tol)
         got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol, block_size=256,
-                                   tile_sources=300, tiles_pipeline=pipeline, **SMALL)
+                                   tile_sources=300, tiles_pipeline=pipeline,
+                                   rows_to_dense=to_dense, **SMALL)
         assert abs(git - it) <= 1  # float32 contributions may move the crossing by one
         np.testing.assert_allclose(got.get(), ref, rtol=1e-3, atol=tol)
 

@@ -64,6 +64,10 @@ __device__ __forceinline__ void load_hub(const float* contrib, float* s_hub, int
   __syncthreads();
 }
 
+// to_dense (pull): instead of a partial per row for the merge, each row's sum is added
+// atomically into the dense sums out[id_map[row]] (a native global float atomic, one per row),
+// where the tiles add theirs too; the merge then reads only the dense sums (no partials, no
+// shared-memory atomics) and zeroes them for the next iteration.
 // Light rows, G lanes per row (CSR-vector): the G lanes read consecutive column ids, so a row's
 // edges arrive in whole sectors instead of one scattered load per thread. G is picked per block
 // so that a lane has about UNROLL edges of a mean row; the next row's bounds are loaded before
@@ -71,7 +75,7 @@ __device__ __forceinline__ void load_hub(const float* contrib, float* s_hub, int
 template <typename Id, bool PUSH, int G>
 __global__ void graphdb_pagerank_rows(const i64* rowptr, const Id* id_map, const Id* cols,
                                       i64 n_rows, int heavy, const float* contrib, float* out,
-                                      int hints, int hub) {
+                                      int hints, int hub, int to_dense) {
   extern __shared__ float s_hub[];
   if (hub) load_hub(contrib, s_hub, hub);
   const int sub = threadIdx.x & (G - 1);
@@ -86,14 +90,18 @@ __global__ void graphdb_pagerank_rows(const i64* rowptr, const Id* id_map, const
     i64 s_next = 0, e_next = 0;
     if (next < n_rows) { s_next = rowptr[next]; e_next = rowptr[next + 1]; }
     if (e - s > heavy) {
-      if (!PUSH && sub == 0) out[l] = 0.0f;  // the heavy kernel, launched next, adds the pieces
+      // the heavy kernel, launched next, adds the pieces
+      if (!PUSH && !to_dense && sub == 0) out[l] = 0.0f;
     } else if (PUSH) {
       const float value = contrib[id_map[l]];
       for (i64 k = s + sub; k < e; k += G) atomicAdd(&out[load_col(cols, k, hints)], value);
     } else {
       float acc = gather_sum<Id, 4>(cols, s + sub, e, G, contrib, hints, s_hub, hub);
       for (int d = G / 2; d > 0; d >>= 1) acc += __shfl_xor_sync(group_mask, acc, d);
-      if (sub == 0) out[l] = acc;
+      if (sub == 0) {
+        if (!to_dense) out[l] = acc;
+        else if (acc != 0.0f) atomicAdd(&out[id_map[l]], acc);
+      }
     }
     s = s_next;
     e = e_next;
@@ -104,7 +112,7 @@ template <typename Id, bool PUSH>
 __global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, const Id* cols,
                                        const i64* piece_row, const i64* piece_start,
                                        i64 n_pieces, int chunk, const float* contrib, float* out,
-                                       int hints, int hub) {
+                                       int hints, int hub, int to_dense) {
   extern __shared__ float s_hub[];
   if (hub) load_hub(contrib, s_hub, hub);
   for (i64 p = blockIdx.x; p < n_pieces; p += gridDim.x) {
@@ -120,7 +128,7 @@ __global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, cons
       float acc = gather_sum<Id, 8>(cols, s + threadIdx.x, e, blockDim.x, contrib, hints, s_hub,
                                     hub);
       acc = block_sum(acc);
-      if (threadIdx.x == 0) atomicAdd(&out[l], acc);
+      if (threadIdx.x == 0) atomicAdd(&out[to_dense ? (i64)id_map[l] : l], acc);
     }
   }
 }
@@ -220,7 +228,7 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
       // live accumulators around it.
       contrib[v] = deg ? (float)(fresh * __drcp_rn((double)deg)) : 0.0f;
       if (!deg) dangling_next += fresh;
-      if (dmode == 2) dense[v] = 0.0f;  // ready for the next iteration's atomics
+      if (dmode == 2 && extra != 0.0f) dense[v] = 0.0f;  // ready for the next atomics
     }
     __syncthreads();  // acc is reused by the next range
   }
@@ -255,7 +263,9 @@ extern "C" __global__ void graphdb_pagerank_init(const int* __restrict__ out_deg
 // its destination's accumulator. An item that owns its whole column stores the D sums (plain
 // coalesced stores, zeros included); the items of a column too large for one block store theirs
 // into their own scratch slot, which graphdb_pagerank_tiles_reduce then sums into the column
-// (or, with use_scratch = 0, add them with global atomics). The merge kernel adds sums[] to the
+// (or, with use_scratch = 0, add them with global atomics; with use_scratch = 2 every item adds
+// its sums atomically, owner items too, for when the gather kernels add into sums[] as well:
+// `to_dense`). The merge kernel adds sums[] to the
 // block partials; it zeroes it only for the atomic flush (with stores, every tiled column is
 // overwritten each iteration and the untiled ones stay zero).
 // Inside a tile the edges are sorted by (dst_local, src_local): a thread takes 8 consecutive
@@ -328,9 +338,9 @@ graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict
     }
     __syncthreads();
     const int slot = item_slot[c];
-    if (slot < 0) {  // the column's only item
+    if (slot < 0 && use_scratch != 2) {  // the column's only item
       for (int i = t; i < D && dst0 + i < n; i += blockDim.x) sums[dst0 + i] = s_dst[i];
-    } else if (use_scratch) {  // one of a split column's items: its own slot, summed later
+    } else if (use_scratch == 1) {  // one of a split column's items: its own slot, summed later
       float* out = scratch + (i64)slot * D;
       for (int i = t; i < D; i += blockDim.x) out[i] = s_dst[i];
     } else {
@@ -512,9 +522,9 @@ graphdb_pagerank_tiles_pipe(const unsigned* __restrict__ edges, const i64* __res
     }
     __syncthreads();
     const int slot = item_slot[c];
-    if (slot < 0) {  // the column's only item
+    if (slot < 0 && use_scratch != 2) {  // the column's only item
       for (int i = t; i < D && dst0 + i < n; i += blockDim.x) sums[dst0 + i] = s_dst[i];
-    } else if (use_scratch) {  // one of a split column's items: its own slot, summed later
+    } else if (use_scratch == 1) {  // one of a split column's items: its own slot, summed later
       float* out = scratch + (i64)slot * D;
       for (int i = t; i < D; i += blockDim.x) out[i] = s_dst[i];
     } else {
