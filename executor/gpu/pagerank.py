@@ -70,6 +70,10 @@ TILES_PIPELINE = False
 #: Pull with tiles: the gather kernels add each row's sum into the dense sums with a global
 #: atomic (where the tiles add theirs), so the merge reads no partials (``rows_to_dense``).
 ROWS_TO_DENSE = False
+#: With every sum in the dense array (push, rows_to_dense): graphdb_pagerank_apply_dense_* (a
+#: streaming kernel, 4 vertices a thread) instead of the range-by-range merge. Not faster on
+#: R-MAT 24 (0.17 against 0.16 ms), so off.
+LEAN_APPLY = False
 
 
 def block_vertices(l2_bytes: int, value_bytes: int = 4) -> int:
@@ -434,7 +438,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tile_min_edges: int = TILE_MIN_EDGES, tile_chunk: int = TILE_CHUNK,
                  tiles_last: bool = False, tiles_concurrent: bool | None = None,
                  tiles_atomic: bool | None = None, tiles_pipeline: bool | None = None,
-                 rows_to_dense: bool | None = None,
+                 rows_to_dense: bool | None = None, lean_apply: bool | None = None,
                  profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
@@ -445,7 +449,11 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
     blocks fill the SMs' shared memory, the gather kernels' blocks need none, so both can share
     an SM); ``tiles_atomic`` (None = TILES_ATOMIC) has the items of a split column add their
     sums with global atomics instead of scratch slots; ``tiles_pipeline`` (None =
-    TILES_PIPELINE) picks the tile kernel that loads ahead (``graphdb_pagerank_tiles_pipe``).
+    TILES_PIPELINE) picks the tile kernel that loads ahead (``graphdb_pagerank_tiles_pipe``);
+    ``rows_to_dense`` (pull; None = ROWS_TO_DENSE where there are tiles) has the gather kernels
+    add their row sums into the dense sums atomically instead of writing partials for the
+    merge; ``lean_apply`` (None = LEAN_APPLY) then applies the update with the streaming
+    ``graphdb_pagerank_apply_dense_*`` kernel instead of the merge (push too).
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
     benchmarks, it serialises nothing but adds event records).
     """
@@ -498,6 +506,9 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         heavy_k = rt.kernel("pagerank", "graphdb_pagerank_heavy", ids,
                             "true" if push else "false")
         merge_k = rt.kernel("pagerank", "graphdb_pagerank_merge_apply", ids)
+        apply_k = rt.module("pagerank").get_function(
+            "graphdb_pagerank_apply_dense_i64" if np.dtype(ids).itemsize == 8
+            else "graphdb_pagerank_apply_dense_i32")
         # With a fixed iteration count (no tolerance) the ranks are only written by the last
         # iteration's merge, in the caller's vertex order; with a tolerance every merge reads
         # and writes them (the L1 change), and they are mapped back after the loop.
@@ -566,6 +577,9 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                                                 tile_atomics))
             part.range_modes[mode_key] = range_mode
         permuted = part.order is not None
+        # every sum in `dense` (push, rows_to_dense): the lean apply kernel instead of the merge
+        lean = (push or to_dense) and (LEAN_APPLY if lean_apply is None else lean_apply)
+        apply_blocks = max(1, min(-(-(n // 4) // THREADS), sms * 16))
         scratch = None
         if tl is not None:
             scratch = cp.empty(tl.slots * tl.dst if use_scratch else 1, dtype=np.float32)
@@ -631,14 +645,19 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                 stream.wait_event(tiles_done)
             last = fixed and it == max_iterations - 1
             rank_mode = 1 if not fixed else (0 if not last else 2 if permuted else 1)
-            merge_k((merge_blocks,), (RANGE,), (
-                np.int32(0 if push or to_dense else part.blocks), part.range_ptr,
-                part.id_map_flat,
-                partial if partial is not None else contrib, np.int32(dense_mode),
-                dense if dense is not None else contrib, np.int64(n), part.out_degree,
-                np.float64(damping), rank, contrib, scal, l1, np.int32(it),
-                np.int32(tolerance > 0), range_mode, np.int32(rank_mode),
-                part.order if permuted else part.id_map_flat))
+            perm = part.order if permuted else part.id_map_flat
+            if lean:
+                apply_k((apply_blocks,), (THREADS,), (
+                    dense, np.int64(n), part.out_degree, np.float64(damping), rank, contrib,
+                    scal, l1, np.int32(it), np.int32(tolerance > 0), np.int32(rank_mode), perm))
+            else:
+                merge_k((merge_blocks,), (RANGE,), (
+                    np.int32(0 if push or to_dense else part.blocks), part.range_ptr,
+                    part.id_map_flat,
+                    partial if partial is not None else contrib, np.int32(dense_mode),
+                    dense if dense is not None else contrib, np.int64(n), part.out_degree,
+                    np.float64(damping), rank, contrib, scal, l1, np.int32(it),
+                    np.int32(tolerance > 0), range_mode, np.int32(rank_mode), perm))
             mark("merge")
             iterations += 1
             if tolerance > 0 and float(l1[it].get()) < tolerance:

@@ -162,13 +162,17 @@ def test_pagerank_tiles_pipeline_wide_source_tiles():
 @pytest.mark.parametrize("block_size", [None, 512])
 @pytest.mark.parametrize("reorder", [False, True])
 @pytest.mark.parametrize("hub_cache", [False, True])
-def test_pagerank_rows_to_dense_without_tiles(block_size, reorder, hub_cache):
+@pytest.mark.parametrize("lean", [False, True])
+def test_pagerank_rows_to_dense_without_tiles(block_size, reorder, hub_cache, lean):
     """The gathers' sums added into the dense sums (no partials), without tiles: heavy rows,
-    several blocks, the hub cache; the push variant ignores the option."""
+    several blocks, the hub cache, the lean apply kernel or the merge (n not a multiple of 4:
+    the apply's tail); the push variant ignores rows_to_dense."""
     from executor.gpu.pagerank import CHUNK, pagerank_gpu
 
     src, dst = rmat(13, 16, seed=7)
-    n = 1 << 13
+    n = (1 << 13) - 3
+    keep = (src < n) & (dst < n)
+    src, dst = src[keep], dst[keep]
     hub = np.arange(2 * CHUNK + 77) % n  # one row longer than two heavy pieces
     src, dst = np.concatenate((src, hub)), np.concatenate((dst, np.full(hub.size, 5)))
     g = _graph(src, dst, n)
@@ -176,7 +180,8 @@ def test_pagerank_rows_to_dense_without_tiles(block_size, reorder, hub_cache):
     for variant in ("pull", "push"):
         got, _, stats = pagerank_gpu(g, max_iterations=12, variant=variant, tiles=False,
                                      block_size=block_size, reorder=reorder,
-                                     hub_cache=hub_cache, rows_to_dense=True)
+                                     hub_cache=hub_cache, rows_to_dense=True,
+                                     lean_apply=lean)
         np.testing.assert_allclose(got.get(), ref, rtol=1e-4, err_msg=variant)
         assert stats["rows_to_dense"] == (variant == "pull")
 
@@ -187,13 +192,14 @@ def test_pagerank_tiles_tolerance_variant():
 
     src, dst = rmat(10, 8, seed=2)
     g = _graph(src, dst, 1 << 10)
-    for tol, pipeline, to_dense in ((1e-2, False, False), (1e-4, True, False),
-                                    (1e-7, False, False), (1e-7, True, False),
-                                    (1e-4, True, True), (1e-7, True, True)):
+    for tol, pipeline, to_dense, lean in ((1e-2, False, False, True), (1e-4, True, False, True),
+                                          (1e-7, False, False, True), (1e-7, True, False, True),
+                                          (1e-4, True, True, False), (1e-7, True, True, False),
+                                          (1e-4, True, True, True), (1e-7, True, True, True)):
         ref, it = _reference(g, max_iterations=100, tolerance=tol)
         got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol, block_size=256,
                                    tile_sources=300, tiles_pipeline=pipeline,
-                                   rows_to_dense=to_dense, **SMALL)
+                                   rows_to_dense=to_dense, lean_apply=lean, **SMALL)
         assert abs(git - it) <= 1  # float32 contributions may move the crossing by one
         np.testing.assert_allclose(got.get(), ref, rtol=1e-3, atol=tol)
 
@@ -230,6 +236,7 @@ def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
     got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=1 << 12)
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     assert stats["reordered"] and stats["tiles"]["edges_tiled"] > 0
+    assert stats["rows_to_dense"] == prm.ROWS_TO_DENSE
     got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=n)  # one block
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     assert "tiles" not in stats

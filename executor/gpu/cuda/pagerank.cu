@@ -240,6 +240,93 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
   }
 }
 
+// The merge's apply alone, for when every sum is in `dense` (push, or pull with rows_to_dense):
+// no partials, so no ranges, shared memory or barriers per range; a thread takes 4 consecutive
+// vertices with 16-byte loads (deg, dense) and grid-strides, so many loads are in flight. Same
+// update, scal rotation, L1 change and rank_mode as graphdb_pagerank_merge_apply (dense_mode 2:
+// the sums are zeroed after use, only where non-zero).
+__device__ __forceinline__ float pagerank_apply_one(int deg, float sum, double base,
+                                                    double damping, double old, double& fresh,
+                                                    int track_change, double& dangling,
+                                                    double& change) {
+  fresh = base + damping * (double)sum;
+  if (track_change) change += fabs(fresh - old);
+  if (!deg) dangling += fresh;
+  // a reciprocal, as in the merge
+  return deg ? (float)(fresh * __drcp_rn((double)deg)) : 0.0f;
+}
+
+template <typename Id>
+__device__ __forceinline__ void pagerank_apply_dense(float* dense, i64 n, const int* out_degree,
+                                                     double damping, double* rank,
+                                                     float* contrib, double* scal, double* l1,
+                                                     int it, int track_change, int rank_mode,
+                                                     const Id* perm) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) scal[(it + 2) % 3] = 0.0;
+  const double base = (1.0 - damping) / (double)n + damping * scal[it % 3] / (double)n;
+  double dangling = 0.0, change = 0.0;
+  const i64 quads = n >> 2;
+  const i64 stride = (i64)gridDim.x * blockDim.x;
+  for (i64 q = (i64)blockIdx.x * blockDim.x + threadIdx.x; q < quads; q += stride) {
+    const i64 v = q << 2;
+    const int4 d = reinterpret_cast<const int4*>(out_degree)[q];
+    const float4 s = reinterpret_cast<const float4*>(dense)[q];
+    double2 o01 = make_double2(0.0, 0.0), o23 = o01;
+    if (track_change) {
+      o01 = reinterpret_cast<const double2*>(rank)[2 * q];
+      o23 = reinterpret_cast<const double2*>(rank)[2 * q + 1];
+    }
+    if (s.x != 0.0f || s.y != 0.0f || s.z != 0.0f || s.w != 0.0f)
+      reinterpret_cast<float4*>(dense)[q] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    double f0, f1, f2, f3;
+    float4 c;
+    c.x = pagerank_apply_one(d.x, s.x, base, damping, o01.x, f0, track_change, dangling, change);
+    c.y = pagerank_apply_one(d.y, s.y, base, damping, o01.y, f1, track_change, dangling, change);
+    c.z = pagerank_apply_one(d.z, s.z, base, damping, o23.x, f2, track_change, dangling, change);
+    c.w = pagerank_apply_one(d.w, s.w, base, damping, o23.y, f3, track_change, dangling, change);
+    reinterpret_cast<float4*>(contrib)[q] = c;
+    if (rank_mode == 1) {
+      reinterpret_cast<double2*>(rank)[2 * q] = make_double2(f0, f1);
+      reinterpret_cast<double2*>(rank)[2 * q + 1] = make_double2(f2, f3);
+    } else if (rank_mode == 2) {
+      rank[perm[v]] = f0;
+      rank[perm[v + 1]] = f1;
+      rank[perm[v + 2]] = f2;
+      rank[perm[v + 3]] = f3;
+    }
+  }
+  // the last n % 4 vertices: one thread each
+  const i64 g = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (g < (n & 3)) {
+    const i64 v = (quads << 2) + g;
+    const float s = dense[v];
+    if (s != 0.0f) dense[v] = 0.0f;
+    double f;
+    contrib[v] = pagerank_apply_one(out_degree[v], s, base, damping,
+                                    track_change ? rank[v] : 0.0, f, track_change, dangling,
+                                    change);
+    if (rank_mode == 1) rank[v] = f;
+    else if (rank_mode == 2) rank[perm[v]] = f;
+  }
+  dangling = block_sum(dangling);
+  change = block_sum(change);
+  if (threadIdx.x == 0) {
+    atomicAdd(&scal[(it + 1) % 3], dangling);
+    if (track_change) atomicAdd(&l1[it], change);
+  }
+}
+
+// extern "C" per id type (the module's name expressions list only the templated kernels).
+#define GRAPHDB_APPLY_DENSE(NAME, ID)                                                        \
+  extern "C" __global__ void NAME(float* dense, i64 n, const int* out_degree, double damping, \
+                                  double* rank, float* contrib, double* scal, double* l1,     \
+                                  int it, int track_change, int rank_mode, const ID* perm) {  \
+    pagerank_apply_dense<ID>(dense, n, out_degree, damping, rank, contrib, scal, l1, it,      \
+                             track_change, rank_mode, perm);                                   \
+  }
+GRAPHDB_APPLY_DENSE(graphdb_pagerank_apply_dense_i32, int)
+GRAPHDB_APPLY_DENSE(graphdb_pagerank_apply_dense_i64, i64)
+
 // First contributions, rank 1/n everywhere: contrib[v] = (1/n) / deg (0 for dangling vertices),
 // as the merge computes them from a rank (float64, then rounded to float32).
 extern "C" __global__ void graphdb_pagerank_init(const int* __restrict__ out_degree, i64 n,
