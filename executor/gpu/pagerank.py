@@ -54,22 +54,29 @@ TILE_CHUNK = 1 << 18  # edges per thread block at most (a tile's chunks are even
 TILE_THREADS = 1024
 TILE_PAD = 0xFFFFFFFF
 #: Whether pagerank_gpu uses the tiles when not told: from TILES_MIN_GRAPH_EDGES edges on and
-#: when the contributions take more than one L2 block (only with the relabelling, pull), on a
-#: second stream beside the gathers (TILES_CONCURRENT), split columns flushed with global
-#: atomics (TILES_ATOMIC). Measured on an H100 (NOTES.md): R-MAT 24 (268 M edges, 4 blocks)
-#: 1.40 ms an iteration against 2.26 ms without tiles; R-MAT 23 (134 M edges, 2 blocks) 0.78
-#: against 1.12 ms; R-MAT 22 (67 M edges, one block) 0.66 against 0.55 ms, since there the
-#: gathers hit L2 and 281 work items do not fill the GPU's one-block-per-SM waves evenly.
+#: when the contributions take more than one L2 block (only with the relabelling, pull), with
+#: the pipelined tile kernel (TILES_PIPELINE), the gathers adding into the dense sums
+#: (ROWS_TO_DENSE), on the operator's stream before the gathers (TILES_CONCURRENT off).
+#: Measured on an H100 (NOTES.md, 2026-11-22): R-MAT 24 (268 M edges, 4 blocks) 1.14-1.18 ms an
+#: iteration (first tiles 1.40, without tiles 2.26); R-MAT 23 (134 M edges, 2 blocks) 0.78
+#: against 1.12 ms and R-MAT 22 (67 M edges, one block) 0.66 against 0.55 ms with the first
+#: tiles, since there the gathers hit L2 and 281 work items do not fill the GPU's
+#: one-block-per-SM waves evenly.
 TILES_DEFAULT = True
 TILES_MIN_GRAPH_EDGES = 1 << 27
-TILES_CONCURRENT = True
+#: The tile kernel on a second stream beside the gathers: it paid with the first tile kernel
+#: (1.40 against 1.46 ms), not since the pipelined one and rows_to_dense (1.18-1.23 against
+#: 1.14-1.21 ms sequential, three runs).
+TILES_CONCURRENT = False
 TILES_ATOMIC = True
 #: Whether the tiles use graphdb_pagerank_tiles_pipe (next edges and next tile's contributions
-#: loaded while the current ones are summed) instead of graphdb_pagerank_tiles.
-TILES_PIPELINE = False
+#: loaded while the current ones are summed, inner runs added without shared atomics) instead
+#: of graphdb_pagerank_tiles: 0.54 against 0.71 ms for the tile kernel on R-MAT 24.
+TILES_PIPELINE = True
 #: Pull with tiles: the gather kernels add each row's sum into the dense sums with a global
-#: atomic (where the tiles add theirs), so the merge reads no partials (``rows_to_dense``).
-ROWS_TO_DENSE = False
+#: atomic (where the tiles add theirs), so the merge reads no partials (``rows_to_dense``):
+#: merge 0.16 against 0.26 ms on R-MAT 24.
+ROWS_TO_DENSE = True
 #: With every sum in the dense array (push, rows_to_dense): graphdb_pagerank_apply_dense_* (a
 #: streaming kernel, 4 vertices a thread) instead of the range-by-range merge. Not faster on
 #: R-MAT 24 (0.17 against 0.16 ms), so off.

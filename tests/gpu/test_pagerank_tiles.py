@@ -223,8 +223,8 @@ def test_pagerank_tiles_int64_ids():
 
 @pytest.mark.gpu
 def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
-    """Not told, pagerank_gpu takes the tiles (second stream, atomic flush) from
-    TILES_MIN_GRAPH_EDGES edges on and with more than one block, and not otherwise."""
+    """Not told, pagerank_gpu takes the tiles (pipelined kernel, gathers into the dense sums)
+    from TILES_MIN_GRAPH_EDGES edges on and with more than one block, and not otherwise."""
     from executor.gpu import pagerank as prm
 
     src, dst = rmat(14, 16, seed=5)
