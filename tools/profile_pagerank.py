@@ -60,6 +60,43 @@ CONFIGS: dict[str, dict] = {
     "tiles_h4m_atomic_conc": {**SEQ, "tile_sources": 1 << 22, "tiles_atomic": True,
                               "tiles_concurrent": True},
     "push": {"variant": "push"},
+    "tiles_seq_atomic": {"tiles": True, "tiles_concurrent": False},
+    "pipe": {"tiles": True, "tiles_pipeline": True},
+    "pipe_seq": {"tiles": True, "tiles_pipeline": True, "tiles_concurrent": False},
+    "pipe_b8m": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 23},
+    "pipe_b16m": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24},
+    "tiles_b16m": {"tiles": True, "block_size": 1 << 24},
+    "pipe_b16m_seq": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24,
+                      "tiles_concurrent": False},
+    "pipe_min4k": {"tiles": True, "tiles_pipeline": True, "tile_min_edges": 1 << 12},
+    "pipe_b16m_min4k": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24,
+                        "tile_min_edges": 1 << 12},
+    "pipe_min4k_seq": {"tiles": True, "tiles_pipeline": True, "tile_min_edges": 1 << 12,
+                       "tiles_concurrent": False},
+    "pipe_min2k": {"tiles": True, "tiles_pipeline": True, "tile_min_edges": 1 << 11},
+    "pipe_dense": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True},
+    "pipe_dense_seq": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
+                       "tiles_concurrent": False},
+    "pipe_dense_min4k": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
+                         "tile_min_edges": 1 << 12},
+    "pipe_dense_b16m": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
+                        "block_size": 1 << 24},
+    "auto_dense": {"tiles": False, "rows_to_dense": True},
+    "pipe_dense_merge": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
+                         "lean_apply": False},
+    "pipe_dense_seq_merge": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
+                             "tiles_concurrent": False, "lean_apply": False},
+    "pipe_dense_seq_min4k": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
+                             "tiles_concurrent": False, "tile_min_edges": 1 << 12},
+    "pipe_dense_seq_b16m": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
+                            "tiles_concurrent": False, "block_size": 1 << 24},
+    "pipe_dense_seq_b16m_min4k": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
+                                  "tiles_concurrent": False, "block_size": 1 << 24,
+                                  "tile_min_edges": 1 << 12},
+    "pipe_dense_b16m_min4k": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
+                              "block_size": 1 << 24, "tile_min_edges": 1 << 12},
+    "pipe_b16m_min2k": {"tiles": True, "tiles_pipeline": True, "block_size": 1 << 24,
+                        "tile_min_edges": 1 << 11},
 }
 
 
@@ -151,11 +188,14 @@ def merge_probe(g, n: int) -> dict:
     blocks = max(1, min(-(-n // prm.RANGE), rt.device_info().multiprocessors * 2))
     stream = cp.cuda.get_current_stream()
 
+    modes = {m: cp.full(-(-n // prm.RANGE), m, dtype=np.uint8) for m in (0, 1, 2)}
+
     def merge(mode):
         merge_k((blocks,), (prm.RANGE,), (
             np.int32(part.blocks), part.range_ptr, part.id_map_flat, partial,
             np.int32(mode), dense, np.int64(n), part.out_degree, np.float64(0.85), rank,
-            contrib, scal, l1, np.int32(0), np.int32(0)))
+            contrib, scal, l1, np.int32(0), np.int32(0), modes[mode], np.int32(1),
+            part.id_map_flat))
 
     reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
     scratch = cp.empty(max(tl.slots, 1) * tl.dst, dtype=np.float32)
@@ -204,6 +244,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
     ap.add_argument("--merge-probe", action="store_true")
+    ap.add_argument("--config", default=None, help="without --bench: CONFIGS names to run, comma-separated")
     args = ap.parse_args()
     from executor.gpu.pagerank import pagerank_gpu
     from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
@@ -214,9 +255,17 @@ def main() -> None:
     del src, dst
     print(f"rmat {args.scale} built in {time.perf_counter() - t:.1f} s", flush=True)
     if not args.bench:
-        _, _, stats = pagerank_gpu(g, max_iterations=args.iterations, hub_cache=args.hub_cache,
-                                   tiles=args.tiles)
-        print(stats)
+        from executor.gpu import runtime as rt
+
+        for label in (args.config or "").split(","):  # several: one process, one graph build
+            kw = dict(CONFIGS[label]) if label else {}
+            kw.setdefault("hub_cache", args.hub_cache)
+            if args.tiles:
+                kw["tiles"] = True
+            _, _, stats = pagerank_gpu(g, max_iterations=args.iterations, **kw)
+            print(label, stats, flush=True)
+            for key in [k for k in rt._resident(g) if k[0] == "pagerank"]:
+                del rt._resident(g)[key]
         return
     res = bench(g, 1 << args.scale, args)
     text = json.dumps(res, indent=1, default=str)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -54,16 +54,33 @@ TILE_CHUNK = 1 << 18  # edges per thread block at most (a tile's chunks are even
 TILE_THREADS = 1024
 TILE_PAD = 0xFFFFFFFF
 #: Whether pagerank_gpu uses the tiles when not told: from TILES_MIN_GRAPH_EDGES edges on and
-#: when the contributions take more than one L2 block (only with the relabelling, pull), on a
-#: second stream beside the gathers (TILES_CONCURRENT), split columns flushed with global
-#: atomics (TILES_ATOMIC). Measured on an H100 (NOTES.md): R-MAT 24 (268 M edges, 4 blocks)
-#: 1.40 ms an iteration against 2.26 ms without tiles; R-MAT 23 (134 M edges, 2 blocks) 0.78
-#: against 1.12 ms; R-MAT 22 (67 M edges, one block) 0.66 against 0.55 ms, since there the
-#: gathers hit L2 and 281 work items do not fill the GPU's one-block-per-SM waves evenly.
+#: when the contributions take more than one L2 block (only with the relabelling, pull), with
+#: the pipelined tile kernel (TILES_PIPELINE), the gathers adding into the dense sums
+#: (ROWS_TO_DENSE), on the operator's stream before the gathers (TILES_CONCURRENT off).
+#: Measured on an H100 (NOTES.md, 2026-11-22): R-MAT 24 (268 M edges, 4 blocks) 1.14-1.18 ms an
+#: iteration (first tiles 1.40, without tiles 2.26); R-MAT 23 (134 M edges, 2 blocks) 0.78
+#: against 1.12 ms and R-MAT 22 (67 M edges, one block) 0.66 against 0.55 ms with the first
+#: tiles, since there the gathers hit L2 and 281 work items do not fill the GPU's
+#: one-block-per-SM waves evenly.
 TILES_DEFAULT = True
 TILES_MIN_GRAPH_EDGES = 1 << 27
-TILES_CONCURRENT = True
+#: The tile kernel on a second stream beside the gathers: it paid with the first tile kernel
+#: (1.40 against 1.46 ms), not since the pipelined one and rows_to_dense (1.18-1.23 against
+#: 1.14-1.21 ms sequential, three runs).
+TILES_CONCURRENT = False
 TILES_ATOMIC = True
+#: Whether the tiles use graphdb_pagerank_tiles_pipe (next edges and next tile's contributions
+#: loaded while the current ones are summed, inner runs added without shared atomics) instead
+#: of graphdb_pagerank_tiles: 0.54 against 0.71 ms for the tile kernel on R-MAT 24.
+TILES_PIPELINE = True
+#: Pull with tiles: the gather kernels add each row's sum into the dense sums with a global
+#: atomic (where the tiles add theirs), so the merge reads no partials (``rows_to_dense``):
+#: merge 0.16 against 0.26 ms on R-MAT 24.
+ROWS_TO_DENSE = True
+#: With every sum in the dense array (push, rows_to_dense): graphdb_pagerank_apply_dense_* (a
+#: streaming kernel, 4 vertices a thread) instead of the range-by-range merge. Not faster on
+#: R-MAT 24 (0.17 against 0.16 ms), so off.
+LEAN_APPLY = False
 
 
 def block_vertices(l2_bytes: int, value_bytes: int = 4) -> int:
@@ -119,6 +136,8 @@ class Tiles:
     tiles: int
     columns: int
     build_ms: float = 0.0
+    column_dst: object = None  # numpy int64, first destination id of each tiled column
+    split_column_dst: object = None  # numpy int64, the same for the split columns
 
     @property
     def items(self) -> int:
@@ -214,7 +233,9 @@ def build_tiles(xp, rows, cols, n: int, *, sources: int, src: int, dst: int, min
         split_slot=xp.asarray((np.cumsum(split_slots) - split_slots).astype(np.int32)),
         split_slots=xp.asarray(split_slots.astype(np.int32)),
         src=int(src), dst=int(dst), sources=hot_n, hot_edges=hot_edges, edges_tiled=m_tiled,
-        tiles=int(ks.size), columns=int(cols_k.size))
+        tiles=int(ks.size), columns=int(cols_k.size),
+        column_dst=(cols_k * dst).astype(np.int64),
+        split_column_dst=(cols_k[split_cols] * dst).astype(np.int64))
     return tiles, ~tiled
 
 
@@ -269,6 +290,27 @@ class Partition:
     out_degree: object  # int32, in partition ids
     order: object | None  # new id -> old id, or None (identity)
     tiles: Tiles | None = None  # hot-source tiles (their edges are not in the blocks)
+    dangling: int = 0  # vertices without out-edges
+    range_modes: dict = field(default_factory=dict)  # the merge's per-range dense modes
+
+
+def range_modes(n: int, dense_mode: int, tiles: Tiles | None, atomic_split: bool):
+    """The merge's ``range_mode`` (numpy uint8, a byte per range of RANGE vertices): without
+    tiles ``dense_mode`` everywhere (push: 2, none: 0); with them 1 where a tiled column covers
+    the range, 2 where a split column flushed with atomics does (its sums are zeroed after the
+    apply), 0 elsewhere (no dense read)."""
+    n_ranges = -(-n // RANGE)
+    if tiles is None or tiles.column_dst is None:
+        return np.full(n_ranges, dense_mode, dtype=np.uint8)
+    mode = np.zeros(n_ranges, dtype=np.uint8)
+    marks = [(tiles.column_dst, 1)]
+    if atomic_split:
+        marks.append((tiles.split_column_dst, 2))
+    for starts, value in marks:
+        for d0 in np.asarray(starts, dtype=np.int64):
+            lo, hi = int(d0) // RANGE, -(-min(n, int(d0) + tiles.dst) // RANGE)
+            mode[lo:hi] = np.maximum(mode[lo:hi], value)
+    return mode
 
 
 def _group_width(edges: int, rows: int) -> int:
@@ -376,6 +418,7 @@ def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool
         out_degree=out_degree.astype(np.int32),
         order=order,
         tiles=tiles,
+        dangling=int(cp.count_nonzero(out_degree == 0)),
     )
 
 
@@ -401,7 +444,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tile_src: int = TILE_SRC, tile_dst: int = TILE_DST,
                  tile_min_edges: int = TILE_MIN_EDGES, tile_chunk: int = TILE_CHUNK,
                  tiles_last: bool = False, tiles_concurrent: bool | None = None,
-                 tiles_atomic: bool | None = None,
+                 tiles_atomic: bool | None = None, tiles_pipeline: bool | None = None,
+                 rows_to_dense: bool | None = None, lean_apply: bool | None = None,
                  profile: dict | None = None):
     """(ranks as a device float64 array, iterations, stats).
 
@@ -411,7 +455,12 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
     ``tiles_concurrent`` (None = TILES_CONCURRENT) runs it on a second stream beside them (its
     blocks fill the SMs' shared memory, the gather kernels' blocks need none, so both can share
     an SM); ``tiles_atomic`` (None = TILES_ATOMIC) has the items of a split column add their
-    sums with global atomics instead of scratch slots.
+    sums with global atomics instead of scratch slots; ``tiles_pipeline`` (None =
+    TILES_PIPELINE) picks the tile kernel that loads ahead (``graphdb_pagerank_tiles_pipe``);
+    ``rows_to_dense`` (pull; None = ROWS_TO_DENSE where there are tiles) has the gather kernels
+    add their row sums into the dense sums atomically instead of writing partials for the
+    merge; ``lean_apply`` (None = LEAN_APPLY) then applies the update with the streaming
+    ``graphdb_pagerank_apply_dense_*`` kernel instead of the merge (push too).
     ``profile``, if a dict, receives the milliseconds spent in each kernel (CUDA events; for
     benchmarks, it serialises nothing but adds event records).
     """
@@ -435,6 +484,9 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         tiles_concurrent = TILES_CONCURRENT
     if tiles_atomic is None:
         tiles_atomic = TILES_ATOMIC
+    if tiles_pipeline is None:
+        tiles_pipeline = TILES_PIPELINE
+    rows_to_dense_chosen = rows_to_dense is None
     tile_cfg = None
     if tiles and reorder and not push and m:
         tile_cfg = {"sources": int(tile_sources), "src": int(min(tile_src, n)),
@@ -461,19 +513,35 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         heavy_k = rt.kernel("pagerank", "graphdb_pagerank_heavy", ids,
                             "true" if push else "false")
         merge_k = rt.kernel("pagerank", "graphdb_pagerank_merge_apply", ids)
-        rank = cp.full(n, 1.0 / n, dtype=np.float64)
+        apply_k = rt.module("pagerank").get_function(
+            "graphdb_pagerank_apply_dense_i64" if np.dtype(ids).itemsize == 8
+            else "graphdb_pagerank_apply_dense_i32")
+        # With a fixed iteration count (no tolerance) the ranks are only written by the last
+        # iteration's merge, in the caller's vertex order; with a tolerance every merge reads
+        # and writes them (the L1 change), and they are mapped back after the loop.
+        fixed = tolerance <= 0 and max_iterations > 0
+        rank = cp.empty(n, dtype=np.float64) if fixed else cp.full(n, 1.0 / n, dtype=np.float64)
         deg = part.out_degree
-        contrib = cp.where(deg > 0, rank / cp.maximum(deg, 1), 0.0).astype(np.float32)
+        contrib = cp.empty(n, dtype=np.float32)
+        init_k = rt.module("pagerank").get_function("graphdb_pagerank_init")
+        init_k((rt.grid_for(n, THREADS),), (THREADS,), (deg, np.int64(n), contrib))
         scal = cp.zeros(3, dtype=np.float64)
-        scal[0] = float(cp.count_nonzero(deg == 0)) / n
+        scal[0] = part.dangling / n  # no host sync: the count is the partition's
         l1 = cp.zeros(max(max_iterations, 1), dtype=np.float64)
-        partial = None if push else cp.empty(max(part.rows_total, 1), dtype=np.float32)
+        # rows_to_dense (pull): rows add their sums into `dense` with global atomics, every tile
+        # item too (owner items included); the merge reads `dense` alone and zeroes it.
+        if rows_to_dense_chosen:
+            rows_to_dense = ROWS_TO_DENSE and part.tiles is not None and part.tiles.items > 0
+        to_dense = bool(rows_to_dense) and not push
+        partial = (None if push or to_dense
+                   else cp.empty(max(part.rows_total, 1), dtype=np.float32))
         tl = part.tiles if part.tiles is not None and part.tiles.items else None
         # Push atomics and the tiles' flushes both land in `dense`, which the merge adds
         # (dense_mode 1) and, where atomics add into it, zeroes after (dense_mode 2).
-        dense = cp.zeros(n, dtype=np.float32) if push or tl is not None else None
+        dense = cp.zeros(n, dtype=np.float32) if push or to_dense or tl is not None else None
         if tl is not None:
-            tiles_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles")
+            tiles_k = rt.module("pagerank").get_function(
+                "graphdb_pagerank_tiles_pipe" if tiles_pipeline else "graphdb_pagerank_tiles")
             reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
             tile_smem = 4 * (tl.src + tl.dst)
             if tile_smem > 48 * 1024:
@@ -501,11 +569,24 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             for kern in (*rows_k.values(), heavy_k):
                 kern.max_dynamic_shared_size_bytes = 4 * hub
         side = cp.cuda.Stream(non_blocking=True) if tl is not None and tiles_concurrent else None
-        use_scratch = tl is not None and not tiles_atomic and tl.slots > 0
+        use_scratch = tl is not None and not tiles_atomic and tl.slots > 0 and not to_dense
         # The tiles store every tiled column's sums each iteration (owner items directly, split
         # columns through the scratch slots), so `dense` needs zeroing only where atomics add.
         tile_atomics = tl is not None and tl.slots > 0 and not use_scratch
-        dense_mode = 0 if dense is None else (2 if push or tile_atomics else 1)
+        dense_mode = 0 if dense is None else (2 if push or to_dense or tile_atomics else 1)
+        # the tile kernels' flush: 0 owner items store, split columns add atomically; 1 split
+        # columns through scratch slots; 2 every item adds atomically (rows add into dense too)
+        flush_mode = 2 if to_dense else (1 if use_scratch else 0)
+        mode_key = (dense_mode, tl is not None and not to_dense, tile_atomics)
+        range_mode = part.range_modes.get(mode_key)
+        if range_mode is None:
+            range_mode = cp.asarray(range_modes(n, dense_mode, None if to_dense else tl,
+                                                tile_atomics))
+            part.range_modes[mode_key] = range_mode
+        permuted = part.order is not None
+        # every sum in `dense` (push, rows_to_dense): the lean apply kernel instead of the merge
+        lean = (push or to_dense) and (LEAN_APPLY if lean_apply is None else lean_apply)
+        apply_blocks = max(1, min(-(-(n // 4) // THREADS), sms * 16))
         scratch = None
         if tl is not None:
             scratch = cp.empty(tl.slots * tl.dst if use_scratch else 1, dtype=np.float32)
@@ -514,7 +595,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             tiles_k((tl.items,), (TILE_THREADS,), (
                 tl.edges, tl.tile_end, tl.tile_src, tl.item_start, tl.item_end, tl.item_tile,
                 tl.item_dst, tl.item_slot, np.int64(tl.items), np.int32(tl.src),
-                np.int32(tl.dst), np.int64(n), contrib, dense, scratch, np.int32(use_scratch)),
+                np.int32(tl.dst), np.int64(n), contrib, dense, scratch, np.int32(flush_mode)),
                 shared_mem=tile_smem)
             if use_scratch:
                 n_split = int(tl.split_slots.size)
@@ -543,7 +624,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                 tiles_done = run_tiles()
             for b in range(part.blocks):
                 n_rows = int(part.id_map[b].size)
-                target = dense if push else partial[int(row_start[b]):int(row_start[b + 1])]
+                target = (dense if push or to_dense
+                          else partial[int(row_start[b]):int(row_start[b + 1])])
                 b_hub = hub if b == 0 else 0
                 threads = HUB_THREADS if b_hub else THREADS
                 if n_rows:
@@ -551,7 +633,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                     grid = 2 * sms if b_hub else rt.grid_for(n_rows * g, THREADS)
                     rows_k[g]((grid,), (threads,), (
                         part.rowptr[b], part.id_map[b], part.cols[b], np.int64(n_rows),
-                        np.int32(HEAVY), contrib, target, np.int32(hints), np.int32(b_hub)),
+                        np.int32(HEAVY), contrib, target, np.int32(hints), np.int32(b_hub),
+                        np.int32(to_dense)),
                         shared_mem=4 * b_hub)
                     mark(f"rows[{b}]")
                 n_pieces = int(part.heavy_row[b].size)
@@ -560,18 +643,28 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                     heavy_k((grid,), (threads,), (
                         part.rowptr[b], part.id_map[b], part.cols[b], part.heavy_row[b],
                         part.heavy_start[b], np.int64(n_pieces), np.int32(CHUNK), contrib,
-                        target, np.int32(hints), np.int32(b_hub)), shared_mem=4 * b_hub)
+                        target, np.int32(hints), np.int32(b_hub), np.int32(to_dense)),
+                        shared_mem=4 * b_hub)
                     mark(f"heavy[{b}]")
             if tl is not None and tiles_last:
                 tiles_done = run_tiles()
             if tiles_done is not None:
                 stream.wait_event(tiles_done)
-            merge_k((merge_blocks,), (RANGE,), (
-                np.int32(0 if push else part.blocks), part.range_ptr, part.id_map_flat,
-                partial if partial is not None else contrib, np.int32(dense_mode),
-                dense if dense is not None else contrib, np.int64(n), part.out_degree,
-                np.float64(damping), rank, contrib, scal, l1, np.int32(it),
-                np.int32(tolerance > 0)))
+            last = fixed and it == max_iterations - 1
+            rank_mode = 1 if not fixed else (0 if not last else 2 if permuted else 1)
+            perm = part.order if permuted else part.id_map_flat
+            if lean:
+                apply_k((apply_blocks,), (THREADS,), (
+                    dense, np.int64(n), part.out_degree, np.float64(damping), rank, contrib,
+                    scal, l1, np.int32(it), np.int32(tolerance > 0), np.int32(rank_mode), perm))
+            else:
+                merge_k((merge_blocks,), (RANGE,), (
+                    np.int32(0 if push or to_dense else part.blocks), part.range_ptr,
+                    part.id_map_flat,
+                    partial if partial is not None else contrib, np.int32(dense_mode),
+                    dense if dense is not None else contrib, np.int64(n), part.out_degree,
+                    np.float64(damping), rank, contrib, scal, l1, np.int32(it),
+                    np.int32(tolerance > 0), range_mode, np.int32(rank_mode), perm))
             mark("merge")
             iterations += 1
             if tolerance > 0 and float(l1[it].get()) < tolerance:
@@ -580,13 +673,13 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             marks[-1][1].synchronize()
             for (_, a), (label, b) in zip(marks[:-1], marks[1:], strict=True):
                 profile[label] = profile.get(label, 0.0) + cp.cuda.get_elapsed_time(a, b)
-        if part.order is not None:
+        if permuted and not fixed:
             original = cp.empty_like(rank)
             original[part.order] = rank
             rank = original
     stats = {"variant": variant, "blocks": part.blocks, "block_vertices": block_size,
              "rows_total": part.rows_total, "reordered": part.order is not None,
-             "lanes_per_row": part.group, "hub_cache_values": hub}
+             "lanes_per_row": part.group, "hub_cache_values": hub, "rows_to_dense": to_dense}
     if part.tiles is not None:
         t = part.tiles
         stats["tiles"] = {"sources": t.sources, "src": t.src, "dst": t.dst, "tiles": t.tiles,

@@ -94,7 +94,8 @@ def _reference(g, **kw):
 @pytest.mark.parametrize("block_size", [None, 64])
 @pytest.mark.parametrize("min_edges", [0, 20])
 @pytest.mark.parametrize("atomic", [False, True])
-def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic):
+@pytest.mark.parametrize("pipeline,to_dense", [(False, False), (True, False), (True, True)])
+def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic, pipeline, to_dense):
     from executor.gpu.pagerank import pagerank_gpu
 
     rng = np.random.default_rng(n)
@@ -102,7 +103,8 @@ def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic):
     g = _graph(src, dst, n)
     ref, it = _reference(g, damping=0.85, max_iterations=15)
     got, git, stats = pagerank_gpu(g, 0.85, 15, block_size=block_size, tile_sources=n // 3,
-                                   tile_min_edges=min_edges, tiles_atomic=atomic, **SMALL)
+                                   tile_min_edges=min_edges, tiles_atomic=atomic,
+                                   tiles_pipeline=pipeline, rows_to_dense=to_dense, **SMALL)
     assert git == it
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4, atol=1e-9)
     assert stats["tiles"]["edges_tiled"] > 0 or min_edges
@@ -119,6 +121,13 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
     ref, _ = _reference(g, max_iterations=10)
     seq = {"tiles": True, "reorder": True, "tiles_concurrent": False, "tiles_atomic": False}
     for kw in ({"tiles": True, "reorder": True, "tile_min_edges": 0},
+               {"tiles": True, "reorder": True, "tile_min_edges": 0, "tiles_pipeline": True},
+               {"tiles": True, "reorder": True, "tiles_pipeline": False},
+               {**seq, "tiles_pipeline": True, "tile_chunk": 1 << 14},
+               {"tiles": True, "reorder": True, "tiles_pipeline": True, "rows_to_dense": True},
+               {**seq, "tiles_pipeline": True, "rows_to_dense": True, "tile_min_edges": 0},
+               {"tiles": True, "reorder": True, "rows_to_dense": True, "tile_min_edges": 0,
+                "tile_chunk": 1 << 14},
                {**seq, "tile_min_edges": 0},
                {**seq, "tiles_last": True},
                {**seq, "tiles_concurrent": True, "tile_min_edges": 0, "tile_chunk": 1 << 14},
@@ -132,15 +141,65 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
 
 
 @pytest.mark.gpu
+def test_pagerank_tiles_pipeline_wide_source_tiles():
+    """More tile sources than the pipelined kernel holds in registers (TILE_PRE per thread):
+    the rest of a tile's contributions is staged straight from global memory."""
+    from executor.gpu.pagerank import pagerank_gpu
+
+    src, dst = rmat(15, 8, seed=4)
+    g = _graph(src, dst, 1 << 15)
+    ref, _ = _reference(g, max_iterations=10)
+    for atomic in (False, True):
+        got, _, stats = pagerank_gpu(g, max_iterations=10, tiles=True, reorder=True,
+                                     tile_src=1 << 15, tile_dst=1 << 13, tile_min_edges=0,
+                                     tile_chunk=1 << 14, tiles_atomic=atomic,
+                                     tiles_pipeline=True)
+        np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
+        assert stats["tiles"]["src"] == 1 << 15 and stats["tiles"]["edges_tiled"] > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("block_size", [None, 512])
+@pytest.mark.parametrize("reorder", [False, True])
+@pytest.mark.parametrize("hub_cache", [False, True])
+@pytest.mark.parametrize("lean", [False, True])
+def test_pagerank_rows_to_dense_without_tiles(block_size, reorder, hub_cache, lean):
+    """The gathers' sums added into the dense sums (no partials), without tiles: heavy rows,
+    several blocks, the hub cache, the lean apply kernel or the merge (n not a multiple of 4:
+    the apply's tail); the push variant ignores rows_to_dense."""
+    from executor.gpu.pagerank import CHUNK, pagerank_gpu
+
+    src, dst = rmat(13, 16, seed=7)
+    n = (1 << 13) - 3
+    keep = (src < n) & (dst < n)
+    src, dst = src[keep], dst[keep]
+    hub = np.arange(2 * CHUNK + 77) % n  # one row longer than two heavy pieces
+    src, dst = np.concatenate((src, hub)), np.concatenate((dst, np.full(hub.size, 5)))
+    g = _graph(src, dst, n)
+    ref, _ = _reference(g, max_iterations=12)
+    for variant in ("pull", "push"):
+        got, _, stats = pagerank_gpu(g, max_iterations=12, variant=variant, tiles=False,
+                                     block_size=block_size, reorder=reorder,
+                                     hub_cache=hub_cache, rows_to_dense=True,
+                                     lean_apply=lean)
+        np.testing.assert_allclose(got.get(), ref, rtol=1e-4, err_msg=variant)
+        assert stats["rows_to_dense"] == (variant == "pull")
+
+
+@pytest.mark.gpu
 def test_pagerank_tiles_tolerance_variant():
     from executor.gpu.pagerank import pagerank_gpu
 
     src, dst = rmat(10, 8, seed=2)
     g = _graph(src, dst, 1 << 10)
-    for tol in (1e-2, 1e-4, 1e-7):
+    for tol, pipeline, to_dense, lean in ((1e-2, False, False, True), (1e-4, True, False, True),
+                                          (1e-7, False, False, True), (1e-7, True, False, True),
+                                          (1e-4, True, True, False), (1e-7, True, True, False),
+                                          (1e-4, True, True, True), (1e-7, True, True, True)):
         ref, it = _reference(g, max_iterations=100, tolerance=tol)
         got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol, block_size=256,
-                                   tile_sources=300, **SMALL)
+                                   tile_sources=300, tiles_pipeline=pipeline,
+                                   rows_to_dense=to_dense, lean_apply=lean, **SMALL)
         assert abs(git - it) <= 1  # float32 contributions may move the crossing by one
         np.testing.assert_allclose(got.get(), ref, rtol=1e-3, atol=tol)
 
@@ -164,8 +223,8 @@ def test_pagerank_tiles_int64_ids():
 
 @pytest.mark.gpu
 def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
-    """Not told, pagerank_gpu takes the tiles (second stream, atomic flush) from
-    TILES_MIN_GRAPH_EDGES edges on and with more than one block, and not otherwise."""
+    """Not told, pagerank_gpu takes the tiles (pipelined kernel, gathers into the dense sums)
+    from TILES_MIN_GRAPH_EDGES edges on and with more than one block, and not otherwise."""
     from executor.gpu import pagerank as prm
 
     src, dst = rmat(14, 16, seed=5)
@@ -177,6 +236,7 @@ def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
     got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=1 << 12)
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     assert stats["reordered"] and stats["tiles"]["edges_tiled"] > 0
+    assert stats["rows_to_dense"] == prm.ROWS_TO_DENSE
     got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=n)  # one block
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     assert "tiles" not in stats
@@ -210,3 +270,28 @@ def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
     assert stats["reordered"] and "tiles" not in stats
     with pytest.raises(DeviceOutOfMemory):
         prm.pagerank_gpu(g, max_iterations=8, block_size=1024, tiles=True)
+
+
+def test_range_modes_on_host():
+    """The merge's per-range dense modes: 1 under tiled columns, 2 under split columns flushed
+    with atomics, 0 elsewhere; without tiles the given mode everywhere."""
+    from executor.gpu.pagerank import RANGE, build_tiles, range_modes
+
+    rng = np.random.default_rng(3)
+    n = 20 * RANGE + 5
+    rows, cols = _dst_src_sorted(rng, n, 200_000, 3.0)
+    gap = (rows >= 5 * RANGE) & (rows < 9 * RANGE)  # a column without edges: its ranges get 0
+    rows, cols = rows[~gap], cols[~gap]
+    tiles, _ = build_tiles(np, rows, cols, n, sources=n // 4, src=512, dst=3 * RANGE // 2,
+                           min_edges=50, chunk=4096)
+    assert tiles.split_column_dst.size and tiles.column_dst.size > tiles.split_column_dst.size
+    for atomic in (False, True):
+        mode = range_modes(n, 2 if atomic else 1, tiles, atomic)
+        want = np.zeros(mode.size, dtype=np.uint8)
+        for starts, value in ((tiles.column_dst, 1), (tiles.split_column_dst, 2 if atomic else 1)):
+            for d0 in starts:
+                for v in range(int(d0), min(n, int(d0) + tiles.dst)):
+                    want[v // RANGE] = max(want[v // RANGE], value)
+        np.testing.assert_array_equal(mode, want)
+        assert (mode == 0).any() and (mode == (2 if atomic else 1)).any()
+    np.testing.assert_array_equal(range_modes(n, 2, None, False), np.full(mode.size, 2))
