@@ -229,6 +229,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sources", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--skip-scipy", action="store_true")
+    ap.add_argument("--startup-runs", type=int, default=5)
     args = ap.parse_args(argv)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -247,7 +248,7 @@ def main(argv=None) -> int:
     log = lambda *a: print(*a, flush=True)  # noqa: E731
     log(f"GPU {info.name}, {info.multiprocessors} SMs, L2 {info.l2_bytes >> 20} MiB")
 
-    res["startup"] = startup_times()
+    res["startup"] = startup_times(args.startup_runs)
     log("startup", res["startup"])
     bw = copy_bandwidth()
     res["copy_bandwidth_GBps"] = bw / 1e9
