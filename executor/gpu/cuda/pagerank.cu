@@ -361,6 +361,26 @@ extern "C" __global__ void graphdb_pagerank_init(const int* __restrict__ out_deg
 // edges from hot sources, spread over many lanes) cost one shared atomic per warp, not per lane.
 // Not templated on the id type (local ids only): extern "C", so no name expression is needed.
 #define TILE_PAD 0xffffffffu
+
+// An item's column sums, from shared memory: stored into sums[] (the column's only item), into
+// its own scratch slot (one of a split column's items, summed later), or added atomically.
+__device__ __forceinline__ void tile_flush(const float* s_dst, int slot, int use_scratch, i64 dst0,
+                                           int D, i64 n, float* __restrict__ sums,
+                                           float* __restrict__ scratch) {
+  const int t = threadIdx.x;
+  if (slot < 0 && use_scratch != 2) {
+    for (int i = t; i < D && dst0 + i < n; i += blockDim.x) sums[dst0 + i] = s_dst[i];
+  } else if (use_scratch == 1) {
+    float* out = scratch + (i64)slot * D;
+    for (int i = t; i < D; i += blockDim.x) out[i] = s_dst[i];
+  } else {
+    for (int i = t; i < D && dst0 + i < n; i += blockDim.x) {
+      const float v = s_dst[i];
+      if (v != 0.0f) atomicAdd(&sums[dst0 + i], v);
+    }
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(1024)
 graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict__ tile_end,
                        const int* __restrict__ tile_src, const i64* __restrict__ item_start,
@@ -424,18 +444,7 @@ graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict
       ++tile;
     }
     __syncthreads();
-    const int slot = item_slot[c];
-    if (slot < 0 && use_scratch != 2) {  // the column's only item
-      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) sums[dst0 + i] = s_dst[i];
-    } else if (use_scratch == 1) {  // one of a split column's items: its own slot, summed later
-      float* out = scratch + (i64)slot * D;
-      for (int i = t; i < D; i += blockDim.x) out[i] = s_dst[i];
-    } else {
-      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) {
-        const float v = s_dst[i];
-        if (v != 0.0f) atomicAdd(&sums[dst0 + i], v);
-      }
-    }
+    tile_flush(s_dst, item_slot[c], use_scratch, dst0, D, n, sums, scratch);
     __syncthreads();  // shared memory is refilled for the next item
   }
 }
@@ -608,18 +617,7 @@ graphdb_pagerank_tiles_pipe(const unsigned* __restrict__ edges, const i64* __res
       ++tile;
     }
     __syncthreads();
-    const int slot = item_slot[c];
-    if (slot < 0 && use_scratch != 2) {  // the column's only item
-      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) sums[dst0 + i] = s_dst[i];
-    } else if (use_scratch == 1) {  // one of a split column's items: its own slot, summed later
-      float* out = scratch + (i64)slot * D;
-      for (int i = t; i < D; i += blockDim.x) out[i] = s_dst[i];
-    } else {
-      for (int i = t; i < D && dst0 + i < n; i += blockDim.x) {
-        const float v = s_dst[i];
-        if (v != 0.0f) atomicAdd(&sums[dst0 + i], v);
-      }
-    }
+    tile_flush(s_dst, item_slot[c], use_scratch, dst0, D, n, sums, scratch);
     __syncthreads();  // shared memory is refilled for the next item
   }
 }
