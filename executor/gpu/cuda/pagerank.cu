@@ -362,6 +362,18 @@ extern "C" __global__ void graphdb_pagerank_init(const int* __restrict__ out_deg
 // Not templated on the id type (local ids only): extern "C", so no name expression is needed.
 #define TILE_PAD 0xffffffffu
 
+// Segmented inclusive scan across a warp whose lanes hold ascending destinations ``cur``: each
+// lane ends with the sum of ``acc`` over the lanes up to it with the same destination.
+__device__ __forceinline__ float warp_segmented_sum(float acc, unsigned cur, int lane) {
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const float a_up = __shfl_up_sync(GRAPHDB_FULL_MASK, acc, d);
+    const unsigned c_up = __shfl_up_sync(GRAPHDB_FULL_MASK, cur, d);
+    if (lane >= d && c_up == cur) acc += a_up;
+  }
+  return acc;
+}
+
 // An item's column sums, from shared memory: stored into sums[] (the column's only item), into
 // its own scratch slot (one of a split column's items, summed later), or added atomically.
 __device__ __forceinline__ void tile_flush(const float* s_dst, int slot, int use_scratch, i64 dst0,
@@ -431,12 +443,7 @@ graphdb_pagerank_tiles(const unsigned* __restrict__ edges, const i64* __restrict
         }
         // The lanes' last runs ascend by destination: segmented inclusive scan, then the last
         // lane of each segment adds the segment's sum.
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-          const float a_up = __shfl_up_sync(GRAPHDB_FULL_MASK, acc, d);
-          const unsigned c_up = __shfl_up_sync(GRAPHDB_FULL_MASK, cur, d);
-          if (lane >= d && c_up == cur) acc += a_up;
-        }
+        acc = warp_segmented_sum(acc, cur, lane);
         const unsigned c_next = __shfl_down_sync(GRAPHDB_FULL_MASK, cur, 1);
         if (cur != TILE_PAD && (lane == 31 || c_next != cur)) atomicAdd(&s_dst[cur], acc);
       }
@@ -594,12 +601,7 @@ graphdb_pagerank_tiles_pipe(const unsigned* __restrict__ edges, const i64* __res
           if (lane == 0) atomicAdd(&s_dst[first], first_sum);
           else s_dst[first] += first_sum;
         }
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-          const float a_up = __shfl_up_sync(GRAPHDB_FULL_MASK, acc, d);
-          const unsigned c_up = __shfl_up_sync(GRAPHDB_FULL_MASK, cur, d);
-          if (lane >= d && c_up == cur) acc += a_up;
-        }
+        acc = warp_segmented_sum(acc, cur, lane);
         const unsigned c_next = __shfl_down_sync(GRAPHDB_FULL_MASK, cur, 1);
         const unsigned heads = __ballot_sync(GRAPHDB_FULL_MASK, lane == 0 || prev_cur != cur);
         const int seg_first = 31 - __clz(heads & (0xffffffffu >> (31 - lane)));
