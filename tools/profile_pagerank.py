@@ -3,7 +3,7 @@
     ncu -k regex:"graphdb_pagerank_(rows|heavy|merge|tiles)" --section SpeedOfLight \
         --section MemoryWorkloadAnalysis python tools/profile_pagerank.py --scale 24
 
-    python tools/profile_pagerank.py --scale 24 --bench --out DIR [--configs auto,tiles,...]
+    python tools/profile_pagerank.py --scale 24 --bench --out DIR [--configs default,untiled,...]
 
 ``--bench`` times each configuration (CUDA events, median of ``--repeats`` runs of 10
 iterations after a warm-up), splits an iteration by kernel, records the partition's (and the
@@ -32,7 +32,7 @@ SEQ = {"tiles": True, "tiles_concurrent": False, "tiles_atomic": False}
 #: query gets; "tiles" the tiles' defaults (TILE_SOURCES etc.).
 CONFIGS: dict[str, dict] = {
     "default": {},
-    "auto": {"tiles": False},
+    "untiled": {"tiles": False},
     "tiles": {"tiles": True},
     "tiles_h16k_all": {**SEQ, "tile_sources": 1 << 14, "tile_min_edges": 0},
     "tiles_h64k": {**SEQ, "tile_sources": 1 << 16},
@@ -81,7 +81,7 @@ CONFIGS: dict[str, dict] = {
                          "tile_min_edges": 1 << 12},
     "pipe_dense_b16m": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
                         "block_size": 1 << 24},
-    "auto_dense": {"tiles": False, "rows_to_dense": True},
+    "untiled_dense": {"tiles": False, "rows_to_dense": True},
     "pipe_dense_merge": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
                          "lean_apply": False},
     "pipe_dense_seq_merge": {"tiles": True, "tiles_pipeline": True, "rows_to_dense": True,
@@ -168,6 +168,7 @@ def merge_probe(g, n: int) -> dict:
 
     from executor.gpu import pagerank as prm
     from executor.gpu import runtime as rt
+    from executor.gpu.compiled import set_dynamic_shared
 
     cp = rt.cp()
     block = prm.block_vertices(rt.device_info().l2_bytes)
@@ -179,7 +180,7 @@ def merge_probe(g, n: int) -> dict:
     merge_k = rt.kernel("pagerank", "graphdb_pagerank_merge_apply", ids)
     tiles_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles")
     smem = 4 * (tl.src + tl.dst)
-    tiles_k.max_dynamic_shared_size_bytes = smem
+    set_dynamic_shared(tiles_k, smem)
     rank = cp.full(n, 1.0 / n)
     contrib = cp.full(n, 1.0 / n, dtype=np.float32)
     partial = cp.zeros(max(part.rows_total, 1), dtype=np.float32)
@@ -240,7 +241,7 @@ def main() -> None:
     ap.add_argument("--hub-cache", action="store_true")
     ap.add_argument("--tiles", action="store_true")
     ap.add_argument("--bench", action="store_true")
-    ap.add_argument("--configs", default="auto,tiles")
+    ap.add_argument("--configs", default="default,untiled")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
     ap.add_argument("--merge-probe", action="store_true")

@@ -21,6 +21,7 @@ from ..algorithms.registry import AlgorithmOutput
 from ..cancel import checkpoint
 from ..graph import Graph
 from . import runtime as rt
+from .compiled import set_dynamic_shared
 
 __all__ = ["pagerank", "pagerank_gpu", "Partition", "Tiles", "block_vertices", "build_tiles",
            "choose_variant"]
@@ -545,7 +546,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             reduce_k = rt.module("pagerank").get_function("graphdb_pagerank_tiles_reduce")
             tile_smem = 4 * (tl.src + tl.dst)
             if tile_smem > 48 * 1024:
-                tiles_k.max_dynamic_shared_size_bytes = tile_smem
+                set_dynamic_shared(tiles_k, tile_smem)
         row_start = np.concatenate(([0], np.cumsum([int(x.size) for x in part.id_map])))
         n_ranges = -(-n // RANGE)
         merge_blocks = max(1, min(n_ranges, rt.device_info().multiprocessors * 2))
@@ -567,7 +568,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             hub = min(hub_values or HUB_VALUES, n)
         if 4 * hub + 256 > 48 * 1024:  # past the default limit: opt in to more (up to 227 KiB)
             for kern in (*rows_k.values(), heavy_k):
-                kern.max_dynamic_shared_size_bytes = 4 * hub
+                set_dynamic_shared(kern, 4 * hub)
         side = cp.cuda.Stream(non_blocking=True) if tl is not None and tiles_concurrent else None
         use_scratch = tl is not None and not tiles_atomic and tl.slots > 0 and not to_dense
         # The tiles store every tiled column's sums each iteration (owner items directly, split

@@ -69,6 +69,8 @@ ALL_MODULES: dict[str, tuple[str, ...]] = {
         "graphdb_wcc_hook_rest<{id}>",
         "graphdb_wcc_compress<{id}>",
     ),
+    "streaming": (),  # plain kernels (executor.streaming)
+    "subway": (),
 }
 
 
@@ -144,19 +146,17 @@ def _source(name: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _module(name: str, device_id: int):
-    cupy = cp()
-    exprs = [e.format(id=t) for e in ALL_MODULES[name] for t in ("int", "long long")]
-    mod = cupy.RawModule(
-        code=_source(name), options=("--std=c++17",), name_expressions=exprs
-    )
-    mod.compile()  # compile (or load from CuPy's disk cache) now, not at the first launch
-    return mod
+def _module(name: str, device_id: int, expressions: tuple[str, ...]):
+    from .compiled import load_module
+
+    return load_module(_source(name), expressions)
 
 
 def module(name: str):
-    """The compiled kernel module ``cuda/<name>.cu`` for the current device (memoized)."""
-    return _module(name, cp().cuda.Device().id)
+    """The compiled kernel module ``cuda/<name>.cu`` for the current device, with the template
+    instantiations :data:`ALL_MODULES` lists (memoized; compiled once, see :mod:`.compiled`)."""
+    exprs = tuple(e.format(id=t) for e in ALL_MODULES.get(name, ()) for t in ("int", "long long"))
+    return _module(name, cp().cuda.Device().id, exprs)
 
 
 def kernel(module_name: str, template: str, ids: np.dtype, *extra: str):

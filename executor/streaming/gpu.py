@@ -28,7 +28,6 @@ of one of two slots, each with its own stream, while the other slot's piece is c
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 
 import numpy as np
@@ -53,30 +52,17 @@ TILE_VERTICES = 256 * 16
 STREAM_THREADS = 256
 
 
-@functools.lru_cache(maxsize=None)
-def _module(device_id: int):
-    mod = rt.cp().RawModule(code=rt._source("streaming"), options=("--std=c++17",))
-    mod.compile()
-    return mod
-
-
 def module():
-    return _module(rt.cp().cuda.Device().id)
+    """The streaming kernels (``cuda/streaming.cu``) on the current device."""
+    return rt.module("streaming")
 
 
 def kernel(name: str):
     return module().get_function(name)
 
 
-@functools.lru_cache(maxsize=None)
-def _subway_module(device_id: int):
-    mod = rt.cp().RawModule(code=rt._source("subway"), options=("--std=c++17",))
-    mod.compile()
-    return mod
-
-
 def subway_kernel(name: str):
-    return _subway_module(rt.cp().cuda.Device().id).get_function(name)
+    return rt.module("subway").get_function(name)
 
 
 def pinned_empty(n: int, dtype) -> np.ndarray:
