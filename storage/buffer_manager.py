@@ -66,6 +66,10 @@ __all__ = ["DEFAULT_POOL_SHARE", "BufferManager", "ItemKey", "pinned_available",
 DEFAULT_POOL_SHARE = 0.25
 #: Frames allocated together (one pinned allocation per slab; cudaHostAlloc is slow).
 SLAB_BYTES = 64 << 20
+#: The first slab's size; each further slab doubles, up to SLAB_BYTES. Pinning costs time in
+#: proportion to the bytes (cudaHostAlloc), and a small graph's first query should not pin
+#: 64 MiB it will not use.
+FIRST_SLAB_BYTES = 4 << 20
 FREE, LOADING, READY = 0, 1, 2
 #: A scan's own load taking longer than a fixed allowance plus its bytes at this rate waits on
 #: the disk, not on memory: the scan then starts prefetching (reads in parallel). Loads from the
@@ -158,6 +162,7 @@ class BufferManager:
         self.budget_bytes = budget
         self.capacity = budget // self.frame_bytes
         self._frames: list[_Frame] = []
+        self._slabs = 0  # slabs allocated (they double in size: see FIRST_SLAB_BYTES)
         self._free: list[int] = []
         self._table: dict[ItemKey, int] = {}
         self._hand = 0
@@ -296,7 +301,9 @@ class BufferManager:
         return None
 
     def _grow(self) -> None:
-        count = max(1, min(self.capacity - len(self._frames), SLAB_BYTES // self.frame_bytes))
+        slab_bytes = min(SLAB_BYTES, FIRST_SLAB_BYTES << min(self._slabs, 8))
+        self._slabs += 1
+        count = max(1, min(self.capacity - len(self._frames), slab_bytes // self.frame_bytes))
         slab = self._allocate(count * self.frame_bytes)
         base = len(self._frames)
         for i in range(count):
