@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from .algorithms.bfs import expand_frontier
+from .arrays import to_arrow
 from .cost import frontier_kind
 from .device import format_bytes
 from .errors import DeviceOutOfMemory
@@ -232,12 +233,12 @@ def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.
     for prop in props:
         if prop == "src":
             src = np.searchsorted(csr.offsets, positions, side="right") - 1
-            out[prop] = ids.take(pa.array(src, pa.int64()))
+            out[prop] = ids.take(to_arrow(src, pa.int64()))
         elif prop == "dst":
-            out[prop] = ids.take(pa.array(csr.targets[positions].astype(np.int64)))
+            out[prop] = ids.take(to_arrow(csr.targets[positions].astype(np.int64)))
         elif prop == "weight" and csr.weights is not None:
-            out[prop] = pa.array(csr.weights[positions])
+            out[prop] = to_arrow(csr.weights[positions])
         else:
-            out[prop] = edge_table().column(prop).take(pa.array(positions, pa.int64()))
+            out[prop] = edge_table().column(prop).take(to_arrow(positions, pa.int64()))
     return out
 

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrays import scalar, to_arrow
 from .cost import hash_join_build_side
 from .errors import ExecutionError, InvalidArgument
 from .plan import AggregateCall
@@ -117,7 +118,7 @@ def _left_join_residual(left, right, lkeys, rkeys, residual, check=None) -> pa.T
     """LEFT JOIN whose ON has a non-equality part: inner join + filter, then the left rows that
     found no partner, padded with NULLs."""
     rowid = "__left_row"
-    numbered = left.append_column(rowid, pa.array(np.arange(left.num_rows)))
+    numbered = left.append_column(rowid, to_arrow(np.arange(left.num_rows)))
     matched = join(numbered, right, "inner" if lkeys else "cross", lkeys, rkeys, residual,
                    check=check)
     seen = pc.unique(matched[rowid])
@@ -134,7 +135,7 @@ def single_join(left: pa.Table, right: pa.Table) -> pa.Table:
         raise InvalidArgument(f"a subquery used as a value returned {right.num_rows} rows; "
                              "it must return at most one (add LIMIT 1 or an aggregate)")
     column = right.column(0)
-    value = column[0] if right.num_rows else pa.scalar(None, column.type)
+    value = column[0] if right.num_rows else scalar(None, column.type)
     return left.append_column(right.column_names[0],
                               pa.array([value.as_py()] * left.num_rows, column.type))
 
@@ -149,6 +150,10 @@ def mark_join(left: pa.Table, right: pa.Table, column: str, output: str) -> pa.T
 
 
 def aggregate(table: pa.Table, keys, calls: tuple[AggregateCall, ...]) -> pa.Table:
+    if not keys and all(c.function == "count_all" for c in calls):
+        # count(*) alone needs no grouping (nor Acero, whose import pulls in pandas)
+        rows = to_arrow([table.num_rows], pa.int64())
+        return pa.table([rows] * len(calls), names=[c.output for c in calls])
     specs, names = [], []
     for call in calls:
         if call.function == "count_all":

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from catalog import Catalog, GraphEntry
 
 from . import algorithms, relational
+from .arrays import scalar, to_arrow, to_numpy, to_table
 from .cancel import cancellable
 from .cost import DENSE_FRONTIER_BUDGET, HASH_JOIN_REASON, Choice, choose, choose_for
 from .device import Device
@@ -217,9 +218,9 @@ class Runner:
         for column in spec.columns:
             values = output.columns[column.name]
             if column.vertex:
-                columns.append(ids.take(pa.array(values, type=pa.int64())))
+                columns.append(ids.take(to_arrow(values, pa.int64())))
             else:
-                columns.append(pa.array(values, type=column.type))
+                columns.append(to_arrow(values, column.type))
         return pa.table(columns, names=[c.name for c in spec.columns])
 
     @staticmethod
@@ -255,7 +256,7 @@ class Runner:
         if node.start_filter is not None:
             vertices = self.graph_table(entry, "vertices")
             mask = pc.fill_null(_mask(vertices, node.start_filter), False)
-            start = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+            start = np.flatnonzero(to_numpy(mask))
         else:
             start = np.arange(graph.num_vertices, dtype=np.int64)
         metrics["start_vertices"] = int(start.size)
@@ -273,7 +274,7 @@ class Runner:
         columns: dict[str, pa.Array] = {}
         vertex_table = None
         for var, prop in node.vertex_properties:
-            rows = pa.array(bound[var], pa.int64())
+            rows = to_arrow(bound[var], pa.int64())
             if prop == "id":
                 columns[f"{var}.{prop}"] = ids.take(rows)
             else:
@@ -296,7 +297,7 @@ class Runner:
         return node.table
 
     def _run_SingleRow(self, node: SingleRow, metrics: dict) -> pa.Table:
-        return pa.table({"__row": pa.array([0], pa.int8())})
+        return pa.table({"__row": to_arrow([0], pa.int8())})
 
     # -- relational operators -------------------------------------------------------------------
     def _run_Filter(self, node: Filter, metrics: dict) -> pa.Table:
@@ -357,11 +358,11 @@ class Runner:
         """One row per graph: name, directed, weighted, vertices, edges."""
         entries = sorted(self.catalog.entries(), key=lambda e: e.name)
         return pa.table({
-            "name": pa.array([e.name for e in entries], pa.string()),
-            "directed": pa.array([e.directed for e in entries], pa.bool_()),
-            "weighted": pa.array([e.weighted for e in entries], pa.bool_()),
-            "vertices": pa.array([e.num_vertices for e in entries], pa.int64()),
-            "edges": pa.array([e.input_edges for e in entries], pa.int64()),
+            "name": to_arrow([e.name for e in entries], pa.string()),
+            "directed": to_arrow([e.directed for e in entries], pa.bool_()),
+            "weighted": to_arrow([e.weighted for e in entries], pa.bool_()),
+            "vertices": to_arrow([e.num_vertices for e in entries], pa.int64()),
+            "edges": to_arrow([e.input_edges for e in entries], pa.int64()),
         })
 
     def _run_DescribeGraph(self, node: DescribeGraph, metrics: dict) -> pa.Table:
@@ -375,7 +376,7 @@ class Runner:
             ("vertex_columns", ", ".join(self.graph_columns(e.name, "vertices"))),
             ("edge_columns", ", ".join(self.graph_columns(e.name, "edges"))),
         ] + [(k, str(v)) for k, v in sorted(e.stats.items())]
-        return pa.table({"property": [r[0] for r in rows], "value": [r[1] for r in rows]})
+        return to_table({"property": [r[0] for r in rows], "value": [r[1] for r in rows]})
 
 
 def _scalar(table: pa.Table, what: str) -> Any:
@@ -396,7 +397,7 @@ def internal_id(ids: pa.Array, value: Any, entry: GraphEntry, algorithm: str, pa
     if entry.id_type == "string":
         if not isinstance(value, str):
             value = str(value)
-        position = pc.index(ids, pa.scalar(value, pa.string())).as_py()
+        position = pc.index(ids, scalar(value, pa.string())).as_py()
     else:
         if isinstance(value, str):
             try:
@@ -409,7 +410,7 @@ def internal_id(ids: pa.Array, value: Any, entry: GraphEntry, algorithm: str, pa
             value = int(value)
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
             raise InvalidArgument(f"{algorithm}(): {param} must be a vertex id, got {value!r}")
-        ids_np = ids.to_numpy(zero_copy_only=False)
+        ids_np = to_numpy(ids)
         i = int(np.searchsorted(ids_np, value))  # ids are stored in ascending order
         position = i if i < len(ids_np) and ids_np[i] == value else -1
     if position < 0:

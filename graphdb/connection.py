@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from catalog import Catalog, GraphNotFound, IngestOptions
+from executor.arrays import to_table
 from executor.device import select_device
 from executor.plan import DescribeGraph, ShowGraphs, ValuesScan
 from executor.runner import Runner
@@ -215,7 +216,7 @@ class Connection:
         lines = explain_lines(plan, choices, stats)
         if total is not None:
             lines.append(f"Total: {total * 1000:.2f} ms")
-        return pa.table({"plan": lines})
+        return to_table({"plan": lines})
 
     def _describe(self, ast):
         kind, target = describe_target(ast)
@@ -225,7 +226,7 @@ class Connection:
         query = self.plan(f"SELECT * FROM {target} LIMIT 0") if kind == "table" else plan_query(
             target, self.context())[0]
         schema = self._runner.run(query).schema
-        return ValuesScan("describe", pa.table({
+        return ValuesScan("describe", to_table({
             "column": [f.name for f in schema], "type": [str(f.type) for f in schema]}))
 
     def _set(self, ast) -> str:
@@ -262,7 +263,7 @@ class Connection:
     def _settings_table(self) -> pa.Table:
         names = Settings.names()
         docs = Settings.docs()
-        return pa.table({"name": names,
+        return to_table({"name": names,
                          "value": [self.settings.display(n) for n in names],
                          "description": [docs.get(n, "") for n in names]})
 
@@ -284,7 +285,7 @@ class Connection:
         from executor.algorithms import REGISTRY
 
         specs = sorted(REGISTRY.values(), key=lambda a: a.name)
-        return pa.table({
+        return to_table({
             "name": [a.name for a in specs] + sorted(self.table_functions),
             "signature": [a.signature() for a in specs] + [f"{n}()" for n in
                                                           sorted(self.table_functions)],

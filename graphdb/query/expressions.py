@@ -16,6 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from executor.arrays import scalar, to_arrow
+
 from ..errors import BinderError, NotSupportedError
 
 __all__ = ["Translator", "output_name", "literal_value", "conjuncts", "AGGREGATES",
@@ -141,7 +143,7 @@ class Translator:
                 raise NotSupportedError(f"{node.sql()} is only allowed in the select list")
             return pc.field(self.resolve(node))
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
-            return pc.scalar(literal_value(node))
+            return _literal(literal_value(node))
         op = _COMPARISONS.get(type(node))
         if op is not None:
             return op(t(node.this), t(node.expression))
@@ -164,8 +166,8 @@ class Translator:
             # SQL engines differ on integer division; like DuckDB's '/', this one is real-valued.
             # By zero it is NULL rather than inf/NaN or an error, as in DuckDB.
             divisor = t(node.expression)
-            null = pc.scalar(pa.scalar(None, pa.float64()))
-            return _call("if_else", divisor == pc.scalar(0), null,
+            null = pc.scalar(scalar(None, pa.float64()))
+            return _call("if_else", divisor == _literal(0), null,
                          _call("divide", t(node.this).cast(pa.float64()), divisor))
         if isinstance(node, exp.IntDiv):
             return _call("floor", _call("divide", t(node.this).cast(pa.float64()),
@@ -178,7 +180,7 @@ class Translator:
             return _call(_ARITHMETIC[type(node)], t(node.this), t(node.expression))
         if isinstance(node, exp.DPipe):
             return _call("binary_join_element_wise", t(node.this).cast(pa.string()),
-                         t(node.expression).cast(pa.string()), pc.scalar(""))
+                         t(node.expression).cast(pa.string()), _literal(""))
         if isinstance(node, exp.In):
             return self._in(node)
         if isinstance(node, exp.Between):
@@ -218,7 +220,7 @@ class Translator:
             return pc.field(self.in_subquery(node.this, query))
         values = [literal_value(v) for v in node.expressions]
         return _call("is_in", self.to_arrow(node.this),
-                     options=pc.SetLookupOptions(pa.array(values)))
+                     options=pc.SetLookupOptions(to_arrow(values)))
 
     def _cast(self, node: exp.Cast) -> pc.Expression:
         type_name = node.to.this.name if hasattr(node.to.this, "name") else str(node.to.this)
@@ -231,10 +233,10 @@ class Translator:
     def _case(self, node: exp.Case) -> pc.Expression:
         subject = node.this
         default = node.args.get("default")
-        result = self.to_arrow(default) if default is not None else pc.scalar(None)
+        result = self.to_arrow(default) if default is not None else _literal(None)
         for branch in reversed(node.args.get("ifs") or []):
             cond = branch.this if subject is None else exp.EQ(this=subject, expression=branch.this)
-            result = _call("if_else", _call("coalesce", self.to_arrow(cond), pc.scalar(False)),
+            result = _call("if_else", _call("coalesce", self.to_arrow(cond), _literal(False)),
                            self.to_arrow(branch.args["true"]), result)
         return result
 
@@ -258,8 +260,14 @@ class Translator:
             arg_nodes = [a for a in arg_nodes if not isinstance(a, exp.Null)] or arg_nodes[:1]
         args = [self.to_arrow(a) for a in arg_nodes]
         if arrow_name == "binary_join_element_wise":
-            args = [a.cast(pa.string()) for a in args] + [pc.scalar("")]
+            args = [a.cast(pa.string()) for a in args] + [_literal("")]
         return _call(arrow_name, *args)
+
+
+def _literal(value) -> pc.Expression:
+    """A constant in an expression (see executor.arrays: pc.scalar of a plain Python value
+    would import pandas)."""
+    return pc.scalar(scalar(value))
 
 
 def _call(name: str, *args: pc.Expression, options=None) -> pc.Expression:

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from executor.arrays import to_arrow
 from executor.plan import (
     Distinct,
     Filter,
@@ -138,7 +139,7 @@ def _values(item: exp.Values) -> tuple[PlanNode, list[str]]:
         raise BinderError("every row of VALUES must have the same number of values")
     names = [f"col{i}" for i in range(width)]
     try:
-        table = pa.table({n: pa.array([r[i] for r in rows]) for i, n in enumerate(names)})
+        table = pa.table({n: to_arrow([r[i] for r in rows]) for i, n in enumerate(names)})
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         raise BinderError("the values of a VALUES column must have one type") from None
     return ValuesScan("values", table), names
