@@ -80,7 +80,10 @@ def to_numpy(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return np.unpackbits(bits, count=column.offset + len(column),
                              bitorder="little")[column.offset:].astype(bool)
     if column.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-        dtype = np.dtype(kind.to_pandas_dtype())
+        # (not kind.to_pandas_dtype(): that asks pandas for its version)
+        letter = ("f" if pa.types.is_floating(kind)
+                  else "u" if pa.types.is_unsigned_integer(kind) else "i")
+        dtype = np.dtype(f"{letter}{kind.bit_width // 8}")
         return np.frombuffer(column.buffers()[1], dtype=dtype, count=len(column),
                              offset=column.offset * dtype.itemsize)
     return column.to_numpy(zero_copy_only=False)

@@ -62,7 +62,8 @@ def test_algorithm_queries_and_statements_do_not_import_pandas(tmp_path):
     (tmp_path / "stand_in" / "pandas" / "__init__.py").write_text(STAND_IN)
     log = tmp_path / "pandas.log"
     env = dict(os.environ, PANDAS_IMPORT_LOG=str(log), GRAPHDB_DISABLE_GPU="1",
-               PYTHONPATH=os.pathsep.join([str(tmp_path / "stand_in"), str(ROOT)]))
+               PYTHONPATH=os.pathsep.join([str(tmp_path / "stand_in"), str(ROOT),
+                                           os.environ.get("PYTHONPATH", "")]))
     for query in QUERIES:  # one process each: pyarrow tries the import once per process
         out = subprocess.run([sys.executable, "-c", CHILD, str(db), query], env=env,
                              capture_output=True, text=True, check=True).stdout
