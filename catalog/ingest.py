@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from storage import Environment, delete_topology, write_topology
+from storage import Environment, delete_topology, page_kernel, write_topology
 from storage.mapped import trim_heap
 from storage.topology import RELEASE_EVERY
 
@@ -40,6 +40,10 @@ from .spool import Spool, SpoolSet
 
 __all__ = ["IngestOptions", "build_graph_arrays", "default_memory_limit", "run_ingest",
            "write_graph"]
+
+#: Input bytes per edge, an estimate on the high side (an edge list's line of two 7-digit ids
+#: is 16 bytes): the edge count it gives decides whether to preload the page kernel.
+BYTES_PER_EDGE = 16
 
 POLICIES = {
     "self_loops": ("keep", "drop"),
@@ -314,6 +318,8 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         if options.missing_vertices == "error":
             ids.frozen = True
     source = InputFiles(edges, options.format, layout, block_bytes=block_bytes_for(budget))
+    # A large graph's pages are built by a compiled kernel: load it while the input is read.
+    page_kernel.preload(source.total_bytes // BYTES_PER_EDGE)
     check_missing = options.vertices if ids.frozen else None
 
     # Peek at the columns first: whether there is a weight and properties decides the spool.
