@@ -26,10 +26,11 @@ import numpy as np
 import pyarrow as pa
 
 from storage import Environment, delete_topology, page_kernel, write_topology
+from storage.compiled import preload
 from storage.mapped import trim_heap
 from storage.topology import RELEASE_EVERY
 
-from .csrbuild import CSR, MERGE_WEIGHTS, build_csr, csr_chunks
+from .csrbuild import COUNTING_SORT, CSR, MERGE_WEIGHTS, build_csr, csr_chunks
 from .entries import GraphEntry
 from .errors import IngestError
 from .idmap import IdMapper, IdSet
@@ -318,8 +319,9 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         if options.missing_vertices == "error":
             ids.frozen = True
     source = InputFiles(edges, options.format, layout, block_bytes=block_bytes_for(budget))
-    # A large graph's pages are built by a compiled kernel: load it while the input is read.
-    page_kernel.preload(source.total_bytes // BYTES_PER_EDGE)
+    # A large graph is sorted and its pages built by compiled kernels: load them while the
+    # input is read.
+    preload(source.total_bytes // BYTES_PER_EDGE, COUNTING_SORT, page_kernel.RECORDS)
     check_missing = options.vertices if ids.frozen else None
 
     # Peek at the columns first: whether there is a weight and properties decides the spool.

@@ -5,31 +5,21 @@ neighbours' page ids, arithmetic for the slots, a boolean-mask or position scatt
 passes over each page's edges, ~11 ns per edge, 0.18 s per direction of RMAT20, which made the
 page builder the critical path of an ingest's commit. This loop writes each record id's bytes
 where they go in one pass (~3 ns per edge). Same bytes: the numpy path stays for small graphs
-and is what the tests compare this with.
-
-numba is imported on first use, never by ``import graphdb``, and the kernel is cached on disk
-(``cache=True``): a cold cache costs a few seconds of compiling once per install; a warm one
-still costs ~0.3 s per process (numba's import, loading the kernel), which is why
-:data:`MIN_EDGES` keeps small graphs on numpy and why an ingest may :func:`preload` it in a
-thread while it reads its input.
+(see :mod:`storage.compiled`) and is what the tests compare this with.
 """
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-__all__ = ["MIN_EDGES", "kernel", "preload"]
+from .compiled import Kernel
+
+__all__ = ["MIN_EDGES", "RECORDS"]
 
 #: Topologies with fewer edges than this build their pages with numpy, unless the kernel is
-#: loaded already: at ~10 ns saved per edge, the kernel's ~0.3 s per process pays off from
-#: about 30 M edges, or from a few million when :func:`preload` loads it in the background.
+#: loaded already: at ~8 ns saved per edge, the kernel's ~0.3 s per process pays off from
+#: about 40 M edges, or from a few million when an ingest preloads it while reading.
 MIN_EDGES = 1 << 22
-
-_lock = threading.Lock()
-_kernel = None  # the compiled dispatcher, or False when numba is not available
-
 
 _U0, _U1, _U4, _U7, _U8, _BYTE = (np.uint64(x) for x in (0, 1, 4, 7, 8, 0xFF))
 
@@ -85,49 +75,16 @@ def _write_records(page, degree, targets, weights, vertex_pid, page_first_vertex
         e += d
     return (at + align - _U1) // align * align
 
-def kernel(edges: int = 0):
-    """The compiled :func:`_write_records`, or None: for a topology of fewer than
-    :data:`MIN_EDGES` ``edges`` while it is not loaded yet, or without numba."""
-    if _kernel is None and edges < MIN_EDGES:
-        return None
-    return _load() or None
 
-
-def _load():
-    global _kernel
-    with _lock:
-        if _kernel is None:
-            try:
-                import numba
-            except ImportError:  # pragma: no cover - numba is a dependency
-                _kernel = False
-            else:
-                _kernel = numba.njit(cache=True, nogil=True)(_write_records)
-        return _kernel
-
-
-def preload(edges: int) -> threading.Thread | None:
-    """Load the kernel in a thread (numba's import; compiling on a cold cache) when a topology
-    of about ``edges`` edges will want it: an ingest calls this before it reads its input, so
-    that the cost overlaps the read instead of landing on the commit."""
-    if _kernel is not None or edges < MIN_EDGES:
-        return None
-    thread = threading.Thread(target=_warm, name="page-kernel", daemon=True)
-    thread.start()
-    return thread
-
-
-def _warm() -> None:
-    """Load and compile the kernel for the common types (int32 targets, uint8/uint16 page ids,
-    unweighted and weighted) by running it on a tiny page."""
-    fn = _load()
-    if not fn:
-        return
+def _warm(compiled) -> None:
+    """Int32 targets, uint8 and uint16 page ids (up to 65536 pages), weighted or not."""
     page = np.zeros(256, dtype=np.uint8)
-    degree = np.ones(1, dtype=np.int64)
-    targets = np.zeros(1, dtype=np.int32)
-    first = np.zeros(1, dtype=np.int64)
     for pid_type in (np.uint8, np.uint16):
         for weights in (np.zeros(0, np.uint64), np.zeros(1, np.uint64)):
-            fn(page, degree, targets, weights, np.zeros(1, pid_type), first, 3, 3,
-               len(weights) > 0, np.zeros(1, np.int64))
+            compiled(page, np.ones(1, np.int64), np.zeros(1, np.int32), weights,
+                     np.zeros(1, pid_type), np.zeros(1, np.int64), 3, 3, len(weights) > 0,
+                     np.zeros(1, np.int64))
+
+
+#: The compiled :func:`_write_records`, for topologies of at least :data:`MIN_EDGES` edges.
+RECORDS = Kernel(_write_records, MIN_EDGES, _warm)

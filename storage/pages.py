@@ -358,7 +358,7 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
     page stays intact only until ``buffers - 1`` more pages have been yielded. Reusing buffers
     spares an allocation (and a zero-filled mapping, and its unmapping) per page. A large
     topology's records are written by the compiled kernel (:mod:`storage.page_kernel`)."""
-    compiled = page_kernel.kernel(len(targets))
+    compiled = page_kernel.RECORDS.get(len(targets))
     layout = plan.layout
     size = layout.page_size
     pool = [np.zeros(size, dtype=np.uint8) for _ in range(min(buffers, plan.num_pages))]

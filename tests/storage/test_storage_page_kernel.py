@@ -13,13 +13,13 @@ from storage.pages import PageLayout, iter_pages, plan_pages
 
 from .test_storage_pages import random_csr
 
-compiled = page_kernel.kernel(page_kernel.MIN_EDGES)
+compiled = page_kernel.RECORDS.load()
 pytestmark = pytest.mark.skipif(not compiled, reason="numba is not installed")
 
 
 def pages(offsets, targets, weights, plan, monkeypatch, kernel):
     with monkeypatch.context() as patch:
-        patch.setattr(page_kernel, "kernel", lambda edges=0: kernel)
+        patch.setattr(page_kernel.RECORDS, "get", lambda edges: kernel)
         return [(pid, bytes(page)) for pid, page in iter_pages(offsets, targets, weights, plan)]
 
 
@@ -43,10 +43,3 @@ def test_kernel_pages_equal_numpy_pages(monkeypatch, n, m, hub, weighted, seed, 
     weights = weights if weighted else None
     expected = pages(offsets, targets, weights, plan, monkeypatch, None)
     assert pages(offsets, targets, weights, plan, monkeypatch, compiled) == expected
-
-
-def test_large_topologies_use_the_kernel_small_ones_numpy_until_it_is_loaded(monkeypatch):
-    assert page_kernel.kernel(page_kernel.MIN_EDGES) is compiled  # loaded above
-    monkeypatch.setattr(page_kernel, "_kernel", None)
-    assert page_kernel.kernel(10) is None
-    assert page_kernel.preload(10) is None

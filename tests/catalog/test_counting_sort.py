@@ -1,0 +1,137 @@
+"""The compiled counting sort against numpy's stable argsort and scipy's, and the ingest with the
+compiled kernels (sort and pages) against the ingest without them, in memory and spilled."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catalog import csrbuild
+from catalog.csrbuild import COUNTING_SORT, stable_order
+from storage import page_kernel
+from storage.compiled import Kernel, preload
+from storage.pages import decode_page
+from storage.topology import DIRECTIONS, read_page, topology_info
+from tests.catalog.ingest_helpers import load
+from tests.catalog.test_ingest_external import TINY, _random_edges, _stored
+
+KERNELS = (COUNTING_SORT, page_kernel.RECORDS)
+pytestmark = pytest.mark.skipif(not all(k.load() for k in KERNELS),
+                                reason="numba is not installed")
+
+
+def _reference(keys, n, payload, other):
+    order = np.argsort(keys, kind="stable")
+    return (np.bincount(keys, minlength=n), other[order],
+            None if payload is None else payload[order])
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 200), m=st.integers(0, 2000), seed=st.integers(0, 2**16),
+       payload=st.sampled_from([None, "weight", "row"]), hub=st.booleans())
+def test_counting_sort_is_numpys_stable_argsort(n, m, seed, payload, hub):
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, n, m).astype(np.int32)
+    if hub:  # one key with most of the edges, the others rare
+        keys[rng.random(m) < 0.8] = n // 2
+    other = rng.integers(0, 10**6, m).astype(np.int32)
+    carried = {None: None, "weight": rng.random(m),
+               "row": rng.permutation(m).astype(np.int64)}[payload]
+    degrees, out, moved = stable_order(keys, n, carried, other)  # compiled: loaded above
+    want = _reference(keys, n, carried, other)
+    np.testing.assert_array_equal(degrees, want[0])
+    assert degrees.dtype == np.int64 and out.dtype == np.int32
+    np.testing.assert_array_equal(out, want[1])
+    if payload is None:
+        assert moved is None
+    else:
+        np.testing.assert_array_equal(moved, want[2])
+        assert moved.dtype == carried.dtype
+
+
+@pytest.mark.parametrize("payload", [None, "weight"])
+def test_counting_sort_matches_scipy_path(monkeypatch, payload):
+    rng = np.random.default_rng(5)
+    n, m = 1000, 50_000
+    keys = rng.integers(0, n, m).astype(np.int32)
+    other = rng.integers(0, n, m).astype(np.int32)
+    carried = None if payload is None else rng.random(m)
+    compiled = stable_order(keys, n, carried, other)
+    monkeypatch.setattr(COUNTING_SORT, "get", lambda work: None)
+    assert csrbuild._sparsetools() is not None
+    scipy = stable_order(keys, n, carried, other)
+    for a, b in zip(compiled, scipy, strict=True):
+        if a is None:
+            assert b is None
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
+def _kernels(monkeypatch, used: list | None) -> None:
+    """Every sort and page build through the compiled kernels, counting the calls into
+    ``used``; or (None) through numpy and scipy."""
+    for kernel in KERNELS:
+        compiled = kernel.load()
+
+        def get(work, compiled=compiled):
+            if used is None:
+                return None
+            used.append(compiled)
+            return compiled
+
+        monkeypatch.setattr(kernel, "get", get)
+
+
+def _pages(catalog, entry):
+    env = catalog.env
+    out = []
+    with env.read_txn() as txn:
+        for direction in DIRECTIONS[: 2 if entry.directed else 1]:
+            info = topology_info(env, txn, entry.graph_id, direction)
+            out += [bytes(read_page(env, txn, entry.graph_id, direction, pid))
+                    for pid in range(info["pages"])]
+    return out
+
+
+@pytest.mark.parametrize("options", [{}, {"undirected": True}, {"props": True}])
+@pytest.mark.parametrize("memory_limit", [None, TINY])
+def test_ingest_with_kernels_stores_what_it_stores_without(tmp_path, monkeypatch, options,
+                                                           memory_limit):
+    """Same CSR arrays (so same order within every vertex), same pages, byte for byte; with a
+    tiny memory limit the sort runs per spilled bucket."""
+    options = dict(options)
+    props = options.pop("props", False)
+    path, _, _ = _random_edges(tmp_path, 40_000, 2_000, seed=11, props=props)
+    used = []
+    with monkeypatch.context() as patch:
+        _kernels(patch, used)
+        with_cat, with_k = load(tmp_path / "db", path, name="k", memory_limit=memory_limit,
+                                **options)
+    assert set(map(id, used)) == {id(k.load()) for k in KERNELS}
+    with monkeypatch.context() as patch:
+        _kernels(patch, None)
+        without_cat, without = load(tmp_path / "db", path, name="np",
+                                    memory_limit=memory_limit, **options)
+    a, b = _stored(with_cat, with_k), _stored(without_cat, without)
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    pages = _pages(with_cat, with_k)
+    assert pages == _pages(without_cat, without)
+    assert decode_page(pages[0]).header.num_edges > 0
+    if props:
+        assert with_cat.edge_table(with_k).equals(without_cat.edge_table(without))
+
+
+def test_kernel_thresholds_and_preload(monkeypatch):
+    calls = []
+    kernel = Kernel(lambda x: x, min_work=100, warm=lambda compiled: calls.append(compiled(7)))
+    assert kernel.get(99) is None  # not loaded, small work: numpy's turn
+    assert preload(99, kernel) is None
+    thread = preload(100, kernel)
+    thread.join()
+    assert calls == [7]
+    assert kernel.get(1)(3) == 3  # loaded: any work
+    assert preload(10**9, kernel) is None  # nothing left to load
