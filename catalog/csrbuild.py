@@ -108,7 +108,7 @@ def stable_order(keys: np.ndarray, n: int, payload: np.ndarray | None, other: np
     dtype = np.int64 if max(n, len(keys)) >= 2**31 else np.int32
     keys = keys.astype(dtype, copy=False)
     other = other.astype(dtype, copy=False)
-    compiled = COUNTING_SORT.get(len(keys))
+    compiled = COUNTING_SORT.get()
     if compiled is not None:
         offsets = np.zeros(n + 1, dtype=np.int64)
         other_out = np.empty(len(keys), dtype=dtype)

@@ -319,9 +319,9 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         if options.missing_vertices == "error":
             ids.frozen = True
     source = InputFiles(edges, options.format, layout, block_bytes=block_bytes_for(budget))
-    # A large graph is sorted and its pages built by compiled kernels: load them while the
-    # input is read.
-    preload(source.total_bytes // BYTES_PER_EDGE, COUNTING_SORT, page_kernel.RECORDS)
+    # A large graph is sorted and its pages built by compiled kernels (unless the memory limit
+    # is small): load them while the input is read.
+    preload(source.total_bytes // BYTES_PER_EDGE, budget, COUNTING_SORT, page_kernel.RECORDS)
     check_missing = options.vertices if ids.frozen else None
 
     # Peek at the columns first: whether there is a weight and properties decides the spool.

@@ -16,9 +16,9 @@ from .compiled import Kernel
 
 __all__ = ["MIN_EDGES", "RECORDS"]
 
-#: Topologies with fewer edges than this build their pages with numpy, unless the kernel is
-#: loaded already: at ~8 ns saved per edge, the kernel's ~0.3 s per process pays off from
-#: about 40 M edges, or from a few million when an ingest preloads it while reading.
+#: Ingests of fewer edges than this do not load the kernel (see storage.compiled.preload): at
+#: ~8 ns saved per edge, its ~0.3 s per process pays off from a few million edges when it is
+#: loaded while the input is read.
 MIN_EDGES = 1 << 22
 
 _U0, _U1, _U4, _U7, _U8, _BYTE = (np.uint64(x) for x in (0, 1, 4, 7, 8, 0xFF))
@@ -86,5 +86,5 @@ def _warm(compiled) -> None:
                      np.zeros(1, np.int64))
 
 
-#: The compiled :func:`_write_records`, for topologies of at least :data:`MIN_EDGES` edges.
+#: The compiled :func:`_write_records`, loaded for ingests of at least :data:`MIN_EDGES` edges.
 RECORDS = Kernel(_write_records, MIN_EDGES, _warm)

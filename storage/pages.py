@@ -356,9 +356,9 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
 
     With ``buffers`` > 0 the pages are built in that many buffers, reused in turn: a yielded
     page stays intact only until ``buffers - 1`` more pages have been yielded. Reusing buffers
-    spares an allocation (and a zero-filled mapping, and its unmapping) per page. A large
-    topology's records are written by the compiled kernel (:mod:`storage.page_kernel`)."""
-    compiled = page_kernel.RECORDS.get(len(targets))
+    spares an allocation (and a zero-filled mapping, and its unmapping) per page. Records are
+    written by the compiled kernel (:mod:`storage.page_kernel`) once it is loaded."""
+    compiled = page_kernel.RECORDS.get()
     layout = plan.layout
     size = layout.page_size
     pool = [np.zeros(size, dtype=np.uint8) for _ in range(min(buffers, plan.num_pages))]

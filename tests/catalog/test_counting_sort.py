@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from catalog import csrbuild
 from catalog.csrbuild import COUNTING_SORT, stable_order
 from storage import page_kernel
-from storage.compiled import Kernel, preload
+from storage.compiled import MIN_MEMORY, Kernel, preload
 from storage.pages import decode_page
 from storage.topology import DIRECTIONS, read_page, topology_info
 from tests.catalog.ingest_helpers import load
@@ -59,7 +59,7 @@ def test_counting_sort_matches_scipy_path(monkeypatch, payload):
     other = rng.integers(0, n, m).astype(np.int32)
     carried = None if payload is None else rng.random(m)
     compiled = stable_order(keys, n, carried, other)
-    monkeypatch.setattr(COUNTING_SORT, "get", lambda work: None)
+    monkeypatch.setattr(COUNTING_SORT, "get", lambda: None)
     assert csrbuild._sparsetools() is not None
     scipy = stable_order(keys, n, carried, other)
     for a, b in zip(compiled, scipy, strict=True):
@@ -75,7 +75,7 @@ def _kernels(monkeypatch, used: list | None) -> None:
     for kernel in KERNELS:
         compiled = kernel.load()
 
-        def get(work, compiled=compiled):
+        def get(compiled=compiled):
             if used is None:
                 return None
             used.append(compiled)
@@ -125,13 +125,14 @@ def test_ingest_with_kernels_stores_what_it_stores_without(tmp_path, monkeypatch
         assert with_cat.edge_table(with_k).equals(without_cat.edge_table(without))
 
 
-def test_kernel_thresholds_and_preload(monkeypatch):
+def test_preload_loads_what_large_work_wants_within_the_memory_limit():
     calls = []
     kernel = Kernel(lambda x: x, min_work=100, warm=lambda compiled: calls.append(compiled(7)))
-    assert kernel.get(99) is None  # not loaded, small work: numpy's turn
-    assert preload(99, kernel) is None
-    thread = preload(100, kernel)
-    thread.join()
-    assert calls == [7]
-    assert kernel.get(1)(3) == 3  # loaded: any work
-    assert preload(10**9, kernel) is None  # nothing left to load
+    assert kernel.get() is None  # not loaded: numpy's turn, whatever the work
+    assert preload(99, MIN_MEMORY, kernel) is None  # too little work to pay for numba
+    assert preload(100, MIN_MEMORY - 1, kernel) is None  # too little memory for numba
+    assert kernel.get() is None and calls == []
+    preload(100, MIN_MEMORY, kernel).join()
+    assert calls == [7]  # warmed before it is handed out
+    assert kernel.get()(3) == 3
+    assert preload(10**9, MIN_MEMORY, kernel) is None  # nothing left to load

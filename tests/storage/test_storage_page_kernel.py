@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not compiled, reason="numba is not installed")
 
 def pages(offsets, targets, weights, plan, monkeypatch, kernel):
     with monkeypatch.context() as patch:
-        patch.setattr(page_kernel.RECORDS, "get", lambda edges: kernel)
+        patch.setattr(page_kernel.RECORDS, "get", lambda: kernel)
         return [(pid, bytes(page)) for pid, page in iter_pages(offsets, targets, weights, plan)]
 
 
