@@ -98,7 +98,7 @@ def _warm_sort(compiled) -> None:
 #: The compiled :func:`_counting_sort`: 0.18 s where scipy's took 0.27-0.32 s to sort RMAT20's
 #: 16.8 M edges (both directions at once, one per core); it carries no payload when there is
 #: none, where scipy has to scatter one.
-COUNTING_SORT = Kernel(_counting_sort, 1 << 22, _warm_sort)
+COUNTING_SORT = Kernel(_counting_sort, _warm_sort)
 
 
 def stable_order(keys: np.ndarray, n: int, payload: np.ndarray | None, other: np.ndarray

@@ -17,7 +17,14 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-__all__ = ["MIN_MEMORY", "Kernel", "preload"]
+__all__ = ["MIN_EDGES", "MIN_MEMORY", "Kernel", "preload"]
+
+#: Ingests of fewer edges than this keep to numpy: in a fresh process, loading numba while the
+#: input is read slows the read by ~0.4 s (0.46 s of CPU on a machine the parser already keeps
+#: busy), which the kernels win back from about 16 M edges (~8 ns per edge in page building,
+#: ~6 in the sort). Measured on two cores, fresh processes, best of 5: RMAT18 (4.2 M edges)
+#: 0.82 s without numba, 1.19 s with; RMAT20 (16.8 M) about even (median 2.08 -> 1.97 s).
+MIN_EDGES = 12_000_000
 
 #: Memory limits below this keep to numpy: numba and LLVM take ~170 MB resident once loaded
 #: (measured: an RMAT20 ingest under --memory-limit 32MB peaked at 299 MiB with the kernels,
@@ -31,9 +38,8 @@ class Kernel:
     ``warm(dispatcher)`` calls it on tiny inputs of the types it is usually called with, so
     that loading also loads (or compiles) those specializations before anyone gets it."""
 
-    def __init__(self, func: Callable[..., Any], min_work: int,
-                 warm: Callable[[Any], None]):
-        self.func, self.min_work, self._warm = func, min_work, warm
+    def __init__(self, func: Callable[..., Any], warm: Callable[[Any], None]):
+        self.func, self._warm = func, warm
         self._lock = threading.Lock()
         self._compiled: Any = None  # the warmed dispatcher; False without numba
 
@@ -57,13 +63,13 @@ class Kernel:
             return self._compiled
 
 
-def preload(work: int, memory_limit: int, *kernels: Kernel) -> threading.Thread | None:
-    """Load in one thread those of ``kernels`` that work of about ``work`` items wants (at
-    least their ``min_work``) and that are not loaded yet, unless ``memory_limit`` is below
-    :data:`MIN_MEMORY`; returns the thread, if one was started."""
-    if memory_limit < MIN_MEMORY:
+def preload(edges: int, memory_limit: int, *kernels: Kernel) -> threading.Thread | None:
+    """Load in one thread those of ``kernels`` that are not loaded yet, for an ingest of about
+    ``edges`` edges under ``memory_limit`` (unless below :data:`MIN_EDGES` or
+    :data:`MIN_MEMORY`); returns the thread, if one was started."""
+    if edges < MIN_EDGES or memory_limit < MIN_MEMORY:
         return None
-    wanted = [k for k in kernels if k._compiled is None and work >= k.min_work]
+    wanted = [k for k in kernels if k._compiled is None]
     if not wanted:
         return None
     thread = threading.Thread(target=lambda: [k.load() for k in wanted], name="kernels",

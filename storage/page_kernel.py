@@ -14,12 +14,7 @@ import numpy as np
 
 from .compiled import Kernel
 
-__all__ = ["MIN_EDGES", "RECORDS"]
-
-#: Ingests of fewer edges than this do not load the kernel (see storage.compiled.preload): at
-#: ~8 ns saved per edge, its ~0.3 s per process pays off from a few million edges when it is
-#: loaded while the input is read.
-MIN_EDGES = 1 << 22
+__all__ = ["RECORDS"]
 
 _U0, _U1, _U4, _U7, _U8, _BYTE = (np.uint64(x) for x in (0, 1, 4, 7, 8, 0xFF))
 
@@ -86,5 +81,5 @@ def _warm(compiled) -> None:
                      np.zeros(1, np.int64))
 
 
-#: The compiled :func:`_write_records`, loaded for ingests of at least :data:`MIN_EDGES` edges.
-RECORDS = Kernel(_write_records, MIN_EDGES, _warm)
+#: The compiled :func:`_write_records` (loaded by :func:`storage.compiled.preload`).
+RECORDS = Kernel(_write_records, _warm)

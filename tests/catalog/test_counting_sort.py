@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from catalog import csrbuild
 from catalog.csrbuild import COUNTING_SORT, stable_order
 from storage import page_kernel
-from storage.compiled import MIN_MEMORY, Kernel, preload
+from storage.compiled import MIN_EDGES, MIN_MEMORY, Kernel, preload
 from storage.pages import decode_page
 from storage.topology import DIRECTIONS, read_page, topology_info
 from tests.catalog.ingest_helpers import load
@@ -125,14 +125,14 @@ def test_ingest_with_kernels_stores_what_it_stores_without(tmp_path, monkeypatch
         assert with_cat.edge_table(with_k).equals(without_cat.edge_table(without))
 
 
-def test_preload_loads_what_large_work_wants_within_the_memory_limit():
+def test_preload_loads_for_large_ingests_within_the_memory_limit():
     calls = []
-    kernel = Kernel(lambda x: x, min_work=100, warm=lambda compiled: calls.append(compiled(7)))
+    kernel = Kernel(lambda x: x, warm=lambda compiled: calls.append(compiled(7)))
     assert kernel.get() is None  # not loaded: numpy's turn, whatever the work
-    assert preload(99, MIN_MEMORY, kernel) is None  # too little work to pay for numba
-    assert preload(100, MIN_MEMORY - 1, kernel) is None  # too little memory for numba
+    assert preload(MIN_EDGES - 1, MIN_MEMORY, kernel) is None  # too small to pay for numba
+    assert preload(MIN_EDGES, MIN_MEMORY - 1, kernel) is None  # too little memory for numba
     assert kernel.get() is None and calls == []
-    preload(100, MIN_MEMORY, kernel).join()
+    preload(MIN_EDGES, MIN_MEMORY, kernel).join()
     assert calls == [7]  # warmed before it is handed out
     assert kernel.get()(3) == 3
     assert preload(10**9, MIN_MEMORY, kernel) is None  # nothing left to load
