@@ -3,6 +3,10 @@ compiled kernels (sort and pages) against the ingest without them, in memory and
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -136,3 +140,15 @@ def test_preload_loads_for_large_ingests_within_the_memory_limit():
     assert calls == [7]  # warmed before it is handed out
     assert kernel.get()(3) == 3
     assert preload(10**9, MIN_MEMORY, kernel) is None  # nothing left to load
+
+
+def test_a_small_ingest_does_not_load_numba(tmp_path):
+    """Below MIN_EDGES an ingest in a fresh process keeps to numpy and scipy: numba's import
+    would cost more than the kernels save."""
+    edges = tmp_path / "e.csv"
+    edges.write_text("src,dst\n" + "".join(f"{i},{(7 * i) % 1000}\n" for i in range(3000)))
+    code = ("import sys, graphdb; con = graphdb.connect(sys.argv[1]); "
+            "con.ingest('g', sys.argv[2]); "
+            "assert 'numba' not in sys.modules, 'numba loaded by a small ingest'")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "db"), str(edges)], check=True,
+                   cwd=Path(__file__).resolve().parents[2], timeout=120)
