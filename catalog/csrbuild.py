@@ -19,9 +19,12 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from storage.compiled import Kernel
+
 from .spool import Spool
 
-__all__ = ["CSR", "build_csr", "csr_chunks", "read_range", "MERGE_WEIGHTS", "stable_order"]
+__all__ = ["CSR", "COUNTING_SORT", "build_csr", "csr_chunks", "read_range", "MERGE_WEIGHTS",
+           "stable_order"]
 
 #: How the weight of merged duplicate edges is chosen.
 MERGE_WEIGHTS = ("min", "max", "sum", "first")
@@ -63,22 +66,69 @@ def read_range(array: np.ndarray, start: int, stop: int) -> np.ndarray:
     return array[start:stop]
 
 
-def stable_order(keys: np.ndarray, n: int, payload: np.ndarray, other: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(degrees, other, payload) rearranged in ascending ``keys`` (0..n-1), ties in input order."""
+def _counting_sort(keys, other, payload, offsets, other_out, payload_out):
+    """The compiled loop of :func:`stable_order`: degrees counted into ``offsets[1:]`` (zeroed
+    by the caller), made offsets, then ``other`` (and ``payload``, unless it is empty) scattered
+    to each key's next free position, in input order. Indices are unsigned: numba emits a
+    wraparound branch for every signed index (see :mod:`executor.algorithms._kernels`)."""
+    one = np.uint64(1)
+    carry = len(payload) > 0
+    for i in range(len(keys)):
+        offsets[np.uint64(keys[i]) + one] += 1
+    for v in range(len(offsets) - 1):
+        offsets[v + 1] += offsets[v]
+    fill = offsets[:-1].copy()
+    for i in range(len(keys)):
+        k = np.uint64(keys[i])
+        at = fill[k]
+        other_out[at] = other[i]
+        if carry:
+            payload_out[at] = payload[i]
+        fill[k] = at + 1
+
+
+def _warm_sort(compiled) -> None:
+    """int32 keys and ids, with nothing, float64 weights or int64 rows to carry."""
+    ids = np.zeros(1, np.int32)
+    for payload in (np.zeros(0, np.int8), np.zeros(1, np.float64), np.zeros(1, np.int64)):
+        compiled(ids, ids, payload, np.zeros(2, np.int64), np.empty(1, np.int32),
+                 np.empty(len(payload), payload.dtype))
+
+
+#: The compiled :func:`_counting_sort`: 0.18 s where scipy's took 0.27-0.32 s to sort RMAT20's
+#: 16.8 M edges (both directions at once, one per core); it carries no payload when there is
+#: none, where scipy has to scatter one.
+COUNTING_SORT = Kernel(_counting_sort, _warm_sort)
+
+
+def stable_order(keys: np.ndarray, n: int, payload: np.ndarray | None, other: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(degrees, other, payload) rearranged in ascending ``keys`` (0..n-1), ties in input order;
+    ``payload`` may be None (nothing to carry)."""
     dtype = np.int64 if max(n, len(keys)) >= 2**31 else np.int32
-    tools = _sparsetools() if payload.dtype.kind in "biuf" else None
+    keys = keys.astype(dtype, copy=False)
+    other = other.astype(dtype, copy=False)
+    compiled = COUNTING_SORT.get()
+    if compiled is not None:
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        other_out = np.empty(len(keys), dtype=dtype)
+        carried = np.zeros(0, np.int8) if payload is None else payload
+        payload_out = np.empty(len(carried), dtype=carried.dtype)
+        compiled(keys, other, carried, offsets, other_out, payload_out)
+        return np.diff(offsets), other_out, None if payload is None else payload_out
+    carried = np.zeros(len(keys), dtype=np.int8) if payload is None else payload
+    tools = _sparsetools() if carried.dtype.kind in "biuf" else None
     if tools is not None:
-        keys = keys.astype(dtype, copy=False)
-        other = other.astype(dtype, copy=False)
         offsets = np.empty(n + 1, dtype=dtype)
         other_out = np.empty(len(keys), dtype=dtype)
-        payload_out = np.empty(len(keys), dtype=payload.dtype)
-        tools.coo_tocsr(n, max(n, 1), len(keys), keys, other, payload, offsets,
-                               other_out, payload_out)
-        return np.diff(offsets).astype(np.int64), other_out, payload_out
+        payload_out = np.empty(len(keys), dtype=carried.dtype)
+        tools.coo_tocsr(n, max(n, 1), len(keys), keys, other, carried, offsets,
+                        other_out, payload_out)
+        return (np.diff(offsets).astype(np.int64), other_out,
+                None if payload is None else payload_out)
     order = np.argsort(keys, kind="stable")
-    return np.bincount(keys, minlength=n).astype(np.int64), other[order], payload[order]
+    return (np.bincount(keys, minlength=n).astype(np.int64), other[order],
+            None if payload is None else payload[order])
 
 
 def _sort_bucket(edges: dict[str, np.ndarray], v0: int, v1: int, merge: str | None,
@@ -93,7 +143,7 @@ def _sort_bucket(edges: dict[str, np.ndarray], v0: int, v1: int, merge: str | No
         elif extra:
             payload = np.arange(len(keys), dtype=np.int64)
         else:
-            payload = np.zeros(len(keys), dtype=np.int8)  # nothing to carry: the cheapest
+            payload = None
         degrees, other, payload = stable_order(keys, n, payload, edges["other"])
         out = {"other": other.astype(out_dtype, copy=False)}
         if len(extra) == 1:

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import page_kernel
 from .checksum import checksum, default_algorithm
 from .errors import CorruptData, StorageError
 
@@ -234,10 +235,11 @@ def _unit_view(page: np.ndarray, dtype, unit: int) -> np.ndarray:
 
 
 def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets: np.ndarray,
-                   weights: np.ndarray | None) -> tuple[int, np.ndarray]:
+                   weights: np.ndarray | None, compiled=None) -> tuple[int, np.ndarray]:
     """Write the records of consecutive vertices (or one part of a hub) after the header.
 
-    Returns the end of the records and each record's offset in the page.
+    Returns the end of the records and each record's offset in the page. ``compiled``: the
+    kernel of :mod:`storage.page_kernel`, which writes the same bytes in one loop.
 
     Values go straight to their place (the page is zeroed: padding stays zero), in *units*:
     the largest of 1, 2 or 4 bytes that divides the record-id width. Unweighted records take
@@ -245,9 +247,16 @@ def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets
     than 8 bytes) by positions (:func:`_place_by_position`).
     """
     layout = plan.layout
+    degree = degree.astype(np.int64, copy=False)
+    if compiled is not None:
+        starts = np.empty(len(degree), dtype=np.int64)
+        bits = (np.zeros(0, np.uint64) if weights is None
+                else np.ascontiguousarray(weights, dtype="<f8").view(np.uint64))
+        end = compiled(page, degree, targets, bits, plan.vertex_pid, plan.page_first_vertex,
+                       layout.pid_bytes, layout.slot_bytes, plan.weighted, starts)
+        return int(end), starts
     r = layout.rid_bytes
     unit = int(np.gcd(4, r))
-    degree = degree.astype(np.int64, copy=False)
     sizes = layout.record_bytes(degree, plan.weighted)
     starts = np.empty(len(degree), dtype=np.int64)
     starts[0] = HEADER_BYTES
@@ -347,7 +356,9 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
 
     With ``buffers`` > 0 the pages are built in that many buffers, reused in turn: a yielded
     page stays intact only until ``buffers - 1`` more pages have been yielded. Reusing buffers
-    spares an allocation (and a zero-filled mapping, and its unmapping) per page."""
+    spares an allocation (and a zero-filled mapping, and its unmapping) per page. Records are
+    written by the compiled kernel (:mod:`storage.page_kernel`) once it is loaded."""
+    compiled = page_kernel.RECORDS.get()
     layout = plan.layout
     size = layout.page_size
     pool = [np.zeros(size, dtype=np.uint8) for _ in range(min(buffers, plan.num_pages))]
@@ -370,7 +381,8 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
             degree = np.diff(np.asarray(offsets[v0 : v1 + 1], dtype=np.int64))
             w = None if weights is None else weights[e0:e1]
             page = blank(pid)
-            end, starts = _write_records(page, plan, degree, np.asarray(targets[e0:e1]), w)
+            end, starts = _write_records(page, plan, degree, np.asarray(targets[e0:e1]), w,
+                                          compiled)
             slots = np.empty(v1 - v0, dtype=SLOT_DTYPE)  # stored last slot first
             slots["vid"] = np.arange(v1 - 1, v0 - 1, -1)
             slots["off"] = starts[::-1]
@@ -385,7 +397,8 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
             a, b = e0 + part * per, min(e1, e0 + (part + 1) * per)
             w = None if weights is None else weights[a:b]
             page = blank(pid)
-            end, _ = _write_records(page, plan, np.array([b - a]), np.asarray(targets[a:b]), w)
+            end, _ = _write_records(page, plan, np.array([b - a]), np.asarray(targets[a:b]),
+                                    w, compiled)
             slot = np.array([(v0, HEADER_BYTES)], dtype=SLOT_DTYPE)
             page[size - SLOT_BYTES:] = slot.view(np.uint8)
             yield pid, _finish(page, LARGE, pid, v0, 1, end, b - a,
