@@ -178,9 +178,10 @@ def _sort_bucket(edges: dict[str, np.ndarray], v0: int, v1: int, merge: str | No
 
 def _bucket_bounds(degrees: np.ndarray, cap: int) -> np.ndarray:
     """Vertex boundaries [b0=0, b1, ..., V] of buckets holding at most ``cap`` edges each (a
-    single vertex with more edges than that gets a bucket of its own)."""
+    single vertex with more edges than that gets a bucket of its own). ``degrees`` is turned
+    into its running sum in place (no second array of 8 bytes per vertex)."""
     n = len(degrees)
-    ends = np.cumsum(degrees)
+    ends = np.cumsum(degrees, out=degrees)
     bounds = [0]
     while bounds[-1] < n:
         start = bounds[-1]
@@ -188,6 +189,63 @@ def _bucket_bounds(degrees: np.ndarray, cap: int) -> np.ndarray:
         stop = int(np.searchsorted(ends, base + cap, side="right"))
         bounds.append(max(stop, start + 1))
     return np.array(bounds, dtype=np.int64)
+
+
+def _count_keys(degrees: np.ndarray, keys: np.ndarray) -> None:
+    """``degrees += bincount(keys)``, without bincount's array of 8 bytes per vertex when a
+    chunk holds fewer keys than there are vertices (an external sort's first pass): there
+    ``np.add.at`` is also the faster (0.9 against 2.8 ms for 174 k keys over 2 M vertices)."""
+    if len(keys) >= len(degrees):
+        degrees += np.bincount(keys, minlength=len(degrees))
+    else:
+        np.add.at(degrees, keys, 1)
+
+
+class _Offsets:
+    """CSR offsets written as they become known, vertex ranges in order: in memory, or, when
+    their 8 bytes per vertex exceed ``spill_bytes``, to a file that is read back as a memory
+    map (what the commit writes from, and unmaps as it goes: storage.topology). A graph's
+    offsets then count against the memory limit like its edges do."""
+
+    PIECE = 1 << 20  # vertices of zero degree written at a time
+
+    def __init__(self, n: int, path: Path, spill_bytes: int):
+        self.n, self.path, self.total, self.at = n, path, 0, 1
+        self.merged = 0  # duplicate edges merged away (counted by the sort)
+        self.array = np.zeros(n + 1, dtype=np.int64) if 8 * (n + 1) <= spill_bytes else None
+        self.file = None
+        if self.array is None:
+            self.file = open(path, "wb")
+            self.file.write(np.zeros(1, dtype=np.int64).tobytes())
+
+    def add(self, degrees: np.ndarray) -> None:
+        """The degrees of the next ``len(degrees)`` vertices."""
+        ends = np.cumsum(degrees, dtype=np.int64)
+        ends += self.total
+        if len(ends):
+            self.total = int(ends[-1])
+        if self.array is not None:
+            self.array[self.at:self.at + len(ends)] = ends
+        else:
+            self.file.write(ends.tobytes())
+        self.at += len(ends)
+
+    def skip(self, count: int) -> None:
+        """The next ``count`` vertices have no edges."""
+        for start in range(0, count, self.PIECE):
+            self.add(np.zeros(min(self.PIECE, count - start), dtype=np.int64))
+
+    def finish(self) -> np.ndarray:
+        assert self.at == self.n + 1, (self.at, self.n)
+        if self.array is not None:
+            return self.array
+        self.file.close()
+        return np.memmap(self.path, dtype=np.int64, mode="r", shape=(self.n + 1,))
+
+    def discard(self) -> None:
+        if self.file is not None and not self.file.closed:
+            self.file.close()
+            self.path.unlink(missing_ok=True)
 
 
 def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
@@ -211,22 +269,36 @@ def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
     else:
         degrees = np.zeros(n, dtype=np.int64)
         for chunk in chunks():
-            degrees += np.bincount(chunk["key"], minlength=n)
+            _count_keys(degrees, chunk["key"])
         bounds = _bucket_bounds(degrees, cap)
         del degrees
 
     output = Spool(tmpdir, f"{name}.csr", {c: d for c, d in columns.items() if c != "key"},
                    budget_bytes=budget_bytes // 3)
-    # Degrees land in offsets[1:] bucket by bucket; one cumulative sum makes them offsets.
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    merged = 0
+    # Offsets are written bucket by bucket, in vertex order (to a file under a small budget).
+    offsets = _Offsets(n, tmpdir / f"{name}.offsets", budget_bytes // 8)
+    try:
+        _sort_into(chunks, n, bounds, columns, merge, out_dtype, tmpdir, name, offsets, output)
+    except BaseException:
+        offsets.discard()
+        raise
+    result = output.memmaps()
+    return CSR(offsets.finish(), result["other"], result.get("weight"), result.get("row"),
+               offsets.merged)
+
+
+def _sort_into(chunks, n: int, bounds: np.ndarray, columns: dict, merge: str | None,
+               out_dtype, tmpdir: Path, name: str, offsets: _Offsets, output: Spool) -> None:
+    """Sort the edges bucket by bucket into ``output`` and their degrees into ``offsets``
+    (which also counts the duplicate edges merged away)."""
     if len(bounds) <= 2:
         everything = [c for c in chunks()]
         edges = {c: (everything[0][c] if len(everything) == 1 else
                      np.concatenate([e[c] for e in everything])) for c in columns}
         del everything
-        deg, sorted_cols, merged = _sort_bucket(edges, 0, n, merge, out_dtype)
-        offsets[1:] = deg
+        deg, sorted_cols, offsets.merged = _sort_bucket(edges, 0, n, merge, out_dtype)
+        del edges
+        offsets.add(deg)
         output.append(sorted_cols)
     else:
         buckets = [Spool(tmpdir, f"{name}.bucket{b}", columns, budget_bytes=0)
@@ -247,17 +319,16 @@ def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
                 if bucket.rows:
                     edges = next(bucket.chunks(bucket.rows))
                     deg, sorted_cols, m = _sort_bucket(edges, v0, v1, merge, out_dtype)
-                    offsets[v0 + 1:v1 + 1] = deg
+                    offsets.add(deg)
                     output.append(sorted_cols)
-                    merged += m
+                    offsets.merged += m
+                else:
+                    offsets.skip(v1 - v0)
                 bucket.discard()
         finally:
             for bucket in buckets:
                 bucket.discard()
         del bucket_of
-    np.cumsum(offsets, out=offsets)
-    result = output.memmaps()
-    return CSR(offsets, result["other"], result.get("weight"), result.get("row"), merged)
 
 
 def csr_chunks(csr: CSR, max_edges: int) -> Iterator[dict[str, np.ndarray]]:

@@ -30,7 +30,7 @@ from storage.compiled import preload
 from storage.mapped import trim_heap
 from storage.topology import RELEASE_EVERY
 
-from .csrbuild import COUNTING_SORT, CSR, MERGE_WEIGHTS, build_csr, csr_chunks
+from .csrbuild import COUNTING_SORT, CSR, MERGE_WEIGHTS, build_csr, csr_chunks, read_range
 from .entries import GraphEntry
 from .errors import IngestError
 from .idmap import IdMapper, IdSet
@@ -402,14 +402,23 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     return entry
 
 
+#: Vertices whose degrees the statistics look at a time (offsets may be a file's memory map).
+STATS_CHUNK = 1 << 20
+
+
 def _stats(out: CSR, arrays: dict, options: IngestOptions, counts, n: int) -> dict:
-    out_deg = np.diff(out.offsets)
-    if options.undirected:
-        isolated = int(np.count_nonzero(out_deg == 0))
-    else:
-        isolated = int(np.count_nonzero((out_deg == 0) & (np.diff(arrays["in_offsets"]) == 0)))
+    in_offsets = None if options.undirected else arrays["in_offsets"]
+    max_degree = isolated = 0
+    for a in range(0, n, STATS_CHUNK):
+        b = min(n, a + STATS_CHUNK)
+        degree = np.diff(read_range(out.offsets, a, b + 1))
+        max_degree = max(max_degree, int(degree.max()))
+        lonely = degree == 0
+        if in_offsets is not None:
+            lonely &= np.diff(read_range(in_offsets, a, b + 1)) == 0
+        isolated += int(np.count_nonzero(lonely))
     return {
-        "max_out_degree": int(out_deg.max()) if n else 0,
+        "max_out_degree": max_degree,
         "isolated_vertices": isolated,
         "self_loops": counts.self_loops,
         "self_loops_dropped": counts.self_loops_dropped,

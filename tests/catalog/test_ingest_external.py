@@ -61,6 +61,49 @@ def test_tiny_memory_limit_matches_in_memory_path(tmp_path, options, monkeypatch
     assert mem.stats == {**ext.stats, "ingest_seconds": mem.stats["ingest_seconds"]}
 
 
+@pytest.mark.parametrize("options", [{}, {"duplicates": "merge"}, {"undirected": True}])
+def test_offsets_larger_than_the_limit_go_to_a_file(tmp_path, options, monkeypatch):
+    """With more vertices than a share of the limit holds offsets for, the offsets are written
+    bucket by bucket to a file (empty buckets included) and read back as a memory map: the
+    same CSR and statistics as in memory."""
+    rng = np.random.default_rng(17)
+    n = 60_000  # 480 KB of offsets against a 128 KB share of 1 MiB
+    src = rng.integers(0, n, 40_000)
+    dst = np.where(rng.random(40_000) < 0.5, src // 7, rng.integers(0, n, 40_000))
+    path = tmp_path / "wide.csv"
+    pacsv.write_csv(pa.table({"s": src, "d": dst}), path)
+    mem_cat, mem = load(tmp_path / "db", path, name="mem", **options)
+    spilled = []
+    real = csrbuild._Offsets.finish
+
+    def spy(self):
+        result = real(self)
+        spilled.append(isinstance(result, np.memmap))
+        return result
+
+    monkeypatch.setattr(csrbuild._Offsets, "finish", spy)
+    ext_cat, ext = load(tmp_path / "db", path, name="ext", memory_limit=TINY, **options)
+    assert spilled and all(spilled)
+    a, b = _stored(mem_cat, mem), _stored(ext_cat, ext)
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    assert mem.stats == {**ext.stats, "ingest_seconds": mem.stats["ingest_seconds"]}
+    assert mem.stats["isolated_vertices"] == 0 and mem.stats["max_out_degree"] > 1
+
+
+def test_offsets_writer_skips_empty_ranges(tmp_path):
+    """Zero-degree runs longer than one write piece, in memory and in a file."""
+    degrees = [np.array([2, 0, 1]), None, np.array([4])]
+    for spill in (1 << 30, 0):
+        offsets = csrbuild._Offsets(3 + 2_500_000 + 1, tmp_path / f"o{spill}", spill)
+        for d in degrees:
+            offsets.add(d) if d is not None else offsets.skip(2_500_000)
+        out = offsets.finish()
+        assert isinstance(out, np.memmap) == (spill == 0)
+        assert out[:4].tolist() == [0, 2, 2, 3] and out[-2:].tolist() == [3, 7]
+        assert len(out) == 2_500_005 and np.all(out[4:-1] == 3)
+
+
 def test_external_path_against_scipy(tmp_path):
     path, src, dst = _random_edges(tmp_path, 50_000, 5_000, seed=7)
     catalog, entry = load(tmp_path / "db", path, memory_limit=TINY)
