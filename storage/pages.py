@@ -162,46 +162,49 @@ class PagePlan:
 PLAN_CHUNK = 1 << 20
 
 
-def _record_ends(offsets: np.ndarray, layout: PageLayout, weighted: bool) -> np.ndarray:
-    """Running sum of the bytes each vertex takes in a page (record plus slot): the one array
-    of 8 bytes per vertex that planning holds, filled a chunk of vertices at a time."""
-    n = len(offsets) - 1
-    ends = np.empty(n, dtype=np.int64)
-    for a in range(0, n, PLAN_CHUNK):
-        b = min(n, a + PLAN_CHUNK)
-        degree = np.diff(np.asarray(offsets[a:b + 1], dtype=np.int64))
-        ends[a:b] = layout.record_bytes(degree, weighted) + SLOT_BYTES
-    np.cumsum(ends, out=ends)
-    return ends
-
-
 def plan_pages(offsets: np.ndarray, layout: PageLayout, weighted: bool) -> PagePlan:
-    """Pack vertices into pages in id order; one loop iteration per page, none per edge."""
+    """Pack vertices into pages in id order; one loop iteration per page, none per edge.
+
+    The vertices are taken :data:`PLAN_CHUNK` at a time (a running sum of their records' bytes
+    per chunk; a page still open at a chunk's end continues into the next), so planning holds
+    no array of 8 bytes per vertex: only the page table and the narrow page id per vertex."""
     n = len(offsets) - 1
-    cum = _record_ends(offsets, layout, weighted)
     capacity = layout.page_size - HEADER_BYTES
     max_slots = min(1 << (8 * layout.slot_bytes), capacity // (4 + SLOT_BYTES))
     per_large = layout.edges_per_large_page(weighted)
     firsts, kinds, lasts = [], [], []
-    v = 0
-    while v < n:
-        base = int(cum[v - 1]) if v else 0
-        if int(cum[v]) - base > capacity:  # a hub: a chain of large pages holds its adjacency
-            chain = -(-int(offsets[v + 1] - offsets[v]) // per_large)
-            firsts.extend([v] * chain)
-            kinds.extend([LARGE] * chain)
-            lasts.extend([v + 1] * chain)
-            v += 1
-            continue
-        # Every vertex whose prefix sum fits; a hub's record alone exceeds the capacity, so the
-        # search stops before it.
-        end = int(np.searchsorted(cum, base + capacity, side="right"))
-        end = min(end, v + max_slots)
-        firsts.append(v)
-        kinds.append(SMALL)
-        lasts.append(end)
-        v = end
-    del cum
+    v = 0  # first vertex of the page being filled
+    carried = 0  # bytes of its vertices in earlier chunks (it is open at a chunk's start)
+    for a in range(0, n, PLAN_CHUNK):
+        b = min(n, a + PLAN_CHUNK)
+        degree = np.diff(np.asarray(offsets[a:b + 1], dtype=np.int64))
+        # cum[j]: bytes of vertices a..a+j (record plus slot), counted from the chunk's start
+        cum = layout.record_bytes(degree, weighted) + SLOT_BYTES
+        np.cumsum(cum, out=cum)
+        while v < b:
+            if v >= a:  # an empty page starting at v
+                start = int(cum[v - a - 1]) if v > a else 0
+                if int(cum[v - a]) - start > capacity:
+                    # a hub: a chain of large pages holds its adjacency
+                    chain = -(-int(degree[v - a]) // per_large)
+                    firsts.extend([v] * chain)
+                    kinds.extend([LARGE] * chain)
+                    lasts.extend([v + 1] * chain)
+                    v += 1
+                    continue
+            else:  # the page open since an earlier chunk
+                start = -carried
+            # Every vertex whose running sum still fits; a hub's record alone exceeds the
+            # capacity, so the search stops before it.
+            stop = a + int(np.searchsorted(cum, start + capacity, side="right"))
+            if stop >= b and b < n and v + max_slots > b:
+                carried = int(cum[-1]) - start  # room left: the next chunk may add to it
+                break
+            stop = min(stop, v + max_slots)
+            firsts.append(v)
+            kinds.append(SMALL)
+            lasts.append(stop)
+            v = stop
     page_first = np.asarray(firsts, dtype=np.int64)
     page_kind = np.asarray(kinds, dtype=np.uint8)
     page_last = np.asarray(lasts, dtype=np.int64)
