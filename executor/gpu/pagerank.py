@@ -324,6 +324,43 @@ def _group_width(edges: int, rows: int) -> int:
     return 32
 
 
+def _heavy_pieces(rows: np.ndarray, pieces: np.ndarray, starts: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(row, first edge) of every piece of CHUNK edges of the heavy ``rows`` (host arrays)."""
+    row = np.repeat(rows, pieces)
+    first_piece = np.cumsum(pieces) - pieces
+    local = np.arange(row.size) - np.repeat(first_piece, pieces)
+    return row.astype(np.int64), (np.repeat(starts, pieces) + local * CHUNK).astype(np.int64)
+
+
+def unblocked_partition(graph: Graph, csr: "rt.DeviceCSR", variant: str) -> Partition:
+    """The partition where blocking is skipped (one block, no relabelling: every graph below
+    REORDER_MIN_EDGES edges that one block holds), computed from the host CSR and uploaded.
+
+    It needs no CuPy array operation: their first use in a process imports ``cupyx``, and
+    ``scipy.sparse`` with it (about 160 ms of a fresh process's first PageRank query on the
+    H100 host); a PageRank query on such a graph then runs on raw kernels, memsets and copies
+    alone, as a BFS query does."""
+    cp = rt.cp()
+    n = graph.num_vertices
+    host = graph.in_csr if variant == "pull" and graph.directed else graph.out_csr
+    rowptr = np.asarray(host.offsets, dtype=np.int64)
+    deg = np.diff(rowptr)
+    heavy = np.flatnonzero(deg > HEAVY)
+    rows_h, starts_h = _heavy_pieces(heavy, -(-deg[heavy] // CHUNK), rowptr[heavy])
+    n_ranges = -(-n // RANGE)
+    range_rows = np.minimum(np.arange(n_ranges + 1, dtype=np.int64) * RANGE, n)
+    out_degree = np.diff(np.asarray(graph.out_csr.offsets, dtype=np.int64)).astype(np.int32)
+    id_map = cp.asarray(np.arange(n, dtype=csr.targets.dtype))
+    return Partition(
+        blocks=1, rowptr=[csr.offsets], id_map=[id_map], cols=[csr.targets],
+        group=[_group_width(int(rowptr[-1]) - int(deg[heavy].sum()), n - int(heavy.size))],
+        heavy_row=[cp.asarray(rows_h)], heavy_start=[cp.asarray(starts_h)],
+        range_ptr=cp.asarray(range_rows[None, :]), id_map_flat=id_map, rows_total=n,
+        out_degree=cp.asarray(out_degree), order=None, tiles=None,
+        dangling=int(np.count_nonzero(out_degree == 0)))
+
+
 def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool,
               tile_cfg: dict | None = None) -> Partition:
     """Cut ``csr`` (rows -> cols) into blocks of ``block_size`` column ids, on the device.
@@ -388,14 +425,10 @@ def partition(csr: "rt.DeviceCSR", out_degree, block_size: int, *, reorder: bool
         heavy = cp.flatnonzero(deg > HEAVY)
         pieces = -(-deg[heavy] // CHUNK)
         # Few heavy rows: expand their pieces on the host.
-        h_rows, h_pieces = cp.asnumpy(heavy), cp.asnumpy(pieces)
-        h_starts = cp.asnumpy(rowptr[heavy])
-        rep_row = np.repeat(h_rows, h_pieces)
-        first_piece = np.cumsum(h_pieces) - h_pieces
-        local = np.arange(rep_row.size) - np.repeat(first_piece, h_pieces)
-        heavy_row.append(cp.asarray(rep_row.astype(np.int64)))
-        heavy_start.append(cp.asarray((np.repeat(h_starts, h_pieces) + local * CHUNK)
-                                      .astype(np.int64)))
+        rows_h, starts_h = _heavy_pieces(cp.asnumpy(heavy), cp.asnumpy(pieces),
+                                         cp.asnumpy(rowptr[heavy]))
+        heavy_row.append(cp.asarray(rows_h))
+        heavy_start.append(cp.asarray(starts_h))
         light_edges = int(cols_b.size) - int(deg[heavy].sum())
         group.append(_group_width(light_edges, int(id_map.size) - int(heavy.size)))
         bounds = cp.arange(n_ranges + 1, dtype=np.int64) * RANGE
@@ -432,7 +465,11 @@ def _partition_for(graph: Graph, variant: str, block_size: int, reorder: bool,
     if part is None:
         out = rt.device_csr(graph, "out")
         csr = rt.device_csr(graph, "in") if variant == "pull" else out
-        part = partition(csr, out.degrees(), block_size, reorder=reorder, tile_cfg=tile_cfg)
+        if block_size >= graph.num_vertices and not reorder and tile_cfg is None:
+            part = unblocked_partition(graph, csr, variant)
+        else:
+            part = partition(csr, out.degrees(), block_size, reorder=reorder,
+                             tile_cfg=tile_cfg)
         cache[key] = part
     return part
 
@@ -521,13 +558,15 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
         # iteration's merge, in the caller's vertex order; with a tolerance every merge reads
         # and writes them (the L1 change), and they are mapped back after the loop.
         fixed = tolerance <= 0 and max_iterations > 0
-        rank = cp.empty(n, dtype=np.float64) if fixed else cp.full(n, 1.0 / n, dtype=np.float64)
+        # (copies, not CuPy's fill kernels: see unblocked_partition)
+        rank = (cp.empty(n, dtype=np.float64) if fixed
+                else cp.asarray(np.full(n, 1.0 / n, dtype=np.float64)))
         deg = part.out_degree
         contrib = cp.empty(n, dtype=np.float32)
         init_k = rt.module("pagerank").get_function("graphdb_pagerank_init")
         init_k((rt.grid_for(n, THREADS),), (THREADS,), (deg, np.int64(n), contrib))
-        scal = cp.zeros(3, dtype=np.float64)
-        scal[0] = part.dangling / n  # no host sync: the count is the partition's
+        # no host sync: the dangling count is the partition's
+        scal = cp.asarray(np.array([part.dangling / n, 0.0, 0.0]))
         l1 = cp.zeros(max(max_iterations, 1), dtype=np.float64)
         # rows_to_dense (pull): rows add their sums into `dense` with global atomics, every tile
         # item too (owner items included); the merge reads `dense` alone and zeroes it.

@@ -158,6 +158,35 @@ def test_pagerank_heavy_rows_and_blocks(variant, block_size, reorder, hub_cache)
         assert stats["blocks"] == -(-n // block_size)
 
 
+@pytest.mark.parametrize("variant", ["pull", "push"])
+@pytest.mark.parametrize("directed", [True, False])
+def test_unblocked_partition_from_the_host_equals_the_device_one(variant, directed):
+    """The partition a graph in one block gets from its host CSR (no CuPy array operations)
+    is the device partition with blocking skipped, field by field (a hub included)."""
+    from executor.gpu import runtime as rt
+    from executor.gpu.pagerank import CHUNK, partition, unblocked_partition
+
+    rng = np.random.default_rng(9)
+    n = 5000
+    spokes = rng.integers(0, n, size=2 * CHUNK + 5)
+    src = np.concatenate([spokes, np.full(len(spokes), 3), rng.integers(0, n, 20000)])
+    dst = np.concatenate([np.full(len(spokes), 3), spokes, rng.integers(0, n, 20000)])
+    g = _graph(src, dst, n, directed)
+    out = rt.device_csr(g, "out")
+    csr = rt.device_csr(g, "in") if variant == "pull" else out
+    host = unblocked_partition(g, csr, variant)
+    device = partition(csr, out.degrees(), n, reorder=False)
+    for field in ("blocks", "group", "rows_total", "dangling", "order", "tiles"):
+        assert getattr(host, field) == getattr(device, field), field
+    for field in ("rowptr", "id_map", "cols", "heavy_row", "heavy_start"):
+        for a, b in zip(getattr(host, field), getattr(device, field), strict=True):
+            np.testing.assert_array_equal(a.get(), b.get(), err_msg=field)
+    for field in ("range_ptr", "id_map_flat", "out_degree"):
+        np.testing.assert_array_equal(getattr(host, field).get(), getattr(device, field).get(),
+                                      err_msg=field)
+    assert host.heavy_row[0].size > 0
+
+
 def test_pagerank_without_hub_20000():
     from executor.gpu.pagerank import pagerank_gpu
 
@@ -170,15 +199,16 @@ def test_pagerank_without_hub_20000():
         np.testing.assert_allclose(got.get(), ref, rtol=1e-4, err_msg=variant)
 
 
-def test_pagerank_tolerance_variant():
+@pytest.mark.parametrize("reorder,block_size", [(True, 256), (False, None)])
+def test_pagerank_tolerance_variant(reorder, block_size):
     from executor.gpu.pagerank import pagerank_gpu
 
     src, dst = rmat(10, 8, seed=2)
     g = _graph(src, dst, 1 << 10, True)
     for tol in (1e-2, 1e-4, 1e-7):
         ref, it = _pr_reference(g, max_iterations=100, tolerance=tol)
-        got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol, reorder=True,
-                                   block_size=256)
+        got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol, reorder=reorder,
+                                   block_size=block_size)
         assert abs(git - it) <= 1  # float32 contributions may move the crossing by one
         np.testing.assert_allclose(got.get(), ref, rtol=1e-3, atol=tol)
 
