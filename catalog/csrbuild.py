@@ -211,7 +211,6 @@ class _Offsets:
 
     def __init__(self, n: int, path: Path, spill_bytes: int):
         self.n, self.path, self.total, self.at = n, path, 0, 1
-        self.merged = 0  # duplicate edges merged away (counted by the sort)
         self.array = np.zeros(n + 1, dtype=np.int64) if 8 * (n + 1) <= spill_bytes else None
         self.file = None
         if self.array is None:
@@ -278,25 +277,27 @@ def build_csr(chunks: Callable[[], Iterator[dict[str, np.ndarray]]], n: int, *,
     # Offsets are written bucket by bucket, in vertex order (to a file under a small budget).
     offsets = _Offsets(n, tmpdir / f"{name}.offsets", budget_bytes // 8)
     try:
-        _sort_into(chunks, n, bounds, columns, merge, out_dtype, tmpdir, name, offsets, output)
+        merged = _sort_into(chunks, n, bounds, columns, merge, out_dtype, tmpdir, name, offsets,
+                            output)
     except BaseException:
         offsets.discard()
         raise
     result = output.memmaps()
     return CSR(offsets.finish(), result["other"], result.get("weight"), result.get("row"),
-               offsets.merged)
+               merged)
 
 
 def _sort_into(chunks, n: int, bounds: np.ndarray, columns: dict, merge: str | None,
-               out_dtype, tmpdir: Path, name: str, offsets: _Offsets, output: Spool) -> None:
-    """Sort the edges bucket by bucket into ``output`` and their degrees into ``offsets``
-    (which also counts the duplicate edges merged away)."""
+               out_dtype, tmpdir: Path, name: str, offsets: _Offsets, output: Spool) -> int:
+    """Sort the edges bucket by bucket into ``output`` and their degrees into ``offsets``;
+    returns how many duplicate edges were merged away."""
+    merged = 0
     if len(bounds) <= 2:
         everything = [c for c in chunks()]
         edges = {c: (everything[0][c] if len(everything) == 1 else
                      np.concatenate([e[c] for e in everything])) for c in columns}
         del everything
-        deg, sorted_cols, offsets.merged = _sort_bucket(edges, 0, n, merge, out_dtype)
+        deg, sorted_cols, merged = _sort_bucket(edges, 0, n, merge, out_dtype)
         del edges
         offsets.add(deg)
         output.append(sorted_cols)
@@ -321,7 +322,7 @@ def _sort_into(chunks, n: int, bounds: np.ndarray, columns: dict, merge: str | N
                     deg, sorted_cols, m = _sort_bucket(edges, v0, v1, merge, out_dtype)
                     offsets.add(deg)
                     output.append(sorted_cols)
-                    offsets.merged += m
+                    merged += m
                 else:
                     offsets.skip(v1 - v0)
                 bucket.discard()
@@ -329,6 +330,7 @@ def _sort_into(chunks, n: int, bounds: np.ndarray, columns: dict, merge: str | N
             for bucket in buckets:
                 bucket.discard()
         del bucket_of
+    return merged
 
 
 def csr_chunks(csr: CSR, max_edges: int) -> Iterator[dict[str, np.ndarray]]:
