@@ -322,6 +322,14 @@ def pagerank_step(
 
 
 @_kernel(inline="always")
+def _place(heap_key, heap_vertex, position, i, key, vertex):
+    """Put ``vertex`` with ``key`` at heap slot ``i`` and record where it is."""
+    heap_key[i] = key
+    heap_vertex[i] = vertex
+    position[vertex] = i
+
+
+@_kernel(inline="always")
 def _sift_up(heap_key, heap_vertex, position, i):
     key = heap_key[i]
     vertex = heap_vertex[i]
@@ -329,14 +337,9 @@ def _sift_up(heap_key, heap_vertex, position, i):
         parent = (i - 1) >> 1
         if heap_key[parent] <= key:
             break
-        heap_key[i] = heap_key[parent]
-        moved = heap_vertex[parent]
-        heap_vertex[i] = moved
-        position[moved] = i
+        _place(heap_key, heap_vertex, position, i, heap_key[parent], heap_vertex[parent])
         i = parent
-    heap_key[i] = key
-    heap_vertex[i] = vertex
-    position[vertex] = i
+    _place(heap_key, heap_vertex, position, i, key, vertex)
 
 
 @_kernel(inline="always")
@@ -346,6 +349,22 @@ def _pop(heap_key, heap_vertex, position, size):
     size -= 1
     if size == 0:
         return size
+    key = heap_key[size]
+    vertex = heap_vertex[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and heap_key[right] < heap_key[child]:
+            child = right
+        if heap_key[child] >= key:
+            break
+        _place(heap_key, heap_vertex, position, i, heap_key[child], heap_vertex[child])
+        i = child
+    _place(heap_key, heap_vertex, position, i, key, vertex)
+    return size
     key = heap_key[size]
     vertex = heap_vertex[size]
     i = 0
