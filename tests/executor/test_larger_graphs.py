@@ -119,14 +119,7 @@ def test_direction_optimizing_switches_both_ways_on_rmat(monkeypatch):
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
 def test_sssp_and_shortest_path_match_scipy(name, graph, source):
     weights = random_weights(graph.out_csr.num_edges, seed=5)
-    weighted = Graph(
-        graph.name,
-        graph.num_vertices,
-        graph.num_edges,
-        graph.directed,
-        True,
-        lambda: _with_weights(graph, weights),
-    )
+    weighted = _weighted(graph, weights)
     out = run_cpu("sssp", weighted, source=source)
     dist = csgraph.dijkstra(
         sp.csr_matrix(
@@ -151,6 +144,12 @@ def _with_weights(graph: Graph, weights: np.ndarray):
     return type(csr)(csr.offsets, csr.targets, weights)
 
 
+def _weighted(graph: Graph, weights: np.ndarray) -> Graph:
+    """``graph`` with ``weights`` on its out-edges (in stored order)."""
+    return Graph(graph.name, graph.num_vertices, graph.num_edges, graph.directed, True,
+                 lambda: _with_weights(graph, weights))
+
+
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
 def test_wcc_matches_scipy(name, graph, source):
     count, labels = csgraph.connected_components(reference_matrix(graph), connection="weak")
@@ -172,14 +171,7 @@ def test_sssp_buckets_of_any_width_match_scipy(
     weights = random_weights(graph.out_csr.num_edges, seed=3)
     if zeros:
         weights[::3] = 0.0
-    weighted = Graph(
-        graph.name,
-        graph.num_vertices,
-        graph.num_edges,
-        graph.directed,
-        True,
-        lambda: _with_weights(graph, weights),
-    )
+    weighted = _weighted(graph, weights)
     csr = graph.out_csr
     expected = csgraph.dijkstra(
         sp.csr_matrix((weights, csr.targets, csr.offsets), shape=(graph.num_vertices,) * 2),
