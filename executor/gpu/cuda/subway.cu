@@ -164,6 +164,18 @@ __device__ __forceinline__ i64 sw_row_of(const i64* __restrict__ off, i64 lo, i6
     return lo;
 }
 
+// The rows holding edges first..last of rows lo..hi, into rows[0..1] (shared memory): thread 0
+// searches, then the block synchronises so that every thread reads them.
+__device__ __forceinline__ void sw_block_rows(const i64* __restrict__ off, i64 lo, i64 hi,
+                                              i64 first, i64 last, i64* rows) {
+    if (threadIdx.x == 0) {
+        const i64 ra = sw_row_of(off, lo, hi, first);
+        rows[0] = ra;
+        rows[1] = sw_row_of(off, ra, hi, last);
+    }
+    __syncthreads();
+}
+
 // Relax edges [e0, e1) of rows row_lo..row_hi of `off` (SubCSR offsets with ids, or the CSR
 // offsets with ids null). Edge e of row r sits at src_t[start + e], start = csr_off[ids[r]] -
 // off[r] (a SubCSR read from the host CSR) or src_shift (a partition in the device buffer).
@@ -180,13 +192,8 @@ __device__ void sw_stream(const i64* __restrict__ off, const int* __restrict__ i
     const i64 span = (i64)blockDim.x * SUBWAY_STREAM_ITEMS;
     for (i64 t0 = e0 + (i64)blockIdx.x * span; t0 < e1; t0 += (i64)gridDim.x * span) {
         const i64 t1 = min(t0 + span, e1);
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            const i64 ra = sw_row_of(off, row_lo, row_hi, t0);
-            rows[0] = ra;
-            rows[1] = sw_row_of(off, ra, row_hi, t1 - 1);
-        }
-        __syncthreads();
+        __syncthreads();  // every thread has read the previous span's rows
+        sw_block_rows(off, row_lo, row_hi, t0, t1 - 1, rows);
         const i64 ra = rows[0], rb = rows[1];
         int tgt[SUBWAY_STREAM_ITEMS];
         double w[SUBWAY_STREAM_ITEMS];
@@ -242,12 +249,7 @@ __device__ void sw_inner(const i64* __restrict__ off, const int* __restrict__ id
                          const double* __restrict__ buf_w, double* value, unsigned char* label,
                          int* changed) {
     __shared__ i64 rows[2];
-    if (threadIdx.x == 0) {
-        const i64 ra = sw_row_of(off, row_lo, row_hi, e0);
-        rows[0] = ra;
-        rows[1] = sw_row_of(off, ra, row_hi, e1 - 1);
-    }
-    __syncthreads();
+    sw_block_rows(off, row_lo, row_hi, e0, e1 - 1, rows);
     const i64 ra = rows[0], rb = rows[1];
     const int lane = threadIdx.x & (SUBWAY_WARP - 1);
     const i64 warps = (i64)gridDim.x * blockDim.x / SUBWAY_WARP;
