@@ -253,32 +253,44 @@ class GPUBackend:
         # asynchronous: pieces that fit a slot, stored on the device for the inner iterations
         per = max(1, capacity // edge_bytes)
         o_w = _align(per * 4)
+
+        def loads():
+            for k, e0 in enumerate(range(0, n_edges, per)):
+                e1 = min(n_edges, e0 + per)
+                slot = self.slots[k % 2]
+                dev = slot.device
+                out_t = dev[:(e1 - e0) * 4].view(np.int32)
+                out_w = dev[o_w:o_w + (e1 - e0) * 8].view(np.float64) if weighted else None
+                with slot.stream:
+                    start = slot.record()
+                    self._stream(self._stream_args(self.sub_off, self.ids, self.d_off, 0,
+                                                   n_rows - 1, e0, e1, htgt.ctypes.data, hw_ptr,
+                                                   0, out_t, out_w), e1 - e0)
+                    mid = slot.record()
+                inner = (self.sub_off, self.ids, np.int64(0), np.int64(n_rows - 1), np.int64(e0),
+                         np.int64(e1), out_t, out_w if weighted else np.uint64(0), self.value,
+                         self.label, slot.changed)
+                yield slot, inner, start, mid
+
+        return self._pipelined(loads())
+
+    def _pipelined(self, loads) -> int:
+        """Run each loaded piece's inner iterations one piece behind the loads, so that one
+        slot's copy and relaxation overlap the other slot's inner iterations. ``loads`` yields
+        (slot, inner-kernel arguments or None, start event, mid event) after queueing a piece
+        on its slot's stream; returns the pieces."""
         self._slots_after_current()
         pending: deque = deque()
-        k = 0
-        for e0 in range(0, n_edges, per):
-            e1 = min(n_edges, e0 + per)
-            slot = self.slots[k % 2]
-            k += 1
-            dev = slot.device
-            out_t = dev[:(e1 - e0) * 4].view(np.int32)
-            out_w = dev[o_w:o_w + (e1 - e0) * 8].view(np.float64) if weighted else None
-            with slot.stream:
-                start = slot.record()
-                self._stream(self._stream_args(self.sub_off, self.ids, self.d_off, 0, n_rows - 1,
-                                               e0, e1, htgt.ctypes.data, hw_ptr, 0, out_t, out_w),
-                             e1 - e0)
-                mid = slot.record()
-            inner = (self.sub_off, self.ids, np.int64(0), np.int64(n_rows - 1), np.int64(e0),
-                     np.int64(e1), out_t, out_w if weighted else np.uint64(0), self.value,
-                     self.label, slot.changed)
-            pending.append((slot, inner, start, mid))
+        pieces = 0
+        for load in loads:
+            pieces += 1
+            pending.append(load)
             if len(pending) == 2:
                 self._inner_loop(*pending.popleft())
         while pending:
             self._inner_loop(*pending.popleft())
         self._collect_slots()
-        return k
+        return pieces
 
     def _slots_after_current(self) -> None:
         """The slots' (non-blocking) streams wait for the work queued on the current stream."""
@@ -315,37 +327,34 @@ class GPUBackend:
         """Whole partitions: edges copied by DMA from the page-locked CSR into the slots (the
         offsets are resident), relaxed for the snapshot's rows, then the inner iterations."""
         htgt, hw = self._host
-        self._slots_after_current()
-        pending: deque = deque()
-        for k, piece in enumerate(pieces):
-            slot = self.slots[k % 2]
-            dev, n_e = slot.device, piece.edges
-            o_w = _align(n_e * 4)
-            d_t = dev[:n_e * 4].view(np.int32)
-            d_w = dev[o_w:o_w + n_e * 8].view(np.float64) if weighted else None
-            with slot.stream:
-                start = slot.record()
-                moved = h2d(dev, htgt[piece.e0:piece.e1], slot.stream)
-                if weighted:
-                    moved += h2d(dev, hw[piece.e0:piece.e1], slot.stream, o_w)
-                mid = slot.record()
-                self._stream(self._stream_args(self.d_off, None, None, piece.r0, piece.r1 - 1,
-                                               piece.e0, piece.e1, d_t.data.ptr,
-                                               d_w.data.ptr if weighted else 0, -piece.e0,
-                                               snap=self.snap), n_e)
-            self.metrics.bytes_to_device += moved
-            inner = None
-            if asynchronous:
-                inner = (self.d_off, np.uint64(0), np.int64(piece.r0), np.int64(piece.r1 - 1),
-                         np.int64(piece.e0), np.int64(piece.e1), d_t,
-                         d_w if weighted else np.uint64(0), self.value, self.label,
-                         slot.changed)
-            pending.append((slot, inner, start, mid))
-            if len(pending) == 2:
-                self._inner_loop(*pending.popleft())
-        while pending:
-            self._inner_loop(*pending.popleft())
-        self._collect_slots()
+
+        def loads():
+            for k, piece in enumerate(pieces):
+                slot = self.slots[k % 2]
+                dev, n_e = slot.device, piece.edges
+                o_w = _align(n_e * 4)
+                d_t = dev[:n_e * 4].view(np.int32)
+                d_w = dev[o_w:o_w + n_e * 8].view(np.float64) if weighted else None
+                with slot.stream:
+                    start = slot.record()
+                    moved = h2d(dev, htgt[piece.e0:piece.e1], slot.stream)
+                    if weighted:
+                        moved += h2d(dev, hw[piece.e0:piece.e1], slot.stream, o_w)
+                    mid = slot.record()
+                    self._stream(self._stream_args(self.d_off, None, None, piece.r0,
+                                                   piece.r1 - 1, piece.e0, piece.e1,
+                                                   d_t.data.ptr, d_w.data.ptr if weighted else 0,
+                                                   -piece.e0, snap=self.snap), n_e)
+                self.metrics.bytes_to_device += moved
+                inner = None
+                if asynchronous:
+                    inner = (self.d_off, np.uint64(0), np.int64(piece.r0),
+                             np.int64(piece.r1 - 1), np.int64(piece.e0), np.int64(piece.e1),
+                             d_t, d_w if weighted else np.uint64(0), self.value, self.label,
+                             slot.changed)
+                yield slot, inner, start, mid
+
+        self._pipelined(loads())
 
     # -- both ---------------------------------------------------------------------------------------
 
