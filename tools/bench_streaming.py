@@ -91,11 +91,10 @@ def timed(fn, repeat=3):
     return out, float(np.median(ts))
 
 
-@section("rmat")
-def bench_traversals(scale, ctx):
-    from executor.gpu import frontier
+def _weighted_rmat(scale):
+    """The weighted R-MAT graph of sections 2-4 on the device, and its weighted out-CSR's bytes
+    (what the traversals read); RESULTS gets its sizes and the budget, a quarter of that."""
     from executor.gpu import runtime as rt
-    from executor.streaming.subway import subway_bfs, subway_sssp
     from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
 
     cp = rt.cp()
@@ -104,10 +103,23 @@ def bench_traversals(scale, ctx):
     g = graph_from_device_edges(src, dst, 1 << scale, directed=True, weights=w, name="rmat")
     del src, dst, w
     n, m = g.num_vertices, g.num_edges
+    graph_bytes = 8 * (n + 1) + 12 * m
+    RESULTS.update(scale=scale, vertices=n, edges=m, graph_bytes=graph_bytes,
+                   budget=graph_bytes // 4)
+    return g, graph_bytes
+
+
+@section("rmat")
+def bench_traversals(scale, ctx):
+    from executor.gpu import frontier
+    from executor.gpu import runtime as rt
+    from executor.streaming.subway import subway_bfs, subway_sssp
+
+    cp = rt.cp()
+    g, graph_bytes = _weighted_rmat(scale)
+    n, m = g.num_vertices, g.num_edges
     source = int(cp.argmax(rt.device_csr(g, "out").degrees()))
-    graph_bytes = 8 * (n + 1) + 12 * m  # weighted out-CSR: what the traversals read
-    budget = graph_bytes // 4
-    RESULTS.update(scale=scale, vertices=n, edges=m, graph_bytes=graph_bytes, budget=budget)
+    budget = RESULTS["budget"]
     bfs_res, t_bfs = timed(lambda: frontier.bfs(g, source))
     sssp_res, t_sssp = timed(lambda: frontier.sssp(g, source))
     # [1]: the time only; keeping the returned device arrays (SSSP's distances, 8 B a vertex)
@@ -181,17 +193,9 @@ def prepare_graph(scale, ctx):
     """The R-MAT graph and budget of section 2 without the resident and Subway runs (--skip
     subway): for running the PageRank section alone."""
     from executor.gpu import runtime as rt
-    from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
 
     cp = rt.cp()
-    src, dst = rmat_edges_gpu(scale, 16, seed=1)
-    w = cp.random.RandomState(2).random_sample(src.size) + 0.01
-    g = graph_from_device_edges(src, dst, 1 << scale, directed=True, weights=w, name="rmat")
-    del src, dst, w
-    n, m = g.num_vertices, g.num_edges
-    graph_bytes = 8 * (n + 1) + 12 * m
-    RESULTS.update(scale=scale, vertices=n, edges=m, graph_bytes=graph_bytes,
-                   budget=graph_bytes // 4)
+    g, graph_bytes = _weighted_rmat(scale)
     out_host, in_host = g.out_csr, g.in_csr
     g._load_out, g._load_in = (lambda: out_host), (lambda: in_host)
     g._gpu_resident = {}
