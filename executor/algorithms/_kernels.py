@@ -365,27 +365,6 @@ def _pop(heap_key, heap_vertex, position, size):
         i = child
     _place(heap_key, heap_vertex, position, i, key, vertex)
     return size
-    key = heap_key[size]
-    vertex = heap_vertex[size]
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        right = child + 1
-        if right < size and heap_key[right] < heap_key[child]:
-            child = right
-        if heap_key[child] >= key:
-            break
-        heap_key[i] = heap_key[child]
-        moved = heap_vertex[child]
-        heap_vertex[i] = moved
-        position[moved] = i
-        i = child
-    heap_key[i] = key
-    heap_vertex[i] = vertex
-    position[vertex] = i
-    return size
 
 
 @_kernel()
