@@ -270,25 +270,25 @@ class GPUBackend:
                 inner = (self.sub_off, self.ids, np.int64(0), np.int64(n_rows - 1), np.int64(e0),
                          np.int64(e1), out_t, out_w if weighted else np.uint64(0), self.value,
                          self.label, slot.changed)
-                yield slot, inner, start, mid
+                yield slot, self._inner_launch(inner), start, mid
 
+        self._slots_after_current()
         return self._pipelined(loads())
 
     def _pipelined(self, loads) -> int:
-        """Run each loaded piece's inner iterations one piece behind the loads, so that one
+        """Settle each loaded piece (:meth:`_settle`) one piece behind the loads, so that one
         slot's copy and relaxation overlap the other slot's inner iterations. ``loads`` yields
-        (slot, inner-kernel arguments or None, start event, mid event) after queueing a piece
-        on its slot's stream; returns the pieces."""
-        self._slots_after_current()
+        (slot, launch or None, start event, mid event) after queueing a piece on its slot's
+        stream; returns the pieces."""
         pending: deque = deque()
         pieces = 0
         for load in loads:
             pieces += 1
             pending.append(load)
             if len(pending) == 2:
-                self._inner_loop(*pending.popleft())
+                self._settle(*pending.popleft())
         while pending:
-            self._inner_loop(*pending.popleft())
+            self._settle(*pending.popleft())
         self._collect_slots()
         return pieces
 
@@ -299,15 +299,23 @@ class GPUBackend:
         for slot in self.slots:
             slot.stream.wait_event(ev)
 
-    def _inner_loop(self, slot: Slot, inner_args, start, mid) -> None:
-        """Inner iterations (asynchronous mode) on a loaded piece until none of its rows is
-        active again; the changed flag is read once an inner iteration."""
-        if inner_args is not None:
-            grid = (rt.grid_for(1 << 30, THREADS),)
+    def _inner_launch(self, inner_args):
+        """What queues one inner iteration of the device-resident piece ``inner_args`` (None:
+        no inner iterations)."""
+        if inner_args is None:
+            return None
+        grid = (rt.grid_for(1 << 30, THREADS),)
+        return lambda: self.inner_kernel(grid, (THREADS,), inner_args)
+
+    def _settle(self, slot: Slot, launch, start, mid) -> None:
+        """Inner iterations (asynchronous mode: ``launch`` queues one on the slot's stream) on a
+        loaded piece until none of its rows is active again, the changed flag read once an
+        iteration; then the piece's timings."""
+        if launch is not None:
             for _ in range(MAX_INNER):
-                with slot.stream:
+                with slot.stream:  # the slot's stream orders the flag with its kernels
                     slot.changed.fill(0)
-                    self.inner_kernel(grid, (THREADS,), inner_args)
+                    launch()
                 self.metrics.inner_iterations += 1
                 if not int(slot.changed.get(stream=slot.stream)[0]):
                     break
@@ -352,8 +360,9 @@ class GPUBackend:
                              np.int64(piece.r1 - 1), np.int64(piece.e0), np.int64(piece.e1),
                              d_t, d_w if weighted else np.uint64(0), self.value, self.label,
                              slot.changed)
-                yield slot, inner, start, mid
+                yield slot, self._inner_launch(inner), start, mid
 
+        self._slots_after_current()
         self._pipelined(loads())
 
     # -- both ---------------------------------------------------------------------------------------
@@ -390,15 +399,14 @@ class GPUBackend:
         # The label writes of begin_iteration ran on the legacy stream, which the slots'
         # non-blocking streams do not wait for.
         self.cp.cuda.get_current_stream().synchronize()
-        pending: deque = deque()
-        for k, piece in enumerate(pieces):
-            pending.append(self._prepare(self.slots[k % 2], csr, rows, sub_off, piece,
-                                         weighted, full))
-            if len(pending) == 2:
-                self._finish(*pending.popleft(), asynchronous)
-        while pending:
-            self._finish(*pending.popleft(), asynchronous)
-        self._collect_slots()
+
+        def loads():
+            for k, piece in enumerate(pieces):
+                slot, args, n_r, start, mid = self._prepare(self.slots[k % 2], csr, rows,
+                                                            sub_off, piece, weighted, full)
+                yield slot, self._relaunch(slot, args, n_r) if asynchronous else None, start, mid
+
+        self._pipelined(loads())
 
     def _prepare(self, slot: Slot, csr, rows, sub_off, piece, weighted, full):
         """Gather (host) and enqueue the copies and pass 1 of one piece on its slot."""
@@ -464,21 +472,12 @@ class GPUBackend:
         with slot.stream:
             self.relax(grid, (THREADS,), tuple(args))
 
-    def _finish(self, slot: Slot, args, n_r, start, mid, asynchronous) -> None:
-        """Inner iterations on the loaded piece until none of its rows is active again."""
-        if asynchronous:
-            args = list(args)
-            args[11] = np.int32(2)
-            for _ in range(MAX_INNER):
-                with slot.stream:  # the slot's stream orders the flag with its kernels
-                    slot.changed.fill(0)
-                self._launch(slot, args, n_r)
-                self.metrics.inner_iterations += 1
-                if not int(slot.changed.get(stream=slot.stream)[0]):
-                    break
-        end = slot.record()
-        slot.timings.append((start, mid, end))
-        slot.done = end
+    def _relaunch(self, slot: Slot, args, n_r: int):
+        """What queues one inner iteration of a host-gathered piece: its relax kernel again,
+        in mode 2."""
+        args = list(args)
+        args[11] = np.int32(2)
+        return lambda: self._launch(slot, args, n_r)
 
     def result(self):
         """The value per vertex (numpy), or for BFS and SSSP with the device SubCSR the result
