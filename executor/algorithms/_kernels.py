@@ -152,6 +152,16 @@ def _is_set(bits, v):
     return (bits[v >> _SIX] >> (v & _LOW6)) & _ONE
 
 
+@_kernel(inline="always")
+def _save_level(state, lo, hi, level, unexplored, frontier_edges):
+    """Where a search stands, into ``state`` (see LO..FRONTIER_EDGES): to resume it later."""
+    state[LO] = lo
+    state[HI] = hi
+    state[LEVEL] = level
+    state[UNEXPLORED_EDGES] = unexplored
+    state[FRONTIER_EDGES] = frontier_edges
+
+
 @_kernel()
 def bfs(
     out_off, out_tgt, in_off, in_tgt, have_in, visited, queue, depth, state, max_depth, alpha, beta
@@ -196,11 +206,11 @@ def bfs(
         :data:`BFS_DONE`, or :data:`BFS_NEEDS_IN_EDGES` (see ``have_in``).
     """
     n = queue.size
-    lo = state[0]
-    hi = state[1]
-    level = state[2]
-    unexplored = state[3]
-    frontier_edges = state[4]
+    lo = state[LO]
+    hi = state[HI]
+    level = state[LEVEL]
+    unexplored = state[UNEXPLORED_EDGES]
+    frontier_edges = state[FRONTIER_EDGES]
     bottom_up = False
     frontier = np.zeros(0, dtype=np.uint64)
     while lo < hi and level < max_depth:
@@ -209,11 +219,7 @@ def bfs(
         if not bottom_up:
             if alpha > 0 and big and frontier_edges * alpha > unexplored:
                 if not have_in:
-                    state[0] = lo
-                    state[1] = hi
-                    state[2] = level
-                    state[3] = unexplored
-                    state[4] = frontier_edges
+                    _save_level(state, lo, hi, level, unexplored, frontier_edges)
                     return BFS_NEEDS_IN_EDGES
                 bottom_up = True
                 if frontier.size == 0:
@@ -224,7 +230,7 @@ def bfs(
         found_edges = 0
         child = level + 1
         if bottom_up:
-            state[5] += 1
+            state[BOTTOM_UP_LEVELS] += 1
             frontier[:] = 0
             for i in range(lo, hi):
                 _test_and_set(frontier, np.uint64(queue[i]))
@@ -259,11 +265,7 @@ def bfs(
         lo = hi
         hi = tail
         level = child
-    state[0] = lo
-    state[1] = hi
-    state[2] = level
-    state[3] = unexplored
-    state[4] = frontier_edges
+    _save_level(state, lo, hi, level, unexplored, frontier_edges)
     return BFS_DONE
 
 
