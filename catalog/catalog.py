@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from storage import BufferManager, Environment, delete_topology
+from graphdb.storage import BufferManager, Environment, delete_topology
 
 from .entries import GraphEntry
 from .errors import CatalogError, GraphExists, GraphNotFound
@@ -112,7 +112,7 @@ class Catalog:
                replace: bool = False, progress=None) -> GraphEntry:
         """Load an edge file (or a glob of files) as graph ``name``; visible only once committed.
 
-        ``progress``: a :class:`catalog.progress.Progress` to report to (default: silent)."""
+        ``progress``: a :class:`graphdb.catalog.progress.Progress` to report to (default: silent)."""
         if not valid_graph_name(name):
             raise CatalogError(
                 f"invalid graph name '{name}': use letters, digits and underscores, "

@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from storage.compiled import Kernel
+from graphdb.storage.compiled import Kernel
 
 from .spool import Spool
 
@@ -70,7 +70,7 @@ def _counting_sort(keys, other, payload, offsets, other_out, payload_out):
     """The compiled loop of :func:`stable_order`: degrees counted into ``offsets[1:]`` (zeroed
     by the caller), made offsets, then ``other`` (and ``payload``, unless it is empty) scattered
     to each key's next free position, in input order. Indices are unsigned: numba emits a
-    wraparound branch for every signed index (see :mod:`executor.algorithms._kernels`)."""
+    wraparound branch for every signed index (see :mod:`graphdb.executor.algorithms._kernels`)."""
     one = np.uint64(1)
     carry = len(payload) > 0
     for i in range(len(keys)):

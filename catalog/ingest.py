@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from storage import Environment, delete_topology, page_kernel, write_topology
-from storage.compiled import preload
-from storage.mapped import trim_heap
-from storage.topology import RELEASE_EVERY
+from graphdb.storage import Environment, delete_topology, page_kernel, write_topology
+from graphdb.storage.compiled import preload
+from graphdb.storage.mapped import trim_heap
+from graphdb.storage.topology import RELEASE_EVERY
 
 from .csrbuild import COUNTING_SORT, CSR, MERGE_WEIGHTS, build_csr, csr_chunks, read_range
 from .entries import GraphEntry

@@ -1,6 +1,6 @@
 """Cancellation points inside long-running operators.
 
-:meth:`executor.runner.Runner.cancel` (Ctrl-C in the shell, ``Connection.interrupt()``) sets an
+:meth:`graphdb.executor.runner.Runner.cancel` (Ctrl-C in the shell, ``Connection.interrupt()``) sets an
 event that the runner checks between operators. An operator that iterates for long (PageRank,
 label propagation, a BFS over thousands of levels, a streamed pass) calls :func:`checkpoint`
 once an iteration, so a cancel takes effect within one iteration rather than at the end of

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog import GraphEntry
+from graphdb.catalog import GraphEntry
 
 from .algorithms import Algorithm
 from .device import Device, format_bytes, select_device

@@ -4,7 +4,7 @@ A binding table holds, per match, the internal vertex id of each vertex variable
 edge position (out-CSR order, the row of ``g.edges``) of each single-edge variable. A hop of one
 edge gathers the neighbours of every row's current vertex from the CSR in one vectorised step
 (the same gather as BFS's frontier expansion). A quantified hop ``{m,n}`` runs level-synchronous
-frontiers, in one of two forms the cost model picks (:func:`executor.cost.frontier_kind`):
+frontiers, in one of two forms the cost model picks (:func:`graphdb.executor.cost.frontier_kind`):
 dense bitmaps, one traversal per distinct start vertex, or sparse sorted (row, vertex) keys for
 all rows at once. Either way a frontier holds each vertex once per level, so the work is bounded
 by vertices and edges, never by the number of walks. With ``m <= 1`` visited vertices are

@@ -1,12 +1,12 @@
 """Runs a logical plan, leaves first, on Arrow tables.
 
-Graph algorithms run on the chosen device through :mod:`executor.algorithms`; pattern matching
-through the frontier operator in :mod:`executor.pattern`; relational operators on pyarrow
-(:mod:`executor.relational`). Every operator's time, output rows and metrics are recorded for
+Graph algorithms run on the chosen device through :mod:`graphdb.executor.algorithms`; pattern matching
+through the frontier operator in :mod:`graphdb.executor.pattern`; relational operators on pyarrow
+(:mod:`graphdb.executor.relational`). Every operator's time, output rows and metrics are recorded for
 ``EXPLAIN ANALYZE``. A node reached twice (a CTE used twice) is computed once per run.
 
 :meth:`Runner.cancel` may be called from another thread (Ctrl-C in the shell); the running
-query stops at the next operator, frontier level or iteration (:func:`executor.cancel.checkpoint`)
+query stops at the next operator, frontier level or iteration (:func:`graphdb.executor.cancel.checkpoint`)
 with :class:`QueryCancelled`.
 """
 
@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from catalog import Catalog, GraphEntry
+from graphdb.catalog import Catalog, GraphEntry
 
 from . import algorithms, relational
 from .arrays import scalar, to_arrow, to_numpy, to_table

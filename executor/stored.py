@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from catalog import Catalog, GraphEntry
-from storage import BufferManager, ItemKey
-from storage.pages import pages_of_vertices
+from graphdb.catalog import Catalog, GraphEntry
+from graphdb.storage import BufferManager, ItemKey
+from graphdb.storage.pages import pages_of_vertices
 
 from .graph import CSR, Graph
 

@@ -9,6 +9,7 @@ Examples
 >>> con.close()
 """
 
+from . import _layout  # noqa: F401  (first: makes graphdb.storage & co. importable from a checkout)
 from .connection import Connection, connect
 from .errors import (
                      BinderError,

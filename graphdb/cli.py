@@ -20,7 +20,7 @@ COMMANDS = ("ingest", "query", "demo", "shell")
 
 
 def _parser() -> argparse.ArgumentParser:
-    from catalog import FORMATS
+    from graphdb.catalog import FORMATS
 
     from .formatting import FORMATS as OUTPUT_FORMATS
 
@@ -145,7 +145,7 @@ def _ingest(args) -> int:
 
 
 def ingest_summary(summary: dict, db: str, detailed: bool = False) -> str:
-    from executor.device import format_bytes
+    from graphdb.executor.device import format_bytes
 
     kind = ("undirected" if not summary["directed"] else "directed") + ", " + (
         "weighted" if summary["weighted"] else "unweighted")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from prompt_toolkit.completion import Completer, Completion
 
-from executor.algorithms import REGISTRY
+from graphdb.executor.algorithms import REGISTRY
 
 if TYPE_CHECKING:
     from .connection import Connection

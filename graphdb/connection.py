@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from catalog import Catalog, GraphNotFound, IngestOptions
-from executor.arrays import to_table
-from executor.device import select_device
-from executor.plan import DescribeGraph, ShowGraphs, ValuesScan
-from executor.runner import Runner
-from storage import BufferManager, Environment, stats_table
+from graphdb.catalog import Catalog, GraphNotFound, IngestOptions
+from graphdb.executor.arrays import to_table
+from graphdb.executor.device import select_device
+from graphdb.executor.plan import DescribeGraph, ShowGraphs, ValuesScan
+from graphdb.executor.runner import Runner
+from graphdb.storage import BufferManager, Environment, stats_table
 
 from .errors import BinderError, Error, InterfaceError, InvalidInputError, translate
 from .query.explain import explain_lines
@@ -282,7 +282,7 @@ class Connection:
         self.table_functions[name.lower()] = function
 
     def _functions_table(self) -> pa.Table:
-        from executor.algorithms import REGISTRY
+        from graphdb.executor.algorithms import REGISTRY
 
         specs = sorted(REGISTRY.values(), key=lambda a: a.name)
         return to_table({
@@ -333,7 +333,7 @@ class Connection:
         ``graph``; the options are those of ``graphdb ingest`` (see ``graphdb ingest --help``).
 
         ``progress``: False (default), True (a progress bar on stderr when it is a terminal), or
-        a :class:`catalog.progress.Progress`. Returns a summary: |V|, |E| read and stored, self
+        a :class:`graphdb.catalog.progress.Progress`. Returns a summary: |V|, |E| read and stored, self
         loops and duplicates dropped, bytes stored, seconds and edges per second.
         """
         self._check_open()

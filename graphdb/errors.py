@@ -97,9 +97,9 @@ class IngestError(DataError):
 
 def translate(exc: BaseException) -> BaseException:
     """The graphdb exception for an error raised by a lower layer (or ``exc`` itself)."""
-    import catalog.errors as ce
-    import executor.errors as xe
-    import storage.errors as se
+    import graphdb.catalog.errors as ce
+    import graphdb.executor.errors as xe
+    import graphdb.storage.errors as se
 
     if isinstance(exc, Error):
         return exc

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 
-from executor.algorithms import REGISTRY
+from graphdb.executor.algorithms import REGISTRY
 
 if TYPE_CHECKING:
     from .connection import Connection

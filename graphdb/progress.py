@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from catalog.progress import Progress
+from graphdb.catalog.progress import Progress
 
 __all__ = ["terminal_progress", "RichProgress"]
 

@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from executor.device import warm_up
+from graphdb.executor.device import warm_up
 
 from .connection import Connection, connect
 from .errors import Error
@@ -148,7 +148,7 @@ class Shell:
         if name in (".quit", ".exit", ".q"):
             return False
         if name == ".help":
-            from executor.algorithms import REGISTRY
+            from graphdb.executor.algorithms import REGISTRY
 
             functions = ", ".join(sorted(REGISTRY[n].signature() for n in REGISTRY))
             builtins = ", ".join(f"{n}()" for n in sorted(self.con.table_functions))

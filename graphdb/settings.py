@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from executor.device import DEVICE_CHOICES
+from graphdb.executor.device import DEVICE_CHOICES
 
 from .errors import InvalidInputError
 

@@ -1,7 +1,7 @@
 """Loops of the bulk paths (page building, an ingest's counting sort) compiled by numba.
 
 numpy covers these paths in several passes over the data; a compiled loop does one (see the
-kernels: :mod:`storage.page_kernel`, :func:`catalog.csrbuild.stable_order`). But numba is
+kernels: :mod:`graphdb.storage.page_kernel`, :func:`graphdb.catalog.csrbuild.stable_order`). But numba is
 costly to bring in: ~0.3 s per process with a warm on-disk cache (``cache=True``; a cold cache
 compiles for about a second once per install), and ~170 MB resident for numba and LLVM. So a
 kernel is used only once loaded, and it is loaded only by :func:`preload`, which an ingest calls

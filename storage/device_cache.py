@@ -1,6 +1,6 @@
 """A device-side cache of pages and blocks (GTS's GPU page cache), behind the host pool.
 
-Same interface as the host :class:`~storage.buffer_manager.BufferManager`:
+Same interface as the host :class:`~graphdb.storage.buffer_manager.BufferManager`:
 ``with cache.pin(key) as device_array:``, ``cache.scan(keys)``, ``cache.prefetch(keys)`` and
 ``cache.stats()``. A miss pins the item in the host
 pool (a page-locked frame when CuPy is present, so the copy is a DMA), copies it to the device

@@ -170,7 +170,7 @@ class Environment:
                 raise StorageError(f"write to '{self.path}' failed: {exc}") from exc
 
     def release_resident(self) -> int:
-        """Unmap this process's pages of the data file (see :mod:`storage.mapped`): after a
+        """Unmap this process's pages of the data file (see :mod:`graphdb.storage.mapped`): after a
         large write they are page cache, not memory the process needs. Returns the bytes of
         address space advised (0 off Linux). The C heap's free memory goes back too."""
         trim_heap()
@@ -178,7 +178,7 @@ class Environment:
 
     def advise_bulk_write(self, on: bool) -> None:
         """Advise the map for a large write transaction (on) or for reads (off); see
-        :func:`storage.mapped.advise_file`."""
+        :func:`graphdb.storage.mapped.advise_file`."""
         advise_file(self._data_file, on)
 
     @property

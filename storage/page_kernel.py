@@ -1,11 +1,11 @@
 """The records of a slotted page written by one compiled loop (numba), for large graphs.
 
-:func:`storage.pages._write_records` places a page's records with numpy (a gather of the
+:func:`graphdb.storage.pages._write_records` places a page's records with numpy (a gather of the
 neighbours' page ids, arithmetic for the slots, a boolean-mask or position scatter): about ten
 passes over each page's edges, ~11 ns per edge, 0.18 s per direction of RMAT20, which made the
 page builder the critical path of an ingest's commit. This loop writes each record id's bytes
 where they go in one pass (~3 ns per edge). Same bytes: the numpy path stays for small graphs
-(see :mod:`storage.compiled`) and is what the tests compare this with.
+(see :mod:`graphdb.storage.compiled`) and is what the tests compare this with.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _write_records(page, degree, targets, weights, vertex_pid, page_first_vertex
     A record id of at most 8 bytes is stored as 8 (its high bytes are zero: the plan checked
     that page numbers and slots fit their widths), which LLVM merges into one store; the zeros
     past its width land where the next id, the padding, the weights or the slots are written
-    later. Index arithmetic is unsigned (see :mod:`executor.algorithms._kernels`: signed indices
+    later. Index arithmetic is unsigned (see :mod:`graphdb.executor.algorithms._kernels`: signed indices
     cost a wraparound branch per access, which also defeats the merging)."""
     align = _U8 if weighted else _U4
     pid_shift = np.uint64(8) * np.uint64(pid_bytes)
@@ -81,5 +81,5 @@ def _warm(compiled) -> None:
                      np.zeros(1, np.int64))
 
 
-#: The compiled :func:`_write_records` (loaded by :func:`storage.compiled.preload`).
+#: The compiled :func:`_write_records` (loaded by :func:`graphdb.storage.compiled.preload`).
 RECORDS = Kernel(_write_records, _warm)

@@ -242,7 +242,7 @@ def _write_records(page: np.ndarray, plan: PagePlan, degree: np.ndarray, targets
     """Write the records of consecutive vertices (or one part of a hub) after the header.
 
     Returns the end of the records and each record's offset in the page. ``compiled``: the
-    kernel of :mod:`storage.page_kernel`, which writes the same bytes in one loop.
+    kernel of :mod:`graphdb.storage.page_kernel`, which writes the same bytes in one loop.
 
     Values go straight to their place (the page is zeroed: padding stays zero), in *units*:
     the largest of 1, 2 or 4 bytes that divides the record-id width. Unweighted records take
@@ -360,7 +360,7 @@ def iter_pages(offsets: np.ndarray, targets: np.ndarray, weights: np.ndarray | N
     With ``buffers`` > 0 the pages are built in that many buffers, reused in turn: a yielded
     page stays intact only until ``buffers - 1`` more pages have been yielded. Reusing buffers
     spares an allocation (and a zero-filled mapping, and its unmapping) per page. Records are
-    written by the compiled kernel (:mod:`storage.page_kernel`) once it is loaded."""
+    written by the compiled kernel (:mod:`graphdb.storage.page_kernel`) once it is loaded."""
     compiled = page_kernel.RECORDS.get()
     layout = plan.layout
     size = layout.page_size

@@ -9,11 +9,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # tests also run from a checkout without `pip install -e .`
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT))  # (graphdb/_layout.py then maps graphdb.storage & co.)
 
 
 def _gpu_present() -> bool:
-    from executor.device import gpu_available
+    from graphdb.executor.device import gpu_available
 
     return gpu_available()
 

@@ -1,57 +1,101 @@
-"""The one-way import order of DESIGN.md: storage <- catalog <- executor <- graphdb.
+"""The one-way import order of DESIGN.md: storage <- catalog <- executor <- graphdb's front end.
 
-Every import statement in each package (including lazy ones inside functions) is checked, so a
-layer cannot reach upward even where import-linter's static graph would miss it.
+Installed, the inner layers are ``graphdb.storage``, ``graphdb.catalog`` and ``graphdb.executor``
+(folders ``storage/``, ``catalog/``, ``executor/`` of the repository); the front end is every
+other module of ``graphdb``. Every import statement in each layer (lazy ones inside functions
+too, relative ones resolved) is checked, so a layer cannot reach upward even where
+import-linter's static graph would miss it.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support import ROOT
 
-LAYERS = ["storage", "catalog", "executor", "graphdb"]
+#: folder -> the dotted package it is installed as, lowest layer first
+LAYERS = {"storage": "graphdb.storage", "catalog": "graphdb.catalog",
+          "executor": "graphdb.executor", "graphdb": "graphdb"}
+ORDER = list(LAYERS)
+
+
+def _layer_of(module: str) -> str | None:
+    """The layer folder a dotted module belongs to (None: not ours)."""
+    for folder in ORDER[:-1]:
+        package = LAYERS[folder]
+        if module == package or module.startswith(package + "."):
+            return folder
+    if module == "graphdb" or module.startswith("graphdb."):
+        return "graphdb"
+    top = module.split(".")[0]
+    return top if top in ("tools", "tests") else None
+
+
+def _module_name(path: Path) -> str:
+    folder, *rest = path.relative_to(ROOT).with_suffix("").parts
+    parts = LAYERS.get(folder, folder).split(".") + rest
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _imports(path: Path) -> set[str]:
+    """Every module named by an import statement in ``path``, relative imports resolved."""
     tree = ast.parse(path.read_text(), filename=str(path))
+    here = _module_name(path)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
     return found
 
 
-@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("layer", ORDER)
 def test_no_upward_imports(layer):
-    forbidden = set(LAYERS[LAYERS.index(layer) + 1:]) | {"tools", "tests"}
+    above = set(ORDER[ORDER.index(layer) + 1:]) | {"tools", "tests"}
     offenders = []
     for path in (ROOT / layer).rglob("*.py"):
-        bad = _imports(path) & forbidden
+        bad = {m for m in _imports(path) if _layer_of(m) in above}
         if bad:
             offenders.append(f"{path.relative_to(ROOT)} imports {', '.join(sorted(bad))}")
     assert not offenders, offenders
 
 
+def test_nothing_imports_the_layers_by_their_folder_names():
+    """``import storage`` would work in a checkout and fail (or find a user's module) once
+    installed: every reference goes through ``graphdb.``."""
+    offenders = []
+    for folder in (*ORDER, "tools", "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            bad = {m for m in _imports(path) if m.split(".")[0] in ORDER[:-1]}
+            if bad:
+                offenders.append(f"{path.relative_to(ROOT)} imports {', '.join(sorted(bad))}")
+    assert not offenders, offenders
+
+
 def test_only_storage_imports_lmdb_and_only_the_query_layer_imports_sqlglot():
-    for layer in LAYERS:
+    for layer in ORDER:
         for path in (ROOT / layer).rglob("*.py"):
-            imported = _imports(path)
-            if "lmdb" in imported:
+            tops = {m.split(".")[0] for m in _imports(path)}
+            if "lmdb" in tops:
                 assert layer == "storage", path
-            if "sqlglot" in imported:
+            if "sqlglot" in tops:
                 assert path.is_relative_to(ROOT / "graphdb" / "query"), path
 
 
 def test_cupy_is_not_imported_at_import_time():
-    import subprocess
-    import sys
-
-    code = ("import sys, graphdb, executor.algorithms; "
+    code = ("import sys, graphdb, graphdb.executor.algorithms; "
             "assert 'cupy' not in sys.modules, 'cupy imported eagerly'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)

@@ -48,8 +48,8 @@ from scipy.sparse import csgraph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from executor.algorithms import REGISTRY
-from executor.graph import Graph
+from graphdb.executor.algorithms import REGISTRY
+from graphdb.executor.graph import Graph
 from graphdb.generators import grid, random_weights, rmat
 
 ALGORITHMS = ("bfs", "sssp", "wcc", "pagerank")
@@ -338,7 +338,7 @@ def render(rows: list[dict], nx_rows: list[dict]) -> str:
 def warm_up_kernels() -> float:
     """Run every algorithm once on a tiny graph so that no timing includes loading (or, on a
     cold cache, compiling) the numba kernels; returns the seconds that took."""
-    from executor.algorithms import _kernels
+    from graphdb.executor.algorithms import _kernels
 
     src, dst = np.array([0, 1, 2, 2]), np.array([1, 2, 0, 3])
     tiny = Graph.from_edges(src, dst, 4, directed=True, weights=np.ones(4), name="warm-up")

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from executor.gpu import runtime as rt  # noqa: E402
+from graphdb.executor.gpu import runtime as rt  # noqa: E402
 
 
 def gpu_time(fn, repeats: int, warmup: int = 1):
@@ -109,7 +109,7 @@ def time_pagerank(g, options: dict, iterations: int, repeats: int):
     and one profiled run (kernel time per iteration by kernel). Returns (the row, the ranks)."""
     import cupy as cp
 
-    from executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
 
     t = time.perf_counter()
     pagerank_gpu(g, max_iterations=1, **options)
@@ -150,9 +150,9 @@ def cupyx_pagerank(inn, out_degree, n: int, iterations: int, repeats: int):
 COMPILE_SNIPPET = r"""
 import time, sys
 sys.path.insert(0, {root!r})
-from executor.device import select_device
+from graphdb.executor.device import select_device
 select_device("gpu")
-from executor.gpu import runtime as rt
+from graphdb.executor.gpu import runtime as rt
 t = time.perf_counter()
 for name in rt.ALL_MODULES:
     rt.module(name)
@@ -170,7 +170,7 @@ con.execute({query!r}).fetchall()
 t2 = time.perf_counter()
 con.execute({query!r}).fetchall()
 t3 = time.perf_counter()
-import executor.device as d
+import graphdb.executor.device as d
 ms = lambda a, b: (b - a) * 1e3
 print(ms(t0, t1), ms(t1, t2), ms(t2, t3), int(d.gpu_available()), int("cupyx.linalg" in sys.modules),
       int("pandas" in sys.modules))
@@ -237,9 +237,9 @@ def main(argv=None) -> int:
     cp = rt.cp()
     from scipy.sparse import csgraph
 
-    from executor.gpu.frontier import bfs_depths_gpu, sssp_distances_gpu
-    from executor.gpu.pagerank import block_vertices as pagerank_block_vertices
-    from executor.gpu.wcc import wcc_labels_gpu
+    from graphdb.executor.gpu.frontier import bfs_depths_gpu, sssp_distances_gpu
+    from graphdb.executor.gpu.pagerank import block_vertices as pagerank_block_vertices
+    from graphdb.executor.gpu.wcc import wcc_labels_gpu
     from tools.gpu_graphs import graph_from_device_edges, grid_edges_gpu, rmat_edges_gpu
 
     info = rt.device_info()
@@ -377,7 +377,7 @@ def main(argv=None) -> int:
         if not args.skip_scipy:
             import scipy.sparse as sp
 
-            from executor.algorithms.pagerank import pagerank_ranks
+            from graphdb.executor.algorithms.pagerank import pagerank_ranks
 
             # scipy's matvec on the host in-CSR (what a scipy PageRank pays per iteration), and
             # our own CPU operator beside it

@@ -51,7 +51,7 @@ class _Phases:
     """A catalog Progress that records the seconds of each ingest phase."""
 
     def __init__(self):
-        from catalog.progress import Progress
+        from graphdb.catalog.progress import Progress
 
         phases = self.seconds = {}
         clock = {"name": None, "at": time.perf_counter()}
@@ -141,7 +141,7 @@ def child_ingest(db: str, csv: str, limit: str) -> None:
     """Run in the child process: ingest, printing the peak resident memory at the start of
     the commit (reading and sorting done) as JSON on stdout."""
     import graphdb
-    from catalog.progress import Progress
+    from graphdb.catalog.progress import Progress
 
     marks = {}
 

@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import graphdb  # noqa: E402
-from executor.algorithms import REGISTRY  # noqa: E402
+from graphdb.executor.algorithms import REGISTRY  # noqa: E402
 from graphdb.generators import rmat  # noqa: E402
 
 PLANNING_QUERIES = {

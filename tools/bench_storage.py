@@ -12,7 +12,7 @@
     prefetches two pages ahead); (4) through a pool that holds everything (all hits).
     Target: (3) reaches at least 70% of (1).
 (b) Conversion of an R-MAT edge list to the stored forms (CSR blocks with checksums, page table,
-    slotted pages) by the production code path (:func:`storage.write_topology`) into a
+    slotted pages) by the production code path (:func:`graphdb.storage.write_topology`) into a
     transaction that discards the bytes, against building a ``scipy.sparse.csr_matrix`` from the
     same arrays. Target: at least as fast per edge, one adjacency direction against scipy's one
     CSR; both directions (what a directed ingest stores) are shown too. The same conversion
@@ -35,10 +35,10 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from graphdb.generators import rmat
-from storage import BufferManager, Environment, csr_from_edges, write_topology
-from storage.checksum import algorithm_name, default_algorithm
-from storage.pages import verify_page
-from storage.topology import page_key
+from graphdb.storage import BufferManager, Environment, csr_from_edges, write_topology
+from graphdb.storage.checksum import algorithm_name, default_algorithm
+from graphdb.storage.pages import verify_page
+from graphdb.storage.topology import page_key
 
 
 def best_of(repeat: int, fns: dict) -> dict:

@@ -57,8 +57,8 @@ def gb(x):
 
 @section("h2d")
 def bench_h2d():
-    from executor.gpu import runtime as rt
-    from executor.streaming.gpu import h2d, pinned_empty
+    from graphdb.executor.gpu import runtime as rt
+    from graphdb.executor.streaming.gpu import h2d, pinned_empty
 
     cp = rt.cp()
     host = pinned_empty(1 << 30, np.uint8)
@@ -78,7 +78,7 @@ def bench_h2d():
 
 
 def timed(fn, repeat=3):
-    from executor.gpu import runtime as rt
+    from graphdb.executor.gpu import runtime as rt
 
     cp = rt.cp()
     out, ts = None, []
@@ -94,7 +94,7 @@ def timed(fn, repeat=3):
 def _weighted_rmat(scale):
     """The weighted R-MAT graph of sections 2-4 on the device, and its weighted out-CSR's bytes
     (what the traversals read); RESULTS gets its sizes and the budget, a quarter of that."""
-    from executor.gpu import runtime as rt
+    from graphdb.executor.gpu import runtime as rt
     from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
 
     cp = rt.cp()
@@ -111,9 +111,9 @@ def _weighted_rmat(scale):
 
 @section("rmat")
 def bench_traversals(scale, ctx):
-    from executor.gpu import frontier
-    from executor.gpu import runtime as rt
-    from executor.streaming.subway import subway_bfs, subway_sssp
+    from graphdb.executor.gpu import frontier
+    from graphdb.executor.gpu import runtime as rt
+    from graphdb.executor.streaming.subway import subway_bfs, subway_sssp
 
     cp = rt.cp()
     g, graph_bytes = _weighted_rmat(scale)
@@ -192,7 +192,7 @@ def bench_traversals(scale, ctx):
 def prepare_graph(scale, ctx):
     """The R-MAT graph and budget of section 2 without the resident and Subway runs (--skip
     subway): for running the PageRank section alone."""
-    from executor.gpu import runtime as rt
+    from graphdb.executor.gpu import runtime as rt
 
     cp = rt.cp()
     g, graph_bytes = _weighted_rmat(scale)
@@ -206,9 +206,9 @@ def prepare_graph(scale, ctx):
 
 @section("pagerank")
 def bench_pagerank(ctx, slot_variants=(2, 4)):
-    from executor.gpu import pagerank as gpr
-    from executor.gpu import runtime as rt
-    from executor.streaming.edge_centric import SLOTS, pagerank_edge_centric
+    from graphdb.executor.gpu import pagerank as gpr
+    from graphdb.executor.gpu import runtime as rt
+    from graphdb.executor.streaming.edge_centric import SLOTS, pagerank_edge_centric
 
     g = ctx["graph"]
     cp = rt.cp()
@@ -274,15 +274,15 @@ def pages_child(path, device, pool, scale):
     """Runs in a fresh process: BFS and PageRank by page streaming, RSS sampled meanwhile."""
     import threading
 
-    from catalog.ingest import build_graph_arrays  # noqa: F401  (imports counted in the base)
-    from executor.algorithms.bfs import bfs_depths
-    from executor.graph import Graph
-    from executor.stored import StoredGraph
-    from executor.streaming.pages import PAGERANK_STATE_BYTES, bfs_pages, pagerank_pages
-    from storage import BufferManager, Environment
+    from graphdb.catalog.ingest import build_graph_arrays  # noqa: F401  (imports counted in the base)
+    from graphdb.executor.algorithms.bfs import bfs_depths
+    from graphdb.executor.graph import Graph
+    from graphdb.executor.stored import StoredGraph
+    from graphdb.executor.streaming.pages import PAGERANK_STATE_BYTES, bfs_pages, pagerank_pages
+    from graphdb.storage import BufferManager, Environment
 
     if device == "gpu":
-        from executor.gpu import runtime as rt
+        from graphdb.executor.gpu import runtime as rt
 
         rt.cp().zeros(1)
         rt.cp().cuda.Device().synchronize()
@@ -313,14 +313,14 @@ def pages_child(path, device, pool, scale):
     # correctness against a resident BFS on the CSR read back afterwards (outside the peak)
     off = bm.read_array("p", "out_offsets")
     tgt = bm.read_array("p", "out_targets")
-    from executor.graph import CSR
+    from graphdb.executor.graph import CSR
 
     mem = Graph(name="m", num_vertices=n, num_edges=len(tgt), directed=True, weighted=False,
                 _load_out=lambda: CSR(off, tgt))
     depth, _ = bfs_depths(mem, 0)
     got = np.full(n, -1)
     got[out.columns["vertex"]] = out.columns["depth"]
-    from executor.algorithms.pagerank import pagerank_ranks
+    from graphdb.executor.algorithms.pagerank import pagerank_ranks
 
     ref, _ = pagerank_ranks(mem, 0.85, 5)
     print(json.dumps({
@@ -337,9 +337,9 @@ def pages_child(path, device, pool, scale):
 
 @section("pages")
 def bench_pages(scale, workdir, devices):
-    from catalog.ingest import build_graph_arrays
+    from graphdb.catalog.ingest import build_graph_arrays
     from graphdb.generators import rmat
-    from storage import Environment, write_topology
+    from graphdb.storage import Environment, write_topology
 
     src, dst = rmat(scale, 16, seed=3)
     n = 1 << scale
@@ -380,8 +380,8 @@ def bench_pages(scale, workdir, devices):
 def bench_cpu(scale):
     import scipy.sparse.csgraph as cg
 
-    from executor.graph import Graph
-    from executor.streaming.subway import subway_sssp
+    from graphdb.executor.graph import Graph
+    from graphdb.executor.streaming.subway import subway_sssp
     from graphdb.generators import rmat
 
     src, dst = rmat(scale, 16, seed=5)

@@ -3,7 +3,7 @@
 ``graphdb.generators.rmat`` takes minutes on the CPU at scale 24; this draws the same R-MAT
 distribution (Graph500 a, b, c; scrambled ids; duplicates and self loops kept) with CuPy's
 generator, so the graph differs edge by edge from the CPU one with the same seed but not in
-kind. CSR arrays are sorted on the device and attached to a :class:`executor.graph.Graph`
+kind. CSR arrays are sorted on the device and attached to a :class:`graphdb.executor.graph.Graph`
 whose host arrays are copied back only if a CPU peer (scipy) asks for them.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from executor.gpu import runtime as rt
-from executor.graph import CSR, Graph
+from graphdb.executor.gpu import runtime as rt
+from graphdb.executor.graph import CSR, Graph
 from graphdb.generators import GRAPH500_ABC
 
 __all__ = ["rmat_edges_gpu", "grid_edges_gpu", "graph_from_device_edges"]

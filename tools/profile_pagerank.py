@@ -101,7 +101,7 @@ CONFIGS: dict[str, dict] = {
 
 
 def bench(g, n: int, args) -> dict:
-    from executor.gpu import runtime as rt
+    from graphdb.executor.gpu import runtime as rt
     from tools.bench_gpu import copy_bandwidth, cupyx_pagerank, time_pagerank
 
     cp = rt.cp()
@@ -166,9 +166,9 @@ def merge_probe(g, n: int) -> dict:
 
     import numpy as np
 
-    from executor.gpu import pagerank as prm
-    from executor.gpu import runtime as rt
-    from executor.gpu.compiled import set_dynamic_shared
+    from graphdb.executor.gpu import pagerank as prm
+    from graphdb.executor.gpu import runtime as rt
+    from graphdb.executor.gpu.compiled import set_dynamic_shared
 
     cp = rt.cp()
     block = prm.block_vertices(rt.device_info().l2_bytes)
@@ -247,7 +247,7 @@ def main() -> None:
     ap.add_argument("--merge-probe", action="store_true")
     ap.add_argument("--config", default=None, help="without --bench: CONFIGS names to run, comma-separated")
     args = ap.parse_args()
-    from executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
     from tools.gpu_graphs import graph_from_device_edges, rmat_edges_gpu
 
     t = time.perf_counter()
@@ -256,7 +256,7 @@ def main() -> None:
     del src, dst
     print(f"rmat {args.scale} built in {time.perf_counter() - t:.1f} s", flush=True)
     if not args.bench:
-        from executor.gpu import runtime as rt
+        from graphdb.executor.gpu import runtime as rt
 
         for label in (args.config or "").split(","):  # several: one process, one graph build
             kw = dict(CONFIGS[label]) if label else {}

@@ -1,9 +1,9 @@
 """Algorithms as declared table functions.
 
 Each algorithm declares its parameters (name, type, default, validation), the columns it
-returns and its implementations: a CPU one always, a GPU one where ``executor.gpu`` offers it.
+returns and its implementations: a CPU one always, a GPU one where ``graphdb.executor.gpu`` offers it.
 The query layer binds SQL arguments against :attr:`Algorithm.params`; the executor runs
-:func:`executor.algorithms.run`, which picks the implementation for the device.
+:func:`graphdb.executor.algorithms.run`, which picks the implementation for the device.
 
 Implementations take ``(graph, **options)`` with internal vertex ids and return an
 :class:`AlgorithmOutput` whose vertex-valued columns still hold internal ids; the front end maps

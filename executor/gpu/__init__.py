@@ -1,7 +1,7 @@
 """GPU operators (CuPy + CUDA C). Imported lazily: nothing here may run at CPU-only import time.
 
 :func:`implementation_for` maps an algorithm name to its GPU implementation, which has the same
-signature as the CPU one in :mod:`executor.algorithms` and is tested against it
+signature as the CPU one in :mod:`graphdb.executor.algorithms` and is tested against it
 (``tests/gpu``). The modules behind these names import CuPy only when called.
 """
 

@@ -2,7 +2,7 @@
 
 Both keep the frontier as a queue of pieces (vertex, piece number) of at most ``K`` edges
 (EtaGraph's Unified Degree Cut, ``cuda/frontier.cu``). Same signatures and outputs as the CPU
-twins in :mod:`executor.algorithms`.
+twins in :mod:`graphdb.executor.algorithms`.
 
 Per-level cost on high-diameter graphs: the level kernel reads the queue length from device
 memory and rotates its counters itself, so the host launches levels back to back and only reads
@@ -117,7 +117,7 @@ def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K
 
 
 def bfs(graph: Graph, source: int, max_depth: int | None = None) -> AlgorithmOutput:
-    """GPU twin of :func:`executor.algorithms.bfs._bfs_cpu`."""
+    """GPU twin of :func:`graphdb.executor.algorithms.bfs._bfs_cpu`."""
     check_source(graph, source, "bfs")
     depth, stats = bfs_depths_gpu(graph, source, max_depth)
     with rt.operator_stream():

@@ -734,7 +734,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
 
 def pagerank(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
              tolerance: float = 0.0) -> AlgorithmOutput:
-    """GPU twin of :func:`executor.algorithms.pagerank._pagerank_cpu`."""
+    """GPU twin of :func:`graphdb.executor.algorithms.pagerank._pagerank_cpu`."""
     n = graph.num_vertices
     if n == 0:
         return AlgorithmOutput({"vertex": np.zeros(0, dtype=np.int64), "rank": np.zeros(0)},

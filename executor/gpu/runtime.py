@@ -8,9 +8,9 @@ cheap and a CPU-only install can import it; only calling into it needs CuPy.
   options) changes whenever a header changes; each module is compiled once per device and
   memoized in-process (``functools.lru_cache``).
 - The memory budget (``SET memory_limit``) is the limit of CuPy's default memory pool; a CuPy
-  out-of-memory error inside an operator becomes :class:`executor.errors.DeviceOutOfMemory`, so
+  out-of-memory error inside an operator becomes :class:`graphdb.executor.errors.DeviceOutOfMemory`, so
   the caller can fall back to a CPU plan.
-- A graph's CSR arrays are uploaded once and kept on the :class:`~executor.graph.Graph` object
+- A graph's CSR arrays are uploaded once and kept on the :class:`~graphdb.executor.graph.Graph` object
   (``_gpu_resident``), so repeated queries on one graph do not pay the host-to-device copy.
 """
 

@@ -1,6 +1,6 @@
 """Graph operators for graphs larger than the device budget (issue 8).
 
-Three ways to run when the topology does not fit, chosen by :mod:`executor.streaming.planner`
+Three ways to run when the topology does not fit, chosen by :mod:`graphdb.executor.streaming.planner`
 from the catalog's sizes and the device budget:
 
 - :mod:`.subway` -- subgraph streaming for traversals (BFS, SSSP, WCC): only the active

@@ -6,7 +6,7 @@ The vertex state stays in the budget (PageRank: rank, contribution, next sum and
 out-degree, 32 B a vertex; CDLP: two label arrays); the edges stream in chunks:
 
 - PageRank pulls over the in-CSR: a chunk is a range of its edges (the sources, 4 B an edge)
-  plus the offsets of the rows it covers (:func:`executor.streaming.subway.plan_pieces`, so a
+  plus the offsets of the rows it covers (:func:`graphdb.executor.streaming.subway.plan_pieces`, so a
   hub's row may be cut; a cut row adds its partial sum atomically). Pull needs no per-edge
   atomics; the kernel is balanced by edges (a hub's row is spread over many threads), so it runs
   about four times faster than the bus and the copy is the whole cost. On the GPU the copies go

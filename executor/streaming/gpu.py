@@ -8,7 +8,7 @@ Host memory. Copies to the device are DMA only from page-locked memory (54 GB/s 
 both assume the edges sit in pinned host memory). Page streaming instead reads the buffer
 manager's frames, which are page-locked already.
 
-Subway on the GPU (:class:`GPUBackend`, the driver is :func:`executor.streaming.subway.subway`).
+Subway on the GPU (:class:`GPUBackend`, the driver is :func:`graphdb.executor.streaming.subway.subway`).
 ``gather='device'`` (the default): the CSR offsets are resident on the device and the SubCSR's
 vertex side (active ids, offsets: Subway's steps 1-5) is built there by
 ``executor/gpu/cuda/subway.cu``; the host reads three counters an outer iteration (active
@@ -481,7 +481,7 @@ class GPUBackend:
 
     def result(self):
         """The value per vertex (numpy), or for BFS and SSSP with the device SubCSR the result
-        columns compacted on the device (:class:`~executor.streaming.subway.Reached`)."""
+        columns compacted on the device (:class:`~graphdb.executor.streaming.subway.Reached`)."""
         cp = self.cp
         if self.device_subcsr and self.algorithm != "wcc":
             from .subway import Reached

@@ -14,7 +14,7 @@ is held for the whole graph.
   until its copy has completed, then goes back to the pool), decoded and processed by one kernel
   launch each (``cuda/streaming.cu``); a device page cache (whatever the budget leaves after the
   vertex state and the stream buffers) keeps the first pages that fit and serves them from then
-  on: scan-resistant, where LRU would evict every page of an all-pages pass before its reuse. The CPU version decodes the same pages with :func:`storage.decode_page`.
+  on: scan-resistant, where LRU would evict every page of an all-pages pass before its reuse. The CPU version decodes the same pages with :func:`graphdb.storage.decode_page`.
 
 The cost model of GTS (its Eq. 1 and 2) predicts the time from the bytes moved:
 ``2 |WA| / c1 + sum over levels of pages_l * page_size * (1 - hit rate) / c2 + t_call * pages``;
@@ -29,8 +29,8 @@ from collections import OrderedDict, deque
 
 import numpy as np
 
-from storage import decode_page
-from storage.pages import pages_of_vertices
+from graphdb.storage import decode_page
+from graphdb.storage.pages import pages_of_vertices
 
 from ..algorithms.registry import AlgorithmOutput, check_source
 from ..cancel import checkpoint

@@ -67,7 +67,7 @@ def _name(algorithm) -> str:
 
 def plan(algorithm, entry, device: Device, *, host_budget: int | None = None,
          resident_state_bytes: int = 24):
-    """The :class:`executor.cost.Choice` for ``algorithm`` on ``entry`` within ``device``'s budget."""
+    """The :class:`graphdb.executor.cost.Choice` for ``algorithm`` on ``entry`` within ``device``'s budget."""
     from ..cost import Choice
 
     name = _name(algorithm)
@@ -125,7 +125,7 @@ def plan(algorithm, entry, device: Device, *, host_budget: int | None = None,
 def implementation_for(choice, name: str) -> Callable | None:
     """The streamed implementation ``(graph, **options) -> AlgorithmOutput`` of ``choice``.
 
-    None for ``resident``: the caller runs :func:`executor.algorithms.run` as before. The device
+    None for ``resident``: the caller runs :func:`graphdb.executor.algorithms.run` as before. The device
     and its budget are bound here, so the runner passes only the algorithm's own options.
     """
     from . import edge_centric, pages, subway

@@ -25,7 +25,7 @@ Relaxation is a monotone min: the result does not depend on evaluation order, wh
 paper's condition for the asynchronous mode to be exact.
 
 The driver here is the same for both devices; a *backend* moves pieces and relaxes them:
-:class:`CPUBackend` (numpy, in this module) and ``executor.streaming.gpu.GPUBackend`` (CuPy and
+:class:`CPUBackend` (numpy, in this module) and ``graphdb.executor.streaming.gpu.GPUBackend`` (CuPy and
 ``executor/gpu/cuda/subway.cu``, ``streaming.cu``). WCC streams the symmetrised adjacency of a
 directed graph. A backend with ``device_subcsr`` (the GPU's gather="device") builds the SubCSR
 itself, where the labels are: the driver gets three counts an iteration (active vertices, rows

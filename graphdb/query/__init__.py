@@ -4,13 +4,13 @@ Pipeline (one module per stage): :mod:`.parser` (sqlglot with the :mod:`.dialect
 statements sqlglot does not know: SHOW, DROP GRAPH, RESET, EXPLAIN) -> :mod:`.planner` (binder and
 planner in one pass: names resolved by :mod:`.scope` and :mod:`.tables`, expressions by
 :mod:`.expressions`, GROUP BY by :mod:`.aggregates`, GRAPH_TABLE by :mod:`.pattern`) ->
-:mod:`executor.plan` dataclasses -> :class:`executor.runner.Runner` (which asks
-:mod:`executor.cost` for each graph operator's variant) -> :mod:`.explain` for EXPLAIN.
+:mod:`graphdb.executor.plan` dataclasses -> :class:`graphdb.executor.runner.Runner` (which asks
+:mod:`graphdb.executor.cost` for each graph operator's variant) -> :mod:`.explain` for EXPLAIN.
 
 The language, in short:
 
 - ``SELECT ... FROM`` any of: an algorithm call ``bfs(g, 1, max_depth => 2)`` (every algorithm in
-  ``executor.algorithms.REGISTRY``, positional or ``name => value`` arguments), ``g.vertices``,
+  ``graphdb.executor.algorithms.REGISTRY``, positional or ``name => value`` arguments), ``g.vertices``,
   ``g.edges``, ``settings()``, ``functions()``, a CTE, a subquery, or
   ``GRAPH_TABLE (g MATCH (a)-[e]->{1,3}(b) WHERE ... COLUMNS (...))``;
 - joins (inner, left, right, full, cross, comma joins whose WHERE equalities become hash keys),

@@ -1,7 +1,7 @@
 """GROUP BY and aggregate functions.
 
 The aggregate step is planned as three operators: a projection computing the group keys and the
-aggregates' arguments as plain columns, an :class:`~executor.plan.Aggregate` (Arrow's hash
+aggregates' arguments as plain columns, an :class:`~graphdb.executor.plan.Aggregate` (Arrow's hash
 aggregation), and then the select list, HAVING and ORDER BY translated with a ``substitute``
 hook that replaces each aggregate call and each group key by the column holding it.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from executor.plan import Aggregate, AggregateCall, Project
+from graphdb.executor.plan import Aggregate, AggregateCall, Project
 
 from ..errors import BinderError, NotSupportedError
 from .expressions import AGGREGATES, aggregate_name, function_args, literal_value

@@ -7,8 +7,8 @@ own time, its inputs' time subtracted.
 
 from __future__ import annotations
 
-from executor.device import format_bytes
-from executor.plan import (
+from graphdb.executor.device import format_bytes
+from graphdb.executor.plan import (
     Aggregate,
     AlgorithmScan,
     DescribeGraph,

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from executor.arrays import scalar, to_arrow
+from graphdb.executor.arrays import scalar, to_arrow
 
 from ..errors import BinderError, NotSupportedError
 

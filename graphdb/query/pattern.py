@@ -1,6 +1,6 @@
 """Binding ``GRAPH_TABLE (g MATCH ... WHERE ... COLUMNS (...))`` onto a frontier operator.
 
-The pattern becomes one :class:`~executor.plan.PatternMatch` (frontier expansion over the CSR,
+The pattern becomes one :class:`~graphdb.executor.plan.PatternMatch` (frontier expansion over the CSR,
 the operator family of bfs/khop), not a chain of joins over ``g.edges``. Conjuncts of WHERE that
 mention only an end vertex of the pattern are pushed into the operator as its start set (the
 pattern is reversed when only its last vertex is filtered), so ``WHERE a.id = 7`` expands from
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from executor.plan import Filter, Hop, PatternMatch, PlanNode, Project, Rename
+from graphdb.executor.plan import Filter, Hop, PatternMatch, PlanNode, Project, Rename
 
 from ..errors import BinderError, NotSupportedError
 from .dialect import EdgePattern, GraphTable, NodePattern

@@ -1,4 +1,4 @@
-"""Binding and planning: a parsed query becomes an :mod:`executor.plan` tree.
+"""Binding and planning: a parsed query becomes an :mod:`graphdb.executor.plan` tree.
 
 Names are resolved here, against the catalog (graphs), the algorithm registry (functions,
 arguments, output columns), CTEs and the FROM clause, so mistakes are reported before anything
@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from executor.arrays import to_arrow
-from executor.plan import (
+from graphdb.executor.arrays import to_arrow
+from graphdb.executor.plan import (
     Distinct,
     Filter,
     Join,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from executor.plan import PlanNode
+from graphdb.executor.plan import PlanNode
 
 from ..errors import BinderError
 

@@ -1,7 +1,7 @@
 """Binding the leaves of FROM: graph algorithms, ``g.vertices``/``g.edges``, built-in table
 functions and CTE names.
 
-Algorithm calls are bound generically against :data:`executor.algorithms.REGISTRY`: the first
+Algorithm calls are bound generically against :data:`graphdb.executor.algorithms.REGISTRY`: the first
 argument names a graph, then positional arguments in declared order, then named ones
 (``name => value``); defaults fill the rest and :meth:`Param.coerce` validates each value.
 """
@@ -15,9 +15,9 @@ from typing import Any, Callable
 import pyarrow as pa
 from sqlglot import exp
 
-from catalog import Catalog
-from executor import algorithms
-from executor.plan import AlgorithmScan, GraphTableScan, PlanNode, ValuesScan
+from graphdb.catalog import Catalog
+from graphdb.executor import algorithms
+from graphdb.executor.plan import AlgorithmScan, GraphTableScan, PlanNode, ValuesScan
 
 from ..errors import BinderError
 from .expressions import literal_value

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from catalog import Catalog, IngestOptions
-from storage import Environment
+from graphdb.catalog import Catalog, IngestOptions
+from graphdb.storage import Environment
 
 _OPEN: dict[str, Catalog] = {}
 
@@ -44,7 +44,7 @@ def adjacency(catalog, entry, prefix: str = "out") -> list[list[int]]:
 
 def snapshot(db: Path) -> dict:
     """Everything a failed ingest must leave untouched: the files and every LMDB key/value."""
-    from storage.env import SUBDATABASES
+    from graphdb.storage.env import SUBDATABASES
 
     files = {str(p.relative_to(db)): p.stat().st_size for p in sorted(db.rglob("*"))
              if p.is_file() and p.name not in ("lock.mdb", "writer.lock")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import graphdb
-from storage.env import Environment
+from graphdb.storage.env import Environment
 
 
 def _fail_at_commit(monkeypatch, message: str) -> dict:

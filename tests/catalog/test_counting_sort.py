@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog import csrbuild
-from catalog.csrbuild import COUNTING_SORT, stable_order
-from storage import page_kernel
-from storage.compiled import MIN_EDGES, MIN_MEMORY, Kernel, preload
-from storage.pages import decode_page
-from storage.topology import DIRECTIONS, read_page, topology_info
+from graphdb.catalog import csrbuild
+from graphdb.catalog.csrbuild import COUNTING_SORT, stable_order
+from graphdb.storage import page_kernel
+from graphdb.storage.compiled import MIN_EDGES, MIN_MEMORY, Kernel, preload
+from graphdb.storage.pages import decode_page
+from graphdb.storage.topology import DIRECTIONS, read_page, topology_info
 from tests.catalog.ingest_helpers import load
 from tests.catalog.test_ingest_external import TINY, _random_edges, _stored
 

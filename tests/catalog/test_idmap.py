@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from catalog.idmap import IdSet, sorted_search
+from graphdb.catalog.idmap import IdSet, sorted_search
 
 
 @pytest.mark.parametrize("values", [

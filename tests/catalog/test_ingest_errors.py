@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from catalog import GraphExists, IngestError
+from graphdb.catalog import GraphExists, IngestError
 from tests.catalog.ingest_helpers import load, snapshot, write_text
 
 BAD = {
@@ -47,7 +47,7 @@ def test_bad_file_names_file_and_line_and_leaves_db_untouched(tmp_path, db_with_
 
 
 def test_bad_line_in_a_gzipped_file_and_in_a_later_block(tmp_path, db_with_graph, monkeypatch):
-    import catalog.readers as readers
+    import graphdb.catalog.readers as readers
 
     monkeypatch.setattr(readers, "BLOCK_BYTES", 1 << 10)
     lines = "".join(f"{i},{i + 1}\n" for i in range(500))

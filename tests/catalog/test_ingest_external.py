@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
-import catalog.csrbuild as csrbuild
-from catalog.csrbuild import build_csr
+import graphdb.catalog.csrbuild as csrbuild
+from graphdb.catalog.csrbuild import build_csr
 from tests.catalog.ingest_helpers import adjacency, csr_of, load
 
 TINY = 1 << 20  # 1 MiB: tens of thousands of edges already spill and split into many buckets
@@ -174,7 +174,7 @@ def test_rmat_under_a_tiny_limit_matches_in_memory(tmp_path):
 
 @pytest.mark.parametrize("directed", [True, False])
 def test_build_graph_arrays_equals_what_an_ingest_stores(tmp_path, directed):
-    from catalog.ingest import build_graph_arrays
+    from graphdb.catalog.ingest import build_graph_arrays
 
     path, src, dst = _random_edges(tmp_path, 5_000, 300, seed=11)
     catalog, entry = load(tmp_path / "db", path, undirected=not directed)

@@ -85,7 +85,7 @@ def test_gzip_snap_text(tmp_path):
 
 def test_large_text_in_many_blocks(tmp_path, monkeypatch):
     """Several pyarrow blocks and comment filtering across block boundaries."""
-    import catalog.readers as readers
+    import graphdb.catalog.readers as readers
 
     monkeypatch.setattr(readers, "BLOCK_BYTES", 1 << 10)
     lines = []
@@ -103,7 +103,7 @@ def test_parallel_parts_store_what_one_reader_stores(tmp_path, monkeypatch):
     (including the order within each adjacency list) must not change."""
     import numpy as np
 
-    import catalog.readers as readers
+    import graphdb.catalog.readers as readers
 
     lines = "".join(f"{(i * 37) % 1000} {(i * 11) % 997} {i % 5}\n" for i in range(20_000))
     f = write_text(tmp_path / "e.txt", "# header comment\n" + lines)
@@ -117,8 +117,8 @@ def test_parallel_parts_store_what_one_reader_stores(tmp_path, monkeypatch):
 
 
 def test_parallel_parts_name_the_right_line(tmp_path, monkeypatch):
-    import catalog.readers as readers
-    from catalog import IngestError
+    import graphdb.catalog.readers as readers
+    from graphdb.catalog import IngestError
 
     monkeypatch.setattr(readers, "SPLIT_BYTES", 1 << 10)
     monkeypatch.setattr(readers, "BLOCK_BYTES", 1 << 12)
@@ -140,8 +140,8 @@ def test_parallel_parts_behave_like_one_reader_on_types(tmp_path, monkeypatch):
     integer-looking values stay doubles, and a fraction after integers is the same error."""
     import pyarrow as pa
 
-    import catalog.readers as readers
-    from catalog import IngestError
+    import graphdb.catalog.readers as readers
+    from graphdb.catalog import IngestError
 
     monkeypatch.setattr(readers, "BLOCK_BYTES", 1 << 12)
     rows = ([f"{i},{i + 1},{i}.5,x" for i in range(500)]
@@ -167,7 +167,7 @@ def test_parallel_parts_behave_like_one_reader_on_types(tmp_path, monkeypatch):
 def test_progress_of_a_part_whose_reader_just_closed_its_file(tmp_path):
     """The progress display asks every part for its bytes from the consuming thread while the
     part's reader thread may close the file between the ``closed`` check and ``tell()``."""
-    from catalog.readers import InputFile
+    from graphdb.catalog.readers import InputFile
 
     path = tmp_path / "e.csv"
     path.write_text("src,dst\n1,2\n")

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from catalog import IngestError
+from graphdb.catalog import IngestError
 from tests.catalog.ingest_helpers import adjacency, edge_set, load, write_text
 
 

@@ -8,7 +8,7 @@ import threading
 import pyarrow as pa
 import pytest
 
-from catalog.readers import _parallel
+from graphdb.catalog.readers import _parallel
 
 
 class _Part:

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from executor.algorithms import REGISTRY, run
-from executor.device import Device
-from executor.graph import Graph
+from graphdb.executor.algorithms import REGISTRY, run
+from graphdb.executor.device import Device
+from graphdb.executor.graph import Graph
 
 CPU = Device("cpu", 1 << 30)
 

@@ -1,4 +1,4 @@
-"""executor.arrays: numpy <-> Arrow without pandas, checked against pyarrow's own conversion."""
+"""graphdb.executor.arrays: numpy <-> Arrow without pandas, checked against pyarrow's own conversion."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from executor.arrays import to_arrow, to_numpy
+from graphdb.executor.arrays import to_arrow, to_numpy
 
 NUMERIC = st.sampled_from([np.int8, np.int32, np.int64, np.uint16, np.uint64, np.float32,
                            np.float64, np.bool_])

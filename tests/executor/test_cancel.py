@@ -10,8 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 import graphdb
-from executor.cancel import cancellable, checkpoint
-from executor.errors import QueryCancelled
+from graphdb.executor.cancel import cancellable, checkpoint
+from graphdb.executor.errors import QueryCancelled
 
 
 def test_checkpoint_raises_only_inside_a_cancelled_block():

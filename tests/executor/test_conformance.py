@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from executor.algorithms import REGISTRY
-from executor.graph import Graph
+from graphdb.executor.algorithms import REGISTRY
+from graphdb.executor.graph import Graph
 from tests.executor.support import run_cpu
 from tests.graphalytics import CASES, Case, compare, load_input
 

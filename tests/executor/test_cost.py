@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from catalog import GraphEntry
-from executor.cost import choose_for
-from executor.device import Device
+from graphdb.catalog import GraphEntry
+from graphdb.executor.cost import choose_for
+from graphdb.executor.device import Device
 
 
 def _entry(vertices: int, csr_bytes: int) -> GraphEntry:

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-import executor.device as device
+import graphdb.executor.device as device
 
 
 @pytest.fixture

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import executor.gpu
-from executor import algorithms
-from executor.device import Device
-from executor.errors import DeviceOutOfMemory
-from executor.graph import Graph
+import graphdb.executor.gpu
+from graphdb.executor import algorithms
+from graphdb.executor.device import Device
+from graphdb.executor.errors import DeviceOutOfMemory
+from graphdb.executor.graph import Graph
 
 
 def _graph():
@@ -28,7 +28,7 @@ def test_gpu_out_of_memory_falls_back_to_the_cpu(monkeypatch):
         calls.append(options)
         raise DeviceOutOfMemory("needed 9 GiB, 1 GiB free")
 
-    monkeypatch.setattr(executor.gpu, "implementation_for", lambda name: exhausted)
+    monkeypatch.setattr(graphdb.executor.gpu, "implementation_for", lambda name: exhausted)
     out = algorithms.run("bfs", _graph(), {"source": 1}, Device("gpu", 1 << 30, name="fake GPU"))
     assert calls == [{"source": 1}]
     assert out.metrics["device"] == "cpu" and "out of memory" in out.metrics["fallback"]

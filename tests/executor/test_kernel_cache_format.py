@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from executor.gpu import compiled
+from graphdb.executor.gpu import compiled
 
 
 def test_cache_file_round_trip(tmp_path):

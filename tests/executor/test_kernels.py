@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from executor.algorithms import pagerank
-from executor.graph import Graph
+from graphdb.executor.algorithms import pagerank
+from graphdb.executor.graph import Graph
 from graphdb.generators import rmat
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_numba_and_scipy_are_not_imported_with_the_algorithms():
     """``import graphdb`` must not pay numba's import; the algorithms import scipy nowhere."""
     code = (
-        "import sys, executor.algorithms; "
+        "import sys, graphdb.executor.algorithms; "
         "assert 'numba' not in sys.modules, 'numba imported eagerly'; "
         "assert 'scipy' not in sys.modules, 'scipy imported by executor.algorithms'; "
         "import graphdb; assert 'numba' not in sys.modules, 'numba imported by graphdb'"
@@ -49,7 +49,7 @@ def test_pagerank_follows_the_threads_setting_and_gives_one_answer():
 SAME_ANSWERS = """
 import sys
 import numpy as np
-from executor.algorithms import REGISTRY, _kernels
+from graphdb.executor.algorithms import REGISTRY, _kernels
 from tests.executor.test_kernels import kernel_cases
 if sys.argv[2] == "compiled":
     _kernels.compiled()

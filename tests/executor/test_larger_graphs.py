@@ -8,8 +8,8 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from executor.algorithms import bfs, lcc, sssp
-from executor.graph import Graph
+from graphdb.executor.algorithms import bfs, lcc, sssp
+from graphdb.executor.graph import Graph
 from graphdb.generators import grid, random_weights, rmat
 from tests.executor.support import run_cpu
 

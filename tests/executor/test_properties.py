@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from executor.graph import Graph
+from graphdb.executor.graph import Graph
 from tests.executor.support import run_cpu
 
 SETTINGS = settings(max_examples=60, deadline=None)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from executor.algorithms import REGISTRY
-from executor.errors import InvalidArgument
-from executor.graph import Graph
+from graphdb.executor.algorithms import REGISTRY
+from graphdb.executor.errors import InvalidArgument
+from graphdb.executor.graph import Graph
 from tests.executor.support import run_cpu
 
 EXPECTED_SIGNATURES = {

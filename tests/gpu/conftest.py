@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:  # the checkout itself, without `pip install -e .`
     sys.path.insert(0, str(ROOT))
 
 def _gpu_reason() -> str | None:
-    from executor.device import _gpu_probe
+    from graphdb.executor.device import _gpu_probe
 
     ok, why = _gpu_probe()
     return None if ok else why

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from executor.graph import Graph
+from graphdb.executor.graph import Graph
 from tests.gpu._gpu_graphs import DATA
 
 pytestmark = pytest.mark.gpu
@@ -30,7 +30,7 @@ def _expected(kind: str, algo: str) -> dict[int, str]:
 
 @pytest.mark.parametrize("kind", ["directed", "undirected"])
 def test_example_bfs(kind):
-    from executor.gpu.frontier import bfs
+    from graphdb.executor.gpu.frontier import bfs
 
     g, ids, index = _load(kind)
     out = bfs(g, index[SOURCE[kind]])
@@ -41,7 +41,7 @@ def test_example_bfs(kind):
 
 @pytest.mark.parametrize("kind", ["directed", "undirected"])
 def test_example_pagerank(kind):
-    from executor.gpu.pagerank import pagerank
+    from graphdb.executor.gpu.pagerank import pagerank
 
     g, ids, _ = _load(kind)
     out = pagerank(g, damping=0.85, max_iterations=2)
@@ -51,7 +51,7 @@ def test_example_pagerank(kind):
 
 @pytest.mark.parametrize("kind", ["directed", "undirected"])
 def test_example_sssp(kind):
-    from executor.gpu.frontier import sssp
+    from graphdb.executor.gpu.frontier import sssp
 
     g, ids, index = _load(kind)
     out = sssp(g, index[SOURCE[kind]])
@@ -63,7 +63,7 @@ def test_example_sssp(kind):
 
 @pytest.mark.parametrize("kind", ["directed", "undirected"])
 def test_example_wcc(kind):
-    from executor.gpu.wcc import wcc
+    from graphdb.executor.gpu.wcc import wcc
 
     g, ids, _ = _load(kind)
     got = wcc(g).columns["component"]
@@ -75,7 +75,7 @@ def test_example_wcc(kind):
 
 @pytest.mark.parametrize("kind", ["directed", "undirected"])
 def test_example_cdlp(kind):
-    from executor.gpu.cdlp import cdlp
+    from graphdb.executor.gpu.cdlp import cdlp
 
     g, ids, _ = _load(kind)
     labels = cdlp(g, 2).columns["label"]
@@ -86,7 +86,7 @@ def test_example_cdlp(kind):
 
 @pytest.mark.parametrize("kind", ["directed", "undirected"])
 def test_example_lcc(kind):
-    from executor.gpu.lcc import lcc
+    from graphdb.executor.gpu.lcc import lcc
 
     g, ids, _ = _load(kind)
     got = lcc(g).columns["coefficient"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.sparse import csgraph
 
-from executor.graph import CSR, Graph
+from graphdb.executor.graph import CSR, Graph
 from graphdb.generators import grid, rmat
 from tests.gpu._gpu_graphs import random_edges
 
@@ -44,7 +44,7 @@ def _sources(g: Graph, rng, k=3):
 
 
 def _bfs_reference(g, s, max_depth=None):
-    from executor.algorithms.bfs import _bfs_cpu
+    from graphdb.executor.algorithms.bfs import _bfs_cpu
 
     out = _bfs_cpu(g, s, max_depth)
     v, d = _by_vertex(out)
@@ -61,7 +61,7 @@ def _by_vertex(out):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_bfs_matches_cpu_on_random_graphs(sizes, seed):
-    from executor.gpu.frontier import bfs
+    from graphdb.executor.gpu.frontier import bfs
 
     rng = np.random.default_rng(100 + seed)
     for g in _graphs(sizes, seed):
@@ -78,8 +78,8 @@ def test_bfs_matches_cpu_on_random_graphs(sizes, seed):
 @pytest.mark.parametrize("K", [1, 2, 8, 32])
 @pytest.mark.parametrize("direction_optimizing", [False, True])
 def test_bfs_degree_cut_and_directions_on_rmat(K, direction_optimizing):
-    from executor.algorithms.bfs import bfs_depths
-    from executor.gpu.frontier import bfs_depths_gpu
+    from graphdb.executor.algorithms.bfs import bfs_depths
+    from graphdb.executor.gpu.frontier import bfs_depths_gpu
 
     src, dst = rmat(12, 16, seed=3)
     for directed in (True, False):
@@ -93,7 +93,7 @@ def test_bfs_degree_cut_and_directions_on_rmat(K, direction_optimizing):
 
 
 def test_bfs_grid_batches_levels_and_max_depth():
-    from executor.gpu.frontier import bfs, bfs_depths_gpu
+    from graphdb.executor.gpu.frontier import bfs, bfs_depths_gpu
 
     src, dst = grid(120, 100)
     g = _graph(src, dst, 12000, False)
@@ -116,7 +116,7 @@ def test_bfs_grid_batches_levels_and_max_depth():
 
 
 def _pr_reference(g, **kw):
-    from executor.algorithms.pagerank import pagerank_ranks
+    from graphdb.executor.algorithms.pagerank import pagerank_ranks
 
     return pagerank_ranks(g, **kw)
 
@@ -125,7 +125,7 @@ def _pr_reference(g, **kw):
 @pytest.mark.parametrize("block_size", [None, 64, 1024])
 @pytest.mark.parametrize("reorder,hub_cache", [(False, False), (True, False), (True, True)])
 def test_pagerank_matches_cpu(sizes, variant, block_size, reorder, hub_cache):
-    from executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
 
     for g in _graphs(sizes, 7):
         if g.num_vertices == 0:
@@ -142,7 +142,7 @@ def test_pagerank_matches_cpu(sizes, variant, block_size, reorder, hub_cache):
 @pytest.mark.parametrize("reorder,hub_cache", [(False, False), (True, False), (True, True)])
 def test_pagerank_heavy_rows_and_blocks(variant, block_size, reorder, hub_cache):
     """A hub with far more in- and out-edges than HEAVY and CHUNK, cut over many blocks."""
-    from executor.gpu.pagerank import CHUNK, pagerank_gpu
+    from graphdb.executor.gpu.pagerank import CHUNK, pagerank_gpu
 
     rng = np.random.default_rng(5)
     n = 20000
@@ -163,8 +163,8 @@ def test_pagerank_heavy_rows_and_blocks(variant, block_size, reorder, hub_cache)
 def test_unblocked_partition_from_the_host_equals_the_device_one(variant, directed):
     """The partition a graph in one block gets from its host CSR (no CuPy array operations)
     is the device partition with blocking skipped, field by field (a hub included)."""
-    from executor.gpu import runtime as rt
-    from executor.gpu.pagerank import CHUNK, partition, unblocked_partition
+    from graphdb.executor.gpu import runtime as rt
+    from graphdb.executor.gpu.pagerank import CHUNK, partition, unblocked_partition
 
     rng = np.random.default_rng(9)
     n = 5000
@@ -188,7 +188,7 @@ def test_unblocked_partition_from_the_host_equals_the_device_one(variant, direct
 
 
 def test_pagerank_without_hub_20000():
-    from executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
 
     rng = np.random.default_rng(6)
     n = 20000
@@ -201,7 +201,7 @@ def test_pagerank_without_hub_20000():
 
 @pytest.mark.parametrize("reorder,block_size", [(True, 256), (False, None)])
 def test_pagerank_tolerance_variant(reorder, block_size):
-    from executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
 
     src, dst = rmat(10, 8, seed=2)
     g = _graph(src, dst, 1 << 10, True)
@@ -214,7 +214,7 @@ def test_pagerank_tolerance_variant(reorder, block_size):
 
 
 def test_choose_variant_prefers_pull_on_dense_blocks():
-    from executor.gpu.pagerank import block_vertices, choose_variant
+    from graphdb.executor.gpu.pagerank import block_vertices, choose_variant
 
     assert choose_variant(1 << 24, 16 << 24, 4) == "pull"
     assert choose_variant(1 << 24, 1 << 22, 64) == "push"
@@ -227,7 +227,7 @@ def test_choose_variant_prefers_pull_on_dense_blocks():
 @pytest.mark.parametrize("K", [2, 16])
 @pytest.mark.parametrize("delta", [None, 3.0, 1e9])
 def test_sssp_matches_dijkstra(sizes, K, delta):
-    from executor.gpu.frontier import sssp_distances_gpu
+    from graphdb.executor.gpu.frontier import sssp_distances_gpu
 
     rng = np.random.default_rng(11)
     for g in _graphs(sizes, 3):
@@ -239,7 +239,7 @@ def test_sssp_matches_dijkstra(sizes, K, delta):
 
 
 def test_sssp_columns_and_fractional_weights():
-    from executor.gpu.frontier import sssp
+    from graphdb.executor.gpu.frontier import sssp
 
     rng = np.random.default_rng(4)
     src, dst = rmat(11, 8, seed=9)
@@ -253,7 +253,7 @@ def test_sssp_columns_and_fractional_weights():
 
 
 def test_sssp_grid_many_buckets():
-    from executor.gpu.frontier import sssp_distances_gpu
+    from graphdb.executor.gpu.frontier import sssp_distances_gpu
 
     src, dst = grid(64, 64)
     w = np.random.default_rng(1).integers(1, 101, size=src.size).astype(np.float64)
@@ -277,7 +277,7 @@ def _wcc_reference(g: Graph) -> np.ndarray:
 
 
 def test_wcc_matches_scipy(sizes):
-    from executor.gpu.wcc import wcc
+    from graphdb.executor.gpu.wcc import wcc
 
     for seed in (0, 1):
         for g in _graphs(sizes, seed):
@@ -286,7 +286,7 @@ def test_wcc_matches_scipy(sizes):
 
 
 def test_wcc_rmat_giant_component_and_sparse():
-    from executor.gpu.wcc import wcc
+    from graphdb.executor.gpu.wcc import wcc
 
     for scale, ef in ((12, 16), (13, 1)):
         src, dst = rmat(scale, ef, seed=scale)
@@ -318,7 +318,7 @@ def _cdlp_reference(g: Graph, iterations: int) -> np.ndarray:
 
 
 def test_cdlp_matches_reference():
-    from executor.gpu.cdlp import cdlp
+    from graphdb.executor.gpu.cdlp import cdlp
 
     for g in _graphs((300, 900), 2):
         for iterations in (0, 1, 4):
@@ -347,7 +347,7 @@ def _lcc_reference(g: Graph) -> np.ndarray:
 
 
 def test_lcc_matches_reference():
-    from executor.gpu.lcc import lcc
+    from graphdb.executor.gpu.lcc import lcc
 
     for sizes in ((1, 0), (7, 12), (60, 200), (400, 3000)):
         for g in _graphs(sizes, 4):
@@ -359,10 +359,10 @@ def test_lcc_matches_reference():
 
 
 def test_int64_vertex_ids():
-    from executor.algorithms.bfs import bfs_depths
-    from executor.gpu.frontier import bfs_depths_gpu, sssp_distances_gpu
-    from executor.gpu.pagerank import pagerank_gpu
-    from executor.gpu.wcc import wcc
+    from graphdb.executor.algorithms.bfs import bfs_depths
+    from graphdb.executor.gpu.frontier import bfs_depths_gpu, sssp_distances_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.wcc import wcc
 
     rng = np.random.default_rng(8)
     src, dst = random_edges(rng, 800, 3000)
@@ -379,8 +379,8 @@ def test_int64_vertex_ids():
 
 
 def test_dispatcher_uses_gpu_implementations():
-    from executor.algorithms import run
-    from executor.device import select_device
+    from graphdb.executor.algorithms import run
+    from graphdb.executor.device import select_device
 
     device = select_device("gpu")
     src, dst = rmat(9, 8, seed=1)
@@ -396,9 +396,9 @@ def test_dispatcher_uses_gpu_implementations():
 def test_out_of_memory_becomes_device_out_of_memory():
     import cupy
 
-    from executor.errors import DeviceOutOfMemory
-    from executor.gpu import runtime as rt
-    from executor.gpu.frontier import bfs
+    from graphdb.executor.errors import DeviceOutOfMemory
+    from graphdb.executor.gpu import runtime as rt
+    from graphdb.executor.gpu.frontier import bfs
 
     src, dst = rmat(14, 16, seed=1)
     g = _graph(src, dst, 1 << 14, True)

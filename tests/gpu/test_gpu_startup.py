@@ -54,8 +54,8 @@ def test_kernel_cache_hits_and_repairs(tmp_path, monkeypatch):
     compiled again and replaced, and the kernels it yields still agree with the CPU."""
     import numpy as np
 
-    from executor.gpu import compiled
-    from executor.gpu import runtime as rt
+    from graphdb.executor.gpu import compiled
+    from graphdb.executor.gpu import runtime as rt
 
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
     source = rt._source("wcc")

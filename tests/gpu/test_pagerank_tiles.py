@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from executor.graph import Graph
+from graphdb.executor.graph import Graph
 from graphdb.generators import rmat
 from tests.gpu._gpu_graphs import random_edges
 
@@ -30,7 +30,7 @@ def _dst_src_sorted(rng, n, m, skew):
     (10, 0, 4, 4, 10, 0, 8),
 ])
 def test_tile_layout_on_host(n, m, src, dst, sources, min_edges, chunk):
-    from executor.gpu.pagerank import TILE_PAD, build_tiles, tile_sums_host
+    from graphdb.executor.gpu.pagerank import TILE_PAD, build_tiles, tile_sums_host
 
     rng = np.random.default_rng(n + m)
     rows, cols = _dst_src_sorted(rng, n, m, 3.0)
@@ -71,7 +71,7 @@ def test_tile_layout_on_host(n, m, src, dst, sources, min_edges, chunk):
 
 
 def test_tile_sides_must_fit_16_bits():
-    from executor.gpu.pagerank import build_tiles
+    from graphdb.executor.gpu.pagerank import build_tiles
 
     rows = cols = np.zeros(4, dtype=np.int32)
     with pytest.raises(ValueError):
@@ -84,7 +84,7 @@ def _graph(src, dst, n):
 
 
 def _reference(g, **kw):
-    from executor.algorithms.pagerank import pagerank_ranks
+    from graphdb.executor.algorithms.pagerank import pagerank_ranks
 
     return pagerank_ranks(g, **kw)
 
@@ -96,7 +96,7 @@ def _reference(g, **kw):
 @pytest.mark.parametrize("atomic", [False, True])
 @pytest.mark.parametrize("pipeline,to_dense", [(False, False), (True, False), (True, True)])
 def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic, pipeline, to_dense):
-    from executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
 
     rng = np.random.default_rng(n)
     src, dst = random_edges(rng, n, m)
@@ -113,7 +113,7 @@ def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic, pipeline,
 @pytest.mark.gpu
 def test_pagerank_tiles_rmat_hub_and_default_sizes():
     """R-MAT with its hubs (heavy rows too), the tiles' default sizes and a small variant."""
-    from executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
 
     src, dst = rmat(14, 16, seed=3)
     n = 1 << 14
@@ -144,7 +144,7 @@ def test_pagerank_tiles_rmat_hub_and_default_sizes():
 def test_pagerank_tiles_pipeline_wide_source_tiles():
     """More tile sources than the pipelined kernel holds in registers (TILE_PRE per thread):
     the rest of a tile's contributions is staged straight from global memory."""
-    from executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
 
     src, dst = rmat(15, 8, seed=4)
     g = _graph(src, dst, 1 << 15)
@@ -167,7 +167,7 @@ def test_pagerank_rows_to_dense_without_tiles(block_size, reorder, hub_cache, le
     """The gathers' sums added into the dense sums (no partials), without tiles: heavy rows,
     several blocks, the hub cache, the lean apply kernel or the merge (n not a multiple of 4:
     the apply's tail); the push variant ignores rows_to_dense."""
-    from executor.gpu.pagerank import CHUNK, pagerank_gpu
+    from graphdb.executor.gpu.pagerank import CHUNK, pagerank_gpu
 
     src, dst = rmat(13, 16, seed=7)
     n = (1 << 13) - 3
@@ -188,7 +188,7 @@ def test_pagerank_rows_to_dense_without_tiles(block_size, reorder, hub_cache, le
 
 @pytest.mark.gpu
 def test_pagerank_tiles_tolerance_variant():
-    from executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
 
     src, dst = rmat(10, 8, seed=2)
     g = _graph(src, dst, 1 << 10)
@@ -206,8 +206,8 @@ def test_pagerank_tiles_tolerance_variant():
 
 @pytest.mark.gpu
 def test_pagerank_tiles_int64_ids():
-    from executor.gpu.pagerank import pagerank_gpu
-    from executor.graph import CSR
+    from graphdb.executor.gpu.pagerank import pagerank_gpu
+    from graphdb.executor.graph import CSR
 
     rng = np.random.default_rng(9)
     n = 2000
@@ -225,7 +225,7 @@ def test_pagerank_tiles_int64_ids():
 def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
     """Not told, pagerank_gpu takes the tiles (pipelined kernel, gathers into the dense sums)
     from TILES_MIN_GRAPH_EDGES edges on and with more than one block, and not otherwise."""
-    from executor.gpu import pagerank as prm
+    from graphdb.executor.gpu import pagerank as prm
 
     src, dst = rmat(14, 16, seed=5)
     n = 1 << 14
@@ -250,9 +250,9 @@ def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
 def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
     """A tile build that runs out of memory falls back to the gathers when the tiles were the
     default, and fails (DeviceOutOfMemory) when they were asked for."""
-    from executor.errors import DeviceOutOfMemory
-    from executor.gpu import pagerank as prm
-    from executor.gpu import runtime as rt
+    from graphdb.executor.errors import DeviceOutOfMemory
+    from graphdb.executor.gpu import pagerank as prm
+    from graphdb.executor.gpu import runtime as rt
 
     src, dst = rmat(12, 8, seed=6)
     n = 1 << 12
@@ -275,7 +275,7 @@ def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
 def test_range_modes_on_host():
     """The merge's per-range dense modes: 1 under tiled columns, 2 under split columns flushed
     with atomics, 0 elsewhere; without tiles the given mode everywhere."""
-    from executor.gpu.pagerank import RANGE, build_tiles, range_modes
+    from graphdb.executor.gpu.pagerank import RANGE, build_tiles, range_modes
 
     rng = np.random.default_rng(3)
     n = 20 * RANGE + 5

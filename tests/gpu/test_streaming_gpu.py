@@ -13,15 +13,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "streaming"))
 
 from streaming_graphs import dense, memory_graph, ref_bfs, ref_cdlp, ref_sssp, ref_wcc, stored_graph  # noqa: E402
 
-from executor.algorithms.bfs import bfs_depths  # noqa: E402
-from executor.algorithms.pagerank import pagerank_ranks  # noqa: E402
-from executor.streaming.edge_centric import (  # noqa: E402
+from graphdb.executor.algorithms.bfs import bfs_depths  # noqa: E402
+from graphdb.executor.algorithms.pagerank import pagerank_ranks  # noqa: E402
+from graphdb.executor.streaming.edge_centric import (  # noqa: E402
     PAGERANK_STATE_BYTES,
     cdlp_edge_centric,
     pagerank_edge_centric,
 )
-from executor.streaming.pages import bfs_pages, pagerank_pages  # noqa: E402
-from executor.streaming.subway import state_bytes, subway_bfs, subway_sssp, subway_wcc  # noqa: E402
+from graphdb.executor.streaming.pages import bfs_pages, pagerank_pages  # noqa: E402
+from graphdb.executor.streaming.subway import state_bytes, subway_bfs, subway_sssp, subway_wcc  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 N, M = 20_000, 200_000
@@ -93,7 +93,7 @@ def test_gpu_edge_centric_pagerank_and_cdlp():
 def test_gpu_edge_centric_pagerank_cut_hub_and_tolerance(slots):
     """An in-hub whose row spans several chunks, rows without in-edges, dangling vertices; the
     copy/kernel pipeline with 2-4 buffers; the tolerance path (one host wait an iteration)."""
-    from executor.graph import Graph
+    from graphdb.executor.graph import Graph
 
     rng = np.random.default_rng(11)
     n, m, hub = 20_000, 150_000, 60_000

@@ -75,7 +75,7 @@ def test_connection_ingest_summary_and_bad_options(tmp_path):
 
 
 def test_progress_object_sees_phases(tmp_path):
-    from catalog.progress import Progress
+    from graphdb.catalog.progress import Progress
 
     seen = []
 

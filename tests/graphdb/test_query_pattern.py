@@ -47,11 +47,11 @@ def test_variable_length_reach(world, source, low, high):
 @pytest.mark.parametrize("low,high", [(1, 2), (0, 1), (2, 3)])
 def test_all_sources_equal_matrix_powers(world, monkeypatch, frontier, low, high):
     con, graph = world
-    import executor.cost
+    import graphdb.executor.cost
 
     # The cost model picks dense bitmaps for a graph this small; a zero budget forces sparse.
     budget = 0 if frontier == "sparse" else 1e10
-    monkeypatch.setattr(executor.cost, "DENSE_FRONTIER_BUDGET", budget)
+    monkeypatch.setattr(graphdb.executor.cost, "DENSE_FRONTIER_BUDGET", budget)
     rows = con.execute(f"SELECT * FROM GRAPH_TABLE (g MATCH (a)-[]->{{{low},{high}}}(b) "
                        "COLUMNS (a.id AS a, b.id AS b))").fetchall()
     assert len(rows) == len(set(rows))

@@ -116,7 +116,7 @@ def _sort_key(row: list[str]):
 
 def run_block(con, block: Block, where: str) -> None:
     if block.kind == "require":
-        from executor.algorithms import REGISTRY
+        from graphdb.executor.algorithms import REGISTRY
 
         parts = block.sql.split()
         if parts[1:2] != ["function"] or len(parts) != 3:

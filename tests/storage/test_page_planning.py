@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from storage import pages
-from storage.pages import HEADER_BYTES, LARGE, SLOT_BYTES, SMALL, PageLayout, plan_pages
+from graphdb.storage import pages
+from graphdb.storage.pages import HEADER_BYTES, LARGE, SLOT_BYTES, SMALL, PageLayout, plan_pages
 
 
 def reference_plan(offsets, layout, weighted):

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from storage import CorruptData, Environment
-from storage.blocks import array_info, block_key, get_array, get_range, put_array
+from graphdb.storage import CorruptData, Environment
+from graphdb.storage.blocks import array_info, block_key, get_array, get_range, put_array
 
 
 @pytest.fixture

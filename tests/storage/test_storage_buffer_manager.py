@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from storage import (
+from graphdb.storage import (
     BufferManager,
     BufferPoolExhausted,
     CorruptData,
@@ -20,7 +20,7 @@ from storage import (
     stats_table,
     write_topology,
 )
-from storage.topology import page_key, read_page
+from graphdb.storage.topology import page_key, read_page
 
 PAGE = 1024
 
@@ -317,7 +317,7 @@ def test_writing_a_graph_larger_than_the_release_window_keeps_little_of_it_resid
         tmp_path, monkeypatch):
     """With writemap, what a write transaction puts sits in the file mapping: the topology
     writer unmaps it as it goes, and the commit does not map it all again."""
-    import storage.topology as topology
+    import graphdb.storage.topology as topology
 
     monkeypatch.setattr(topology, "RELEASE_EVERY", 4 << 20)
     e = Environment(tmp_path / "db", page_size=256 << 10)

@@ -91,7 +91,7 @@ def test_a_corrupted_block_fails_the_query_with_corrupt_data(tmp_path):
         con.ingest("g", edges)
         entry = con.catalog.get("g")
         env = con.catalog.env
-        from storage.blocks import block_key
+        from graphdb.storage.blocks import block_key
 
         key = block_key(entry.graph_id, "out_targets", 0)
 

@@ -15,8 +15,8 @@ import pytest
 
 import graphdb
 from graphdb.generators import rmat
-from storage import Environment
-from storage.topology import TEST_PAUSE_ENV
+from graphdb.storage import Environment
+from graphdb.storage.topology import TEST_PAUSE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
 def committed_ids_and_keys(db: Path):
     """Graph ids of committed entries, and every graph id that any stored key mentions."""
     env = Environment(db, read_only=True)
-    from catalog import Catalog
+    from graphdb.catalog import Catalog
 
     try:
         committed = {e.graph_id for e in Catalog(env).entries()}

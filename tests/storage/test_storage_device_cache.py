@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from storage import (
+from graphdb.storage import (
     BufferManager,
     BufferPoolExhausted,
     DeviceCache,

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 
 import graphdb
-from executor.stored import StoredGraph
+from graphdb.executor.stored import StoredGraph
 from graphdb.generators import rmat
-from storage import Environment, decode_page, put_array
+from graphdb.storage import Environment, decode_page, put_array
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def test_a_write_larger_than_the_map_grows_it_and_another_process_adopts_it(tmp_
     code = f"""
 import sys; sys.path.insert(0, {str(ROOT)!r})
 import numpy as np
-from storage import Environment, put_array
+from graphdb.storage import Environment, put_array
 env = Environment({str(tmp_path / 'db')!r})
 values = np.arange(1_000_000, dtype=np.int64)  # 8 MB into a 1 MB map
 env.write(lambda txn: put_array(txn, env.db("blocks"), "g", "x", values, 1 << 16))
@@ -35,7 +35,7 @@ print(env.stat()["map_size"])
                          timeout=120, env={**__import__("os").environ})
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) >= 8 << 20 > first
-    from storage.blocks import get_range
+    from graphdb.storage.blocks import get_range
 
     with reader.read_txn() as txn:  # the other process grew the file: adopted, not an error
         np.testing.assert_array_equal(get_range(txn, reader.db("blocks"), "g", "x", 10, 20),
@@ -86,7 +86,7 @@ def test_stored_graph_ranges_and_pages_match_the_whole_csr(tmp_path):
 
 
 def test_a_topology_larger_than_the_map_grows_it_once_before_writing(tmp_path, monkeypatch):
-    from storage import csr_from_edges, write_topology
+    from graphdb.storage import csr_from_edges, write_topology
 
     monkeypatch.setenv("GRAPHDB_INITIAL_MAP_SIZE", str(1 << 20))
     env = Environment(tmp_path / "db", page_size=65536)

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from storage import page_kernel
-from storage.errors import StorageError
-from storage.pages import PageLayout, iter_pages, plan_pages
+from graphdb.storage import page_kernel
+from graphdb.storage.errors import StorageError
+from graphdb.storage.pages import PageLayout, iter_pages, plan_pages
 
 from .test_storage_pages import random_csr
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from storage import checksum as checksum_module
-from storage.errors import CorruptData, StorageError
-from storage.pages import (
+from graphdb.storage import checksum as checksum_module
+from graphdb.storage.errors import CorruptData, StorageError
+from graphdb.storage.pages import (
     HEADER_BYTES,
     LARGE,
     SMALL,
@@ -159,14 +159,14 @@ def test_pages_and_blocks_sealed_with_either_checksum_verify_and_catch_flips(mon
                                                                              algorithm):
     if algorithm == checksum_module.XXH3:
         pytest.importorskip("xxhash")
-    monkeypatch.setattr("storage.pages.default_algorithm", lambda: algorithm)
-    monkeypatch.setattr("storage.blocks.default_algorithm", lambda: algorithm)
+    monkeypatch.setattr("graphdb.storage.pages.default_algorithm", lambda: algorithm)
+    monkeypatch.setattr("graphdb.storage.blocks.default_algorithm", lambda: algorithm)
     page = one_page()
     assert verify_page(page).checksum_algorithm == algorithm
     page[300] ^= 4
     with pytest.raises(CorruptData):
         verify_page(page)
-    from storage.blocks import _with_trailer, unpack_block
+    from graphdb.storage.blocks import _with_trailer, unpack_block
 
     sealed = bytearray(_with_trailer(np.arange(100, dtype=np.uint8)))
     assert bytes(unpack_block(bytes(sealed), "b")) == bytes(range(100))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from storage import (
+from graphdb.storage import (
     Environment,
     StorageError,
     csr_from_edges,
@@ -14,8 +14,8 @@ from storage import (
     topology_info,
     write_topology,
 )
-from storage.blocks import get_array
-from storage.topology import read_page
+from graphdb.storage.blocks import get_array
+from graphdb.storage.topology import read_page
 
 
 @pytest.fixture
@@ -126,7 +126,7 @@ def test_memmapped_csr_arrays_give_the_same_stored_bytes(env, tmp_path):
 
 
 def test_record_id_widths_are_chosen_per_database(tmp_path):
-    from storage import PageLayout
+    from graphdb.storage import PageLayout
 
     layout = PageLayout(page_size=2048, pid_bytes=4, slot_bytes=2)
     env = Environment(tmp_path / "db", layout=layout)
@@ -166,7 +166,7 @@ def _stored_pages(env, graph_id):
 
 
 def test_pages_are_the_same_with_zero_one_or_two_builder_threads(env, monkeypatch):
-    import storage.topology as topology
+    import graphdb.storage.topology as topology
 
     arrays = _directed_arrays()
     stored = []
@@ -184,7 +184,7 @@ def test_pages_are_the_same_with_zero_one_or_two_builder_threads(env, monkeypatc
 def test_a_failing_page_builder_fails_the_write_and_stops_its_threads(env, monkeypatch):
     import threading
 
-    import storage.topology as topology
+    import graphdb.storage.topology as topology
 
     def broken(offsets, targets, weights, plan, buffers=0):
         yield 0, np.zeros(plan.layout.page_size, dtype=np.uint8)

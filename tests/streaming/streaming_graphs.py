@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from catalog.ingest import build_graph_arrays
-from executor.graph import Graph
-from executor.stored import StoredGraph
-from storage import BufferManager, Environment, write_topology
+from graphdb.catalog.ingest import build_graph_arrays
+from graphdb.executor.graph import Graph
+from graphdb.executor.stored import StoredGraph
+from graphdb.storage import BufferManager, Environment, write_topology
 
 
 def random_edges(n: int, m: int, seed: int, hubs: int = 2, hub_degree: int = 400):

@@ -9,12 +9,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streaming_graphs import dense, memory_graph, ref_bfs, ref_cdlp, ref_sssp, ref_wcc, stored_graph
 
-from executor.algorithms.bfs import bfs_depths
-from executor.algorithms.pagerank import pagerank_ranks
-from executor.errors import DeviceOutOfMemory
-from executor.streaming.edge_centric import cdlp_edge_centric, pagerank_edge_centric
-from executor.streaming.pages import bfs_pages, pagerank_pages
-from executor.streaming.subway import plan_pieces, state_bytes, subway_bfs, subway_sssp, subway_wcc
+from graphdb.executor.algorithms.bfs import bfs_depths
+from graphdb.executor.algorithms.pagerank import pagerank_ranks
+from graphdb.executor.errors import DeviceOutOfMemory
+from graphdb.executor.streaming.edge_centric import cdlp_edge_centric, pagerank_edge_centric
+from graphdb.executor.streaming.pages import bfs_pages, pagerank_pages
+from graphdb.executor.streaming.subway import (
+    plan_pieces,
+    state_bytes,
+    subway_bfs,
+    subway_sssp,
+    subway_wcc,
+)
 
 N = 2000
 #: Budgets: the vertex state plus room for a few hundred edges (pieces cut hub rows of 400+
@@ -122,7 +128,7 @@ def test_page_streaming_bfs_and_pagerank(tmp_path, directed):
 
 
 def test_threaded_subcsr_gather_matches(monkeypatch):
-    import executor.streaming.subway as sw
+    import graphdb.executor.streaming.subway as sw
 
     monkeypatch.setattr(sw, "PARALLEL_GATHER_EDGES", 64)
     monkeypatch.setattr(sw, "GATHER_THREADS", 3)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from streaming_graphs import dense, memory_graph, ref_sssp
 
-from executor.device import Device
-from executor.errors import DeviceOutOfMemory
-from executor.streaming import planner
+from graphdb.executor.device import Device
+from graphdb.executor.errors import DeviceOutOfMemory
+from graphdb.executor.streaming import planner
 
 MiB = 1 << 20
 
