@@ -5,15 +5,16 @@ The repository keeps the four layers as top-level folders (``storage/``, ``catal
 package-dir), so nothing but ``graphdb`` lands in site-packages and a user's own ``catalog.py``
 or ``storage/`` can never shadow them. An installed wheel holds them inside this package and an
 editable install has setuptools' finder for them; a bare source checkout (``python -m graphdb``
-or ``pytest`` in a clone that was never installed) has neither, so this module maps the three
-names to the sibling folders itself, and only when nothing else provides them.
+or ``pytest`` in a clone that was never installed) has neither. Whenever ``graphdb`` itself was
+imported from a checkout, this module maps the three names to that checkout's sibling folders,
+ahead of any other finder, so the layers always come from the same tree as the front end (a
+second worktree never picks up the first one's layers through an editable install).
 """
 
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -39,9 +40,8 @@ def _install() -> None:
         return
     if not all((_CHECKOUT / layer / "__init__.py").is_file() for layer in INNER_LAYERS):
         return
-    if importlib.util.find_spec("graphdb.storage") is not None:  # an editable install's finder
-        return
-    sys.meta_path.append(_CheckoutLayers())
+    if not any(isinstance(f, _CheckoutLayers) for f in sys.meta_path):
+        sys.meta_path.insert(0, _CheckoutLayers())
 
 
 _install()
