@@ -72,6 +72,12 @@ class Catalog:
         with pa.memory_map(str(path)) as source:
             return pa.ipc.open_file(source).read_all()
 
+    def vertex_schema(self, entry: GraphEntry) -> pa.Schema:
+        """The columns of ``g.vertices`` (the file's schema only: no data is read)."""
+        path = self.env.graph_dir(entry.graph_id) / "vertices.arrow"
+        with pa.memory_map(str(path)) as source:
+            return pa.ipc.open_file(source).schema
+
     def edge_table(self, entry: GraphEntry) -> pa.Table:
         """``g.edges``: ``src``, ``dst`` (user ids), ``weight`` if weighted, edge properties.
 

@@ -1,22 +1,33 @@
 """The graph handle that every operator receives.
 
-A :class:`Graph` is the executor's view of one stored graph: dense internal vertex ids
-``0..V-1``, the out-CSR (and the in-CSR, which for an undirected graph is the same object),
-and optional edge weights aligned with the CSR targets. Operators never see the user's ids:
-the front end maps them in (sources) and out (result columns) through the catalog.
+A :class:`Graph` is one version of a graph as the executor sees it: dense internal vertex ids
+``0..V-1``, its sizes, and its arrays: the out-CSR, the in-CSR (for an undirected graph the same
+object) and the edge weights aligned with each. Operators never see the user's ids: the runner
+maps them in (sources) and out (result columns).
 
-The CSR arrays are materialised lazily through a loader, so an operator that only needs the
-out-edges never pays for the in-edges, and a streamed operator can ask for blocks instead.
+Nothing is loaded until an operator asks, and then only what it asks for: ``graph.csr("out")``
+reads offsets and targets, never the weights (``graph.csr("out", weights=True)`` adds them); the
+in-edges of a directed graph are read only by an operator that needs them. What is read or built
+(kernel views, a derived in-CSR, device copies) is held by the residency owner
+(:mod:`graphdb.executor.residency`) under the graph's key, never on the handle: two handles of one
+version share it, and its bytes count against the budget.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+import uuid
+import weakref
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["CSR", "Graph", "index_dtype"]
+from .residency import RESIDENCY, Residency
+
+__all__ = ["CSR", "Graph", "StoredGraph", "index_dtype"]
+
+T = TypeVar("T")
 
 
 def index_dtype(num_vertices: int) -> np.dtype:
@@ -78,56 +89,126 @@ class CSR:
         w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
         return cls(offsets, targets, w)
 
+    def transposed(self) -> "CSR":
+        """The same edges reversed (an out-CSR's in-CSR), weights carried along."""
+        return CSR.from_edges(self.targets, self.sources(), self.num_vertices, self.weights)
 
-@dataclass
+
 class Graph:
-    """A stored graph as the executor sees it.
+    """One graph version: sizes, and its arrays through the residency owner.
+
+    ``read(name)`` returns a stored array by name (``out_offsets``, ``out_targets``,
+    ``out_weights``, ``in_offsets``, ...), or raises ``KeyError`` for one the graph does not
+    store (an in-memory graph has no in-CSR: it is derived from the out-CSR on first need).
+    ``key`` identifies the version in the residency owner; an in-memory graph gets a fresh one,
+    forgotten when the handle is collected.
 
     ``num_edges`` counts stored directed edges: an undirected graph stores each edge in both
     directions, so its ``num_edges`` is twice the number of undirected edges the user loaded.
     """
 
-    name: str
-    num_vertices: int
-    num_edges: int
-    directed: bool
-    weighted: bool
-    _load_out: Callable[[], CSR] = field(repr=False)
-    _load_in: Callable[[], CSR] | None = field(default=None, repr=False)
-    _out: CSR | None = field(default=None, repr=False)
-    _in: CSR | None = field(default=None, repr=False)
+    def __init__(self, name: str, num_vertices: int, num_edges: int, directed: bool,
+                 weighted: bool, *, read: Callable[[str], np.ndarray],
+                 key: Hashable | None = None, residency: Residency = RESIDENCY):
+        self.name = name
+        self.num_vertices = int(num_vertices)
+        self.num_edges = int(num_edges)
+        self.directed = bool(directed)
+        self.weighted = bool(weighted)
+        self._read = read
+        self.residency = residency
+        if key is None:
+            key = ("memory", uuid.uuid4().hex)
+            weakref.finalize(self, residency.forget, key)
+        self.key = key
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.name!r}, {self.num_vertices} vertices, "
+                f"{self.num_edges} edges, {'directed' if self.directed else 'undirected'}"
+                f"{', weighted' if self.weighted else ''})")
+
+    # -- derived data ---------------------------------------------------------------------------
+    def derived(self, name: str, build: Callable[[], T], *, device: str = "cpu",
+                nbytes: Callable[[T], int] | None = None) -> T:
+        """``build()`` once per graph version, device and ``name``, held by the residency owner."""
+        return self.residency.get(self.key, device, name, build, nbytes=nbytes)
+
+    def _direction(self, direction: str) -> str:
+        if direction not in ("out", "in"):
+            raise ValueError(f"direction must be 'out' or 'in', not {direction!r}")
+        return "out" if direction == "in" and not self.directed else direction
+
+    def _array(self, name: str) -> np.ndarray:
+        """A stored array, read once; the in-CSR of a graph that stores none is derived."""
+
+        def load() -> np.ndarray:
+            try:
+                return self._read(name)
+            except KeyError:
+                if not name.startswith("in_"):
+                    raise
+            inn = self.derived("csr:in:derived", lambda: self.csr("out", weights=self.weighted)
+                               .transposed())
+            return {"offsets": inn.offsets, "targets": inn.targets,
+                    "weights": inn.weights}[name[len("in_"):]]
+
+        return self.derived(f"array:{name}", load)
+
+    def csr(self, direction: str = "out", *, weights: bool = False) -> CSR:
+        """The out- or in-CSR; with ``weights`` (on a weighted graph) the aligned weights too."""
+        d = self._direction(direction)
+        w = self._array(f"{d}_weights") if weights and self.weighted else None
+        return CSR(self._array(f"{d}_offsets"), self._array(f"{d}_targets"), w)
 
     @property
     def out_csr(self) -> CSR:
-        if self._out is None:
-            self._out = self._load_out()
-        return self._out
+        return self.csr("out")
 
     @property
     def in_csr(self) -> CSR:
         """In-edges (CSC of the adjacency); the out-CSR itself for an undirected graph."""
-        if not self.directed:
-            return self.out_csr
-        if self._in is None:
-            if self._load_in is None:
-                out = self.out_csr
-                self._in = CSR.from_edges(
-                    out.targets, out.sources(), self.num_vertices, out.weights
-                )
-            else:
-                self._in = self._load_in()
-        return self._in
+        return self.csr("in")
+
+    def out_degrees(self) -> np.ndarray:
+        """Out-degree of every vertex (from the offsets alone: the targets are not read)."""
+        return np.diff(self._array("out_offsets"))
+
+    def weights(self, direction: str = "out") -> np.ndarray | None:
+        """Edge weights aligned with the out- or in-CSR; None on an unweighted graph."""
+        return self._array(f"{self._direction(direction)}_weights") if self.weighted else None
+
+    def id_dtype(self) -> np.dtype:
+        """The dtype of the stored vertex ids (the out-CSR's targets), which kernels take for
+        both directions."""
+        return self.csr("out").targets.dtype
 
     @property
     def in_csr_loaded(self) -> bool:
         """Whether :attr:`in_csr` is at hand without loading or building anything."""
-        return not self.directed or self._in is not None
+        return not self.directed or self.residency.peek(self.key, "cpu",
+                                                        "array:in_targets") is not None
 
     def resident_bytes(self) -> int:
         """Bytes the resident operators need for topology (out + in CSR, weights included)."""
-        per_edge = (4 if self.num_vertices < 2**31 else 8) + (8 if self.weighted else 0)
+        per_edge = index_dtype(self.num_vertices).itemsize + (8 if self.weighted else 0)
         csr = 8 * (self.num_vertices + 1) + per_edge * self.num_edges
         return csr if not self.directed else 2 * csr
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_csr(cls, name: str, out: CSR, *, directed: bool = True,
+                 inn: CSR | None = None) -> "Graph":
+        """An in-memory graph over given CSR arrays (an undirected one stores both directions in
+        ``out``); the in-CSR is derived on first need unless given."""
+        arrays = {"out_offsets": out.offsets, "out_targets": out.targets}
+        if out.weights is not None:
+            arrays["out_weights"] = out.weights
+        if inn is not None and directed:
+            arrays.update(in_offsets=inn.offsets, in_targets=inn.targets)
+            if inn.weights is not None:
+                arrays["in_weights"] = inn.weights
+        return cls(name, out.num_vertices, out.num_edges, directed, out.weights is not None,
+                   read=arrays.__getitem__)
 
     @classmethod
     def from_edges(
@@ -152,12 +233,49 @@ class Graph:
             src, dst = np.concatenate([src, dst[~loop]]), np.concatenate([dst, src[~loop]])
             if w is not None:
                 w = np.concatenate([w, w[~loop]])
-        out = CSR.from_edges(src, dst, num_vertices, w)
-        return cls(
-            name=name,
-            num_vertices=num_vertices,
-            num_edges=out.num_edges,
-            directed=directed,
-            weighted=w is not None,
-            _load_out=lambda: out,
-        )
+        return cls.from_csr(name, CSR.from_edges(src, dst, num_vertices, w), directed=directed)
+
+
+class StoredGraph(Graph):
+    """A :class:`Graph` whose topology can also be read piecewise through the buffer pool:
+    vertex ranges of the CSR blocks, and the slotted pages that page streaming reads."""
+
+    def __init__(self, name: str, num_vertices: int, num_edges: int, directed: bool,
+                 weighted: bool, *, read: Callable[[str], np.ndarray], key: Hashable,
+                 buffers: Any, graph_id: str, residency: Residency = RESIDENCY):
+        super().__init__(name, num_vertices, num_edges, directed, weighted, read=read, key=key,
+                         residency=residency)
+        self.buffers = buffers
+        self.graph_id = graph_id
+
+    def id_dtype(self) -> np.dtype:
+        return self.buffers.array_info(self.graph_id, "out_targets").dtype
+
+    def edge_range(self, start: int, stop: int, direction: str = "out") -> CSR:
+        """The edges of vertices ``start..stop-1`` (offsets rebased to 0), read block-wise."""
+        d = self._direction(direction)
+        read = self.buffers.read_range
+        offsets = read(self.graph_id, f"{d}_offsets", start, stop + 1)
+        e0, e1 = int(offsets[0]), int(offsets[-1])
+        targets = read(self.graph_id, f"{d}_targets", e0, e1)
+        weights = read(self.graph_id, f"{d}_weights", e0, e1) if self.weighted else None
+        return CSR(offsets - e0, targets, weights)
+
+    def page_table(self, direction: str = "out") -> np.ndarray:
+        """First vertex of every page: ``vertex = table[rid_page] + rid_slot``."""
+        d = self._direction(direction)
+        return self.derived(f"pages:{d}:first_vertex", lambda: self.buffers.read_array(
+            self.graph_id, f"{d}_page_first_vertex"))
+
+    def page_keys(self, direction: str = "out", pids=None) -> list:
+        return self.buffers.page_keys(self.graph_id, self._direction(direction), pids)
+
+    def pages_of(self, vertices, direction: str = "out") -> np.ndarray:
+        """Page ids holding ``vertices`` (a frontier), hubs' whole chains included."""
+        from graphdb.storage.pages import pages_of_vertices
+
+        return pages_of_vertices(self.page_table(direction), vertices)
+
+    def pages(self, direction: str = "out", pids=None) -> Iterator[tuple[Any, np.ndarray]]:
+        """Pinned slotted pages in order, prefetched ahead (decode with storage.decode_page)."""
+        return self.buffers.scan(self.page_keys(direction, pids))

@@ -4,7 +4,7 @@ A binding table holds, per match, the internal vertex id of each vertex variable
 edge position (out-CSR order, the row of ``g.edges``) of each single-edge variable. A hop of one
 edge gathers the neighbours of every row's current vertex from the CSR in one vectorised step
 (the same gather as BFS's frontier expansion). A quantified hop ``{m,n}`` runs level-synchronous
-frontiers, in one of two forms the cost model picks (:func:`graphdb.executor.cost.frontier_kind`):
+frontiers, in one of two forms picked once the starts are known (:func:`frontier_kind`):
 dense bitmaps, one traversal per distinct start vertex, or sparse sorted (row, vertex) keys for
 all rows at once. Either way a frontier holds each vertex once per level, so the work is bounded
 by vertices and edges, never by the number of walks. With ``m <= 1`` visited vertices are
@@ -22,15 +22,15 @@ from typing import Callable
 import numpy as np
 import pyarrow as pa
 
-from .algorithms.bfs import expand_frontier
 from .arrays import to_arrow
-from .cost import frontier_kind
 from .device import format_bytes
 from .errors import DeviceOutOfMemory
 from .graph import CSR, Graph
+from .operators.frontier import expand_frontier
 from .plan import PatternMatch
 
-__all__ = ["InIndex", "in_index", "match_pattern", "edge_columns"]
+__all__ = ["DENSE_FRONTIER_BUDGET", "InIndex", "edge_columns", "frontier_kind", "in_index",
+           "match_pattern"]
 
 
 @dataclass(frozen=True)
@@ -43,11 +43,35 @@ class InIndex:
 
 
 def in_index(graph: Graph) -> InIndex:
+    """The in-edges with their stored positions, built once per graph version."""
+    return graph.derived("pattern:in_index", lambda: _in_index(graph))
+
+
+def _in_index(graph: Graph) -> InIndex:
     out = graph.out_csr
     positions = np.argsort(out.targets, kind="stable")
     offsets = np.zeros(graph.num_vertices + 1, dtype=np.int64)
     np.cumsum(np.bincount(out.targets, minlength=graph.num_vertices), out=offsets[1:])
     return InIndex(offsets, out.sources()[positions], positions)
+
+
+#: Byte operations (bitmap clears, ORs, scans) that dense frontiers may spend on one pattern hop
+#: before sorted sparse frontiers are preferred: a second or two of memory bandwidth.
+DENSE_FRONTIER_BUDGET = 2e10
+
+
+def frontier_kind(sources: int, num_vertices: int, levels: int) -> tuple[str, str]:
+    """('dense' | 'sparse', reason) for a variable-length hop from ``sources`` start vertices.
+
+    Dense bitmaps cost about ``sources * V * levels`` byte operations whatever the frontiers
+    hold; sparse frontiers sort (source, vertex) pairs, which measured 20-60x slower per pair on
+    R-MAT graphs, so they win only when V is huge next to the neighbourhoods reached.
+    """
+    work = float(sources) * num_vertices * max(levels, 1)
+    if work <= DENSE_FRONTIER_BUDGET:
+        return "dense", f"{sources} start vertices x {num_vertices} vertices x {levels} levels"
+    return "sparse", (f"{sources} x {num_vertices} x {levels} bitmap operations exceed "
+                      f"{DENSE_FRONTIER_BUDGET:.0e}")
 
 
 def _gather(offsets: np.ndarray, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -236,8 +260,8 @@ def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.
             out[prop] = ids.take(to_arrow(src, pa.int64()))
         elif prop == "dst":
             out[prop] = ids.take(to_arrow(csr.targets[positions].astype(np.int64)))
-        elif prop == "weight" and csr.weights is not None:
-            out[prop] = to_arrow(csr.weights[positions])
+        elif prop == "weight" and graph.weighted:
+            out[prop] = to_arrow(graph.weights("out")[positions])
         else:
             out[prop] = edge_table().column(prop).take(to_arrow(positions, pa.int64()))
     return out

@@ -15,11 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .arrays import scalar, to_arrow
-from .cost import hash_join_build_side
 from .errors import ExecutionError, InvalidArgument
 from .plan import AggregateCall
 
-__all__ = ["join", "single_join", "mark_join", "aggregate", "distinct", "union_all",
+__all__ = ["HASH_JOIN_REASON", "hash_join_build_side", "join", "single_join", "mark_join", "aggregate", "distinct", "union_all",
            "set_operation", "sort", "top_k",
            "project", "CROSS_JOIN_LIMIT"]
 
@@ -36,6 +35,17 @@ _SWAPPED = {"inner": "inner", "left": "right", "right": "left", "full": "full"}
 
 #: pyarrow >= 25 places nulls per sort key (the global option is deprecated there).
 _PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
+
+
+#: What EXPLAIN says of a hash join before the sizes of its inputs are known.
+HASH_JOIN_REASON = ("Acero hash join; its hash table is built on the smaller input "
+                    "(sizes known at run time)")
+
+
+def hash_join_build_side(left_rows: int, right_rows: int) -> str:
+    """'right' or 'left': the input to build the hash table on, the smaller one (ties: right,
+    Acero's own build side, so no swap is needed)."""
+    return "right" if right_rows <= left_rows else "left"
 
 
 def _common_type(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:

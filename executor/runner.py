@@ -1,19 +1,23 @@
-"""Runs a logical plan, leaves first, on Arrow tables.
+"""Runs a physical plan, leaves first, on Arrow tables.
 
-Graph algorithms run on the chosen device through :mod:`graphdb.executor.algorithms`; pattern matching
-through the frontier operator in :mod:`graphdb.executor.pattern`; relational operators on pyarrow
-(:mod:`graphdb.executor.relational`). Every operator's time, output rows and metrics are recorded for
-``EXPLAIN ANALYZE``. A node reached twice (a CTE used twice) is computed once per run.
+The plan says what runs where (:mod:`graphdb.executor.physical`); the runner only executes it:
+graph operators through the implementation their decision names (on a GPU inside its memory
+budget, taking the planned CPU fallback if the device runs out of memory after all), pattern
+matching through :mod:`graphdb.executor.pattern`, relational operators on pyarrow
+(:mod:`graphdb.executor.relational`). Every operator's time, output rows and metrics are recorded
+for ``EXPLAIN ANALYZE``. A node reached twice (a CTE used twice) is computed once, and every
+intermediate is released as soon as its last consumer has read it.
 
 :meth:`Runner.cancel` may be called from another thread (Ctrl-C in the shell); the running
-query stops at the next operator, frontier level or iteration (:func:`graphdb.executor.cancel.checkpoint`)
-with :class:`QueryCancelled`.
+query stops at the next operator, frontier level or iteration (:func:`graphdb.executor.cancel.
+checkpoint`) with :class:`QueryCancelled`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -24,37 +28,20 @@ import pyarrow.compute as pc
 from graphdb.catalog import Catalog, GraphEntry
 
 from . import algorithms, relational
-from .arrays import scalar, to_arrow, to_numpy, to_table
+from .algorithms.spec import AlgorithmOutput
+from .arrays import to_arrow, to_numpy, to_table
 from .cancel import cancellable
-from .cost import DENSE_FRONTIER_BUDGET, HASH_JOIN_REASON, Choice, choose, choose_for
-from .device import Device
+from .device import Device, select_device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
-from .graph import Graph
+from .ids import VertexIds
 from .pattern import InIndex, edge_columns, in_index, match_pattern
-from .plan import (
-    Aggregate,
-    AlgorithmScan,
-    DescribeGraph,
-    Distinct,
-    Filter,
-    GraphTableScan,
-    Join,
-    Limit,
-    MarkJoin,
-    PatternMatch,
-    PlanNode,
-    Project,
-    Rename,
-    SetOperation,
-    ShowGraphs,
-    SingleRow,
-    Sort,
-    UnionAll,
-    ValuesScan,
-)
-from .stored import open_graph
+from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
+from .plan import PlanNode, Sort
+from .residency import RESIDENCY
+from .snapshot import StatementCatalog
+from .stored import graph_key, open_graph
 
-__all__ = ["Runner", "OperatorStats", "internal_id"]
+__all__ = ["OperatorStats", "Runner"]
 
 
 @dataclass
@@ -65,37 +52,46 @@ class OperatorStats:
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class _Cached:
-    version: str
-    graph: Graph
-    ids: pa.Array
-    tables: dict[str, pa.Table] = field(default_factory=dict)
-    inverse: InIndex | None = None
-
-
 class Runner:
-    """Executes plans against one catalog; caches loaded graphs by version."""
+    """Plans and executes statements against one catalog."""
 
     def __init__(self, catalog: Catalog, device_for: Callable[[], Device],
-                 host_budget_for: Callable[[], int | None] = lambda: None):
+                 host_budget_for: Callable[[], int | None] = lambda: None,
+                 force_for: Callable[[], str] = lambda: "auto"):
         self.catalog = catalog
         self.device_for = device_for
         #: host memory the streamed operators may keep topology in (None: a share of RAM)
         self.host_budget_for = host_budget_for
-        self._graphs: dict[str, _Cached] = {}
-        self.stats: dict[int, OperatorStats] = {}  # id(plan node) -> what it did
+        #: the debug_variant setting
+        self.force_for = force_for
+        self.stats: dict[int, OperatorStats] = {}  # id(physical node) -> what it did
         self._results: dict[int, pa.Table] = {}
+        self._remaining: Counter = Counter()
         self._cancel = threading.Event()
 
-    def run(self, plan: PlanNode) -> pa.Table:
+    # -- planning -------------------------------------------------------------------------------
+    def snapshot(self) -> StatementCatalog:
+        """The catalog as the next statement sees it."""
+        return StatementCatalog(self.catalog)
+
+    def plan(self, logical: PlanNode, snapshot: StatementCatalog | None = None) -> PhysicalNode:
+        """The physical plan of ``logical`` (on the statement's ``snapshot``)."""
+        device = self.device_for()
+        cpu = device if not device.is_gpu else select_device("cpu")
+        planner = PhysicalPlanner(snapshot or self.snapshot(), device, cpu,
+                                  self.host_budget_for(), self.vertex_ids, self.force_for())
+        return planner.plan(logical)
+
+    # -- running --------------------------------------------------------------------------------
+    def run(self, plan: PhysicalNode) -> pa.Table:
         self.stats, self._results = {}, {}
+        self._remaining = Counter(id(i) for node in plan.walk() for i in node.inputs)
         self._cancel.clear()
         try:
             with cancellable(self._cancel):
                 return self._run(plan)
         finally:
-            self._results = {}
+            self._results, self._remaining = {}, Counter()
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -104,254 +100,211 @@ class Runner:
         if self._cancel.is_set():
             raise QueryCancelled("query cancelled")
 
-    # -- operator choice ------------------------------------------------------------------------
-    def choice(self, node: PlanNode) -> Choice:
-        """The cost model's choice of device and variant for a graph operator."""
-        from .gpu import implementation_for
+    def _input(self, node: PhysicalNode, index: int = 0) -> pa.Table:
+        """Input ``index`` of ``node``, computed once; released after its last consumer."""
+        child = node.inputs[index]
+        table = self._run(child)
+        key = id(child)
+        self._remaining[key] -= 1
+        if self._remaining[key] <= 0:
+            self._results.pop(key, None)
+        return table
 
-        device = self.device_for()
-        entry = self.catalog.get(node.graph)  # type: ignore[attr-defined]
-        if isinstance(node, AlgorithmScan):
-            spec = algorithms.get(node.algorithm)
-            has_gpu = device.is_gpu and implementation_for(spec.name) is not None
-            return choose(spec, entry, device, has_gpu, self.host_budget_for())
-        return choose_for("pattern matching", entry, device, False, self.host_budget_for())
-
-    def choices(self, plan: PlanNode) -> dict[int, str]:
-        out, stack = {}, [plan]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, AlgorithmScan):
-                try:
-                    out[id(node)] = self.choice(node).reason
-                except DeviceOutOfMemory as exc:  # EXPLAIN shows why the query cannot run
-                    out[id(node)] = f"refused: {exc}"
-            elif isinstance(node, PatternMatch):
-                out[id(node)] = self.choice(node).reason + (
-                    "; {m,n} hops: a dense bitmap frontier per start vertex unless starts x "
-                    f"vertices x levels exceeds {DENSE_FRONTIER_BUDGET:.0e} (then sorted sparse "
-                    "keys), decided when the starts are known")
-            elif isinstance(node, Join) and node.left_keys:
-                out[id(node)] = HASH_JOIN_REASON
-            stack.extend(node.children())
-        return out
-
-    def _run(self, node: PlanNode) -> pa.Table:
+    def _run(self, node: PhysicalNode) -> pa.Table:
         key = id(node)
         if key in self._results:
             return self._results[key]
         self.check_cancelled()
-        handler = getattr(self, f"_run_{type(node).__name__}")
+        handler = getattr(self, f"_run_{node.kind}")
         start = time.perf_counter()
         metrics: dict[str, Any] = {}
         try:
             table = handler(node, metrics)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
             raise ExecutionError(_arrow_error(exc)) from None
-        self.stats[key] = OperatorStats(type(node).__name__, time.perf_counter() - start,
-                                        table.num_rows, metrics)
+        self.stats[key] = OperatorStats(node.label, time.perf_counter() - start, table.num_rows,
+                                        metrics)
         self.check_cancelled()  # inputs are computed on the way down; check on the way up too
-        self._results[key] = table
+        if self._remaining[key] > 0:
+            self._results[key] = table
         return table
 
-    # -- graph access ---------------------------------------------------------------------------
-    def _cached(self, entry: GraphEntry) -> _Cached:
-        cached = self._graphs.get(entry.name)
-        if cached is None or cached.version != entry.graph_id:
-            graph = open_graph(self.catalog, entry)
-            graph.version = entry.graph_id  # type: ignore[attr-defined]
-            cached = _Cached(entry.graph_id, graph, self.catalog.vertex_ids(entry))
-            self._graphs[entry.name] = cached
-        return cached
+    # -- graph data -----------------------------------------------------------------------------
+    def graph(self, entry: GraphEntry):
+        """The graph handle of a catalog entry (its data held by the residency owner)."""
+        return open_graph(self.catalog, entry)
 
-    def graph(self, entry: GraphEntry) -> tuple[Graph, pa.Array]:
-        """The graph handle and user-id column of a catalog entry (cached per version)."""
-        cached = self._cached(entry)
-        return cached.graph, cached.ids
+    def vertex_ids(self, entry: GraphEntry) -> VertexIds:
+        """The user's vertex ids of a graph version, both ways."""
+        return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids", lambda: VertexIds(
+            self.catalog.vertex_ids(entry), entry.name, entry.id_type))
 
     def graph_table(self, entry: GraphEntry, which: str) -> pa.Table:
-        """``g.vertices`` / ``g.edges`` (cached per graph version)."""
-        cached = self._cached(entry)
-        if which not in cached.tables:
-            reader = self.catalog.vertex_table if which == "vertices" else self.catalog.edge_table
-            cached.tables[which] = reader(entry)
-        return cached.tables[which]
+        """``g.vertices`` / ``g.edges`` of a graph version."""
+        reader = self.catalog.vertex_table if which == "vertices" else self.catalog.edge_table
+        return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", f"table:{which}",
+                             lambda: reader(entry))
 
-    def graph_columns(self, graph: str, which: str) -> list[str]:
-        entry = self.catalog.get(graph)
-        if which == "vertices":
-            return list(self.graph_table(entry, which).column_names)
-        return list(self.catalog.edge_schema(entry).names)  # names only: no edge table built
-
-    def forget(self, name: str) -> None:
-        self._graphs.pop(name, None)
+    def forget(self, entry: GraphEntry) -> None:
+        """Release everything held for a dropped or replaced graph version."""
+        RESIDENCY.forget(graph_key(self.catalog, entry))
 
     # -- graph operators ------------------------------------------------------------------------
-    def _run_AlgorithmScan(self, node: AlgorithmScan, metrics: dict) -> pa.Table:
-        spec = algorithms.get(node.algorithm)
-        entry = self.catalog.get(node.graph)
-        graph, ids = self.graph(entry)
-        options = {}
-        for name, value in node.options:
+    def _run_AlgorithmScan(self, node: GraphOperator, metrics: dict) -> pa.Table:
+        spec, entry = node.spec, node.entry
+        options = dict(node.options)
+        for name, index in node.subqueries.items():
             param = spec.param(name)
-            if isinstance(value, PlanNode):  # a scalar subquery argument: run it first
-                value = param.coerce(_scalar(self._run(value), f"{spec.name}(): argument "
-                                                                f"'{name}'"), spec.name)
-            if param is not None and param.kind == "vertex" and value is not None:
-                value = internal_id(ids, value, entry, node.algorithm, name)
+            value = param.coerce(_scalar(self._input(node, index),
+                                         f"{spec.name}(): argument '{name}'"), spec.name)
+            if param.kind == "vertex" and value is not None:
+                value = self.vertex_ids(entry).internal(value, spec.name, name)
             options[name] = value
-        choice = self._runnable_choice(node)
-        try:
-            output = self._run_variant(choice, spec.name, graph, options)
-        except DeviceOutOfMemory as exc:
-            if not choice.device.is_gpu:
-                raise
-            # The GPU ran out within its budget (transients, another process): the CPU answers,
-            # planned against the same budget, as algorithms.run does for resident kernels.
-            cpu = Device("cpu", choice.device.memory_limit, "cpu", "the GPU ran out of memory")
-            choice = choose_for(spec.name, entry, cpu, False, self.host_budget_for())
-            output = self._run_variant(choice, spec.name, graph, options)
-            output.metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
-        metrics["variant"] = choice.variant
-        metrics.update(output.metrics)
+        if node.subqueries:
+            spec.validate(entry, options)
+        output = self._execute(node, self.graph(entry), options, metrics)
+        ids = self.vertex_ids(entry)
         columns = []
         for column in spec.columns:
             values = output.columns[column.name]
-            if column.vertex:
-                columns.append(ids.take(to_arrow(values, pa.int64())))
-            else:
-                columns.append(to_arrow(values, column.type))
+            columns.append(ids.user(values) if column.vertex else to_arrow(values, column.type))
         return pa.table(columns, names=[c.name for c in spec.columns])
 
-    @staticmethod
-    def _run_variant(choice: Choice, name: str, graph: Graph, options: dict):
-        """Run the resident or streamed variant ``choice`` names."""
-        from .streaming.planner import implementation_for as streamed_implementation
+    def _execute(self, node: GraphOperator, graph, options: dict,
+                 metrics: dict) -> AlgorithmOutput:
+        """Run the implementation the plan names; on a GPU within its budget, with the residency
+        owner's device entries kept inside it, and the planned CPU fallback on exhaustion."""
+        impl = algorithms.implementation(node.spec, node.decision.variant)
+        metrics.update(device=node.device, variant=node.variant)
+        # Host data (loaded CSRs, page-locked copies) stays within the host's budget.
+        RESIDENCY.set_budget("cpu", max(node.decision.host_budget_bytes,
+                                        node.decision.budget_bytes if node.device == "cpu" else 0))
+        if node.device != "gpu":
+            output = impl(graph, node.config, **options)
+        else:
+            from .gpu.runtime import device_name, memory_budget, translate_oom
 
-        streamed = streamed_implementation(choice, name)  # None when resident
-        if not choice.device.is_gpu:
-            if streamed is None:
-                return algorithms.run(name, graph, options, choice.device)
-            return streamed(graph, **options)
-        from .gpu.runtime import memory_budget, translate_oom
+            device = device_name()
+            RESIDENCY.set_budget(device, node.decision.budget_bytes)
+            RESIDENCY.make_room(device, node.decision.state_bytes)
+            try:
+                with memory_budget(node.decision.budget_bytes), translate_oom(node.label):
+                    output = impl(graph, node.config, **options)
+            except DeviceOutOfMemory as exc:
+                if node.fallback is None:
+                    raise
+                RESIDENCY.forget(graph.key, device)  # what it holds there may be the cause
+                output = self._execute(node.fallback, graph, options, metrics)
+                metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
+        metrics.update(output.metrics)
+        return output
 
-        with memory_budget(choice.device.memory_limit):
-            if streamed is None:
-                return algorithms.run(name, graph, options, choice.device)
-            with translate_oom(f"streamed {name}"):
-                return streamed(graph, **options)
-
-    def _runnable_choice(self, node: PlanNode) -> Choice:
-        choice = self.choice(node)
-        if choice.variant == "refused":
-            raise DeviceOutOfMemory(choice.reason)
-        return choice
-
-    def _run_PatternMatch(self, node: PatternMatch, metrics: dict) -> pa.Table:
-        choice = self._runnable_choice(node)
-        metrics["variant"] = choice.variant
-        entry = self.catalog.get(node.graph)
-        cached = self._cached(entry)
-        graph, ids = cached.graph, cached.ids
-        if node.start_filter is not None:
+    def _run_PatternMatch(self, node: PatternOperator, metrics: dict) -> pa.Table:
+        logical, entry = node.logical, node.entry
+        graph = self.graph(entry)
+        ids = self.vertex_ids(entry)
+        if logical.start_filter is not None:
             vertices = self.graph_table(entry, "vertices")
-            mask = pc.fill_null(_mask(vertices, node.start_filter), False)
+            mask = pc.fill_null(_mask(vertices, logical.start_filter), False)
             start = np.flatnonzero(to_numpy(mask))
         else:
             start = np.arange(graph.num_vertices, dtype=np.int64)
         metrics["start_vertices"] = int(start.size)
 
         def inverse() -> InIndex:
-            if cached.inverse is None:
-                cached.inverse = in_index(graph)
-            return cached.inverse
+            return in_index(graph)
 
-        bound, edges = match_pattern(node, graph, start, inverse, metrics, self.check_cancelled,
-                                     choice.device.memory_limit)
+        bound, edges = match_pattern(logical, graph, start, inverse, metrics,
+                                     self.check_cancelled, node.budget_bytes)
         # Bytes of CSR targets the expansion read (the edges it gathered).
         scanned = int(metrics.get("edges_scanned", 0))
-        metrics["bytes_moved"] = scanned * graph.out_csr.targets.itemsize
+        metrics["bytes_moved"] = scanned * graph.id_dtype().itemsize
         columns: dict[str, pa.Array] = {}
         vertex_table = None
-        for var, prop in node.vertex_properties:
+        for var, prop in logical.vertex_properties:
             rows = to_arrow(bound[var], pa.int64())
             if prop == "id":
-                columns[f"{var}.{prop}"] = ids.take(rows)
+                columns[f"{var}.{prop}"] = ids.user(bound[var])
             else:
                 vertex_table = vertex_table or self.graph_table(entry, "vertices")
                 columns[f"{var}.{prop}"] = vertex_table.column(prop).take(rows)
         by_edge: dict[str, list[str]] = {}
-        for var, prop in node.edge_properties:
+        for var, prop in logical.edge_properties:
             by_edge.setdefault(var, []).append(prop)
         for var, props in by_edge.items():
-            values = edge_columns(graph, edges[var], props, ids,
+            values = edge_columns(graph, edges[var], props, ids.ids,
                                   lambda: self.graph_table(entry, "edges"))
             columns.update({f"{var}.{p}": v for p, v in values.items()})
         return pa.table(columns)
 
     # -- leaves ---------------------------------------------------------------------------------
-    def _run_GraphTableScan(self, node: GraphTableScan, metrics: dict) -> pa.Table:
-        return self.graph_table(self.catalog.get(node.graph), node.table)
+    def _run_GraphTableScan(self, node: TableScan, metrics: dict) -> pa.Table:
+        return self.graph_table(node.entry, node.logical.table)
 
-    def _run_ValuesScan(self, node: ValuesScan, metrics: dict) -> pa.Table:
-        return node.table
+    def _run_ValuesScan(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        return node.logical.table
 
-    def _run_SingleRow(self, node: SingleRow, metrics: dict) -> pa.Table:
+    def _run_SingleRow(self, node: PhysicalNode, metrics: dict) -> pa.Table:
         return pa.table({"__row": to_arrow([0], pa.int8())})
 
     # -- relational operators -------------------------------------------------------------------
-    def _run_Filter(self, node: Filter, metrics: dict) -> pa.Table:
-        table = self._run(node.input)
-        return table.filter(node.predicate) if table.num_rows else table
+    def _run_Filter(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        table = self._input(node)
+        return table.filter(node.logical.predicate) if table.num_rows else table
 
-    def _run_Project(self, node: Project, metrics: dict) -> pa.Table:
-        return relational.project(self._run(node.input), node.names, node.expressions)
+    def _run_Project(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        return relational.project(self._input(node), node.logical.names,
+                                  node.logical.expressions)
 
-    def _run_Rename(self, node: Rename, metrics: dict) -> pa.Table:
-        return self._run(node.input).rename_columns(list(node.names))
+    def _run_Rename(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        return self._input(node).rename_columns(list(node.logical.names))
 
-    def _run_Join(self, node: Join, metrics: dict) -> pa.Table:
-        left, right = self._run(node.left), self._run(node.right)
-        if node.kind == "single":
+    def _run_Join(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        j = node.logical
+        left, right = self._input(node, 0), self._input(node, 1)
+        if j.kind == "single":
             return relational.single_join(left, right)
-        return relational.join(left, right, node.kind, node.left_keys, node.right_keys,
-                               node.residual, metrics, self.check_cancelled)
+        return relational.join(left, right, j.kind, j.left_keys, j.right_keys, j.residual,
+                               metrics, self.check_cancelled)
 
-    def _run_MarkJoin(self, node: MarkJoin, metrics: dict) -> pa.Table:
-        return relational.mark_join(self._run(node.left), self._run(node.right), node.column,
-                                    node.output)
+    def _run_MarkJoin(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        return relational.mark_join(self._input(node, 0), self._input(node, 1),
+                                    node.logical.column, node.logical.output)
 
-    def _run_Aggregate(self, node: Aggregate, metrics: dict) -> pa.Table:
-        return relational.aggregate(self._run(node.input), node.keys, node.aggregates)
+    def _run_Aggregate(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        return relational.aggregate(self._input(node), node.logical.keys,
+                                    node.logical.aggregates)
 
-    def _run_Distinct(self, node: Distinct, metrics: dict) -> pa.Table:
-        return relational.distinct(self._run(node.input))
+    def _run_Distinct(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        return relational.distinct(self._input(node))
 
-    def _run_UnionAll(self, node: UnionAll, metrics: dict) -> pa.Table:
-        return relational.union_all([self._run(i) for i in node.inputs], list(node.names))
+    def _run_UnionAll(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        return relational.union_all([self._input(node, i) for i in range(len(node.inputs))],
+                                    list(node.logical.names))
 
-    def _run_SetOperation(self, node: SetOperation, metrics: dict) -> pa.Table:
-        return relational.set_operation(self._run(node.left), self._run(node.right), node.kind,
-                                        node.names)
+    def _run_SetOperation(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        return relational.set_operation(self._input(node, 0), self._input(node, 1),
+                                        node.logical.kind, node.logical.names)
 
-    def _run_Sort(self, node: Sort, metrics: dict) -> pa.Table:
-        return relational.sort(self._run(node.input), node.keys, node.nulls_first)
+    def _run_Sort(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        return relational.sort(self._input(node), node.logical.keys, node.logical.nulls_first)
 
-    def _run_Limit(self, node: Limit, metrics: dict) -> pa.Table:
-        if isinstance(node.input, Sort) and node.limit is not None:
+    def _run_Limit(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        limit = node.logical
+        if isinstance(limit.input, Sort) and limit.limit is not None:
             # ORDER BY ... LIMIT k: select the first k rows, then order only those (top-k).
-            sort = node.input
-            table = self._run(sort.input)
-            top = relational.top_k(table, sort.keys, sort.nulls_first, node.offset + node.limit)
+            sort = limit.input
+            table = self._input(node)
+            top = relational.top_k(table, sort.keys, sort.nulls_first, limit.offset + limit.limit)
             if top is not None:
-                metrics["top_k"] = node.offset + node.limit
-                return top.slice(node.offset, node.limit)
-            return relational.sort(table, sort.keys, sort.nulls_first).slice(node.offset,
-                                                                              node.limit)
-        return self._run(node.input).slice(node.offset, node.limit)
+                metrics["top_k"] = limit.offset + limit.limit
+                return top.slice(limit.offset, limit.limit)
+            return relational.sort(table, sort.keys, sort.nulls_first).slice(limit.offset,
+                                                                              limit.limit)
+        return self._input(node).slice(limit.offset, limit.limit)
 
     # -- catalog statements ---------------------------------------------------------------------
-    def _run_ShowGraphs(self, node: ShowGraphs, metrics: dict) -> pa.Table:
+    def _run_ShowGraphs(self, node: PhysicalNode, metrics: dict) -> pa.Table:
         return self.graphs_table()
 
     def graphs_table(self) -> pa.Table:
@@ -365,16 +318,16 @@ class Runner:
             "edges": to_arrow([e.input_edges for e in entries], pa.int64()),
         })
 
-    def _run_DescribeGraph(self, node: DescribeGraph, metrics: dict) -> pa.Table:
-        e = self.catalog.get(node.graph)
+    def _run_DescribeGraph(self, node: TableScan, metrics: dict) -> pa.Table:
+        e = node.entry
         rows = [
             ("name", e.name), ("directed", str(e.directed).lower()),
             ("weighted", str(e.weighted).lower()), ("vertices", str(e.num_vertices)),
             ("edges", str(e.input_edges)), ("stored_edges", str(e.num_edges)),
             ("vertex_id_type", e.id_type), ("source", e.source),
             ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.created))),
-            ("vertex_columns", ", ".join(self.graph_columns(e.name, "vertices"))),
-            ("edge_columns", ", ".join(self.graph_columns(e.name, "edges"))),
+            ("vertex_columns", ", ".join(self.catalog.vertex_schema(e).names)),
+            ("edge_columns", ", ".join(self.catalog.edge_schema(e).names)),
         ] + [(k, str(v)) for k, v in sorted(e.stats.items())]
         return to_table({"property": [r[0] for r in rows], "value": [r[1] for r in rows]})
 
@@ -390,33 +343,6 @@ def _scalar(table: pa.Table, what: str) -> Any:
 def _mask(table: pa.Table, predicate: pc.Expression) -> pa.Array:
     """The boolean value of ``predicate`` on every row of ``table``."""
     return relational.project(table, ["m"], [predicate]).column(0).combine_chunks()
-
-
-def internal_id(ids: pa.Array, value: Any, entry: GraphEntry, algorithm: str, param: str) -> int:
-    """Map a user vertex id to the internal id; a clear error when it is not in the graph."""
-    if entry.id_type == "string":
-        if not isinstance(value, str):
-            value = str(value)
-        position = pc.index(ids, scalar(value, pa.string())).as_py()
-    else:
-        if isinstance(value, str):
-            try:
-                value = int(value)
-            except ValueError:
-                raise InvalidArgument(
-                    f"{algorithm}(): {param} {value!r} is not a vertex of graph '{entry.name}' "
-                    "(its vertex ids are integers)") from None
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-            raise InvalidArgument(f"{algorithm}(): {param} must be a vertex id, got {value!r}")
-        ids_np = to_numpy(ids)
-        i = int(np.searchsorted(ids_np, value))  # ids are stored in ascending order
-        position = i if i < len(ids_np) and ids_np[i] == value else -1
-    if position < 0:
-        raise InvalidArgument(
-            f"{algorithm}(): {param} {value!r} is not a vertex of graph '{entry.name}'")
-    return position
 
 
 def _arrow_error(exc: Exception) -> str:

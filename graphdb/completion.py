@@ -44,10 +44,11 @@ class SqlCompleter(Completer):
             return []
         names = set(graphs) | set(REGISTRY) | set(self.con.table_functions)
         columns = {c.name for spec in REGISTRY.values() for c in spec.columns}
+        context = self.con.context()
         for graph in graphs:
             for table in ("vertices", "edges"):
                 try:
-                    columns.update(self.con._runner.graph_columns(graph, table))
+                    columns.update(context.graph_columns(graph, table))
                 except Exception:  # a graph dropped meanwhile: no columns to offer
                     pass
         lower = word.lower()

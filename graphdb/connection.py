@@ -79,7 +79,8 @@ class Connection:
         self.settings = settings
         self.catalog = Catalog(self._env, buffers)
         self._runner = Runner(self.catalog, self._device,
-                              lambda: self.settings.host_memory_limit)
+                              lambda: self.settings.host_memory_limit,
+                              lambda: self.settings.debug_variant)
         self._device_cache: tuple[tuple, Any] | None = None
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.
@@ -164,14 +165,30 @@ class Connection:
     def rollback(self) -> None:
         """PEP 249: statements commit on their own; there is no open transaction to undo."""
 
-    def context(self) -> Context:
-        """What the binder needs: the catalog, graph table columns, built-in table functions."""
-        return Context(self.catalog, self._runner.graph_columns, dict(self.table_functions))
+    def context(self, snapshot=None) -> Context:
+        """What the binder needs: the statement's view of the catalog, graph table columns
+        (from the catalog's schemas: no topology is read), built-in table functions."""
+        snapshot = snapshot or self._runner.snapshot()
+
+        def columns(graph: str, which: str) -> list[str]:
+            entry = snapshot.get(graph)
+            schema = (self.catalog.vertex_schema(entry) if which == "vertices"
+                      else self.catalog.edge_schema(entry))
+            return list(schema.names)
+
+        return Context(snapshot, columns, dict(self.table_functions))
 
     def plan(self, sql: str, parameters: Any = None):
-        """Parse, bind and plan ``sql`` without running it (tests and benchmarks)."""
-        return self._guarded(lambda: plan_query(bind_parameters(parse(sql).ast, parameters),
-                                                self.context())[0])
+        """Parse, bind and plan ``sql`` without running it: the physical plan (tests,
+        benchmarks and EXPLAIN read it)."""
+
+        def work():
+            snapshot = self._runner.snapshot()
+            logical = plan_query(bind_parameters(parse(sql).ast, parameters),
+                                 self.context(snapshot))[0]
+            return self._runner.plan(logical, snapshot)
+
+        return self._guarded(work)
 
     def _execute(self, statement: Statement, parameters: Any) -> tuple[pa.Table, str | None]:
         ast = statement.ast
@@ -181,6 +198,7 @@ class Connection:
             raise InvalidInputError(f"{statement.kind.replace('_', ' ').upper()} takes no "
                                     "parameters")
         kind = statement.kind
+        snapshot = self._runner.snapshot()  # one view of the catalog for the whole statement
         if statement.explain and kind in ("set", "reset", "drop_graph"):
             raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
                               "is not a query")
@@ -197,15 +215,15 @@ class Connection:
         elif kind == "show_graphs":
             plan = ShowGraphs()
         elif kind == "describe":
-            plan = self._describe(ast)
+            plan = self._describe(ast, snapshot)
         else:
-            plan, _names = plan_query(ast, self.context())
+            plan, _names = plan_query(ast, self.context(snapshot))
+        physical = self._runner.plan(plan, snapshot)
         if statement.explain:
-            return self._explain(plan, statement.analyze), None
-        return self._runner.run(plan), None
+            return self._explain(physical, statement.analyze), None
+        return self._runner.run(physical), None
 
     def _explain(self, plan, analyze: bool) -> pa.Table:
-        choices = self._runner.choices(plan)
         stats = None
         total = None
         if analyze:
@@ -213,19 +231,20 @@ class Connection:
             self._runner.run(plan)
             total = time.perf_counter() - start
             stats = dict(self._runner.stats)
-        lines = explain_lines(plan, choices, stats)
+        lines = explain_lines(plan, stats)
         if total is not None:
             lines.append(f"Total: {total * 1000:.2f} ms")
         return to_table({"plan": lines})
 
-    def _describe(self, ast):
+    def _describe(self, ast, snapshot):
         kind, target = describe_target(ast)
         if kind == "graph":
-            return DescribeGraph(self.catalog.get(target).name)
+            return DescribeGraph(snapshot.get(target).name)
         # DESCRIBE g.edges or DESCRIBE SELECT ...: the columns and their types
-        query = self.plan(f"SELECT * FROM {target} LIMIT 0") if kind == "table" else plan_query(
-            target, self.context())[0]
-        schema = self._runner.run(query).schema
+        if kind == "table":
+            target = parse(f"SELECT * FROM {target} LIMIT 0").ast
+        query = plan_query(target, self.context(snapshot))[0]
+        schema = self._runner.run(self._runner.plan(query, snapshot)).schema
         return ValuesScan("describe", to_table({
             "column": [f.name for f in schema], "type": [str(f.type) for f in schema]}))
 
@@ -257,7 +276,7 @@ class Connection:
             if statement.if_exists:
                 return f"graph '{statement.name}' does not exist; nothing dropped"
             raise
-        self._runner.forget(entry.name)
+        self._runner.forget(entry)
         return f"dropped graph '{entry.name}'"
 
     def _settings_table(self) -> pa.Table:
@@ -351,6 +370,7 @@ class Connection:
                 from .progress import terminal_progress
 
                 progress = terminal_progress()
+            old = self._existing(graph)
             entry = self.catalog.ingest(graph, str(edges), options, replace=replace,
                                         progress=progress or None)
         except Exception as exc:
@@ -358,7 +378,8 @@ class Connection:
             if translated is exc:
                 raise
             raise translated from None
-        self._runner.forget(graph)
+        if old is not None:
+            self._runner.forget(old)
         seconds = time.perf_counter() - start
         stats = entry.stats
         return {
@@ -369,6 +390,12 @@ class Connection:
             "bytes_stored": stats.get("bytes_stored", 0), "seconds": seconds,
             "edges_per_second": entry.input_edges / seconds if seconds > 0 else 0.0,
         }
+
+    def _existing(self, name: str):
+        try:
+            return self.catalog.get(name, exact=True)
+        except GraphNotFound:
+            return None
 
     def graphs(self) -> list[str]:
         return sorted(self.catalog.names())

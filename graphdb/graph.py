@@ -56,7 +56,8 @@ class GraphHandle:
         return call
 
     def _run(self, make_plan) -> pa.Table:
-        return self.connection._guarded(lambda: self.connection._runner.run(make_plan()))
+        runner = self.connection._runner
+        return self.connection._guarded(lambda: runner.run(runner.plan(make_plan())))
 
     def vertices(self) -> pa.Table:
         """``g.vertices``: the vertex ids (column ``id``) and properties."""

@@ -101,5 +101,6 @@ def to_networkx(handle: "GraphHandle"):
 def to_scipy(handle: "GraphHandle", *, weighted: bool = True):
     con = handle.connection
     entry = con.catalog.get(handle.name)
-    graph, ids = con._runner.graph(entry)
-    return graph.out_csr.to_scipy(weighted=weighted), ids
+    graph = con._runner.graph(entry)
+    out = graph.csr("out", weights=weighted)
+    return out.to_scipy(weighted=weighted), con._runner.vertex_ids(entry).ids

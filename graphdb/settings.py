@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from graphdb.executor.device import DEVICE_CHOICES
+from graphdb.executor.physical.sizing import DEBUG_VARIANTS
 
 from .errors import InvalidInputError
 
@@ -47,6 +48,9 @@ _DOCS = {
     "host_memory_limit": "bytes of host memory a streamed operator may hold the graph's "
                          "topology in; past it BFS and PageRank stream slotted pages from the "
                          "store",
+    "debug_variant": "for testing: 'auto' (the cost model decides), or force graph operators "
+                     "onto 'resident', 'streamed' (Subway, edge chunks) or 'pages' variants, "
+                     "with a budget small enough that they stream in several pieces",
 }
 
 
@@ -68,6 +72,8 @@ class Settings:
     buffer_pool_size: int | None = None
     #: bytes of host memory streamed operators may keep the topology in; None = a share of RAM
     host_memory_limit: int | None = None
+    #: for testing: force a variant family ('auto' lets the cost model decide)
+    debug_variant: str = "auto"
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()
@@ -81,6 +87,12 @@ class Settings:
             return replace(self, memory_limit=parse_bytes(value, "memory_limit"))
         if name in ("buffer_pool_size", "host_memory_limit"):
             return replace(self, **{name: parse_bytes(value, name)})
+        if name == "debug_variant":
+            text = str(value).lower()
+            if text not in DEBUG_VARIANTS:
+                raise InvalidInputError(f"debug_variant must be one of "
+                                        f"{', '.join(DEBUG_VARIANTS)}, got {value!r}")
+            return replace(self, debug_variant=text)
         if name == "threads":
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InvalidInputError(f"threads must be a positive integer, got {value!r}")

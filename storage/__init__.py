@@ -8,13 +8,11 @@
   (``write_topology``), deleted together (``delete_topology``); ``csr_from_edges``.
 - ``buffer_manager``: host frames under a byte budget; pins, CLOCK, bulk-scan rings, prefetch,
   counters (``stats_table`` gives them as a pyarrow Table).
-- ``device_cache``: the same interface for copies kept on a GPU (LRU), CuPy imported lazily.
 - ``checksum``: xxh3 when the ``xxhash`` package is installed, zlib's crc32 otherwise.
 """
 
 from .blocks import delete_arrays, get_array, get_range, put_array
 from .buffer_manager import BufferManager, ItemKey, stats_table
-from .device_cache import DeviceCache
 from .env import Environment
 from .errors import BufferPoolExhausted, CorruptData, DatabaseLocked, StorageError
 from .pages import PageLayout, decode_page
@@ -25,7 +23,6 @@ __all__ = [
     "BufferPoolExhausted",
     "CorruptData",
     "DatabaseLocked",
-    "DeviceCache",
     "Environment",
     "ItemKey",
     "PageLayout",

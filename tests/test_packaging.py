@@ -74,7 +74,8 @@ def test_a_built_wheel_holds_only_graphdb_and_imports_beside_a_users_project(
     site, names = installed_wheel
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"graphdb"}
-    assert "graphdb/executor/gpu/cuda/frontier.cu" in names
+    assert "graphdb/executor/operators/frontier.cu" in names
+    assert "graphdb/executor/gpu/include/graphdb/common.cuh" in names
     project = _user_project(tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project), str(site)])}
     done = subprocess.run([sys.executable, "-c", QUERY], cwd=project, env=env,

@@ -1,17 +1,18 @@
-"""The GPU device layer: CuPy, kernel modules, the memory budget, streams and graph residency.
+"""The GPU device layer: CuPy, kernel modules, the memory budget, streams, device copies.
 
-Everything here imports CuPy lazily (inside functions), so ``import executor.gpu.runtime`` is
-cheap and a CPU-only install can import it; only calling into it needs CuPy.
+Everything here imports CuPy lazily (inside functions), so importing this module is cheap and a
+CPU-only install can import it; only calling into it needs CuPy.
 
-- Kernel modules are the ``cuda/*.cu`` files. Their ``#include "include/..."`` lines are inlined
-  here before compilation, so CuPy's on-disk cache key (which hashes the source text and the
-  options) changes whenever a header changes; each module is compiled once per device and
-  memoized in-process (``functools.lru_cache``).
-- The memory budget (``SET memory_limit``) is the limit of CuPy's default memory pool; a CuPy
-  out-of-memory error inside an operator becomes :class:`graphdb.executor.errors.DeviceOutOfMemory`, so
-  the caller can fall back to a CPU plan.
-- A graph's CSR arrays are uploaded once and kept on the :class:`~graphdb.executor.graph.Graph` object
-  (``_gpu_resident``), so repeated queries on one graph do not pay the host-to-device copy.
+- Kernel modules (:class:`CudaModule`) are ``.cu`` files beside the Python code that launches
+  them (an algorithm family's folder, or ``operators/`` for the shared traversal operators),
+  with the shared headers in ``gpu/include/graphdb/`` and the ABI constants of
+  :mod:`graphdb.executor.abi` prepended; :mod:`.compiled` keeps the binaries on disk.
+- The memory budget (``SET memory_limit``) caps CuPy's pool while an operator runs
+  (:func:`memory_budget`); a CuPy out-of-memory error becomes
+  :class:`graphdb.executor.errors.DeviceOutOfMemory` (:func:`translate_oom`), so the runner can
+  take the CPU plan the physical planner prepared.
+- A graph's device CSR (:func:`device_csr`) is uploaded once per graph version and held by the
+  residency owner (:mod:`graphdb.executor.residency`), counted against the GPU budget.
 """
 
 from __future__ import annotations
@@ -25,53 +26,29 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..abi import CUDA_DEFINES
 from ..errors import DeviceOutOfMemory
 
 __all__ = [
-    "cp",
-    "DeviceInfo",
-    "device_info",
-    "module",
-    "kernel",
-    "id_ctype",
-    "apply_memory_limit",
-    "translate_oom",
-    "operator_stream",
+    "CudaModule",
     "DeviceCSR",
+    "DeviceInfo",
+    "apply_memory_limit",
+    "cp",
     "device_csr",
-    "attach_device_csr",
+    "device_info",
+    "device_name",
     "grid_for",
-    "ALL_MODULES",
+    "id_ctype",
+    "memory_budget",
+    "operator_stream",
+    "translate_oom",
 ]
 
-CUDA_DIR = Path(__file__).with_name("cuda")
+EXECUTOR_DIR = Path(__file__).resolve().parent.parent
+#: Shared headers (``#include "graphdb/common.cuh"``).
+INCLUDE_DIR = Path(__file__).resolve().with_name("include")
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
-
-#: Every kernel module and the templates it instantiates for each vertex-id type.
-ALL_MODULES: dict[str, tuple[str, ...]] = {
-    "frontier": (
-        "graphdb_frontier_seed<{id}>",
-        "graphdb_frontier_bfs_level<{id}>",
-        "graphdb_frontier_sssp_relax<{id}>",
-        "graphdb_frontier_sssp_bucket<{id}>",
-    ),
-    "pagerank": (
-        *(f"graphdb_pagerank_rows<{{id}},{push},{g}>" for push in ("false", "true")
-          for g in (4, 8, 16, 32)),
-        "graphdb_pagerank_heavy<{id},false>",
-        "graphdb_pagerank_heavy<{id},true>",
-        "graphdb_pagerank_merge_apply<{id}>",
-        "graphdb_pagerank_edge_rows<{id}>",
-    ),
-    "lcc": ("graphdb_lcc_count<{id}>",),
-    "wcc": (
-        "graphdb_wcc_hook_sample<{id}>",
-        "graphdb_wcc_hook_rest<{id}>",
-        "graphdb_wcc_compress<{id}>",
-    ),
-    "streaming": (),  # plain kernels (executor.streaming)
-    "subway": (),
-}
 
 
 def cp():
@@ -121,48 +98,71 @@ def device_info() -> DeviceInfo:
     return _device_info(cp().cuda.Device().id)
 
 
+def device_name() -> str:
+    """The residency owner's name of the current device (``"gpu:<id>"``)."""
+    return f"gpu:{cp().cuda.Device().id}"
+
+
 def grid_for(work: int, threads: int = 256, per_sm: int = 8) -> int:
     """Blocks for a grid-stride kernel: enough to fill the device, no more than the work needs."""
     full = device_info().multiprocessors * per_sm
     return max(1, min(full, -(-int(work) // threads)))
 
 
-def _source(name: str) -> str:
-    """The module's source with its local includes inlined (each header once)."""
-    seen: set[Path] = set()
-
-    def expand(path: Path) -> str:
-        def include(m: re.Match) -> str:
-            target = (path.parent / m.group(1)).resolve()
-            if target in seen:
-                return ""
-            seen.add(target)
-            return f"// ---- {m.group(1)} ----\n" + expand(target)
-
-        text = _INCLUDE.sub(include, path.read_text())
-        return re.sub(r"^\s*#\s*pragma\s+once\s*$", "", text, flags=re.MULTILINE)
-
-    return expand(CUDA_DIR / f"{name}.cu")
+def _defines() -> str:
+    return "".join(f"#define GRAPHDB_{name} {value}\n" for name, value in CUDA_DEFINES.items())
 
 
-@functools.lru_cache(maxsize=None)
-def _module(name: str, device_id: int, expressions: tuple[str, ...]):
-    from .compiled import load_module
+class CudaModule:
+    """One ``.cu`` file of the executor, declared beside the Python code that launches it.
 
-    return load_module(_source(name), expressions)
+    ``path`` is relative to the executor package; ``templates`` are the name expressions to
+    instantiate, with ``{id}`` standing for each vertex-id type (int and long long). The source
+    handed to the compiler is the ABI constants (:mod:`graphdb.executor.abi`) as ``#define``
+    lines, then the file with its local includes inlined (each header once), so the kernel
+    cache's key changes whenever a header or a constant does. Compiled once per device and
+    memoized in-process; see :mod:`.compiled` for the on-disk cache."""
 
+    def __init__(self, path: str, templates: tuple[str, ...] = ()):
+        self.path = EXECUTOR_DIR / path
+        self.expressions = tuple(e.format(id=t) for e in templates for t in ("int", "long long"))
+        self._loaded: dict[int, Any] = {}
 
-def module(name: str):
-    """The compiled kernel module ``cuda/<name>.cu`` for the current device, with the template
-    instantiations :data:`ALL_MODULES` lists (memoized; compiled once, see :mod:`.compiled`)."""
-    exprs = tuple(e.format(id=t) for e in ALL_MODULES.get(name, ()) for t in ("int", "long long"))
-    return _module(name, cp().cuda.Device().id, exprs)
+    def source(self) -> str:
+        seen: set[Path] = set()
 
+        def expand(path: Path) -> str:
+            def include(m: re.Match) -> str:
+                local = path.parent / m.group(1)
+                target = (local if local.exists() else INCLUDE_DIR / m.group(1)).resolve()
+                if target in seen:
+                    return ""
+                seen.add(target)
+                return f"// ---- {m.group(1)} ----\n" + expand(target)
 
-def kernel(module_name: str, template: str, ids: np.dtype, *extra: str):
-    """One kernel instantiation: kernel("frontier", "graphdb_frontier_bfs_level", np.int32)."""
-    args = ",".join((id_ctype(ids),) + extra)
-    return module(module_name).get_function(f"{template}<{args}>")
+            text = _INCLUDE.sub(include, path.read_text())
+            return re.sub(r"^\s*#\s*pragma\s+once\s*$", "", text, flags=re.MULTILINE)
+
+        return _defines() + expand(self.path)
+
+    def get(self):
+        """The module compiled for the current device (from the disk cache when it is there)."""
+        device = cp().cuda.Device().id
+        module = self._loaded.get(device)
+        if module is None:
+            from .compiled import load_module
+
+            module = load_module(self.source(), self.expressions)
+            self._loaded[device] = module
+        return module
+
+    def function(self, name: str):
+        """A kernel by its name, or by one of the module's name expressions."""
+        return self.get().get_function(name)
+
+    def kernel(self, template: str, ids: np.dtype, *extra: str):
+        """One template instantiation: ``FRONTIER.kernel("graphdb_frontier_bfs_level", ids)``."""
+        return self.function(f"{template}<{','.join((id_ctype(ids),) + extra)}>")
 
 
 def apply_memory_limit(limit_bytes: int | None) -> None:
@@ -236,38 +236,74 @@ class DeviceCSR:
         return self.offsets[1:] - self.offsets[:-1]
 
 
-def _resident(graph) -> dict:
-    cache = getattr(graph, "_gpu_resident", None)
-    if cache is None:
-        cache = {}
-        graph._gpu_resident = cache  # Graph is a plain dataclass: the cache lives and dies with it
-    return cache
+def _upload(graph, name: str, dtype) -> Any:
+    """Stored array ``name`` of ``graph`` on the current device.
+
+    From the host copy when the residency owner holds one; otherwise, for a stored graph,
+    straight from the buffer manager's page-locked frames block by block (no host copy of the
+    whole array is made), each block checked as it passes (:func:`_check_block`)."""
+    from graphdb.storage import ItemKey
+
+    cupy = cp()
+    held = graph.residency.peek(graph.key, "cpu", f"array:{name}")
+    buffers = getattr(graph, "buffers", None)
+    if held is not None or buffers is None:
+        host = held if held is not None else graph._array(name)
+        return cupy.asarray(host, dtype=dtype)
+    info = buffers.array_info(graph.graph_id, name)
+    out = cupy.empty(info.length, dtype=info.dtype)
+    keys = [ItemKey.block(graph.graph_id, name, n) for n in range(info.num_blocks)]
+    stream = cupy.cuda.get_current_stream()
+    last_offset = 0
+    for key, view in buffers.scan(keys):
+        block = view[: info.block_length(key.n) * info.dtype.itemsize].view(info.dtype)
+        last_offset = _check_block(graph, name, key.n, block, last_offset)
+        at = key.n * info.per_block * info.dtype.itemsize
+        cupy.cuda.runtime.memcpyAsync(out.data.ptr + at, block.ctypes.data, block.nbytes, 1,
+                                      stream.ptr)  # 1 = cudaMemcpyHostToDevice
+        stream.synchronize()  # the frame is unpinned when the loop moves on
+    return out if out.dtype == np.dtype(dtype) else out.astype(dtype)
+
+
+def _check_block(graph, name: str, n: int, block: np.ndarray, last_offset: int) -> int:
+    """The CSR invariants of one block on its way to the device: offsets non-decreasing from
+    where the previous block ended and at most |E|, targets in ``[0, |V|)``; returns the last
+    offset seen. Damaged blocks never reach a kernel."""
+    from graphdb.storage import CorruptData
+
+    if not block.size:
+        return last_offset
+    if name.endswith("_offsets"):
+        bad = (int(block[0]) < last_offset or bool((np.diff(block) < 0).any())
+               or int(block[-1]) > graph.num_edges)
+        if not bad:
+            return int(block[-1])
+    elif name.endswith("_targets"):
+        bad = int(block.min()) < 0 or int(block.max()) >= graph.num_vertices
+        if not bad:
+            return last_offset
+    else:
+        return last_offset
+    raise CorruptData(f"graph '{graph.name}': block {n} of {name!r} breaks the CSR invariants "
+                      "(offsets must ascend to |E|, targets lie in [0, |V|))")
 
 
 def device_csr(graph, direction: str = "out", *, weights: bool = False) -> DeviceCSR:
-    """The graph's out- or in-CSR on the current device (uploaded once, then cached)."""
-    if direction == "in" and not graph.directed:
-        direction = "out"
-    cache = _resident(graph)
-    key = (direction, cp().cuda.Device().id)
-    dev = cache.get(key)
-    if dev is None:
-        host = graph.out_csr if direction == "out" else graph.in_csr
-        # Kernels take one id type for both directions: the out-CSR's (a derived in-CSR may
-        # have been built with the default, narrower one).
-        ids = graph.out_csr.targets.dtype
-        with translate_oom(f"uploading the {direction}-CSR of graph '{graph.name}'"):
-            dev = DeviceCSR(cp().asarray(host.offsets, dtype=np.int64),
-                            cp().asarray(host.targets, dtype=ids))
-        cache[key] = dev
-    if weights and dev.weights is None:
-        host = graph.out_csr if direction == "out" else graph.in_csr
-        if host.weights is not None:
-            with translate_oom(f"uploading the edge weights of graph '{graph.name}'"):
-                dev.weights = cp().asarray(host.weights, dtype=np.float64)
-    return dev
+    """The graph's out- or in-CSR on the current device, uploaded once and held by the residency
+    owner (counted against the GPU budget); the weights only when asked for."""
+    direction = graph._direction(direction)
+    device = device_name()
+    # Kernels take one id type for both directions: the out-CSR's (a derived in-CSR may have
+    # been built with the default, narrower one).
+    ids = graph.id_dtype()
 
+    def upload(what: str, dtype):
+        def build():
+            with translate_oom(f"uploading the {direction}-{what} of graph '{graph.name}'"):
+                return _upload(graph, f"{direction}_{what}", dtype)
+        return graph.derived(f"device:{direction}_{what}", build, device=device)
 
-def attach_device_csr(graph, direction: str, csr: DeviceCSR) -> None:
-    """Register device arrays already built on the GPU (benchmarks, device-side loaders)."""
-    _resident(graph)[(direction, cp().cuda.Device().id)] = csr
+    csr = DeviceCSR(upload("offsets", np.int64), upload("targets", ids))
+    if weights and graph.weighted:
+        csr.weights = upload("weights", np.float64)
+    return csr

@@ -7,10 +7,7 @@ from typing import Any
 import numpy as np
 
 from graphdb.executor.algorithms import REGISTRY, run
-from graphdb.executor.device import Device
 from graphdb.executor.graph import Graph
-
-CPU = Device("cpu", 1 << 30)
 
 
 def run_cpu(name: str, graph: Graph, **options: Any) -> dict[str, np.ndarray]:
@@ -22,7 +19,7 @@ def run_cpu(name: str, graph: Graph, **options: Any) -> dict[str, np.ndarray]:
             bound[param.name] = param.coerce(options[param.name], name)
         elif not param.required:
             bound[param.name] = param.default
-    output = run(name, graph, bound, CPU)
+    output = run(name, graph, bound)
     assert set(output.columns) == {c.name for c in algorithm.columns}
     lengths = {len(col) for col in output.columns.values()}
     assert len(lengths) <= 1, "columns of one output must have one length"

@@ -1,35 +1,47 @@
-"""The dispatcher: a GPU implementation when the device is a GPU, the CPU when the GPU fails."""
+"""The planned fallback: a GPU plan carries the CPU plan to take if the device runs out of
+memory after all (another process took it, transients); the runner takes it and says so."""
 
 from __future__ import annotations
 
-import numpy as np
+import contextlib
 
-import graphdb.executor.gpu
+import numpy as np
+import scipy.sparse as sp
+
+import graphdb
 from graphdb.executor import algorithms
 from graphdb.executor.device import Device
 from graphdb.executor.errors import DeviceOutOfMemory
-from graphdb.executor.graph import Graph
 
 
-def _graph():
-    return Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), 4)
+def test_gpu_out_of_memory_falls_back_to_the_planned_cpu_plan(tmp_path, monkeypatch):
+    import graphdb.executor.algorithms.registry as registry
+    import graphdb.executor.gpu.runtime as rt
 
-
-def test_cpu_device_runs_the_cpu_implementation():
-    out = algorithms.run("bfs", _graph(), {"source": 0}, Device("cpu", 1 << 30))
-    assert out.metrics["device"] == "cpu"
-    assert dict(zip(out.columns["vertex"].tolist(), out.columns["depth"].tolist())) == {0: 0, 1: 1, 2: 2}
-
-
-def test_gpu_out_of_memory_falls_back_to_the_cpu(monkeypatch):
     calls = []
 
-    def exhausted(graph, **options):
-        calls.append(options)
+    def exhausted(graph, config, **options):
+        calls.append((config.device, options))
         raise DeviceOutOfMemory("needed 9 GiB, 1 GiB free")
 
-    monkeypatch.setattr(graphdb.executor.gpu, "implementation_for", lambda name: exhausted)
-    out = algorithms.run("bfs", _graph(), {"source": 1}, Device("gpu", 1 << 30, name="fake GPU"))
-    assert calls == [{"source": 1}]
-    assert out.metrics["device"] == "cpu" and "out of memory" in out.metrics["fallback"]
-    assert dict(zip(out.columns["vertex"].tolist(), out.columns["depth"].tolist())) == {1: 0, 2: 1, 0: 2}
+    spec = algorithms.get("bfs")
+    monkeypatch.setitem(registry._RESOLVED, ("bfs", "gpu", "resident"), exhausted)
+    # no GPU here: the runtime's budget and name are stand-ins
+    monkeypatch.setattr(rt, "device_name", lambda: "gpu:0")
+    monkeypatch.setattr(rt, "memory_budget", lambda limit: contextlib.nullcontext())
+    monkeypatch.setattr(rt, "translate_oom", lambda what: contextlib.nullcontext())
+    with graphdb.connect(tmp_path / "db", device="cpu") as con:
+        edges = sp.coo_array((np.ones(3), ([0, 1, 2], [1, 2, 0])), shape=(4, 4))
+        con.from_scipy("g", edges, weighted=False)
+        expected = con.execute("SELECT vertex, depth FROM bfs(g, 1) ORDER BY vertex").fetchall()
+        monkeypatch.setattr(con._runner, "device_for", lambda: Device(
+            "gpu", 1 << 30, name="fake GPU", reason="test"))
+        plan = con.plan("SELECT vertex, depth FROM bfs(g, 1)")
+        op = next(n for n in plan.walk() if n.kind == "AlgorithmScan")
+        assert (op.device, op.fallback.device, op.fallback.variant) == ("gpu", "cpu", "resident")
+        rows = con.execute("SELECT vertex, depth FROM bfs(g, 1) ORDER BY vertex").fetchall()
+        metrics = next(s.metrics for s in con._runner.stats.values() if "variant" in s.metrics)
+    assert calls == [("gpu", {"source": 1})]
+    assert rows == expected
+    assert metrics["device"] == "cpu" and "out of memory" in metrics["fallback"]
+    assert spec.variant("gpu") is not None

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from graphdb.executor.algorithms import pagerank
+from graphdb.executor.algorithms.pagerank import cpu as pagerank
 from graphdb.executor.graph import Graph
 from graphdb.generators import rmat
 
@@ -49,13 +49,18 @@ def test_pagerank_follows_the_threads_setting_and_gives_one_answer():
 SAME_ANSWERS = """
 import sys
 import numpy as np
-from graphdb.executor.algorithms import REGISTRY, _kernels
+from graphdb.executor.algorithms import REGISTRY, run
+from graphdb.executor.algorithms.bfs import cpu as bfs
+from graphdb.executor.algorithms.pagerank import cpu as pagerank
+from graphdb.executor.algorithms.sssp import cpu as sssp
+from graphdb.executor.algorithms.wcc import cpu as wcc
 from tests.executor.test_kernels import kernel_cases
 if sys.argv[2] == "compiled":
-    _kernels.compiled()
+    for module in (bfs, pagerank, sssp, wcc):
+        module.KERNELS.load()
 results = {}
 for key, graph, name, options in kernel_cases():
-    for column, values in REGISTRY[name].cpu(graph, **options).columns.items():
+    for column, values in run(name, graph, options).columns.items():
         results[f"{key}/{column}"] = np.asarray(values)
 np.savez(sys.argv[1], **results)
 assert ("numba" in sys.modules) == (sys.argv[2] == "compiled")

@@ -8,7 +8,9 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from graphdb.executor.algorithms import bfs, lcc, sssp
+from graphdb.executor.algorithms.bfs import cpu as bfs
+from graphdb.executor.algorithms.lcc import cpu as lcc
+from graphdb.executor.algorithms.sssp import cpu as sssp
 from graphdb.executor.graph import Graph
 from graphdb.generators import grid, random_weights, rmat
 from tests.executor.support import run_cpu
@@ -62,8 +64,8 @@ DIRECTIONS = {
 @pytest.mark.parametrize("max_depth", [None, 0, 1, 3, 25])
 def test_bfs_depths_match_scipy(name, graph, source, direction, max_depth, monkeypatch):
     alpha, beta = DIRECTIONS[direction]
-    monkeypatch.setattr(bfs, "ALPHA", alpha)
-    monkeypatch.setattr(bfs, "BETA", beta)
+    monkeypatch.setattr(bfs, "DIRECTION_ALPHA", alpha)
+    monkeypatch.setattr(bfs, "DIRECTION_BETA", beta)
     out = run_cpu("bfs", graph, source=source, max_depth=max_depth)
     _, _, bottom_up = bfs.bfs_search(graph, source, max_depth)
     if alpha == 0 or max_depth == 0:
@@ -94,8 +96,8 @@ def test_bottom_up_loads_the_in_edges_only_when_it_needs_them(max_depth, monkeyp
     if max_depth is not None:
         expected[expected > max_depth] = np.inf
     for alpha, loads in [(0, False), (1 << 30, True)]:
-        monkeypatch.setattr(bfs, "ALPHA", alpha)
-        monkeypatch.setattr(bfs, "BETA", 1 << 30)
+        monkeypatch.setattr(bfs, "DIRECTION_ALPHA", alpha)
+        monkeypatch.setattr(bfs, "DIRECTION_BETA", 1 << 30)
         graph = fresh()
         depth, _ = bfs.bfs_depths(graph, source, max_depth)
         assert graph.in_csr_loaded is loads
@@ -146,8 +148,7 @@ def _with_weights(graph: Graph, weights: np.ndarray):
 
 def _weighted(graph: Graph, weights: np.ndarray) -> Graph:
     """``graph`` with ``weights`` on its out-edges (in stored order)."""
-    return Graph(graph.name, graph.num_vertices, graph.num_edges, graph.directed, True,
-                 lambda: _with_weights(graph, weights))
+    return Graph.from_csr(graph.name, _with_weights(graph, weights), directed=graph.directed)
 
 
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
@@ -211,9 +212,7 @@ def test_int64_targets_give_the_same_results(name, graph, source):
     """A stored CSR may hold int64 targets (huge graphs); every algorithm must accept it."""
     csr = graph.out_csr
     wide = type(csr)(csr.offsets, csr.targets.astype(np.int64), None)
-    graph64 = Graph(
-        graph.name, graph.num_vertices, graph.num_edges, graph.directed, False, lambda: wide
-    )
+    graph64 = Graph.from_csr(graph.name, wide, directed=graph.directed)
     for algorithm, options in [
         ("bfs", {"source": source}),
         ("khop", {"source": source, "k": 2}),
@@ -236,10 +235,7 @@ def test_int64_targets_give_the_same_weighted_results(name, graph, source):
     weights = random_weights(csr.num_edges, seed=9)
     narrow = type(csr)(csr.offsets, csr.targets, weights)
     wide = type(csr)(csr.offsets, csr.targets.astype(np.int64), weights)
-    graphs = [
-        Graph(graph.name, graph.num_vertices, graph.num_edges, graph.directed, True, lambda c=c: c)
-        for c in (narrow, wide)
-    ]
+    graphs = [Graph.from_csr(graph.name, c, directed=graph.directed) for c in (narrow, wide)]
     target = graph.num_vertices - 1
     for algorithm, options in [
         ("sssp", {"source": source}),

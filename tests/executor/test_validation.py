@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -75,16 +77,21 @@ def test_negative_weights_are_refused(name):
         run_cpu(name, weighted((1.0, -2.0)), **options)
 
 
+def _entry(graph: Graph):
+    """The catalog's view of ``graph``: what bind-time checks read (no topology)."""
+    return SimpleNamespace(name=graph.name, weighted=graph.weighted, directed=graph.directed)
+
+
 @pytest.mark.parametrize("name", ["sssp", "shortest_path"])
 def test_unweighted_graph_asked_for_weights(name):
     options = {"source": 0} if name == "sssp" else {"source": 0, "target": 2}
     with pytest.raises(InvalidArgument, match="no edge weights"):
-        run_cpu(name, unweighted(), weight="weight", **options)
+        REGISTRY[name].validate(_entry(unweighted()), {**options, "weight": "weight"})
 
 
 def test_unknown_weight_column_names_the_available_ones():
     with pytest.raises(InvalidArgument, match="available: weight"):
-        run_cpu("sssp", weighted(), source=0, weight="length")
+        REGISTRY["sssp"].validate(_entry(weighted()), {"source": 0, "weight": "length"})
 
 
 def test_sswp_needs_weights():

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-
-DATA = Path(__file__).resolve().parent / "data"
 
 
 def random_edges(rng: np.random.Generator, n: int, m: int):

@@ -41,7 +41,7 @@ def test_bfs_query_does_not_import_cupyx(tmp_path):
     for cupyx (and scipy.sparse with it), which CuPy imports at its first elementwise kernel.
     (``cupy.random`` registers ``cupyx`` as a lazy module at import: ``cupyx.linalg`` is the
     sign that it was executed.) With the kernel cache warm, NVRTC is not even loaded: the
-    module comes from graphdb's own cubin cache (executor.gpu.compiled)."""
+    module comes from graphdb's own cubin cache (graphdb.executor.gpu.compiled)."""
     cold = _fresh_bfs_query(tmp_path)
     assert cold == "[(0, 0), (1, 1), (2, 2), (3, 3)] False True True"  # compiled: NVRTC ran
     assert list(tmp_path.glob("graphdb-*.cubin"))
@@ -58,7 +58,9 @@ def test_kernel_cache_hits_and_repairs(tmp_path, monkeypatch):
     from graphdb.executor.gpu import runtime as rt
 
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
-    source = rt._source("wcc")
+    from graphdb.executor.algorithms.wcc.gpu import WCC_KERNELS
+
+    source = WCC_KERNELS.source()
     exprs = ("graphdb_wcc_compress<int>",)
     first = compiled.load_module(source, exprs)
     (path,) = tmp_path.glob("graphdb-*.cubin")

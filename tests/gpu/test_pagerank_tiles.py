@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphdb.executor.graph import Graph
+from graphdb.executor.algorithms.pagerank.tiles import (
+    TILE_PAD,
+    TileShape,
+    build_tiles,
+    tile_sums_host,
+)
+from graphdb.executor.graph import CSR, Graph
 from graphdb.generators import rmat
 from tests.gpu._gpu_graphs import random_edges
-
-# Small tiles so that small graphs exercise several source and destination ranges, tiles left
-# out (min_edges), tiles cut into several chunks, and padding.
-SMALL = {"tiles": True, "reorder": True, "variant": "pull", "tile_src": 16, "tile_dst": 40,
-         "tile_chunk": 24}
 
 
 def _dst_src_sorted(rng, n, m, skew):
@@ -30,12 +31,9 @@ def _dst_src_sorted(rng, n, m, skew):
     (10, 0, 4, 4, 10, 0, 8),
 ])
 def test_tile_layout_on_host(n, m, src, dst, sources, min_edges, chunk):
-    from graphdb.executor.gpu.pagerank import TILE_PAD, build_tiles, tile_sums_host
-
     rng = np.random.default_rng(n + m)
     rows, cols = _dst_src_sorted(rng, n, m, 3.0)
-    tiles, rest = build_tiles(np, rows, cols, n, sources=sources, src=src, dst=dst,
-                              min_edges=min_edges, chunk=chunk)
+    tiles, rest = build_tiles(np, rows, cols, n, TileShape(sources, src, dst, min_edges, chunk))
     contrib = rng.random(n)
     ref = np.zeros(n)
     np.add.at(ref, rows[~rest], contrib[cols[~rest]])
@@ -58,25 +56,12 @@ def test_tile_layout_on_host(n, m, src, dst, sources, min_edges, chunk):
         assert w.size and w[0] != TILE_PAD
         w = (w[w != TILE_PAD] >> 16).astype(np.int64)
         assert np.all(np.diff(w) >= 0)  # destinations ascend inside a tile (run merging)
-    dst, slot = np.asarray(tiles.item_dst), np.asarray(tiles.item_slot)
-    split_dst = np.asarray(tiles.split_dst)
-    for d in np.unique(dst):  # a column has one owner item, or consecutive slots
-        mine = np.sort(slot[dst == d])
-        if mine.size == 1:
-            assert mine[0] == -1 and d not in split_dst
-        else:
-            (c,) = np.flatnonzero(split_dst == d)
-            first, k = tiles.split_slot[c], tiles.split_slots[c]
-            np.testing.assert_array_equal(mine, np.arange(first, first + k))
 
 
 def test_tile_sides_must_fit_16_bits():
-    from graphdb.executor.gpu.pagerank import build_tiles
-
     rows = cols = np.zeros(4, dtype=np.int32)
     with pytest.raises(ValueError):
-        build_tiles(np, rows, cols, 100_000, sources=10, src=1 << 17, dst=8, min_edges=0,
-                    chunk=8)
+        build_tiles(np, rows, cols, 100_000, TileShape(10, 1 << 17, 8, 0, 8))
 
 
 def _graph(src, dst, n):
@@ -84,174 +69,108 @@ def _graph(src, dst, n):
 
 
 def _reference(g, **kw):
-    from graphdb.executor.algorithms.pagerank import pagerank_ranks
+    from graphdb.executor.algorithms.pagerank.cpu import pagerank_ranks
 
     return pagerank_ranks(g, **kw)
 
 
+def _layout(block_vertices, tiles: TileShape):
+    from graphdb.executor.algorithms.pagerank.gpu import Layout
+
+    return Layout(block_vertices, True, tiles)
+
+
+#: Small tiles, so that small graphs exercise several source and destination ranges, tiles left
+#: out (min_edges), columns cut into several items, and padding.
+def small(sources: int, min_edges: int = 0, **kw) -> TileShape:
+    return TileShape(**{"sources": sources, "src": 16, "dst": 40, "min_edges": min_edges,
+                        "chunk": 24, **kw})
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("n,m", [(7, 12), (60, 200), (500, 4000), (3000, 30000)])
-@pytest.mark.parametrize("block_size", [None, 64])
+@pytest.mark.parametrize("block_size", [16, 64])
 @pytest.mark.parametrize("min_edges", [0, 20])
-@pytest.mark.parametrize("atomic", [False, True])
-@pytest.mark.parametrize("pipeline,to_dense", [(False, False), (True, False), (True, True)])
-def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges, atomic, pipeline, to_dense):
-    from graphdb.executor.gpu.pagerank import pagerank_gpu
+def test_pagerank_tiles_match_cpu(n, m, block_size, min_edges):
+    from graphdb.executor.algorithms.pagerank.gpu import pagerank_gpu
 
     rng = np.random.default_rng(n)
     src, dst = random_edges(rng, n, m)
     g = _graph(src, dst, n)
     ref, it = _reference(g, damping=0.85, max_iterations=15)
-    got, git, stats = pagerank_gpu(g, 0.85, 15, block_size=block_size, tile_sources=n // 3,
-                                   tile_min_edges=min_edges, tiles_atomic=atomic,
-                                   tiles_pipeline=pipeline, rows_to_dense=to_dense, **SMALL)
+    got, git, stats = pagerank_gpu(g, 0.85, 15,
+                                   layout=_layout(block_size, small(n // 3, min_edges)))
     assert git == it
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4, atol=1e-9)
-    assert stats["tiles"]["edges_tiled"] > 0 or min_edges
+    assert "tiles" not in stats or stats["tiles"]["edges_tiled"] > 0 or min_edges
 
 
 @pytest.mark.gpu
-def test_pagerank_tiles_rmat_hub_and_default_sizes():
-    """R-MAT with its hubs (heavy rows too), the tiles' default sizes and a small variant."""
-    from graphdb.executor.gpu.pagerank import pagerank_gpu
+def test_pagerank_tiles_rmat_hub_and_sizes():
+    """R-MAT with its hubs (heavy rows too): the default tile shape, and smaller ones with
+    columns split over several items and wide source ranges (more than the pipelined kernel
+    holds in registers: the rest is staged straight from global memory)."""
+    from graphdb.executor.algorithms.pagerank.gpu import pagerank_gpu
 
     src, dst = rmat(14, 16, seed=3)
     n = 1 << 14
     g = _graph(src, dst, n)
     ref, _ = _reference(g, max_iterations=10)
-    seq = {"tiles": True, "reorder": True, "tiles_concurrent": False, "tiles_atomic": False}
-    for kw in ({"tiles": True, "reorder": True, "tile_min_edges": 0},
-               {"tiles": True, "reorder": True, "tile_min_edges": 0, "tiles_pipeline": True},
-               {"tiles": True, "reorder": True, "tiles_pipeline": False},
-               {**seq, "tiles_pipeline": True, "tile_chunk": 1 << 14},
-               {"tiles": True, "reorder": True, "tiles_pipeline": True, "rows_to_dense": True},
-               {**seq, "tiles_pipeline": True, "rows_to_dense": True, "tile_min_edges": 0},
-               {"tiles": True, "reorder": True, "rows_to_dense": True, "tile_min_edges": 0,
-                "tile_chunk": 1 << 14},
-               {**seq, "tile_min_edges": 0},
-               {**seq, "tiles_last": True},
-               {**seq, "tiles_concurrent": True, "tile_min_edges": 0, "tile_chunk": 1 << 14},
-               {"tiles": True, "reorder": True, "tile_chunk": 1 << 14},
-               {**SMALL, "tile_sources": 3000, "tile_min_edges": 0, "tiles_atomic": True},
-               {**SMALL, "tile_sources": 2000, "tile_src": 256, "tile_dst": 1024,
-                "tile_min_edges": 8, "tile_chunk": 4096}):
-        got, _, stats = pagerank_gpu(g, max_iterations=10, **kw)
-        np.testing.assert_allclose(got.get(), ref, rtol=1e-4, err_msg=str(kw))
+    for shape in (TileShape(min_edges=0), TileShape(min_edges=0, chunk=1 << 14),
+                  TileShape(), small(3000), small(2000, 8, src=256, dst=1024, chunk=4096),
+                  TileShape(sources=n, src=1 << 15, dst=1 << 13, min_edges=0, chunk=1 << 14)):
+        got, _, stats = pagerank_gpu(g, max_iterations=10, layout=_layout(1 << 12, shape))
+        np.testing.assert_allclose(got.get(), ref, rtol=1e-4, err_msg=str(shape))
         assert stats["tiles"]["edges_tiled"] > 0
 
 
 @pytest.mark.gpu
-def test_pagerank_tiles_pipeline_wide_source_tiles():
-    """More tile sources than the pipelined kernel holds in registers (TILE_PRE per thread):
-    the rest of a tile's contributions is staged straight from global memory."""
-    from graphdb.executor.gpu.pagerank import pagerank_gpu
-
-    src, dst = rmat(15, 8, seed=4)
-    g = _graph(src, dst, 1 << 15)
-    ref, _ = _reference(g, max_iterations=10)
-    for atomic in (False, True):
-        got, _, stats = pagerank_gpu(g, max_iterations=10, tiles=True, reorder=True,
-                                     tile_src=1 << 15, tile_dst=1 << 13, tile_min_edges=0,
-                                     tile_chunk=1 << 14, tiles_atomic=atomic,
-                                     tiles_pipeline=True)
-        np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
-        assert stats["tiles"]["src"] == 1 << 15 and stats["tiles"]["edges_tiled"] > 0
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("block_size", [None, 512])
-@pytest.mark.parametrize("reorder", [False, True])
-@pytest.mark.parametrize("hub_cache", [False, True])
-@pytest.mark.parametrize("lean", [False, True])
-def test_pagerank_rows_to_dense_without_tiles(block_size, reorder, hub_cache, lean):
-    """The gathers' sums added into the dense sums (no partials), without tiles: heavy rows,
-    several blocks, the hub cache, the lean apply kernel or the merge (n not a multiple of 4:
-    the apply's tail); the push variant ignores rows_to_dense."""
-    from graphdb.executor.gpu.pagerank import CHUNK, pagerank_gpu
-
-    src, dst = rmat(13, 16, seed=7)
-    n = (1 << 13) - 3
-    keep = (src < n) & (dst < n)
-    src, dst = src[keep], dst[keep]
-    hub = np.arange(2 * CHUNK + 77) % n  # one row longer than two heavy pieces
-    src, dst = np.concatenate((src, hub)), np.concatenate((dst, np.full(hub.size, 5)))
-    g = _graph(src, dst, n)
-    ref, _ = _reference(g, max_iterations=12)
-    for variant in ("pull", "push"):
-        got, _, stats = pagerank_gpu(g, max_iterations=12, variant=variant, tiles=False,
-                                     block_size=block_size, reorder=reorder,
-                                     hub_cache=hub_cache, rows_to_dense=True,
-                                     lean_apply=lean)
-        np.testing.assert_allclose(got.get(), ref, rtol=1e-4, err_msg=variant)
-        assert stats["rows_to_dense"] == (variant == "pull")
-
-
-@pytest.mark.gpu
-def test_pagerank_tiles_tolerance_variant():
-    from graphdb.executor.gpu.pagerank import pagerank_gpu
+def test_pagerank_tiles_tolerance():
+    from graphdb.executor.algorithms.pagerank.gpu import pagerank_gpu
 
     src, dst = rmat(10, 8, seed=2)
     g = _graph(src, dst, 1 << 10)
-    for tol, pipeline, to_dense, lean in ((1e-2, False, False, True), (1e-4, True, False, True),
-                                          (1e-7, False, False, True), (1e-7, True, False, True),
-                                          (1e-4, True, True, False), (1e-7, True, True, False),
-                                          (1e-4, True, True, True), (1e-7, True, True, True)):
+    for tol in (1e-2, 1e-4, 1e-7):
         ref, it = _reference(g, max_iterations=100, tolerance=tol)
-        got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol, block_size=256,
-                                   tile_sources=300, tiles_pipeline=pipeline,
-                                   rows_to_dense=to_dense, lean_apply=lean, **SMALL)
+        got, git, _ = pagerank_gpu(g, max_iterations=100, tolerance=tol,
+                                   layout=_layout(256, small(300)))
         assert abs(git - it) <= 1  # float32 contributions may move the crossing by one
         np.testing.assert_allclose(got.get(), ref, rtol=1e-3, atol=tol)
 
 
 @pytest.mark.gpu
 def test_pagerank_tiles_int64_ids():
-    from graphdb.executor.gpu.pagerank import pagerank_gpu
-    from graphdb.executor.graph import CSR
+    from graphdb.executor.algorithms.pagerank.gpu import pagerank_gpu
 
     rng = np.random.default_rng(9)
     n = 2000
     g = _graph(*random_edges(rng, n, 20000), n)
     out = g.out_csr
-    wide_csr = CSR(out.offsets, out.targets.astype(np.int64), out.weights)
-    wide = Graph(name="wide", num_vertices=n, num_edges=g.num_edges, directed=True,
-                 weighted=False, _load_out=lambda: wide_csr)
+    wide = Graph.from_csr("wide", CSR(out.offsets, out.targets.astype(np.int64)))
     ref, _ = _reference(g, max_iterations=10)
-    got, _, _ = pagerank_gpu(wide, max_iterations=10, tile_sources=700, **SMALL)
+    got, _, _ = pagerank_gpu(wide, max_iterations=10, layout=_layout(256, small(700)))
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
 
 
-@pytest.mark.gpu
-def test_pagerank_tiles_by_default_from_the_size_rule(monkeypatch):
-    """Not told, pagerank_gpu takes the tiles (pipelined kernel, gathers into the dense sums)
-    from TILES_MIN_GRAPH_EDGES edges on and with more than one block, and not otherwise."""
-    from graphdb.executor.gpu import pagerank as prm
+def test_default_layout_takes_tiles_from_the_size_rule():
+    """Tiles from MIN_GRAPH_EDGES edges on and with more than one block, and not otherwise."""
+    from graphdb.executor.algorithms.pagerank.gpu import default_layout
+    from graphdb.executor.algorithms.pagerank.tiles import MIN_GRAPH_EDGES
 
-    src, dst = rmat(14, 16, seed=5)
-    n = 1 << 14
-    g = _graph(src, dst, n)
-    ref, _ = _reference(g, max_iterations=12)
-    monkeypatch.setattr(prm, "REORDER_MIN_EDGES", 1 << 10)
-    monkeypatch.setattr(prm, "TILES_MIN_GRAPH_EDGES", g.num_edges)
-    got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=1 << 12)
-    np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
-    assert stats["reordered"] and stats["tiles"]["edges_tiled"] > 0
-    assert stats["rows_to_dense"] == prm.ROWS_TO_DENSE
-    got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=n)  # one block
-    np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
-    assert "tiles" not in stats
-    monkeypatch.setattr(prm, "TILES_MIN_GRAPH_EDGES", g.num_edges + 1)
-    got, _, stats = prm.pagerank_gpu(g, max_iterations=12, block_size=1 << 12)
-    np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
-    assert "tiles" not in stats
+    l2 = 50 << 20
+    big = default_layout(1 << 24, MIN_GRAPH_EDGES, l2)
+    assert big.reorder and big.tiles is not None and big.block_vertices < 1 << 24
+    assert default_layout(1 << 24, MIN_GRAPH_EDGES - 1, l2).tiles is None
+    one_block = default_layout(1 << 20, MIN_GRAPH_EDGES, l2)
+    assert one_block.block_vertices == 1 << 20 and one_block.tiles is None
 
 
 @pytest.mark.gpu
 def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
     """A tile build that runs out of memory falls back to the gathers when the tiles were the
     default, and fails (DeviceOutOfMemory) when they were asked for."""
+    from graphdb.executor.algorithms.pagerank import gpu as prm
     from graphdb.executor.errors import DeviceOutOfMemory
-    from graphdb.executor.gpu import pagerank as prm
     from graphdb.executor.gpu import runtime as rt
 
     src, dst = rmat(12, 8, seed=6)
@@ -262,36 +181,11 @@ def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
     def no_memory(*args, **kwargs):
         raise rt.cp().cuda.memory.OutOfMemoryError(1 << 40, 0, 0)
 
-    monkeypatch.setattr(prm, "REORDER_MIN_EDGES", 1)
-    monkeypatch.setattr(prm, "TILES_MIN_GRAPH_EDGES", 1)
+    layout = _layout(1024, TileShape())
+    monkeypatch.setattr(prm, "default_layout", lambda *a: layout)
     monkeypatch.setattr(prm, "build_tiles", no_memory)
-    got, _, stats = prm.pagerank_gpu(g, max_iterations=8, block_size=1024)
+    got, _, stats = prm.pagerank_gpu(g, max_iterations=8)
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     assert stats["reordered"] and "tiles" not in stats
     with pytest.raises(DeviceOutOfMemory):
-        prm.pagerank_gpu(g, max_iterations=8, block_size=1024, tiles=True)
-
-
-def test_range_modes_on_host():
-    """The merge's per-range dense modes: 1 under tiled columns, 2 under split columns flushed
-    with atomics, 0 elsewhere; without tiles the given mode everywhere."""
-    from graphdb.executor.gpu.pagerank import RANGE, build_tiles, range_modes
-
-    rng = np.random.default_rng(3)
-    n = 20 * RANGE + 5
-    rows, cols = _dst_src_sorted(rng, n, 200_000, 3.0)
-    gap = (rows >= 5 * RANGE) & (rows < 9 * RANGE)  # a column without edges: its ranges get 0
-    rows, cols = rows[~gap], cols[~gap]
-    tiles, _ = build_tiles(np, rows, cols, n, sources=n // 4, src=512, dst=3 * RANGE // 2,
-                           min_edges=50, chunk=4096)
-    assert tiles.split_column_dst.size and tiles.column_dst.size > tiles.split_column_dst.size
-    for atomic in (False, True):
-        mode = range_modes(n, 2 if atomic else 1, tiles, atomic)
-        want = np.zeros(mode.size, dtype=np.uint8)
-        for starts, value in ((tiles.column_dst, 1), (tiles.split_column_dst, 2 if atomic else 1)):
-            for d0 in starts:
-                for v in range(int(d0), min(n, int(d0) + tiles.dst)):
-                    want[v // RANGE] = max(want[v // RANGE], value)
-        np.testing.assert_array_equal(mode, want)
-        assert (mode == 0).any() and (mode == (2 if atomic else 1)).any()
-    np.testing.assert_array_equal(range_modes(n, 2, None, False), np.full(mode.size, 2))
+        prm.pagerank_gpu(g, max_iterations=8, layout=_layout(1024, TileShape(min_edges=0)))

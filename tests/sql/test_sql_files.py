@@ -22,6 +22,12 @@ blank lines; ``#`` starts a comment line.
 ``rowsort`` compares rows as a multiset, ``ordered`` in order, ``contains`` checks that each
 expected line is a substring of some output line (for EXPLAIN). Numbers compare with a relative
 tolerance of 1e-6. Every database is new per file, so files are independent.
+
+Every file runs under each device present and under each kind of graph-operator variant: the
+cost model's choice, then every operator forced onto its streamed variants (Subway, edge chunks)
+and onto page streaming (the ``debug_variant`` setting, which also cuts the budget so that they
+stream in several pieces). The answers must not change; EXPLAIN blocks, whose output describes
+the plan, are checked under the cost model's choice on the CPU only.
 """
 
 from __future__ import annotations
@@ -164,8 +170,19 @@ def run_block(con, block: Block, where: str) -> None:
         + "\nactual:\n" + "\n".join(" | ".join(r) for r in rows))
 
 
+#: (device, debug_variant) of every run of the corpus
+MODES = [pytest.param(device, variant, id=f"{device}-{variant}",
+                      marks=[pytest.mark.gpu] if device == "gpu" else [])
+         for device in ("cpu", "gpu") for variant in ("auto", "streamed", "pages")]
+
+
+@pytest.mark.parametrize("device,variant", MODES)
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
-def test_sql_file(path: Path, tmp_path: Path) -> None:
-    with graphdb.connect(tmp_path / "db") as con:
+def test_sql_file(path: Path, tmp_path: Path, device: str, variant: str) -> None:
+    default = (device, variant) == ("cpu", "auto")
+    with graphdb.connect(tmp_path / "db", device=device) as con:
+        con.execute(f"SET debug_variant = '{variant}'")
         for block in parse_file(path):
+            if not default and block.sql.lstrip().upper().startswith("EXPLAIN"):
+                continue  # describes the plan, which the mode changes
             run_block(con, block, f"{path.relative_to(ROOT)}:{block.line}")

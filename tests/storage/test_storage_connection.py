@@ -102,7 +102,7 @@ def test_a_corrupted_block_fails_the_query_with_corrupt_data(tmp_path):
 
         env.write(flip)
         with pytest.raises(graphdb.DatabaseError, match="corrupt data.*checksum"):
-            con.execute("SELECT * FROM pagerank('g')").fetchall()
+            con.execute("SELECT * FROM wcc('g')").fetchall()  # reads out_targets
 
 
 def test_a_refused_pool_size_at_connect_leaves_the_database_openable(tmp_path):

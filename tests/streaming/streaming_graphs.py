@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphdb.catalog.ingest import build_graph_arrays
-from graphdb.executor.graph import Graph
-from graphdb.executor.stored import StoredGraph
+from graphdb.executor.graph import Graph, StoredGraph
 from graphdb.storage import BufferManager, Environment, write_topology
 
 
@@ -33,10 +32,9 @@ def stored_graph(tmp_path, n=2000, m=12000, seed=0, directed=True, page_size=409
     env.write(lambda txn: write_topology(env, txn, "g", arrays))
     bm = BufferManager(env, pool_bytes, pinned=pinned)
     mem = Graph.from_edges(src, dst, n, directed=directed)
-    g = StoredGraph(name="g", num_vertices=n, num_edges=mem.num_edges, directed=directed,
-                    weighted=False, _load_out=lambda: mem.out_csr,
-                    _load_in=(lambda: mem.in_csr) if directed else None,
-                    _buffers=bm, _graph_id="g")
+    g = StoredGraph("g", n, mem.num_edges, directed, False,
+                    read=lambda array: bm.read_array("g", array), key=("test", str(tmp_path)),
+                    buffers=bm, graph_id="g")
     return g, mem, env, bm
 
 
@@ -46,7 +44,8 @@ def stored_graph(tmp_path, n=2000, m=12000, seed=0, directed=True, page_size=409
 def ref_sssp(graph: Graph, source: int) -> np.ndarray:
     import scipy.sparse.csgraph as cg
 
-    return cg.dijkstra(graph.out_csr.to_scipy(weighted=graph.weighted), indices=source)
+    return cg.dijkstra(graph.csr("out", weights=True).to_scipy(weighted=graph.weighted),
+                       indices=source)
 
 
 def ref_bfs(graph: Graph, source: int) -> np.ndarray:

@@ -1,0 +1,113 @@
+"""BFS on the GPU: degree-cut frontier levels, top-down or bottom-up (direction-optimizing).
+
+The level kernels are the shared frontier operator (:mod:`graphdb.executor.operators.frontier_gpu`).
+Per-level cost on high-diameter graphs: the level kernel reads the queue length from device
+memory and rotates its counters itself, so the host launches levels back to back and only reads
+the counters every few levels while the frontier is small and steady (doubling the batch up to
+``MAX_BATCH``), and every level while it grows fast (where the direction decision needs them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...abi import CTRL_ACTIVATED_EDGES, DIRECTION_ALPHA, DIRECTION_BETA, UDC_K, ctrl_slot
+from ...cancel import checkpoint
+from ...gpu import runtime as rt
+from ...graph import Graph
+from ...operators.frontier_gpu import FRONTIER, THREADS, PieceQueues, check_k, queue_capacity
+from ..common import check_source
+from ..spec import AlgorithmOutput, OperatorConfig
+
+__all__ = ["bfs", "bfs_depths_gpu", "khop"]
+
+MAX_BATCH = 64
+
+
+def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K: int = UDC_K,
+                   direction_optimizing: bool = True):
+    """(depth per vertex as a device int32 array, -1 unreached; stats).
+
+    The in-edges (for the bottom-up levels) are uploaded only when a level first goes
+    bottom-up: a small search, or one on a high-diameter graph, never needs them."""
+    cp = rt.cp()
+    K = check_k(K)
+    n = graph.num_vertices
+    out = rt.device_csr(graph, "out")
+    inn = out if not graph.directed else None  # an undirected graph's in-edges are its out-edges
+    m = out.num_edges
+    ids = out.targets.dtype
+    level_kernel = FRONTIER.kernel("graphdb_frontier_bfs_level", ids)
+    seed = FRONTIER.kernel("graphdb_frontier_seed", ids)
+    stream = rt.operator_stream()
+    with rt.translate_oom("bfs on the GPU"), stream:
+        # -1 everywhere (all bytes 0xFF), then 0 at the source by the seed kernel: no CuPy
+        # elementwise kernel on BFS's path, so a BFS query never imports cupyx (runtime.py)
+        depth = cp.empty(n, dtype=np.int32)
+        depth.data.memset_async(0xFF, depth.nbytes)
+        queues = PieceQueues(cp, queue_capacity(n, m, K), ids)
+        seed((1,), (THREADS,), (out.offsets, ids.type(source), np.int32(K), depth,
+                                queues.vertex[0], queues.piece[0], queues.ctrl))
+        blocks = rt.grid_for(max(n, 1), THREADS)
+        shared = (THREADS // 32) * 32 * (K + 1) * ids.itemsize
+        level, batch, bottom_up = 0, 1, False
+        stats = {"bottom_up_levels": 0, "host_syncs": 0}
+        prev_nf = 1
+        while max_depth is None or level < max_depth:
+            steps = batch if max_depth is None else min(batch, max_depth - level)
+            for _ in range(steps):
+                qv, qp, nv, np_ = queues.pair(level)
+                back = inn if bottom_up else out  # top-down levels never read the in-edges
+                level_kernel((blocks,), (THREADS,), (
+                    out.offsets, out.targets, back.offsets, back.targets, depth, np.int64(n),
+                    qv, qp, nv, np_, queues.ctrl, np.int32(level), np.int32(K),
+                    np.int32(bottom_up)), shared_mem=shared)
+                stats["bottom_up_levels"] += int(bottom_up)
+                level += 1
+            ctrl = queues.ctrl.get()  # the one host round trip of this batch
+            stats["host_syncs"] += 1
+            checkpoint()
+            slot = ctrl_slot(level)
+            nf, mf = int(ctrl[slot + 1]), int(ctrl[slot + 2])
+            if nf == 0:
+                break
+            unexplored = max(m - int(ctrl[CTRL_ACTIVATED_EDGES]), 0)
+            if direction_optimizing:
+                if not bottom_up and mf * DIRECTION_ALPHA > unexplored:
+                    bottom_up = True
+                    if inn is None:
+                        inn = rt.device_csr(graph, "in")
+                elif bottom_up and nf * DIRECTION_BETA < n and nf < prev_nf:
+                    bottom_up = False
+            # Batch levels only while top-down, far from the switch and growing slowly: then the
+            # counters we skip could not have changed the decision.
+            steady = not bottom_up and mf * DIRECTION_ALPHA < unexplored and nf <= 2 * prev_nf
+            batch = min(batch * 2, MAX_BATCH) if steady else 1
+            prev_nf = nf
+    return depth, stats
+
+
+def bfs(graph: Graph, config: OperatorConfig, source: int,
+        max_depth: int | None = None) -> AlgorithmOutput:
+    """GPU twin of :func:`graphdb.executor.algorithms.bfs.cpu.bfs`."""
+    check_source(graph, source, "bfs")
+    depth, stats = bfs_depths_gpu(graph, source, max_depth)
+    with rt.operator_stream():
+        # The reached vertices are picked on the host: the rows go there anyway, 4 bytes per
+        # vertex cross the bus instead of 16 per reached vertex, and no elementwise kernel runs
+        depth = depth.get()
+    vertex = np.flatnonzero(depth >= 0)
+    depths = depth[vertex].astype(np.int64)
+    top = int(depths.max()) if depths.size else 0
+    levels = top + 1 if max_depth is None else min(top + 1, max_depth)
+    return AlgorithmOutput(
+        {"vertex": vertex, "depth": depths},
+        {"iterations": levels, "reached": int(vertex.size), **stats},
+    )
+
+
+def khop(graph: Graph, config: OperatorConfig, source: int, k: int) -> AlgorithmOutput:
+    """GPU twin of :func:`graphdb.executor.algorithms.bfs.cpu.khop`."""
+    out = bfs(graph, config, source, k)
+    out.columns = {"vertex": out.columns["vertex"], "hops": out.columns["depth"]}
+    return out

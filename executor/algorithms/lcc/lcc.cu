@@ -1,0 +1,36 @@
+// Local clustering coefficient (Graphalytics LCC): for every vertex v with distinct neighbour set
+// N(v) (in or out, v excluded), the number of directed edges a -> b with a, b in N(v).
+// One warp per (v, a) pair of the symmetric neighbour CSR: the lanes walk a's distinct
+// out-neighbours and binary-search each in v's sorted neighbour row.
+#include "graphdb/common.cuh"
+
+using namespace graphdb;
+
+template <typename Id>
+__device__ __forceinline__ bool sorted_contains(const Id* row, i64 len, Id x) {
+  i64 lo = 0, hi = len;
+  while (lo < hi) {
+    const i64 mid = (lo + hi) >> 1;
+    if (row[mid] < x) lo = mid + 1; else hi = mid;
+  }
+  return lo < len && row[lo] == x;
+}
+
+template <typename Id>
+__global__ void graphdb_lcc_count(const i64* nbr_offsets, const Id* nbr_targets,
+                                  const Id* nbr_rows, i64 nbr_entries, const i64* out_offsets,
+                                  const Id* out_targets, unsigned long long* counts) {
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
+  for (i64 i = warp; i < nbr_entries; i += num_warps) {
+    const Id v = nbr_rows[i];
+    const Id a = nbr_targets[i];
+    const Id* row = nbr_targets + nbr_offsets[v];
+    const i64 len = nbr_offsets[v + 1] - nbr_offsets[v];
+    unsigned long long found = 0;
+    for (i64 k = out_offsets[a] + lane_id(); k < out_offsets[a + 1]; k += 32)
+      found += sorted_contains(row, len, out_targets[k]) ? 1ull : 0ull;
+    found = warp_sum(found);
+    if (lane_id() == 0 && found) atomicAdd(&counts[v], found);
+  }
+}

@@ -1,0 +1,29 @@
+"""Local clustering coefficient (LCC), LDBC Graphalytics definition: what it returns and needs.
+
+For a vertex v let N(v) be its distinct neighbours, in or out, v itself excluded, and d = |N(v)|.
+LCC(v) counts the directed edges (a, b) with both a and b in N(v) and divides by d(d - 1); it is
+0 when d < 2.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..spec import AlgorithmSpec, Column, Variant
+
+__all__ = ["LCC"]
+
+LCC = AlgorithmSpec(
+    name="lcc",
+    family="lcc",
+    params=(),
+    columns=(Column("vertex", pa.int64(), vertex=True), Column("coefficient", pa.float64())),
+    variants=(
+        # the coefficients and degrees (16); the two distinct-neighbour matrices built from the
+        # edges (about 40 B an edge with their sort keys)
+        Variant("cpu", "resident", ".cpu:lcc", 16, 40.0),
+        Variant("gpu", "resident", ".gpu:lcc", 16, 40.0),
+    ),
+    doc="Local clustering coefficient of every vertex (Graphalytics definition).",
+    all_active=True,
+)

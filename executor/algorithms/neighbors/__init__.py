@@ -1,0 +1,6 @@
+"""The neighbors family: ``neighbors`` of one vertex, a row per incident edge."""
+
+from ..registry import register
+from .spec import NEIGHBORS
+
+register(NEIGHBORS)

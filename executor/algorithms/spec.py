@@ -1,0 +1,222 @@
+"""What an algorithm is, declared once: its parameters, output columns and the ways it can run.
+
+An :class:`AlgorithmSpec` is a table function's whole contract, Kuzu's ``bind`` step and
+networkx's signature in one place:
+
+- :class:`Param` s check and convert each argument when the query is bound, before any data is
+  read or any device is touched (so a CPU and a GPU implementation can never disagree on what
+  they accept), and ``check`` validates the arguments against the graph's schema (a weight
+  column that does not exist) from the catalog alone;
+- :class:`Column` s are the output; vertex-valued ones hold internal ids that the runner maps
+  to the user's ids;
+- :class:`Variant` s are the implementations keyed by (device, variant), each with the bytes of
+  vertex state it keeps and the stored forms it reads: the physical planner sizes a plan with
+  these figures and the operators split their budget with the same figures (they receive them in
+  :class:`OperatorConfig`), so what EXPLAIN promises is what runs.
+
+Implementations take ``(graph, config, **options)`` with internal vertex ids and return an
+:class:`AlgorithmOutput` of numpy (or CuPy) columns and metrics.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InvalidArgument
+
+__all__ = [
+    "MAX_ITERATIONS", "REQUIRED", "DEVICES", "VARIANTS", "Param", "Column", "Variant",
+    "AlgorithmSpec", "AlgorithmOutput", "OperatorConfig",
+]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+#: Upper bound of ``max_iterations`` arguments: a typo such as 1e30 must be an error, not a query
+#: that never ends (one iteration is at least one pass over the edges).
+MAX_ITERATIONS = 1_000_000
+
+#: Parameter kinds: ``vertex`` is a user vertex id that the planner maps to an internal id.
+PARAM_KINDS = ("int", "float", "bool", "str", "vertex")
+
+DEVICES = ("cpu", "gpu")
+#: resident: the topology is held in the budget; subway: only the active vertices' edges move
+#: (traversals); edge_centric: every edge streams each iteration in chunks (all-active
+#: algorithms); pages: slotted pages stream from the store, no host copy of the topology.
+VARIANTS = ("resident", "subway", "edge_centric", "pages")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    doc: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def coerce(self, value: Any, algorithm: str) -> Any:
+        """Check and convert one argument value; raise :class:`InvalidArgument` if it is wrong."""
+        where = f"{algorithm}(): argument '{self.name}'"
+        if value is None:
+            if self.default is None:
+                return None
+            raise InvalidArgument(f"{where} must not be NULL")
+        if self.kind == "vertex":
+            return value  # resolved by the planner against the graph's id map
+        if self.kind == "bool":
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
+            raise InvalidArgument(f"{where} must be TRUE or FALSE, got {value!r}")
+        if self.kind == "str":
+            if not isinstance(value, str):
+                raise InvalidArgument(f"{where} must be a string, got {value!r}")
+            if self.choices is not None and value.lower() not in self.choices:
+                raise InvalidArgument(f"{where} must be one of {', '.join(self.choices)}; "
+                                      f"got {value!r}")
+            return value.lower() if self.choices is not None else value
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise InvalidArgument(f"{where} must be a number, got {value!r}")
+        if self.kind == "int":
+            if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+                raise InvalidArgument(f"{where} must be an integer, got {value!r}")
+            value = int(value)
+        else:
+            value = float(value)
+            if math.isnan(value):
+                raise InvalidArgument(f"{where} must not be NaN")
+        if self.minimum is not None and value < self.minimum:
+            raise InvalidArgument(f"{where} must be >= {self.minimum:g}, got {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise InvalidArgument(f"{where} must be <= {self.maximum:g}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Column:
+    """An output column. ``vertex=True`` columns hold internal ids mapped to user ids on output."""
+
+    name: str
+    type: pa.DataType
+    vertex: bool = False
+
+
+@dataclass
+class AlgorithmOutput:
+    columns: dict[str, Any]
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    """What the physical planner decided for one operator run, handed to the implementation:
+    the one tunable object of an operator (everything else is the algorithm's own arguments).
+
+    ``budget_bytes`` is the device memory the operator may use (None: unbounded, for direct
+    calls), ``state_bytes`` the part of it its vertex state takes (the spec's figure, which a
+    streamed operator subtracts to size its pieces), ``host_budget_bytes`` the host memory a
+    streamed operator may keep the topology in."""
+
+    device: str = "cpu"
+    variant: str = "resident"
+    budget_bytes: int | None = None
+    state_bytes: int = 0
+    host_budget_bytes: int | None = None
+    gpus: int = 1
+    #: the family's own tuning, filled by its spec's ``tune`` (e.g. PageRank's blocking)
+    tuning: Any = None
+
+    def free_bytes(self) -> int:
+        """Bytes of the budget left beside the vertex state (for pieces, chunks, caches)."""
+        if self.budget_bytes is None:
+            raise InvalidArgument(f"a {self.variant} operator needs a memory budget")
+        return int(self.budget_bytes) - int(self.state_bytes)
+
+
+#: Stored forms a variant may read (the planner counts their bytes): ``out``/``in`` CSR (offsets
+#: and targets; ``in`` is the out-CSR itself on an undirected graph), ``weights`` of each CSR
+#: read (on a weighted graph).
+FORMS = ("out", "in", "weights")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One implementation: ``implementation`` is ``"module:function"`` (module relative to the
+    family's package, imported on first use so that CPU installs never import CuPy)."""
+
+    device: str
+    name: str
+    implementation: str
+    state_per_vertex: int
+    state_per_edge: float = 0.0
+    reads: tuple[str, ...] = ("out",)
+
+    def __post_init__(self):
+        assert self.device in DEVICES and self.name in VARIANTS, (self.device, self.name)
+        assert set(self.reads) <= set(FORMS), self.reads
+
+    def state_bytes(self, num_vertices: int, num_edges: int) -> int:
+        """Bytes of the vertex state (and per-edge scratch) this variant keeps in the budget."""
+        return int(self.state_per_vertex * num_vertices + self.state_per_edge * num_edges)
+
+    @property
+    def streamed(self) -> bool:
+        return self.name != "resident"
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    name: str
+    family: str
+    params: tuple[Param, ...]
+    columns: tuple[Column, ...]
+    variants: tuple[Variant, ...]
+    doc: str = ""
+    #: Whether every vertex is active every iteration (PageRank) rather than a frontier.
+    all_active: bool = False
+    #: Bind-time check of the arguments against the graph's catalog entry (no topology read):
+    #: ``check(entry, options)`` raises :class:`InvalidArgument`.
+    check: Callable[[Any, dict[str, Any]], None] | None = None
+    #: The family's tuning for a plan: ``tune(entry, device, variant)`` returns what goes into
+    #: :attr:`OperatorConfig.tuning` (None: nothing to tune).
+    tune: Callable[[Any, Any, Variant], Any] | None = None
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def signature(self) -> str:
+        parts = ["graph"]
+        for p in self.params:
+            default = "NULL" if p.default is None else repr(p.default)
+            parts.append(p.name if p.required else f"{p.name} => {default}")
+        return f"{self.name}({', '.join(parts)})"
+
+    def schema(self) -> pa.Schema:
+        return pa.schema([(c.name, c.type) for c in self.columns])
+
+    def variant(self, device: str, name: str = "resident") -> Variant | None:
+        return next((v for v in self.variants if v.device == device and v.name == name), None)
+
+    def variants_on(self, device: str) -> tuple[Variant, ...]:
+        """This device's variants, resident first, then the streamed ones in preference order."""
+        return tuple(v for v in self.variants if v.device == device)
+
+    def validate(self, entry: Any, options: dict[str, Any]) -> None:
+        """The bind-time check against the graph (``check``), if the spec has one."""
+        if self.check is not None:
+            self.check(entry, options)

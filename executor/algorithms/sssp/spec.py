@@ -1,0 +1,56 @@
+"""Single-source shortest paths (SSSP) and widest paths (SSWP): what they take, return, need.
+
+SSSP follows the Graphalytics definition: the smallest sum of edge weights over all directed
+paths from the source (both directions for an undirected graph), unit weights on an unweighted
+graph; unreachable vertices are not reported. SSWP gives every reachable vertex the largest
+bottleneck (smallest edge weight) over all paths from the source; the source has width +inf.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pyarrow as pa
+
+from ...errors import InvalidArgument
+from ..bfs.spec import SUBWAY_GPU_STATE, SUBWAY_STATE
+from ..common import WEIGHT_PARAM, check_weight
+from ..spec import AlgorithmSpec, Column, Param, Variant
+
+__all__ = ["SSSP", "SSWP"]
+
+
+def _needs_weights(entry, options) -> None:
+    if not entry.weighted:
+        raise InvalidArgument(
+            f"sswp(): graph '{entry.name}' has no edge weights; widest paths need them")
+
+
+SSSP = AlgorithmSpec(
+    name="sssp",
+    family="sssp",
+    params=(Param("source", "vertex", doc="vertex to start from"), WEIGHT_PARAM),
+    columns=(Column("vertex", pa.int64(), vertex=True), Column("distance", pa.float64())),
+    variants=(
+        # distances (8), the bucket lists' links (24), predecessors when a path is asked (8)
+        Variant("cpu", "resident", ".cpu:sssp", 40, reads=("out", "weights")),
+        Variant("cpu", "subway", ".streamed:subway_sssp", SUBWAY_STATE, reads=("out", "weights")),
+        # distances (8), stamps (4), two piece queues of twice the BFS capacity (32 + 2/edge)
+        Variant("gpu", "resident", ".gpu:sssp", 44, 2.0, reads=("out", "weights")),
+        Variant("gpu", "subway", ".streamed:subway_sssp", SUBWAY_GPU_STATE,
+                reads=("out", "weights")),
+    ),
+    doc="Shortest-path distance from source to every reachable vertex.",
+    check=functools.partial(check_weight, algorithm="sssp"),
+)
+
+SSWP = AlgorithmSpec(
+    name="sswp",
+    family="sssp",
+    params=(Param("source", "vertex", doc="vertex to start from"),),
+    columns=(Column("vertex", pa.int64(), vertex=True), Column("width", pa.float64())),
+    # widths (8), the heap's keys (8), vertices (4) and positions (4)
+    variants=(Variant("cpu", "resident", ".cpu:sswp", 24, reads=("out", "weights")),),
+    doc="Widest-path width (largest bottleneck edge weight) from source; +inf at source.",
+    check=_needs_weights,
+)

@@ -1,0 +1,35 @@
+"""Weakly connected components (WCC), Graphalytics semantics: what it returns and needs.
+
+Two vertices share a component when a path joins them ignoring edge directions. Each vertex's
+component is reported as the smallest internal vertex id in it (internal ids ascend with the
+user's ids, so that is also the smallest user id), which makes the labels deterministic.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..bfs.spec import SUBWAY_GPU_STATE, SUBWAY_STATE
+from ..spec import AlgorithmSpec, Column, Variant
+
+__all__ = ["WCC"]
+
+WCC = AlgorithmSpec(
+    name="wcc",
+    family="wcc",
+    params=(),
+    columns=(
+        Column("vertex", pa.int64(), vertex=True),
+        Column("component", pa.int64(), vertex=True),
+    ),
+    variants=(
+        # the union-find parents (int64)
+        Variant("cpu", "resident", ".cpu:wcc", 8),
+        Variant("cpu", "subway", ".streamed:subway_wcc", SUBWAY_STATE, reads=("out", "in")),
+        # the parents (4 B with int32 ids); a directed graph's in-edges are hooked too
+        Variant("gpu", "resident", ".gpu:wcc", 4, reads=("out", "in")),
+        Variant("gpu", "subway", ".streamed:subway_wcc", SUBWAY_GPU_STATE, reads=("out", "in")),
+    ),
+    doc="Weakly connected component of every vertex, named by its smallest vertex.",
+    all_active=True,
+)

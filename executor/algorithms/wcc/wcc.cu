@@ -1,0 +1,77 @@
+// Weakly connected components: lock-free union-find (hooking the larger root under the smaller
+// with CAS, finds with pointer jumping, after ECL-CC) and Afforest's sampling: first link every
+// vertex with its first two out-neighbours, compress, find the giant component from a sample,
+// then process the remaining edges only of vertices outside it. parent[v] <= v always holds, so
+// each root is its component's smallest id: the label the CPU twin reports.
+// Directed graphs are handled without symmetrising: an edge u -> w whose u lies in the giant
+// component is seen from w's side through the in-CSR.
+#include "graphdb/common.cuh"
+
+using namespace graphdb;
+
+template <typename Id>
+__device__ __forceinline__ Id find_root(Id* parent, Id v) {
+  Id cur = parent[v];
+  if (cur != v) {
+    Id prev = v, next;
+    while (cur > (next = parent[cur])) {
+      parent[prev] = next;  // pointer jumping; racing writers only ever shorten paths
+      prev = cur;
+      cur = next;
+    }
+  }
+  return cur;
+}
+
+template <typename Id>
+__device__ __forceinline__ void unite(Id* parent, Id u, Id v) {
+  Id ru = find_root(parent, u), rv = find_root(parent, v);
+  while (ru != rv) {
+    if (ru < rv) {
+      const Id old = atomic_cas_id(&parent[rv], rv, ru);
+      if (old == rv) return;
+      rv = old;  // rv was hooked meanwhile: climb on from its new parent
+    } else {
+      const Id old = atomic_cas_id(&parent[ru], ru, rv);
+      if (old == ru) return;
+      ru = old;
+    }
+  }
+}
+
+// Link each vertex with its first `sample` out-neighbours.
+template <typename Id>
+__global__ void graphdb_wcc_hook_sample(const i64* offsets, const Id* targets, Id* parent, i64 n,
+                                        int sample) {
+  const i64 stride = (i64)gridDim.x * blockDim.x;
+  for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
+    const i64 s = offsets[v], e = offsets[v + 1];
+    const i64 end = s + sample < e ? s + sample : e;
+    for (i64 k = s; k < end; ++k) unite(parent, (Id)v, targets[k]);
+  }
+}
+
+// Link the remaining edges (from `skip` on) of every vertex outside component `giant`; one warp
+// per vertex, lanes over its edges, so hubs outside the giant component stay balanced.
+template <typename Id>
+__global__ void graphdb_wcc_hook_rest(const i64* offsets, const Id* targets, Id* parent, i64 n,
+                                      int skip, Id giant) {
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
+  for (i64 v = warp; v < n; v += num_warps) {
+    if (find_root(parent, (Id)v) == giant) continue;
+    const i64 e = offsets[v + 1];
+    for (i64 k = offsets[v] + skip + lane_id(); k < e; k += 32) unite(parent, (Id)v, targets[k]);
+  }
+}
+
+// parent[v] = root of v, for all v.
+template <typename Id>
+__global__ void graphdb_wcc_compress(Id* parent, i64 n) {
+  const i64 stride = (i64)gridDim.x * blockDim.x;
+  for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
+    Id cur = parent[v];
+    while (cur != parent[cur]) cur = parent[cur];
+    parent[v] = cur;
+  }
+}

@@ -1,0 +1,71 @@
+"""The user's vertex ids of a graph version, both ways: a user id to the internal id (an
+algorithm's source), internal ids to the user's (every vertex-valued output column).
+
+Internal ids ascend with the user's ids (the ingest assigns them in sorted order), so a user id
+is found by binary search, and a graph whose ids are exactly ``0..V-1`` (the common case of
+integer ids loaded densely) needs no mapping at all: :meth:`VertexIds.user` hands the internal
+ids back as they are. Held per graph version by the residency owner.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .arrays import scalar, to_arrow, to_numpy
+from .errors import InvalidArgument
+
+__all__ = ["VertexIds"]
+
+
+class VertexIds:
+    """The id column of one graph version (``ids[internal] = user id``)."""
+
+    def __init__(self, ids: pa.Array, graph: str, id_type: str):
+        self.ids = ids
+        self.graph = graph
+        self.strings = id_type == "string"
+        self._numeric = None if self.strings else to_numpy(ids)
+        n = len(ids)
+        #: ids are exactly 0..V-1: internal and user ids coincide
+        self.identity = (not self.strings and (n == 0 or (
+            int(self._numeric[0]) == 0 and int(self._numeric[-1]) == n - 1)))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ids.nbytes)
+
+    def internal(self, value: Any, algorithm: str, param: str) -> int:
+        """The internal id of user id ``value``; a clear error when it is not in the graph."""
+        if self.strings:
+            if not isinstance(value, str):
+                value = str(value)
+            position = pc.index(self.ids, scalar(value, pa.string())).as_py()
+        else:
+            if isinstance(value, str):
+                try:
+                    value = int(value)
+                except ValueError:
+                    raise InvalidArgument(
+                        f"{algorithm}(): {param} {value!r} is not a vertex of graph "
+                        f"'{self.graph}' (its vertex ids are integers)") from None
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                raise InvalidArgument(f"{algorithm}(): {param} must be a vertex id, got {value!r}")
+            ids = self._numeric
+            i = int(np.searchsorted(ids, value))  # ids are stored in ascending order
+            position = i if i < len(ids) and ids[i] == value else -1
+        if position < 0:
+            raise InvalidArgument(
+                f"{algorithm}(): {param} {value!r} is not a vertex of graph '{self.graph}'")
+        return position
+
+    def user(self, internal) -> pa.Array:
+        """The user's ids of internal ids (numpy or Arrow integers)."""
+        if self.identity:
+            return to_arrow(np.asarray(internal), pa.int64())
+        return self.ids.take(to_arrow(np.asarray(internal), pa.int64()))

@@ -1,0 +1,202 @@
+// Frontier traversals with the Unified Degree Cut: BFS (top-down and bottom-up levels) and
+// SSSP (near-far buckets, Bellman-Ford relaxation inside a bucket).
+//
+// Control block layout (u64 ctrl[GRAPHDB_CTRL_WORDS], constants from executor/abi.py):
+// GRAPHDB_CTRL_SLOTS rotating slots of GRAPHDB_CTRL_FIELDS counters
+//   slot[0] queue length in pieces, slot[1] activated vertices, slot[2] their out-edges,
+//   slot[3] (SSSP) "inverted" minimum distance above the bucket (INF bits minus bits, so 0 = none)
+// Step s reads slot s % 3, appends into slot (s + 1) % 3 and zeroes slot (s + 2) % 3, which no
+// one reads or writes during step s. Successive launches on one stream therefore need no host
+// round trip and no memset between them: the host only reads the counters when it must decide.
+// ctrl[GRAPHDB_CTRL_ACTIVATED_VERTICES], ctrl[GRAPHDB_CTRL_ACTIVATED_EDGES]: vertices and edges
+// activated so far (for the direction heuristic).
+#include "graphdb/common.cuh"
+#include "graphdb/udc.cuh"
+
+using namespace graphdb;
+
+#define CTRL_SLOT(step) (GRAPHDB_CTRL_FIELDS * ((step) % GRAPHDB_CTRL_SLOTS))
+#define INF_BITS 0x7FF0000000000000ULL
+
+// The source's pieces: the first frontier of a BFS.
+template <typename Id>
+__global__ void graphdb_frontier_seed(const i64* offsets, Id source, int K, int* depth,
+                                      Id* queue_vertex, int* queue_piece, u64* ctrl) {
+  const i64 deg = offsets[source + 1] - offsets[source];
+  const i64 count = num_pieces(deg, K);
+  for (i64 p = threadIdx.x; p < count; p += blockDim.x) {
+    queue_vertex[p] = source;
+    queue_piece[p] = (int)p;
+  }
+  if (threadIdx.x == 0) {
+    depth[source] = 0;
+    ctrl[CTRL_SLOT(0) + 0] = (u64)count;
+    ctrl[CTRL_SLOT(0) + 1] = 1;
+    ctrl[CTRL_SLOT(0) + 2] = (u64)deg;
+    ctrl[GRAPHDB_CTRL_ACTIVATED_VERTICES] = 1;
+    ctrl[GRAPHDB_CTRL_ACTIVATED_EDGES] = (u64)deg;
+  }
+}
+
+// One BFS level. Top-down: one thread per queued piece, neighbours staged in shared memory,
+// claim by CAS on depth, append the claimed vertex's pieces. Bottom-up (direction-optimizing,
+// not in the paper): one thread per unvisited vertex scans its in-edges for a parent on this
+// level and stops at the first. Both write the next level's piece queue, so the host may switch
+// direction at any level. All loops are warp-uniform so that appends can be warp-collective.
+template <typename Id>
+__global__ void graphdb_frontier_bfs_level(const i64* out_offsets, const Id* out_targets,
+                                           const i64* in_offsets, const Id* in_targets,
+                                           int* depth, i64 n, const Id* q_in_vertex,
+                                           const int* q_in_piece, Id* q_out_vertex,
+                                           int* q_out_piece, u64* ctrl, int level, int K,
+                                           int bottom_up) {
+  extern __shared__ unsigned char graphdb_smem[];
+  u64* cur = ctrl + CTRL_SLOT(level);
+  u64* nxt = ctrl + CTRL_SLOT(level + 1);
+  if (blockIdx.x == 0 && threadIdx.x < GRAPHDB_CTRL_FIELDS) ctrl[CTRL_SLOT(level + 2) + threadIdx.x] = 0;
+
+  u64 found_vertices = 0, found_edges = 0;
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
+  const int next_depth = level + 1;
+
+  if (!bottom_up) {
+    const i64 qlen = (i64)cur[0];
+    Id* s_ids = reinterpret_cast<Id*>(graphdb_smem) + (threadIdx.x >> 5) * 32 * (K + 1);
+    for (i64 base = warp * 32; base < qlen; base += num_warps * 32) {
+      const i64 i = base + lane_id();
+      i64 start = 0;
+      int len = 0;
+      if (i < qlen) piece_range(out_offsets, q_in_vertex[i], q_in_piece[i], K, start, len);
+      stage_pieces<Id, false>(start, len, K, out_targets, nullptr, s_ids, nullptr);
+      const Id* mine = s_ids + lane_id() * (K + 1);
+      for (int e = 0; e < K; ++e) {
+        Id w = 0;
+        i64 count = 0;
+        if (e < len) {
+          w = mine[e];
+          if (depth[w] < 0 && atomicCAS(&depth[w], -1, next_depth) == -1) {
+            const i64 deg = out_offsets[w + 1] - out_offsets[w];
+            count = num_pieces(deg, K);
+            found_vertices += 1;
+            found_edges += (u64)deg;
+          }
+        }
+        append_pieces(w, count, &nxt[0], q_out_vertex, q_out_piece);
+      }
+      __syncwarp();  // the next round overwrites s_ids
+    }
+  } else {
+    for (i64 base = warp * 32; base < n; base += num_warps * 32) {
+      const i64 v = base + lane_id();
+      i64 count = 0;
+      if (v < n && depth[v] < 0) {
+        const i64 end = in_offsets[v + 1];
+        for (i64 k = in_offsets[v]; k < end; ++k) {
+          if (depth[in_targets[k]] == level) {
+            depth[v] = next_depth;  // only this thread handles v: a plain store suffices
+            const i64 deg = out_offsets[v + 1] - out_offsets[v];
+            count = num_pieces(deg, K);
+            found_vertices += 1;
+            found_edges += (u64)deg;
+            break;
+          }
+        }
+      }
+      append_pieces((Id)v, count, &nxt[0], q_out_vertex, q_out_piece);
+    }
+  }
+  found_vertices = warp_sum(found_vertices);
+  found_edges = warp_sum(found_edges);
+  if (lane_id() == 0 && found_vertices) {
+    atomicAdd(&nxt[1], found_vertices);
+    atomicAdd(&nxt[2], found_edges);
+    atomicAdd(&ctrl[GRAPHDB_CTRL_ACTIVATED_VERTICES], found_vertices);
+    atomicAdd(&ctrl[GRAPHDB_CTRL_ACTIVATED_EDGES], found_edges);
+  }
+}
+
+// SSSP, one relaxation round over the queued pieces of the current bucket [.., hi): vertices
+// whose distance drops below `hi` are queued again (once per round, deduplicated by `stamp`);
+// those that land at or above `hi` stay in the implicit far set {v : dist[v] >= hi}, which the
+// bucket kernel below rebuilds by a scan instead of keeping a far queue that can overflow.
+template <typename Id>
+__global__ void graphdb_frontier_sssp_relax(const i64* offsets, const Id* targets,
+                                            const double* weights, double* dist, int* stamp,
+                                            const Id* q_in_vertex, const int* q_in_piece,
+                                            Id* q_out_vertex, int* q_out_piece, u64* ctrl,
+                                            int step, double hi, int K) {
+  extern __shared__ unsigned char graphdb_smem[];
+  u64* cur = ctrl + CTRL_SLOT(step);
+  u64* nxt = ctrl + CTRL_SLOT(step + 1);
+  if (blockIdx.x == 0 && threadIdx.x < GRAPHDB_CTRL_FIELDS) ctrl[CTRL_SLOT(step + 2) + threadIdx.x] = 0;
+
+  const i64 qlen = (i64)cur[0];
+  const int warp_in_block = threadIdx.x >> 5;
+  const int warps_per_block = blockDim.x >> 5;
+  double* s_w = reinterpret_cast<double*>(graphdb_smem) + warp_in_block * 32 * (K + 1);
+  Id* s_ids = reinterpret_cast<Id*>(reinterpret_cast<double*>(graphdb_smem) +
+                                    warps_per_block * 32 * (K + 1)) +
+              warp_in_block * 32 * (K + 1);
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
+
+  for (i64 base = warp * 32; base < qlen; base += num_warps * 32) {
+    const i64 i = base + lane_id();
+    i64 start = 0;
+    int len = 0;
+    double du = 0.0;
+    if (i < qlen) {
+      const Id v = q_in_vertex[i];
+      piece_range(offsets, v, q_in_piece[i], K, start, len);
+      du = dist[v];
+    }
+    stage_pieces<Id, true>(start, len, K, targets, weights, s_ids, s_w);
+    const Id* my_ids = s_ids + lane_id() * (K + 1);
+    const double* my_w = s_w + lane_id() * (K + 1);
+    for (int e = 0; e < K; ++e) {
+      Id w = 0;
+      i64 count = 0;
+      if (e < len) {
+        w = my_ids[e];
+        const double nd = du + my_w[e];
+        if (nd < dist[w]) {
+          const double old = atomic_min_nonneg(&dist[w], nd);
+          if (nd < old && nd < hi && atomicExch(&stamp[w], step) != step)
+            count = num_pieces(offsets[w + 1] - offsets[w], K);
+        }
+      }
+      append_pieces(w, count, &nxt[0], q_out_vertex, q_out_piece);
+    }
+    __syncwarp();
+  }
+}
+
+// SSSP bucket start: queue the pieces of every vertex with lo <= dist < hi, and find the
+// smallest distance >= hi (so the host can jump over empty buckets).
+template <typename Id>
+__global__ void graphdb_frontier_sssp_bucket(const i64* offsets, const double* dist, i64 n,
+                                             double lo, double hi, Id* q_out_vertex,
+                                             int* q_out_piece, u64* ctrl, int step, int K) {
+  u64* nxt = ctrl + CTRL_SLOT(step + 1);
+  if (blockIdx.x == 0 && threadIdx.x < GRAPHDB_CTRL_FIELDS) ctrl[CTRL_SLOT(step + 2) + threadIdx.x] = 0;
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
+  u64 above = 0;  // INF_BITS - bits(min distance >= hi); 0 means none
+  for (i64 base = warp * 32; base < n; base += num_warps * 32) {
+    const i64 v = base + lane_id();
+    i64 count = 0;
+    if (v < n) {
+      const double d = dist[v];
+      if (d >= lo && d < hi) {
+        count = num_pieces(offsets[v + 1] - offsets[v], K);
+      } else if (d >= hi && (u64)__double_as_longlong(d) < INF_BITS) {
+        const u64 inv = INF_BITS - (u64)__double_as_longlong(d);
+        above = inv > above ? inv : above;
+      }
+    }
+    append_pieces((Id)v, count, &nxt[0], q_out_vertex, q_out_piece);
+  }
+  above = warp_max(above);
+  if (lane_id() == 0 && above) atomicMax(&nxt[3], above);
+}

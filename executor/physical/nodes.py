@@ -1,0 +1,75 @@
+"""The physical plan: what runs, where, and why, as a tree EXPLAIN prints and the runner executes.
+
+Every logical node (:mod:`graphdb.executor.plan`) becomes one :class:`PhysicalNode` that keeps
+it (the runner reads the operator's arguments there) and adds what the planner decided: the
+line EXPLAIN shows and, for a graph operator (:class:`GraphOperator`), the device, variant,
+budget, the bytes it needs and the reason, and the configuration its implementation receives.
+A node reached twice (a CTE used twice) is one object: the runner computes it once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphdb.catalog import GraphEntry
+
+from ..algorithms.spec import AlgorithmSpec, OperatorConfig
+from ..plan import PlanNode
+from .sizing import Decision
+
+__all__ = ["GraphOperator", "PhysicalNode"]
+
+
+@dataclass(eq=False, kw_only=True)
+class PhysicalNode:
+    """One operator of the plan."""
+
+    logical: PlanNode
+    inputs: tuple["PhysicalNode", ...] = ()
+    #: what EXPLAIN prints for it
+    label: str = ""
+    #: EXPLAIN's lines under the label (decisions and their reasons)
+    details: tuple[str, ...] = ()
+    #: EXPLAIN folds it into its input (a Rename: no work)
+    folded: bool = False
+
+    @property
+    def kind(self) -> str:
+        """The logical operator's name (the runner dispatches on it)."""
+        return type(self.logical).__name__
+
+    def walk(self):
+        """This node and every node below it, each once."""
+        seen, stack = set(), [self]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            yield node
+            stack.extend(node.inputs)
+
+
+@dataclass(eq=False, kw_only=True)
+class GraphOperator(PhysicalNode):
+    """A graph algorithm's run: which implementation, on which device, with what budget."""
+
+    spec: AlgorithmSpec
+    entry: GraphEntry
+    #: bound arguments; vertex ids already internal, except those a subquery computes at run
+    #: time (``subqueries`` maps the argument to its input's index)
+    options: dict[str, Any]
+    subqueries: dict[str, int] = field(default_factory=dict)
+    decision: Decision
+    config: OperatorConfig
+    #: the plan taken if the GPU runs out of memory after all (another process, transients)
+    fallback: "GraphOperator | None" = None
+
+    @property
+    def device(self) -> str:
+        return self.decision.variant.device
+
+    @property
+    def variant(self) -> str:
+        return self.decision.variant.name

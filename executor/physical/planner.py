@@ -1,0 +1,246 @@
+"""The physical planner: one ``plan_<node>`` per logical node (DuckDB's ``plan_<op>``, Kuzu's
+``map_*``), each deciding what will run and recording it in the physical plan.
+
+Graph operators are decided here and nowhere else: the catalog entry of the statement's
+version (:class:`~graphdb.executor.snapshot.StatementCatalog`), the arguments checked against it
+and the source vertices mapped to internal ids (before any device is touched), the device and
+variant by :func:`.sizing.choose`, the family's tuning, and, on a GPU, the CPU plan to take if the
+device runs out of memory after all. Relational operators are mapped one to one; their few
+run-time choices (a hash join's build side, a pattern's dense or sparse frontiers) depend on
+sizes known only when their inputs exist, and EXPLAIN says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphdb.catalog import GraphEntry
+
+from .. import algorithms
+from ..device import Device, format_bytes
+from ..errors import DeviceOutOfMemory
+from ..ids import VertexIds
+from ..plan import (
+    Aggregate,
+    AlgorithmScan,
+    DescribeGraph,
+    Distinct,
+    Filter,
+    GraphTableScan,
+    Join,
+    Limit,
+    MarkJoin,
+    PatternMatch,
+    PlanNode,
+    Project,
+    Rename,
+    SetOperation,
+    ShowGraphs,
+    SingleRow,
+    Sort,
+    UnionAll,
+    ValuesScan,
+)
+from ..relational import HASH_JOIN_REASON
+from ..snapshot import StatementCatalog
+from .nodes import GraphOperator, PhysicalNode
+from .sizing import Decision, choose
+
+__all__ = ["PatternOperator", "PhysicalPlanner", "TableScan"]
+
+
+@dataclass(eq=False, kw_only=True)
+class TableScan(PhysicalNode):
+    """``g.vertices`` / ``g.edges`` of the statement's version of a graph."""
+
+    entry: GraphEntry
+
+
+@dataclass(eq=False, kw_only=True)
+class PatternOperator(PhysicalNode):
+    """GRAPH_TABLE's frontier expansion, on the CPU, its expansion bounded by the budget."""
+
+    entry: GraphEntry
+    budget_bytes: int
+
+
+def _names(names) -> str:
+    shown = [n for n in names if not n.startswith("__")]
+    if not names:
+        return "(no columns: only the row count is used)"
+    return ", ".join(shown) if shown else f"{len(names)} computed column" + (
+        "s" if len(names) > 1 else "")
+
+
+def _sort_keys(node: Sort) -> str:
+    labels = node.labels or tuple(c for c, _ in node.keys)
+    return ", ".join(f"{label} {'DESC' if d == 'descending' else 'ASC'}"
+                     for label, (_, d) in zip(labels, node.keys))
+
+
+class PhysicalPlanner:
+    """Plans one statement. ``device`` is the statement's device (the ``device`` setting and
+    ``memory_limit``), ``cpu`` the host's (where a GPU cannot run an operator, and the fallback
+    of GPU plans); ``vertex_ids(entry)`` gives a graph version's id map; ``force`` is the
+    ``debug_variant`` setting."""
+
+    def __init__(self, snapshot: StatementCatalog, device: Device, cpu: Device,
+                 host_budget: int | None, vertex_ids: Callable[[GraphEntry], VertexIds],
+                 force: str = "auto"):
+        self.snapshot, self.device, self.cpu = snapshot, device, cpu
+        self.host_budget, self.vertex_ids, self.force = host_budget, vertex_ids, force
+        self._memo: dict[int, PhysicalNode] = {}
+
+    def plan(self, node: PlanNode) -> PhysicalNode:
+        """The physical node of ``node`` (one per logical node, however often it is reached)."""
+        done = self._memo.get(id(node))
+        if done is None:
+            done = getattr(self, f"plan_{type(node).__name__}")(node)
+            self._memo[id(node)] = done
+        return done
+
+    def _inputs(self, node: PlanNode) -> tuple[PhysicalNode, ...]:
+        return tuple(self.plan(child) for child in node.children())
+
+    def _simple(self, node: PlanNode, label: str, *details: str) -> PhysicalNode:
+        return PhysicalNode(logical=node, inputs=self._inputs(node), label=label,
+                            details=tuple(details))
+
+    # -- graph operators ------------------------------------------------------------------------
+    def plan_AlgorithmScan(self, node: AlgorithmScan) -> GraphOperator:
+        spec = algorithms.get(node.algorithm)
+        entry = self.snapshot.get(node.graph)
+        shown = ", ".join([entry.name] + [
+            f"{k} => {'(subquery)' if isinstance(v, PlanNode) else repr(v)}"
+            for k, v in node.options])
+        options: dict[str, Any] = {}
+        subqueries: dict[str, int] = {}
+        inputs: list[PhysicalNode] = []
+        for name, value in node.options:
+            if isinstance(value, PlanNode):  # a scalar subquery: its value comes at run time
+                subqueries[name] = len(inputs)
+                inputs.append(self.plan(value))
+                continue
+            param = spec.param(name)
+            if param.kind == "vertex" and value is not None:
+                value = self.vertex_ids(entry).internal(value, spec.name, name)
+            options[name] = value
+        spec.validate(entry, options)
+        decision = choose(spec, entry, self.device, self.cpu, self.host_budget, self.force)
+        fallback = None
+        if decision.variant.device == "gpu":
+            try:
+                cpu = choose(spec, entry, self.cpu, self.cpu, self.host_budget, self.force)
+                fallback = self._operator(node, spec, entry, options, subqueries, inputs, cpu,
+                                          None, shown)
+            except DeviceOutOfMemory:
+                pass
+        return self._operator(node, spec, entry, options, subqueries, inputs, decision, fallback,
+                              shown)
+
+    def _operator(self, node, spec, entry, options, subqueries, inputs, decision: Decision,
+                  fallback: GraphOperator | None, shown: str) -> GraphOperator:
+        tuning = spec.tune(entry, decision.device, decision.variant) if spec.tune else None
+        variant = decision.variant
+        details = [f"{variant.device} · {variant.name} · needs {format_bytes(decision.needed_bytes)}"
+                   f" of {format_bytes(decision.budget_bytes)} ({decision.device.name})",
+                   f"why: {decision.reason}"]
+        if tuning is not None:
+            details.append(f"tuning: {tuning}")
+        if fallback is not None:
+            details.append(f"if the GPU runs out of memory: cpu · {fallback.variant}")
+        return GraphOperator(logical=node, inputs=tuple(inputs), label=f"{spec.name}({shown})",
+                             details=tuple(details), spec=spec, entry=entry, options=options,
+                             subqueries=subqueries, decision=decision,
+                             config=decision.config(tuning), fallback=fallback)
+
+    def plan_PatternMatch(self, node: PatternMatch) -> PatternOperator:
+        entry = self.snapshot.get(node.graph)
+        hops = "; ".join(
+            f"{h.direction} {h.low}" + (f"..{h.high}" if h.high != h.low else "") + " hop"
+            + ("s" if h.high > 1 else "") + f" -> {h.target}" for h in node.hops)
+        budget = int(self.cpu.memory_limit)
+        return PatternOperator(
+            logical=node, inputs=self._inputs(node), entry=entry, budget_bytes=budget,
+            label=f"GRAPH_TABLE {entry.name} {node.text}".rstrip(),
+            details=(f"cpu · frontier expansion from "
+                     f"{'filtered' if node.start_filter is not None else 'all'} {node.start}; "
+                     f"{hops}",
+                     f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: a dense "
+                     "bitmap frontier per start vertex, or sorted sparse keys past "
+                     "starts x vertices x levels = 2e10 (decided when the starts are known)",
+                     "why: pattern matching has no GPU operator yet"))
+
+    def plan_GraphTableScan(self, node: GraphTableScan) -> TableScan:
+        entry = self.snapshot.get(node.graph)
+        return TableScan(logical=node, entry=entry, label=f"SCAN {entry.name}.{node.table}")
+
+    # -- leaves and statements ------------------------------------------------------------------
+    def plan_ValuesScan(self, node: ValuesScan) -> PhysicalNode:
+        return self._simple(node, f"TABLE FUNCTION {node.name}() ({node.table.num_rows} rows)")
+
+    def plan_SingleRow(self, node: SingleRow) -> PhysicalNode:
+        return self._simple(node, "SINGLE ROW")
+
+    def plan_ShowGraphs(self, node: ShowGraphs) -> PhysicalNode:
+        return self._simple(node, "SHOW GRAPHS")
+
+    def plan_DescribeGraph(self, node: DescribeGraph) -> TableScan:
+        entry = self.snapshot.get(node.graph)
+        return TableScan(logical=node, entry=entry, label=f"DESCRIBE {entry.name}")
+
+    # -- relational operators -------------------------------------------------------------------
+    def plan_Filter(self, node: Filter) -> PhysicalNode:
+        return self._simple(node, f"FILTER {node.text}")
+
+    def plan_Project(self, node: Project) -> PhysicalNode:
+        return self._simple(node, f"PROJECT {_names(node.names)}")
+
+    def plan_Rename(self, node: Rename) -> PhysicalNode:
+        planned = self._simple(node, f"RENAME {_names(node.names)}")
+        planned.folded = True
+        return planned
+
+    def plan_Join(self, node: Join) -> PhysicalNode:
+        if node.kind == "single":
+            return self._simple(node, f"SCALAR SUBQUERY {node.text}")
+        kind = {"cross": "CROSS JOIN", "inner": "HASH JOIN", "left": "LEFT HASH JOIN",
+                "right": "RIGHT HASH JOIN", "full": "FULL HASH JOIN"}[node.kind]
+        if node.kind == "left" and not node.left_keys:
+            kind = "LEFT NESTED-LOOP JOIN"
+        details = (HASH_JOIN_REASON,) if node.left_keys else ()
+        return self._simple(node, f"{kind}{' ON ' + node.text if node.text else ''}", *details)
+
+    def plan_MarkJoin(self, node: MarkJoin) -> PhysicalNode:
+        return self._simple(node, "IN (SUBQUERY) as a hash set")
+
+    def plan_Aggregate(self, node: Aggregate) -> PhysicalNode:
+        calls = ", ".join(f"{c.function}({c.column or '*'})" for c in node.aggregates)
+        keys = f" GROUP BY {len(node.keys)} key{'s' if len(node.keys) != 1 else ''}" \
+            if node.keys else ""
+        return self._simple(node, f"HASH AGGREGATE {calls}{keys}".rstrip())
+
+    def plan_Distinct(self, node: Distinct) -> PhysicalNode:
+        return self._simple(node, "DISTINCT (hash)")
+
+    def plan_UnionAll(self, node: UnionAll) -> PhysicalNode:
+        return self._simple(node, f"UNION ALL of {len(node.inputs)} inputs")
+
+    def plan_SetOperation(self, node: SetOperation) -> PhysicalNode:
+        return self._simple(node, f"{node.kind.upper()} (hash semi/anti join on all columns)")
+
+    def plan_Sort(self, node: Sort) -> PhysicalNode:
+        return self._simple(node, f"SORT {_sort_keys(node)}")
+
+    def plan_Limit(self, node: Limit) -> PhysicalNode:
+        if isinstance(node.input, Sort) and node.limit is not None:
+            # ORDER BY + LIMIT run as one top-k selection: one node, the sort's input below it
+            sort = node.input
+            text = (f"TOP {node.offset + node.limit} BY {_sort_keys(sort)}"
+                    + (f" OFFSET {node.offset}" if node.offset else ""))
+            return PhysicalNode(logical=node, inputs=(self.plan(sort.input),), label=text,
+                                details=("a partial sort; a full sort when a key has NULLs",))
+        return self._simple(node, f"LIMIT {node.limit if node.limit is not None else 'ALL'} "
+                                  f"OFFSET {node.offset}")

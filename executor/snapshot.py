@@ -1,0 +1,40 @@
+"""One statement's view of the catalog: every graph's entry read once, and held for the
+statement, so the binder, the physical planner and the runner agree on the version they use.
+
+The catalog is read through this object only while a statement is planned and run: the entry
+of a graph named twice in a query (a join of ``bfs(g, 1)`` with ``g.vertices``) is one entry,
+of one version, whatever another connection commits meanwhile.
+"""
+
+from __future__ import annotations
+
+from graphdb.catalog import Catalog, GraphEntry
+
+__all__ = ["StatementCatalog"]
+
+
+class StatementCatalog:
+    """The catalog as one statement sees it (``get`` and ``names`` as the catalog's own)."""
+
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self._entries: dict[str, GraphEntry] = {}
+        self._names: list[str] | None = None
+
+    def get(self, name: str) -> GraphEntry:
+        entry = self._entries.get(name) or self._entries.get(name.lower())
+        if entry is None:
+            entry = self.catalog.get(name)
+            self._entries[name] = self._entries[entry.name] = entry
+            self._entries.setdefault(name.lower(), entry)
+        return entry
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            self._names = self.catalog.names()
+        return list(self._names)
+
+    @property
+    def entries(self) -> list[GraphEntry]:
+        """The entries this statement has looked up."""
+        return list({id(e): e for e in self._entries.values()}.values())
