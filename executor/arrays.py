@@ -29,6 +29,9 @@ def to_arrow(values, type: pa.DataType | None = None) -> pa.Array:
                 return pa.array(values, type=type)
     if not isinstance(values, np.ndarray) or values.ndim != 1 or values.dtype.kind not in "biuf":
         return pa.array(values, type=type)
+    wanted = None if type is None else _numpy_dtype(type)
+    if wanted is not None and values.dtype != wanted and values.dtype.kind != "b":
+        values = values.astype(wanted)  # numpy's conversion: several times Arrow's cast's speed
     n = len(values)
     if values.dtype.kind == "b":
         packed = np.packbits(values, bitorder="little")
@@ -69,6 +72,16 @@ def _strings(values, type: pa.DataType | None) -> pa.Array:
     return array.cast(type or pa.string())
 
 
+def _numpy_dtype(kind: pa.DataType) -> np.dtype | None:
+    """The numpy dtype of an Arrow integer or floating type (not ``to_pandas_dtype()``: that
+    asks pandas for its version); None for any other type."""
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        return None
+    letter = ("f" if pa.types.is_floating(kind)
+              else "u" if pa.types.is_unsigned_integer(kind) else "i")
+    return np.dtype(f"{letter}{kind.bit_width // 8}")
+
+
 def to_numpy(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """The values of a numeric Arrow column without nulls as a numpy array (zero-copy where
     the column is one chunk); other columns through ``to_numpy(zero_copy_only=False)``."""
@@ -79,11 +92,8 @@ def to_numpy(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
         bits = np.frombuffer(column.buffers()[1], dtype=np.uint8)
         return np.unpackbits(bits, count=column.offset + len(column),
                              bitorder="little")[column.offset:].astype(bool)
-    if column.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-        # (not kind.to_pandas_dtype(): that asks pandas for its version)
-        letter = ("f" if pa.types.is_floating(kind)
-                  else "u" if pa.types.is_unsigned_integer(kind) else "i")
-        dtype = np.dtype(f"{letter}{kind.bit_width // 8}")
+    dtype = _numpy_dtype(kind)
+    if column.null_count == 0 and dtype is not None:
         return np.frombuffer(column.buffers()[1], dtype=dtype, count=len(column),
                              offset=column.offset * dtype.itemsize)
     return column.to_numpy(zero_copy_only=False)

@@ -54,6 +54,10 @@ _DOCS = {
 }
 
 
+#: Settings whose value is one of a few words.
+_CHOICES = {"device": DEVICE_CHOICES, "debug_variant": DEBUG_VARIANTS}
+
+
 def apply_threads(threads: int | None) -> None:
     """Make the ``threads`` setting real: Arrow's CPU thread pool is process-wide (the numba
     kernels size their pool from it when they run)."""
@@ -77,22 +81,16 @@ class Settings:
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()
-        if name == "device":
+        if name in _CHOICES:
             text = str(value).lower()
-            if text not in DEVICE_CHOICES:
-                raise InvalidInputError(f"device must be one of {', '.join(DEVICE_CHOICES)}, "
+            if text not in _CHOICES[name]:
+                raise InvalidInputError(f"{name} must be one of {', '.join(_CHOICES[name])}, "
                                         f"got {value!r}")
-            return replace(self, device=text)
+            return replace(self, **{name: text})
         if name == "memory_limit":
             return replace(self, memory_limit=parse_bytes(value, "memory_limit"))
         if name in ("buffer_pool_size", "host_memory_limit"):
             return replace(self, **{name: parse_bytes(value, name)})
-        if name == "debug_variant":
-            text = str(value).lower()
-            if text not in DEBUG_VARIANTS:
-                raise InvalidInputError(f"debug_variant must be one of "
-                                        f"{', '.join(DEBUG_VARIANTS)}, got {value!r}")
-            return replace(self, debug_variant=text)
         if name == "threads":
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InvalidInputError(f"threads must be a positive integer, got {value!r}")

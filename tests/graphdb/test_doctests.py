@@ -1,0 +1,42 @@
+"""The public API's examples run as written (doctests of every front-end module that has any)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import graphdb
+
+
+def _modules_with_examples() -> list[str]:
+    names = ["graphdb"] + [m.name for m in pkgutil.walk_packages(graphdb.__path__, "graphdb.")
+                           if not m.name.endswith("__main__")
+                           and not m.name.startswith(("graphdb.storage", "graphdb.catalog",
+                                                      "graphdb.executor"))]
+    found = []
+    for name in names:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # an optional dependency (the shell's prompt_toolkit, ...)
+            continue
+        if doctest.DocTestFinder().find(module) and any(
+                t.examples for t in doctest.DocTestFinder().find(module)):
+            found.append(name)
+    return found
+
+
+MODULES = _modules_with_examples()
+
+
+def test_the_public_api_has_examples():
+    assert {"graphdb", "graphdb.connection", "graphdb.graph"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_examples(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples that write files write them here
+    failures, _ = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert failures == 0
