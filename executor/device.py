@@ -119,6 +119,8 @@ class Device:
     memory_limit: int
     name: str = "cpu"
     reason: str = ""
+    #: the GPU's L2 cache (PageRank's blocking is sized from it); 0 on the CPU
+    l2_bytes: int = 0
 
     @property
     def is_gpu(self) -> bool:
@@ -146,7 +148,7 @@ def _gpu_device(memory_limit: int | None, reason: str) -> Device:
     # The budget is enforced where the bytes are allocated, per operator: the runner caps CuPy's
     # pool at it while a GPU operator runs (executor.gpu.runtime.memory_budget), and the pool's
     # OutOfMemoryError becomes DeviceOutOfMemory, so the caller can fall back to the CPU.
-    return Device("gpu", limit, name=name, reason=reason)
+    return Device("gpu", limit, name=name, reason=reason, l2_bytes=int(props["l2CacheSize"]))
 
 
 def select_device(setting: str = "auto", memory_limit: int | None = None) -> Device:

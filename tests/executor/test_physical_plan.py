@@ -186,3 +186,18 @@ def test_explain_fits_100_columns(con):
                 "ON v.id = p.vertex ORDER BY p.rank DESC LIMIT 3"):
         lines = [r[0] for r in con.execute(sql).fetchall()]
         assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+
+
+def test_a_gpu_plan_carries_the_familys_tuning_and_a_cpu_fallback(con, monkeypatch):
+    """Planned for a GPU (a stand-in Device: planning touches no device): PageRank's blocking
+    comes from the device's L2, and the CPU plan to fall back on is planned with it."""
+    from graphdb.executor.algorithms.pagerank.gpu import Layout
+
+    gpu = Device("gpu", 1 << 30, name="fake GPU", reason="test", l2_bytes=50 << 20)
+    monkeypatch.setattr(con._runner, "device_for", lambda: gpu)
+    op = _operator(con.plan("SELECT * FROM pagerank(g)"))
+    assert (op.device, op.variant) == ("gpu", "resident")
+    assert isinstance(op.config.tuning, Layout) and op.config.tuning.block_vertices >= 400
+    assert (op.fallback.device, op.fallback.config.tuning) == ("cpu", None)
+    lines = "\n".join(r[0] for r in con.execute("EXPLAIN SELECT * FROM pagerank(g)").fetchall())
+    assert "gpu · resident" in lines and "if the GPU runs out of memory: cpu · resident" in lines
