@@ -20,7 +20,9 @@ def write_edges(path, src, dst):
     return path
 
 
-def test_query_over_a_graph_larger_than_the_pool_is_correct_and_evicts(tmp_path):
+def test_query_over_a_graph_larger_than_the_pool_is_correct_and_bounded(tmp_path):
+    """A whole-graph operator reads its arrays once each, straight into what it keeps (not
+    through the frames): the pool stays within its capacity whatever the graph's size."""
     src, dst = rmat(12, seed=9)  # 65k edges: about 1 MB of CSR blocks and pages
     edges = write_edges(tmp_path / "e.csv", src, dst)
     pool = 16 * PAGE
@@ -39,7 +41,6 @@ def test_query_over_a_graph_larger_than_the_pool_is_correct_and_evicts(tmp_path)
     reached = np.isfinite(hops)
     expected = sorted(zip(ids[reached].tolist(), hops[reached].astype(int).tolist()))
     assert sorted(rows) == expected
-    assert stats["evictions"] > 0 and stats["misses"] > 0
     assert stats["capacity_bytes"] <= pool and stats["frames_used"] <= pool // PAGE
     assert stats["bytes_read"] >= 4 * len(src)  # at least the out-CSR targets went through it
 
@@ -76,7 +77,7 @@ def test_buffer_stats_schema_and_drop_removes_pages(tmp_path):
         con.execute("SELECT * FROM pagerank('g')").fetchall()
         table = con.buffer_stats()
         assert table.column_names[:4] == ["pool", "capacity_bytes", "frame_bytes", "frames"]
-        assert table.column("hits")[0].as_py() + table.column("misses")[0].as_py() > 0
+        assert table.column("bytes_read")[0].as_py() > 0
         con.catalog.drop("g")
         env = con.catalog.env
         with env.read_txn() as txn:
