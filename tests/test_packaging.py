@@ -8,6 +8,7 @@ project may well have) must still ``import graphdb``: the layers are installed a
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -55,8 +56,12 @@ def installed_wheel(tmp_path_factory) -> tuple[Path, list[str]]:
     """The package built as a wheel and installed into a folder of its own: (folder, the wheel's
     file names)."""
     tmp = tmp_path_factory.mktemp("wheel")
+    source = tmp / "source"  # a copy: the build writes build/ and *.egg-info beside the sources
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", "__pycache__", "build", "*.egg-info", ".whl", ".gpuwork", ".hypothesis",
+        "*_cache"))
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                            str(tmp / "wheels"), str(ROOT)], timeout=600, capture_output=True,
+                            str(tmp / "wheels"), str(source)], timeout=600, capture_output=True,
                            text=True)
     if built.returncode != 0 and "No matching distribution" in built.stderr:
         pytest.skip("building a wheel needs setuptools from the package index")
