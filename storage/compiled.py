@@ -26,18 +26,29 @@ gives float64, so index arithmetic adds unsigned constants, never a literal ``1`
 
 Threads: parallel kernels run on numba's pool, sized by :func:`use_threads` from Arrow's CPU
 count, which is what the connection setting ``threads`` sets (process-wide).
+
+Compiled code is cached on disk in graphdb's cache directory (:func:`cache_dir`:
+``$GRAPHDB_CACHE_DIR``, else ``$XDG_CACHE_HOME/graphdb``, else ``~/.cache/graphdb``), never beside
+the sources: numba's default for ``cache=True`` is the ``__pycache__`` folder next to the module,
+which for an installed package is inside site-packages, where it outlives ``pip uninstall`` (and
+a leftover ``graphdb/`` folder of cache files then shadows a later editable install).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
 
-__all__ = ["MIN_EDGES", "MIN_MEMORY", "TINY_WORK", "Kernel", "KernelSet", "numba_loaded",
-           "preload", "use_threads"]
+__all__ = ["CACHE_DIR_VARIABLE", "MIN_EDGES", "MIN_MEMORY", "TINY_WORK", "Kernel", "KernelSet",
+           "cache_dir", "numba_loaded", "preload", "use_threads"]
+
+#: The environment variable that moves graphdb's cache directory (compiled CPU and GPU kernels).
+CACHE_DIR_VARIABLE = "GRAPHDB_CACHE_DIR"
 
 #: Work (vertices plus edges) up to which a :class:`KernelSet` runs its Python source while numba
 #: is not loaded in the process (see the module docstring).
@@ -64,11 +75,88 @@ def numba_loaded() -> bool:
     return "numba" in sys.modules
 
 
+def cache_dir() -> Path:
+    """Where graphdb keeps compiled kernels: ``$GRAPHDB_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/graphdb``, else ``~/.cache/graphdb`` (read at each call, so a process may
+    change it before its first compile). Removing the folder only costs a compile."""
+    chosen = os.environ.get(CACHE_DIR_VARIABLE)
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base).expanduser() if base else Path.home() / ".cache") / "graphdb"
+
+
+#: The Python functions compiled by :func:`_njit`: only these are cached in :func:`cache_dir`.
+_OURS: set[Callable[..., Any]] = set()
+_locator_installed = False
+
+
+def _install_locator() -> bool:
+    """Teach numba where graphdb's kernels are cached; False where numba's caching internals
+    are not what this expects (then kernels compile without a disk cache).
+
+    numba picks a cache folder per function by asking its locator classes in turn; the first
+    that answers wins. Ours goes first and answers only for the functions in :data:`_OURS`, so
+    a user's own ``@numba.njit(cache=True)`` functions in the same process keep numba's usual
+    places (``NUMBA_CACHE_DIR`` or ``__pycache__``). Setting ``NUMBA_CACHE_DIR`` instead would
+    work only before numba's import and would move everyone's cache with ours."""
+    global _locator_installed
+    with _LOCK:
+        if _locator_installed:
+            return True
+        try:
+            from numba.core import caching
+        except ImportError:  # pragma: no cover - numba is a dependency
+            return False
+        impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+        locators = getattr(impl, "_locator_classes", None)
+        mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
+        base = getattr(caching, "_CacheLocator", None)
+        if not isinstance(locators, list) or mixin is None or base is None:
+            return False
+
+        class GraphdbCacheLocator(mixin, base):
+            """graphdb's kernels: cached under :func:`cache_dir`/numba."""
+
+            def __init__(self, py_func, py_file):
+                self._py_file = py_file
+                self._lineno = py_func.__code__.co_firstlineno
+                self._cache_path = str(cache_dir() / "numba"
+                                       / self.get_suitable_cache_subpath(py_file))
+
+            def get_cache_path(self):
+                return self._cache_path
+
+            @classmethod
+            def from_function(cls, py_func, py_file):
+                if py_func not in _OURS:
+                    return None
+                return super().from_function(py_func, py_file)
+
+        locators.insert(0, GraphdbCacheLocator)
+        _locator_installed = True
+        return True
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+        return True
+    except OSError:
+        return False
+
+
 def _njit(func: Callable[..., Any], **options: Any) -> Any:
-    """``func`` compiled by numba with its on-disk cache; every kernel of graphdb goes here."""
+    """``func`` compiled by numba (``nogil``, plus ``options``), cached in :func:`cache_dir`;
+    every kernel of graphdb goes here. Where that folder cannot be written (or numba's cache
+    machinery is not the expected one), the kernel is compiled in memory each process rather
+    than cached anywhere else."""
     import numba
 
-    return numba.njit(cache=True, nogil=True, **options)(func)
+    _OURS.add(func)
+    cache = _install_locator() and _writable(cache_dir() / "numba")
+    return numba.njit(cache=cache, nogil=True, **options)(func)
 
 
 class KernelSet:

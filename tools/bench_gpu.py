@@ -187,7 +187,7 @@ def startup_times(runs: int = 3) -> dict:
     warm kernel cache; and the cold compile of every kernel module (empty cache)."""
     out: dict = {}
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, CUPY_CACHE_DIR=cache)
+        env = dict(os.environ, GRAPHDB_CACHE_DIR=cache)
 
         def python(code: str) -> list[float]:
             res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

@@ -8,8 +8,9 @@ the name expressions, the device's compute capability and the CuPy version and C
 it was built against. A hit reads one file, checks its digest and hands the binary to the
 driver (``cuModuleLoadData``); NVRTC is touched only on a miss.
 
-The files sit in CuPy's kernel cache directory (``CUPY_CACHE_DIR``, default
-``~/.cupy/kernel_cache``) as ``graphdb-<key>.cubin``: a header line, a JSON line with the
+The files sit in graphdb's cache directory, in ``cuda/`` (:func:`cache_dir`: ``~/.cache/graphdb``
+by default, ``$GRAPHDB_CACHE_DIR`` to move it; never inside site-packages), as
+``graphdb-<key>.cubin``: a header line, a JSON line with the
 mangled name of every name expression and the binary's SHA-256, then the binary. A file that
 does not parse or whose digest does not match is compiled again and replaced; files are
 written to a temporary name and renamed, so concurrent processes never read half a file.
@@ -69,8 +70,11 @@ def set_dynamic_shared(function, nbytes: int) -> None:
 
 
 def cache_dir() -> Path:
-    """Where compiled modules are kept: CuPy's kernel cache directory."""
-    return Path(os.environ.get("CUPY_CACHE_DIR") or Path.home() / ".cupy" / "kernel_cache")
+    """Where compiled modules are kept: ``cuda/`` in graphdb's cache directory (the one the
+    CPU kernels use, :func:`graphdb.storage.compiled.cache_dir`)."""
+    from graphdb.storage.compiled import cache_dir as graphdb_cache
+
+    return graphdb_cache() / "cuda"
 
 
 def _key(source: str, expressions: tuple[str, ...], arch: str) -> str:

@@ -36,8 +36,11 @@ def test_unwritable_cache_is_only_slower(tmp_path):
     assert not (blocker / "sub").exists()
 
 
-def test_cache_dir_follows_cupy(monkeypatch, tmp_path):
-    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
-    assert compiled.cache_dir() == tmp_path
-    monkeypatch.delenv("CUPY_CACHE_DIR")
-    assert compiled.cache_dir().parts[-2:] == (".cupy", "kernel_cache")
+def test_cache_dir_is_graphdbs(monkeypatch, tmp_path):
+    monkeypatch.setenv("GRAPHDB_CACHE_DIR", str(tmp_path))
+    assert compiled.cache_dir() == tmp_path / "cuda"
+    monkeypatch.delenv("GRAPHDB_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert compiled.cache_dir() == tmp_path / "xdg" / "graphdb" / "cuda"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert compiled.cache_dir().parts[-3:] == (".cache", "graphdb", "cuda")

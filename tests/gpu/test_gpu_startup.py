@@ -31,7 +31,7 @@ print(rows, "cupyx.linalg" in sys.modules, "gpu" in plan.lower(), nvrtc)
 
 
 def _fresh_bfs_query(cache_dir) -> str:
-    env = dict(os.environ, CUPY_CACHE_DIR=str(cache_dir))
+    env = dict(os.environ, GRAPHDB_CACHE_DIR=str(cache_dir))
     return subprocess.run([sys.executable, "-c", SNIPPET.format(root=str(ROOT))], env=env,
                           capture_output=True, text=True, check=True).stdout.strip()
 
@@ -44,7 +44,7 @@ def test_bfs_query_does_not_import_cupyx(tmp_path):
     module comes from graphdb's own cubin cache (graphdb.executor.gpu.compiled)."""
     cold = _fresh_bfs_query(tmp_path)
     assert cold == "[(0, 0), (1, 1), (2, 2), (3, 3)] False True True"  # compiled: NVRTC ran
-    assert list(tmp_path.glob("graphdb-*.cubin"))
+    assert list(tmp_path.glob("cuda/graphdb-*.cubin"))
     warm = _fresh_bfs_query(tmp_path)
     assert warm == "[(0, 0), (1, 1), (2, 2), (3, 3)] False True False"
 
@@ -57,13 +57,13 @@ def test_kernel_cache_hits_and_repairs(tmp_path, monkeypatch):
     from graphdb.executor.gpu import compiled
     from graphdb.executor.gpu import runtime as rt
 
-    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("GRAPHDB_CACHE_DIR", str(tmp_path))
     from graphdb.executor.algorithms.wcc.gpu import WCC_KERNELS
 
     source = WCC_KERNELS.source()
     exprs = ("graphdb_wcc_compress<int>",)
     first = compiled.load_module(source, exprs)
-    (path,) = tmp_path.glob("graphdb-*.cubin")
+    (path,) = tmp_path.glob("cuda/graphdb-*.cubin")
     assert set(first.names) == set(exprs)
 
     def no_compile(*args):
