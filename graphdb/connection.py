@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -19,7 +17,15 @@ from graphdb.executor.plan import DescribeGraph, ShowGraphs, ValuesScan
 from graphdb.executor.runner import Runner
 from graphdb.storage import BufferManager, Environment, stats_table
 
-from .errors import BinderError, Error, InterfaceError, InvalidInputError, translate
+from . import tempdb
+from .errors import (
+    BinderError,
+    Error,
+    InterfaceError,
+    InvalidInputError,
+    OperationalError,
+    translate,
+)
 from .query.explain import explain_lines
 from .query.parser import Statement, parse
 from .query.planner import Context, bind_parameters, plan_query
@@ -31,25 +37,44 @@ if TYPE_CHECKING:
     from .graph import GraphHandle
     from .result import Cursor
 
-__all__ = ["Connection", "connect"]
+__all__ = ["Connection", "connect", "MEMORY"]
+
+#: The path that names an in-memory database, as in sqlite3 and DuckDB.
+MEMORY = ":memory:"
 
 
 def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
             create: bool = True, device: str = "auto",
             memory_limit: int | str | None = None, buffer_pool_size: int | str | None = None,
             page_size: int | None = None) -> "Connection":
-    """Open (or create) the database at ``path``; ``None`` makes a temporary one.
+    """Open (or create) the database at ``path`` (a directory); no path, or ``":memory:"``,
+    makes an in-memory database that disappears when the connection closes.
+
+    An in-memory database keeps its data in a temporary directory (LMDB needs files), which is
+    removed on close, at exit, and even when the process is killed (see :mod:`graphdb.tempdb`).
+    ``device='gpu'`` fails here, not at the first query, when no GPU can be used.
 
     Examples
     --------
-    >>> import graphdb, tempfile
-    >>> with graphdb.connect() as con:
+    >>> import graphdb
+    >>> with graphdb.connect(":memory:") as con:
     ...     con.execute("SHOW GRAPHS").fetchall()
     []
     """
     return Connection(path, read_only=read_only, create=create, device=device,
                       memory_limit=memory_limit, buffer_pool_size=buffer_pool_size,
                       page_size=page_size)
+
+
+def _require_gpu(memory_limit: int | None) -> None:
+    """Raise OperationalError, with what to do instead, where ``device = 'gpu'`` cannot work."""
+    from graphdb.executor.errors import DeviceUnavailable
+
+    try:
+        select_device("gpu", memory_limit)
+    except DeviceUnavailable as exc:
+        raise OperationalError(f"{exc}; use device 'auto' or 'cpu' (or install CuPy for a "
+                               "CUDA GPU: pip install 'graphdb[gpu]')") from None
 
 
 class Connection:
@@ -59,9 +84,11 @@ class Connection:
                  create: bool = True, device: str = "auto",
                  memory_limit: int | str | None = None, buffer_pool_size: int | str | None = None,
                  page_size: int | None = None):
-        self._temporary = path is None
-        if path is None:
-            path = tempfile.mkdtemp(prefix="graphdb-")
+        self._temporary = path is None or str(path) in ("", MEMORY)
+        if self._temporary:
+            if read_only:
+                raise InvalidInputError("an in-memory database cannot be opened read-only")
+            path = tempdb.create()
         self.path = Path(path)
         try:
             self._env = Environment(self.path, create=create and not read_only, read_only=read_only,
@@ -72,9 +99,13 @@ class Connection:
             if buffer_pool_size is not None:
                 settings = settings.set("buffer_pool_size", buffer_pool_size)
             buffers = BufferManager(self._env, settings.buffer_pool_size)
+            if settings.device == "gpu":  # a device that cannot be used is reported now
+                _require_gpu(settings.memory_limit)
         except Exception as exc:
             if hasattr(self, "_env"):  # opened, then a setting was refused: do not leak it
                 self._env.close()
+            if self._temporary:
+                tempdb.remove(self.path)
             raise translate(exc) from None
         self.settings = settings
         self.catalog = Catalog(self._env, buffers)
@@ -98,7 +129,7 @@ class Connection:
             self.catalog.buffers.close()
             self._env.close()
             if self._temporary:
-                shutil.rmtree(self.path, ignore_errors=True)
+                tempdb.remove(self.path)
 
     def __enter__(self) -> "Connection":
         return self
@@ -251,8 +282,11 @@ class Connection:
     def _set(self, ast) -> str:
         name, value = set_item(ast)
         settings = self.settings.set(name, value)
-        if name in ("device", "memory_limit"):
-            select_device(settings.device, settings.memory_limit)  # fail now, not later
+        if name in ("device", "memory_limit"):  # fail now, not at the first query
+            if settings.device == "gpu":
+                _require_gpu(settings.memory_limit)
+            else:
+                select_device(settings.device, settings.memory_limit)
         if name == "buffer_pool_size":
             self.catalog.buffers.resize(settings.buffer_pool_size)
         self.settings = settings
