@@ -30,7 +30,7 @@ from graphdb.catalog import Catalog, GraphEntry
 from . import algorithms, relational
 from .algorithms.spec import AlgorithmOutput
 from .arrays import to_arrow, to_numpy, to_table
-from .cancel import cancellable
+from .cancel import cancellable, operator, reporting
 from .device import Device, select_device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
 from .ids import VertexIds
@@ -68,6 +68,8 @@ class Runner:
         self._results: dict[int, pa.Table] = {}
         self._remaining: Counter = Counter()
         self._cancel = threading.Event()
+        #: ``callback(operator, step, total)`` for the progress of running operators, or None
+        self.progress: Callable[[str, int, int | None], None] | None = None
 
     # -- planning -------------------------------------------------------------------------------
     def snapshot(self) -> StatementCatalog:
@@ -88,7 +90,7 @@ class Runner:
         self._remaining = Counter(id(i) for node in plan.walk() for i in node.inputs)
         self._cancel.clear()
         try:
-            with cancellable(self._cancel):
+            with cancellable(self._cancel), reporting(self.progress):
                 return self._run(plan)
         finally:
             self._results, self._remaining = {}, Counter()
@@ -119,7 +121,8 @@ class Runner:
         start = time.perf_counter()
         metrics: dict[str, Any] = {}
         try:
-            table = handler(node, metrics)
+            with operator(*_progress_label(node)):
+                table = handler(node, metrics)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
             raise ExecutionError(_arrow_error(exc)) from None
         self.stats[key] = OperatorStats(node.label, time.perf_counter() - start, table.num_rows,
@@ -343,6 +346,16 @@ def _scalar(table: pa.Table, what: str) -> Any:
 def _mask(table: pa.Table, predicate: pc.Expression) -> pa.Array:
     """The boolean value of ``predicate`` on every row of ``table``."""
     return relational.project(table, ["m"], [predicate]).column(0).combine_chunks()
+
+
+def _progress_label(node: PhysicalNode) -> tuple[str, int | None]:
+    """(name, total steps if known) of an operator in progress reports: an algorithm by its
+    name, with its ``max_iterations`` argument as the total."""
+    spec = getattr(node, "spec", None)
+    if spec is None:
+        return node.label or node.kind, None
+    total = getattr(node, "options", {}).get("max_iterations")
+    return spec.name, total if isinstance(total, int) else None
 
 
 def _arrow_error(exc: Exception) -> str:
