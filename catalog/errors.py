@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CatalogError", "GraphNotFound", "GraphExists", "IngestError"]
+__all__ = ["CatalogError", "GraphNotFound", "GraphExists", "IngestError", "IngestWarning"]
 
 
 class CatalogError(Exception):
@@ -35,3 +35,7 @@ class IngestError(Exception):
         if file is not None:
             where = f"{file}:{line}: " if line is not None else f"{file}: "
         super().__init__(f"{where}{message}")
+
+
+class IngestWarning(UserWarning):
+    """Input an ingest reads, but maybe not as meant (a CSV whose first line is numbers)."""

@@ -320,6 +320,8 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         if options.missing_vertices == "error":
             ids.frozen = True
     source = InputFiles(edges, options.format, layout, block_bytes=block_bytes_for(budget))
+    for f in source.files:  # with a vertex file, no edges is a graph without edges
+        f.may_be_empty = options.vertices is not None
     # A large graph is sorted and its pages built by compiled kernels (unless the memory limit
     # is small): load them while the input is read.
     preload(source.total_bytes // BYTES_PER_EDGE, budget, COUNTING_SORT, page_kernel.RECORDS)

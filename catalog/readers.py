@@ -1,7 +1,7 @@
 """Streaming readers for edge and vertex files.
 
-Formats: CSV/TSV (header and delimiter options), SNAP text (``#`` comments anywhere, tab or space
-separated), LDBC Graphalytics ``.v``/``.e``, Parquet and Arrow IPC; text inputs may be gzip, bz2 or
+Formats: CSV/TSV (header and delimiter options), SNAP text (``#`` or ``%`` comments anywhere, tab or
+space separated), LDBC Graphalytics ``.v``/``.e``, Parquet and Arrow IPC; text inputs may be gzip, bz2 or
 zstd compressed (``.gz``/``.bz2``/``.zst``); a glob pattern reads several files as one input.
 
 Every file is read as a stream of Arrow record batches (pyarrow's streaming CSV reader,
@@ -18,14 +18,15 @@ import copy
 import glob as globmod
 import io
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
 
-from .errors import IngestError
-from .streams import ByteRange, CommentFilter, NativeRaw
+from .errors import IngestError, IngestWarning
+from .streams import ByteRange, CommentFilter, CountingReader, NativeRaw
 from .textscan import first_bad_line, line_of_data_row
 
 __all__ = ["FORMATS", "TextLayout", "InputFile", "InputFiles", "block_bytes_for", "detect_format"]
@@ -118,6 +119,11 @@ class InputFile:
             raise IngestError(f"{self.format} files carry their own compression; "
                               "do not compress the whole file", file=self.path)
         self._raw = None
+        self._delivered: CountingReader | None = None  # a compressed file's decompressed bytes
+        self._batches = 0  # text batches parsed: one block of block_bytes each
+        #: an edge file with no rows is a graph without edges (its vertices come from a vertex
+        #: file); set by the ingest when there is one
+        self.may_be_empty = False
         self._rows_done = 0
         self._rows_total = None
         self.start, self.stop = 0, None  # a part: bytes [start, stop) of the file
@@ -131,9 +137,10 @@ class InputFile:
     # -- text layout -------------------------------------------------------------------------
     def _text_stream(self):
         raw = pa.OSFile(self.path, "rb")
-        self._raw = raw
+        self._raw, self._delivered = raw, None
         if self.compression:
-            return pa.CompressedInputStream(raw, self.compression)
+            self._delivered = CountingReader(pa.CompressedInputStream(raw, self.compression))
+            return self._delivered
         if self.stop is not None:
             return ByteRange(raw, self.start, self.stop)
         return raw
@@ -178,31 +185,53 @@ class InputFile:
         return count
 
     def _layout(self, layout: TextLayout) -> tuple[str, bool]:
-        header = layout.header
+        delimiter, header = self._delimiter(layout), layout.header
         if header is None:
-            header = self.format in ("csv", "tsv")
+            header = self.format in ("csv", "tsv") and not self._first_line_is_data(delimiter)
+        return delimiter, header
+
+    def _first_line_is_data(self, delimiter: str) -> bool:
+        """Whether a CSV/TSV file's first line holds numbers only (then it is read as data,
+        with a warning, rather than silently taken as column names)."""
+        with self._text_stream() as stream:
+            head = stream.read(1 << 16)
+        line = next((ln for ln in head.splitlines() if ln.strip()), b"")
+        fields = line.decode("utf-8", "replace").strip("\r").split(delimiter)
+        try:
+            [float(f) for f in fields]
+        except ValueError:
+            return False
+        if len(fields) < 2:
+            return False
+        warnings.warn(IngestWarning(
+            f"{self.path}: the first line ({line.decode('utf-8', 'replace')!r}) holds only "
+            "numbers, so it is read as data, not as column names; pass --header (header=True, "
+            "HEADER true) if it names the columns, --no-header to silence this"), stacklevel=2)
+        return True
+
+    def _delimiter(self, layout: TextLayout) -> str:
         delimiter = layout.delimiter
         if delimiter is not None:
             delimiter = {"\\t": "\t", "tab": "\t", "space": " "}.get(delimiter, delimiter)
             if len(delimiter) != 1:
                 raise IngestError(f"the delimiter must be one character, not {delimiter!r}",
                                   file=self.path)
-            return delimiter, header
+            return delimiter
         if self.format == "csv":
-            return ",", header
+            return ","
         if self.format == "tsv":
-            return "\t", header
+            return "\t"
         # SNAP text and Graphalytics: tab or space, as the first data line shows.
         with self._text_stream() as stream:
             head = stream.read(1 << 16)
         for line in head.splitlines():
             stripped = line.strip()
-            if stripped and not stripped.startswith(b"#"):
-                return ("\t" if b"\t" in line else " "), header
+            if stripped and not stripped.startswith((b"#", b"%")):
+                return "\t" if b"\t" in line else " "
         if len(head) < (1 << 16):
             raise IngestError("file has no data lines (only comments or blank lines)",
                               file=self.path)
-        return "\t", header
+        return "\t"
 
     # -- batches -----------------------------------------------------------------------------
     def batches(self, column_types: dict | None = None) -> Iterator[pa.RecordBatch]:
@@ -230,15 +259,17 @@ class InputFile:
             reader = pacsv.open_csv(stream, read_options=read, parse_options=parse,
                                     convert_options=convert)
             rows = 0
+            self._batches = 0
             for batch in reader:
                 rows += batch.num_rows
                 self._rows_done = rows
+                self._batches += 1
                 yield batch
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise self.parse_error(exc) from None
         finally:
             stream.close()
-        if rows == 0 and self.start == 0:
+        if rows == 0 and self.start == 0 and not self.may_be_empty:
             raise IngestError("file has a header but no rows" if self.header
                               else "file has no data lines", file=self.path)
 
@@ -248,7 +279,7 @@ class InputFile:
         fields = 2
         for line in head.splitlines():
             stripped = line.strip()
-            if stripped and not stripped.startswith(b"#"):
+            if stripped and not stripped.startswith((b"#", b"%")):
                 fields = len(line.rstrip(b"\r").split(self.delimiter.encode()))
                 break
         names = ["src", "dst", "weight"][:fields]
@@ -260,7 +291,7 @@ class InputFile:
         try:
             pf = pq.ParquetFile(self.path)
             self._rows_total = pf.metadata.num_rows
-            if self._rows_total == 0:
+            if self._rows_total == 0 and not self.may_be_empty:
                 raise IngestError("file has no rows", file=self.path)
             for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS):
                 self._rows_done += batch.num_rows
@@ -284,7 +315,7 @@ class InputFile:
                     self._rows_done += batch.num_rows
                     any_rows = any_rows or batch.num_rows > 0
                     yield batch
-                if not any_rows:
+                if not any_rows and not self.may_be_empty:
                     raise IngestError("file has no rows", file=self.path)
         except (pa.ArrowInvalid, OSError) as exc:
             raise IngestError(f"not a readable Arrow IPC file: {exc}", file=self.path) from None
@@ -298,8 +329,28 @@ class InputFile:
                 return batch.schema
         finally:
             self.block_bytes = block
-            self._rows_done = 0
+            self._rows_done = self._batches = 0
+        if self.may_be_empty:
+            return self._schema_without_rows()
         raise IngestError("file has no rows", file=self.path)
+
+    def _schema_without_rows(self) -> pa.Schema:
+        """The columns of a file with no rows (Parquet's schema, a CSV header's names)."""
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_schema(self.path)
+        if self.format in TEXT_FORMATS and self.header:
+            import pyarrow.csv as pacsv
+
+            stream = self._text_stream()
+            try:
+                names = pacsv.open_csv(stream, parse_options=pacsv.ParseOptions(
+                    delimiter=self.delimiter)).schema.names
+            finally:
+                stream.close()
+            return pa.schema([(n, pa.int64()) for n in names])
+        return pa.schema([("src", pa.int64()), ("dst", pa.int64())])
 
     # -- progress and errors -----------------------------------------------------------------
     def bytes_done(self) -> int:
@@ -307,11 +358,19 @@ class InputFile:
         raw = self._raw
         if raw is not None and not raw.closed:
             try:
-                return min(max(raw.tell() - self.start, 0), self.size)
+                consumed = min(max(raw.tell() - self.start, 0), self.size)
             except (pa.ArrowInvalid, OSError, ValueError):
                 # A part's reader thread closed the file between the check and tell(): the
                 # progress display asked from another thread; the part is read.
                 return self.size
+            # The reader reads tens of blocks ahead of what it has parsed (and a compressed
+            # stream reads ahead of that): count what was parsed, one block per batch, in the
+            # file's bytes (for a compressed file, by the compression ratio so far).
+            delivered = self._delivered.count if self._delivered is not None else consumed
+            if not delivered:
+                return consumed
+            parsed = min(self._batches * self.block_bytes, delivered)
+            return int(parsed * consumed / delivered)
         if self._rows_total:
             return int(self.size * self._rows_done / self._rows_total)
         return self.size if self._rows_done else 0

@@ -9,11 +9,12 @@ import re
 __all__ = ["CommentFilter", "ByteRange", "NativeRaw"]
 
 class CommentFilter(io.RawIOBase):
-    """A byte stream without the lines that start with ``#`` (SNAP comments may appear anywhere,
-    and pyarrow's CSV reader has no notion of comments). Whole chunks without a ``#`` pass
-    through untouched, so the cost is one byte search per chunk on comment-free input."""
+    """A byte stream without the lines that start with ``#`` (SNAP) or ``%`` (Matrix Market,
+    KONECT): comments may appear anywhere, and pyarrow's CSV reader has no notion of them.
+    Whole chunks without either pass through untouched, so the cost is two byte searches per
+    chunk on comment-free input."""
 
-    _COMMENT = re.compile(rb"(?m)^[ \t]*#[^\n]*(?:\n|$)")
+    _COMMENT = re.compile(rb"(?m)^[ \t]*[#%][^\n]*(?:\n|$)")
 
     def __init__(self, raw):
         super().__init__()
@@ -35,10 +36,31 @@ class CommentFilter(io.RawIOBase):
                 data, self._rest = data[:cut], data[cut:]
             else:
                 self._rest = b""
-            if b"#" in data:
+            if b"#" in data or b"%" in data:
                 data = self._COMMENT.sub(b"", data)
             if data or not chunk:
                 return data
+
+
+class CountingReader(io.RawIOBase):
+    """A byte stream that counts the bytes it delivers (a decompressed stream's position,
+    which pyarrow's compressed streams do not tell)."""
+
+    def __init__(self, raw):
+        super().__init__()
+        self._raw, self.count = raw, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        self.count += len(data)
+        return data
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 class ByteRange(io.RawIOBase):

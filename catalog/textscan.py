@@ -16,7 +16,7 @@ def _data_lines(lines: Iterable[str], header: bool, comments: bool):
     seen_header = not header
     for number, line in enumerate(lines, start=1):
         text = line.rstrip("\r\n")
-        if not text.strip() or (comments and text.lstrip().startswith("#")):
+        if not text.strip() or (comments and text.lstrip().startswith(("#", "%"))):
             continue
         if not seen_header:
             seen_header = True
