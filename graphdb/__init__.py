@@ -10,6 +10,7 @@ Examples
 """
 
 from . import _layout  # noqa: F401  (first: makes graphdb.storage & co. importable from a checkout)
+from ._version import __version__
 from .connection import Connection, connect
 from .errors import (
                      BinderError,
@@ -30,8 +31,21 @@ from .errors import (
 )
 from .graph import GraphHandle
 from .result import Cursor, Result
+from .types import (
+    BINARY,
+    DATETIME,
+    NUMBER,
+    ROWID,
+    STRING,
+    Binary,
+    Date,
+    DateFromTicks,
+    Time,
+    TimeFromTicks,
+    Timestamp,
+    TimestampFromTicks,
+)
 
-__version__ = "0.1.0"
 apilevel = "2.0"
 threadsafety = 1
 paramstyle = "qmark"
@@ -41,5 +55,7 @@ __all__ = [
     "InterfaceError", "DatabaseError", "DataError", "OperationalError", "IntegrityError",
     "InternalError", "ProgrammingError",
     "NotSupportedError", "ParseError", "BinderError", "CatalogError", "IngestError",
-    "InvalidInputError", "__version__",
+    "InvalidInputError", "__version__", "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID",
+    "Date", "Time", "Timestamp", "DateFromTicks", "TimeFromTicks", "TimestampFromTicks",
+    "Binary",
 ]

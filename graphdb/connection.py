@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 
@@ -20,13 +21,17 @@ from graphdb.storage import BufferManager, Environment, stats_table
 from . import tempdb
 from .errors import (
     BinderError,
+    CatalogError,
     Error,
     InterfaceError,
     InvalidInputError,
     OperationalError,
     translate,
 )
+from .progress import ProgressReport
 from .query.explain import explain_lines
+from .query.expressions import aggregate_functions, scalar_functions
+from .query.names import is_sql_keyword
 from .query.parser import Statement, parse
 from .query.planner import Context, bind_parameters, plan_query
 from .query.statements import describe_target, set_item
@@ -41,6 +46,8 @@ __all__ = ["Connection", "connect", "MEMORY"]
 
 #: The path that names an in-memory database, as in sqlite3 and DuckDB.
 MEMORY = ":memory:"
+#: The columns of ``functions()``.
+_FUNCTION_COLUMNS = ("name", "kind", "signature", "columns", "description")
 
 
 def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
@@ -116,11 +123,19 @@ class Connection:
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.
         self._lock = threading.RLock()
+        self._registered: dict[str, pa.Table] = {}
+        self._progress: Callable[[ProgressReport], None] | None = None
         self.table_functions: dict[str, Any] = {}
-        self.register_table_function("settings", self._settings_table)
-        self.register_table_function("functions", self._functions_table)
-        self.register_table_function("graphs", self._runner.graphs_table)
-        self.register_table_function("buffer_stats", self.buffer_stats)
+        self._table_function_docs: dict[str, str] = {}
+        self.register_table_function("settings", self._settings_table,
+                                     "the settings: name, value, description")
+        self.register_table_function("functions", self._functions_table,
+                                     "every function: name, kind, signature, columns, "
+                                     "description")
+        self.register_table_function("graphs", self._runner.graphs_table,
+                                     "the graphs, as SHOW GRAPHS lists them")
+        self.register_table_function("buffer_stats", self.buffer_stats,
+                                     "buffer pool counters, one row per pool")
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -161,8 +176,10 @@ class Connection:
         (42,)
         """
         start = time.perf_counter()
-        table, message = self._guarded(lambda: self._execute(parse(sql), parameters))
-        return Result(table, elapsed=time.perf_counter() - start, message=message)
+        statement = self._guarded(lambda: parse(sql))
+        table, message = self._guarded(lambda: self._execute(statement, parameters))
+        return Result(table, elapsed=time.perf_counter() - start, message=message,
+                      kind="explain" if statement.explain else statement.kind)
 
     def _guarded(self, work):
         """Run ``work()`` as this connection's one running statement, with lower layers' errors
@@ -198,7 +215,8 @@ class Connection:
 
     def context(self, snapshot=None) -> Context:
         """What the binder needs: the statement's view of the catalog, graph table columns
-        (from the catalog's schemas: no topology is read), built-in table functions."""
+        (from the catalog's schemas: no topology is read), built-in table functions, registered
+        tables."""
         snapshot = snapshot or self._runner.snapshot()
 
         def columns(graph: str, which: str) -> list[str]:
@@ -207,7 +225,57 @@ class Connection:
                       else self.catalog.edge_schema(entry))
             return list(schema.names)
 
-        return Context(snapshot, columns, dict(self.table_functions))
+        return Context(snapshot, columns, dict(self.table_functions),
+                       tables=dict(self._registered))
+
+    def register(self, name: str, data: Any) -> "Connection":
+        """Make ``data`` queryable as table ``name`` (until :meth:`unregister` or close):
+        a pandas or polars DataFrame, a pyarrow Table, RecordBatch or RecordBatchReader (read
+        once, here), or any object with ``__arrow_c_stream__``. Registering a name again
+        replaces the table. Returns the connection.
+
+        Examples
+        --------
+        >>> import graphdb, pyarrow as pa
+        >>> with graphdb.connect() as con:
+        ...     con.register("people", pa.table({"id": [1, 2], "name": ["ada", "bob"]}))
+        ...     con.execute("SELECT name FROM people WHERE id = 2").fetchall()
+        <graphdb.Connection ...>
+        [('bob',)]
+        """
+        from .interop import plain_table
+
+        self._check_open()
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise InvalidInputError(f"cannot register {name!r}: a table name is letters, digits "
+                                    "and underscores, starting with a letter or underscore")
+        if is_sql_keyword(name):
+            raise InvalidInputError(f"cannot register '{name}': it is an SQL keyword")
+        self._registered[name.lower()] = plain_table(data, f"register('{name}')")
+        return self
+
+    def unregister(self, name: str) -> "Connection":
+        """Forget the table registered as ``name``; returns the connection."""
+        self._check_open()
+        if self._registered.pop(name.lower(), None) is None:
+            raise CatalogError(f"no table '{name}' is registered"
+                               + (f" (registered: {', '.join(sorted(self._registered))})"
+                                  if self._registered else ""))
+        return self
+
+    def set_progress_handler(self, handler: Callable[[ProgressReport], None] | None) -> None:
+        """Call ``handler(report)`` as statements make progress (from the thread running the
+        statement): an iterative algorithm after each iteration (``report.unit`` is
+        'iterations' with ``report.total`` its ``max_iterations``, or 'steps' when the total is
+        unknown), and an ingest (COPY ... FROM, CREATE GRAPH) as it reads its input
+        ('bytes') and through its later phases. ``None`` removes the handler. The shell
+        shows these reports while a statement runs for more than a second."""
+        self._progress = handler
+        if handler is None:
+            self._runner.progress = None
+        else:
+            self._runner.progress = lambda name, step, total: handler(ProgressReport(
+                name, step, total, "iterations" if total is not None else "steps"))
 
     def plan(self, sql: str, parameters: Any = None):
         """Parse, bind and plan ``sql`` without running it: the physical plan (tests,
@@ -230,7 +298,8 @@ class Connection:
                                     "parameters")
         kind = statement.kind
         snapshot = self._runner.snapshot()  # one view of the catalog for the whole statement
-        if statement.explain and kind in ("set", "reset", "drop_graph"):
+        if statement.explain and kind in ("set", "reset", "drop_graph", "copy_to",
+                                          "load_graph"):
             raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
                               "is not a query")
         if kind == "set":
@@ -239,6 +308,15 @@ class Connection:
             return pa.table({}), self._reset(statement.name)
         if kind == "drop_graph":
             return pa.table({}), self._drop(statement)
+        if kind == "load_graph":
+            return pa.table({}), self._load_graph(statement)
+        if kind == "copy_to":
+            from .export import write_table
+
+            logical = plan_query(ast, self.context(snapshot))[0]
+            table = self._runner.run(self._runner.plan(logical, snapshot))
+            rows = write_table(table, statement.path, statement.options)
+            return to_table({"Count": [rows]}), None
         if kind == "show_settings":
             plan = ValuesScan("settings", self._settings_table())
         elif kind == "show_functions":
@@ -313,6 +391,28 @@ class Connection:
         self._runner.forget(entry)
         return f"dropped graph '{entry.name}'"
 
+    def _load_graph(self, statement: Statement) -> str:
+        """COPY g FROM 'edges' (...) and CREATE [OR REPLACE] GRAPH g FROM 'edges' (...)."""
+        from .query.copy import LOAD_OPTIONS
+
+        options = {LOAD_OPTIONS[k]: v for k, v in statement.options.items()}
+        graph = statement.name
+        if not options.get("replace") and graph.lower() in (g.lower() for g in self.graphs()):
+            if statement.if_exists:  # CREATE GRAPH IF NOT EXISTS
+                return f"graph '{graph}' exists; nothing loaded"
+            raise CatalogError(f"graph '{graph}' already exists: CREATE OR REPLACE GRAPH "
+                               f"{graph} ..., COPY {graph} FROM ... (REPLACE), or DROP GRAPH "
+                               f"{graph} first")
+        for name in ("undirected", "replace"):
+            if not isinstance(options.get(name, False), bool):
+                raise InvalidInputError(f"option {name.upper()} is TRUE or FALSE")
+        if "header" in options and not isinstance(options["header"], bool):
+            raise InvalidInputError("option HEADER is TRUE or FALSE")
+        summary = self.ingest(graph, statement.path, **options)
+        from .cli import ingest_summary
+
+        return ingest_summary(summary, None)
+
     def _settings_table(self) -> pa.Table:
         names = Settings.names()
         docs = Settings.docs()
@@ -325,27 +425,31 @@ class Connection:
         self._check_open()
         return stats_table(self.catalog.buffers)
 
-    def register_table_function(self, name: str, function) -> None:
-        """Make ``SELECT * FROM name()`` return ``function()`` (a ``pa.Table``).
+    def register_table_function(self, name: str, function, description: str = "") -> None:
+        """Make ``SELECT * FROM name()`` return ``function()`` (a ``pa.Table``); ``description``
+        is its line in ``functions()`` (default: the first line of its docstring).
 
-        This is the hook for built-in, non-graph table functions: ``settings()`` and
-        ``functions()`` are registered here, and ``buffer_stats()`` is as soon as the connection
-        has a ``buffer_stats`` method returning a ``pa.Table``. ``graphs()`` is SHOW GRAPHS.
+        This is the hook for built-in, non-graph table functions: ``settings()``,
+        ``functions()``, ``graphs()`` (SHOW GRAPHS) and ``buffer_stats()`` are registered here.
         """
         self.table_functions[name.lower()] = function
+        doc = description or (function.__doc__ or "").strip().split("\n")[0]
+        self._table_function_docs[name.lower()] = doc
 
     def _functions_table(self) -> pa.Table:
+        """``functions()``: every table, scalar and aggregate function, with its signature."""
         from graphdb.executor.algorithms import REGISTRY
 
-        specs = sorted(REGISTRY.values(), key=lambda a: a.name)
-        return to_table({
-            "name": [a.name for a in specs] + sorted(self.table_functions),
-            "signature": [a.signature() for a in specs] + [f"{n}()" for n in
-                                                          sorted(self.table_functions)],
-            "columns": [", ".join(c.name for c in a.columns) for a in specs] + [
-                "" for _ in self.table_functions],
-            "description": [a.doc for a in specs] + ["" for _ in self.table_functions],
-        })
+        rows = [(a.name, "table", a.signature(), ", ".join(c.name for c in a.columns), a.doc)
+                for a in sorted(REGISTRY.values(), key=lambda a: a.name)]
+        for name in sorted(self.table_functions):
+            function = self.table_functions[name]
+            columns = ", ".join(_FUNCTION_COLUMNS if function == self._functions_table
+                                else function().column_names)
+            rows.append((name, "table", f"{name}()", columns, self._table_function_docs[name]))
+        rows += [(n, "scalar", sig, "", doc) for n, sig, doc in scalar_functions()]
+        rows += [(n, "aggregate", sig, "", doc) for n, sig, doc in aggregate_functions()]
+        return to_table({k: [r[i] for r in rows] for i, k in enumerate(_FUNCTION_COLUMNS)})
 
     def graph(self, name: str) -> "GraphHandle":
         """A Python handle on graph ``name``: ``con.graph("g").pagerank()`` returns Arrow."""
@@ -374,7 +478,7 @@ class Connection:
                           replace=replace)
 
     # -- ingest ---------------------------------------------------------------------------------
-    def ingest(self, graph: str, edges: str | os.PathLike, *, vertices: str | None = None,
+    def ingest(self, graph: str, edges: Any, *, vertices: Any = None,
                undirected: bool = False, format: str = "auto", src: str | None = None,
                dst: str | None = None, weight: str | None = None, replace: bool = False,
                vertex_format: str = "auto", vertex_id: str | None = None,
@@ -382,14 +486,42 @@ class Connection:
                self_loops: str = "keep", duplicates: str = "keep", merge_weights: str = "min",
                missing_vertices: str = "error", memory_limit: int | str | None = None,
                temp_dir: str | os.PathLike | None = None, progress: Any = False) -> dict:
-        """Load an edge file (or a glob pattern of files, e.g. ``"parts/*.csv.gz"``) into graph
-        ``graph``; the options are those of ``graphdb ingest`` (see ``graphdb ingest --help``).
+        """Load edges into a new graph ``graph``; the options are those of ``graphdb ingest``
+        (see ``graphdb ingest --help``).
 
-        ``progress``: False (default), True (a progress bar on stderr when it is a terminal), or
-        a :class:`graphdb.catalog.progress.Progress`. Returns a summary: |V|, |E| read and stored, self
-        loops and duplicates dropped, bytes stored, seconds and edges per second.
+        ``edges`` is an edge file or a glob pattern of files (``"parts/*.csv.gz"``), a pandas or
+        polars DataFrame, a pyarrow Table or RecordBatchReader (read batch by batch), or a
+        networkx graph (with every node and edge attribute; its nodes are the vertices).
+        ``vertices`` likewise: a vertex file or table (an id column, then properties). A graph
+        may have no edges when ``vertices`` gives its vertices.
+
+        ``progress``: False (default), True (a progress bar on stderr when it is a terminal),
+        or a :class:`graphdb.catalog.progress.Progress`. Returns a summary: |V|, |E| read and
+        stored, self loops and duplicates dropped, bytes stored, seconds and edges per second.
+
+        Examples
+        --------
+        >>> import graphdb, pyarrow as pa
+        >>> with graphdb.connect() as con:
+        ...     summary = con.ingest("g", pa.table({"src": [1, 2], "dst": [2, 3]}))
+        ...     summary["vertices"], summary["edges"]
+        (3, 2)
         """
+        from .interop import ingest_objects, is_path
+
         self._check_open()
+        if not is_path(edges) or (vertices is not None and not is_path(vertices)):
+            options = dict(undirected=undirected, format=format, src=src, dst=dst,
+                           weight=weight, replace=replace, vertex_format=vertex_format,
+                           vertex_id=vertex_id, delimiter=delimiter, header=header,
+                           id_type=id_type, self_loops=self_loops, duplicates=duplicates,
+                           merge_weights=merge_weights, missing_vertices=missing_vertices,
+                           memory_limit=memory_limit, temp_dir=temp_dir, progress=progress)
+            return ingest_objects(self, graph, edges, vertices, options)
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(graph)) and is_sql_keyword(str(graph)):
+            raise CatalogError(f"'{graph}' is an SQL keyword: a graph name must work unquoted "
+                               f"in queries (bfs(g, 1), g.edges); choose another, e.g. "
+                               f"{graph}_graph")
         start = time.perf_counter()
         try:
             limit = None if memory_limit is None else parse_bytes(memory_limit, "memory_limit")
@@ -404,6 +536,10 @@ class Connection:
                 from .progress import terminal_progress
 
                 progress = terminal_progress()
+            elif progress is False and self._progress is not None:
+                from .progress import HandlerProgress
+
+                progress = HandlerProgress(self._progress)
             old = self._existing(graph)
             entry = self.catalog.ingest(graph, str(edges), options, replace=replace,
                                         progress=progress or None)

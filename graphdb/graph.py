@@ -1,7 +1,8 @@
 """The Python graph handle: ``con.graph("g").pagerank(damping=0.9)`` returns a ``pa.Table``.
 
-Methods are not written one per algorithm: any name in the algorithm registry is callable,
-bound by the same code as the SQL table function, so the two cannot drift apart.
+Methods are not written one per algorithm: one method per entry of the algorithm registry is
+made from its declared parameters (so ``help(g.bfs)`` shows ``bfs(source, max_depth=None)``)
+and bound by the same code as the SQL table function, so the two cannot drift apart.
 
 Examples
 --------
@@ -14,20 +15,29 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+import difflib
+import inspect
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from graphdb.executor.algorithms import REGISTRY
 
 if TYPE_CHECKING:
+    from graphdb.executor.algorithms import Algorithm
+
     from .connection import Connection
 
 __all__ = ["GraphHandle"]
 
+#: Python annotations of the parameter kinds of algorithm specs.
+_ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool", "str": "str",
+                "vertex": "int | str"}
+
 
 class GraphHandle:
-    """One stored graph of a connection."""
+    """One stored graph of a connection; every graph algorithm is a method returning a
+    ``pyarrow.Table`` (the rows its SQL table function returns)."""
 
     def __init__(self, connection: "Connection", name: str):
         self.connection = connection
@@ -36,24 +46,12 @@ class GraphHandle:
     def __repr__(self) -> str:
         return f"<graphdb.GraphHandle {self.name!r}>"
 
-    def __dir__(self):
-        return sorted(set(super().__dir__()) | set(REGISTRY))
-
-    def __getattr__(self, attribute: str) -> Callable[..., pa.Table]:
-        if attribute.startswith("_") or attribute.lower() not in REGISTRY:
-            raise AttributeError(f"{type(self).__name__!s} has no attribute {attribute!r} "
-                                 f"(algorithms: {', '.join(sorted(REGISTRY))})")
-        spec = REGISTRY[attribute.lower()]
-
-        def call(*args: Any, **kwargs: Any) -> pa.Table:
-            from .query.tables import bind_algorithm
-
-            return self._run(lambda: bind_algorithm(spec.name, self.name, list(args), kwargs))
-
-        call.__name__ = spec.name
-        call.__doc__ = f"{spec.signature()}: {spec.doc}\nReturns columns " + ", ".join(
-            c.name for c in spec.columns) + "."
-        return call
+    def __getattr__(self, attribute: str):
+        spec = REGISTRY.get(attribute.lower())
+        if spec is not None and not attribute.startswith("_"):  # BFS(), PageRank(): as SQL does
+            return getattr(self, spec.name)
+        raise AttributeError(f"{type(self).__name__!s} has no attribute {attribute!r} "
+                             f"(algorithms: {', '.join(sorted(REGISTRY))})")
 
     def _run(self, make_plan) -> pa.Table:
         runner = self.connection._runner
@@ -69,10 +67,12 @@ class GraphHandle:
 
     @property
     def directed(self) -> bool:
+        """Whether the graph's edges have a direction."""
         return self.connection.catalog.get(self.name).directed
 
     def to_networkx(self):
-        """A ``networkx.DiGraph`` (``Graph`` if undirected) with ``weight`` edge attributes."""
+        """A ``networkx.DiGraph`` (``Graph`` if undirected) with the vertex properties as node
+        attributes and the weight and edge properties as edge attributes."""
         from .interop import to_networkx
 
         return to_networkx(self)
@@ -82,3 +82,62 @@ class GraphHandle:
         from .interop import to_scipy
 
         return to_scipy(self, weighted=weighted)
+
+
+def _signature(spec: "Algorithm") -> inspect.Signature:
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for p in spec.params:
+        parameters.append(inspect.Parameter(
+            p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=inspect.Parameter.empty if p.required else p.default,
+            annotation=_ANNOTATIONS.get(p.kind, "Any")))
+    return inspect.Signature(parameters, return_annotation="pyarrow.Table")
+
+
+def _docstring(spec: "Algorithm") -> str:
+    lines = [spec.doc or spec.name, "", f"SQL: ``SELECT * FROM {spec.signature()}``.", "",
+             "Parameters", "----------"]
+    for p in spec.params:
+        default = "" if p.required else f", default {p.default!r}"
+        lines.append(f"{p.name} : {_ANNOTATIONS.get(p.kind, 'Any')}{default}")
+        text = p.doc or ("a vertex id of the graph" if p.kind == "vertex" else "")
+        if p.choices:
+            text = (text + "; " if text else "") + "one of " + ", ".join(p.choices)
+        if text:
+            lines.append(f"    {text}")
+    columns = ", ".join(f"{c.name} ({c.type})" for c in spec.columns)
+    lines += ["", "Returns", "-------", "pyarrow.Table", f"    columns {columns}", "",
+              "Examples", "--------", f">>> con.graph('g').{spec.name}("
+              + ", ".join(repr(1) if p.kind == "vertex" else p.name + "=..."
+                          for p in spec.params if p.required) + ")  # doctest: +SKIP"]
+    return "\n".join(lines)
+
+
+def _method(spec: "Algorithm"):
+    signature = _signature(spec)
+    public = signature.replace(parameters=list(signature.parameters.values())[1:])
+
+    def method(self: GraphHandle, *args: Any, **kwargs: Any) -> pa.Table:
+        from .query.tables import bind_algorithm
+
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as exc:  # a wrong call is a TypeError, as for any Python function
+            hint = ""
+            unknown = [k for k in kwargs if k not in signature.parameters or k == "self"]
+            if unknown:
+                close = difflib.get_close_matches(unknown[0], [p.name for p in spec.params], n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise TypeError(f"{spec.name}(): {exc}{hint}; {spec.name}{public}") from None
+        named = {k: v for k, v in bound.arguments.items() if k != "self"}
+        return self._run(lambda: bind_algorithm(spec.name, self.name, [], named))
+
+    method.__name__ = spec.name
+    method.__qualname__ = f"GraphHandle.{spec.name}"
+    method.__signature__ = signature
+    method.__doc__ = _docstring(spec)
+    return method
+
+
+for _spec in REGISTRY.values():
+    setattr(GraphHandle, _spec.name, _method(_spec))

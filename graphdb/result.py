@@ -1,49 +1,155 @@
-"""Query results: Arrow first, with the PEP 249 fetch methods on top."""
+"""Query results: Arrow first, with the PEP 249 fetch methods and DuckDB's conversions on top.
+
+A :class:`Result` holds the rows of one statement. ``arrow()``, ``df()``, ``pl()`` convert all of
+them; the ``fetch*`` methods (``fetchone/fetchmany/fetchall``, ``fetchdf``, ``fetchnumpy``,
+``fetch_arrow_table``, ``fetch_record_batch``) return the rows not fetched yet, and consume them,
+as a cursor does.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from .errors import InterfaceError, NotSupportedError
+from .types import TypeCode
 
 __all__ = ["Result", "Cursor"]
 
+#: Rows per batch of :meth:`Result.fetch_record_batch` (DuckDB's default).
+ROWS_PER_BATCH = 1_000_000
+
+
+def _needs(module: str, method: str):
+    try:
+        return __import__(module)
+    except ImportError:
+        raise NotSupportedError(f"{method}() needs {module} (pip install {module}); arrow() "
+                                "returns the rows as a pyarrow.Table without it") from None
+
 
 class Result:
-    """The rows of one statement. ``arrow()`` gives them as a ``pyarrow.Table``."""
+    """The rows of one statement.
 
-    def __init__(self, table: pa.Table, *, elapsed: float = 0.0, message: str | None = None):
+    Examples
+    --------
+    >>> import graphdb
+    >>> with graphdb.connect() as con:
+    ...     result = con.execute("SELECT 1 AS one, 'a' AS letter")
+    ...     result.description[0][:2], result.fetchall()
+    (('one', 'BIGINT'), [(1, 'a')])
+    """
+
+    def __init__(self, table: pa.Table, *, elapsed: float = 0.0, message: str | None = None,
+                 kind: str = "select"):
         self._table = table
         self._position = 0
         self.elapsed = elapsed  #: seconds the statement took
         self.message = message  #: a status line for statements that return no rows
+        #: what ran: 'select', 'explain' (one line of the plan per row), or a statement's kind
+        self.kind = kind
 
     @property
     def columns(self) -> list[str]:
+        """The column names."""
         return list(self._table.column_names)
 
     @property
     def description(self) -> list[tuple]:
-        """PEP 249: (name, type_code, None, None, None, None, None) per column."""
-        return [(f.name, str(f.type), None, None, None, None, None) for f in self._table.schema]
+        """PEP 249: ``(name, type_code, None, None, precision, scale, None)`` per column; the
+        type code is the SQL type name (``'BIGINT'``), equal to its group's type object
+        (``graphdb.NUMBER``), with the Arrow type as ``type_code.arrow_type``."""
+        out = []
+        for f in self._table.schema:
+            decimal = pa.types.is_decimal(f.type)
+            out.append((f.name, TypeCode(f.type), None, None,
+                        f.type.precision if decimal else None,
+                        f.type.scale if decimal else None, None))
+        return out
 
     @property
     def rowcount(self) -> int:
+        """The number of rows of the result."""
         return self._table.num_rows
 
+    # -- all rows ---------------------------------------------------------------------------
     def arrow(self) -> pa.Table:
+        """All rows as a ``pyarrow.Table``.
+
+        >>> import graphdb
+        >>> graphdb.connect().execute("SELECT 2 AS two").arrow().to_pylist()
+        [{'two': 2}]
+        """
         return self._table
 
     def df(self):
-        """The rows as a pandas DataFrame (needs pandas)."""
-        try:
-            import pandas  # noqa: F401
-        except ImportError:
-            raise NotSupportedError("df() needs pandas (pip install pandas); arrow() returns "
-                                    "the rows as a pyarrow.Table without it") from None
+        """All rows as a pandas DataFrame (needs pandas).
+
+        >>> import graphdb
+        >>> graphdb.connect().execute("SELECT 2 AS two").df()["two"].tolist()
+        [2]
+        """
+        _needs("pandas", "df")
         return self._table.to_pandas()
+
+    def pl(self):
+        """All rows as a polars DataFrame (needs polars).
+
+        >>> import graphdb
+        >>> graphdb.connect().execute("SELECT 2 AS two").pl()["two"].to_list()
+        [2]
+        """
+        polars = _needs("polars", "pl")
+        return polars.from_arrow(self._table)
+
+    # -- rows not fetched yet ---------------------------------------------------------------
+    def _rest(self) -> pa.Table:
+        rest = self._table.slice(self._position)
+        self._position = self._table.num_rows
+        return rest
+
+    def fetch_arrow_table(self) -> pa.Table:
+        """The rows not fetched yet, as a ``pyarrow.Table``."""
+        return self._rest()
+
+    def fetchdf(self):
+        """The rows not fetched yet, as a pandas DataFrame (needs pandas)."""
+        _needs("pandas", "fetchdf")
+        return self._rest().to_pandas()
+
+    fetch_df = fetchdf
+
+    def fetchnumpy(self) -> dict[str, np.ndarray]:
+        """The rows not fetched yet, as ``{column: numpy array}``; a column with NULLs is a
+        ``numpy.ma.MaskedArray`` (masked where NULL), strings are object arrays.
+
+        >>> import graphdb
+        >>> columns = graphdb.connect().execute("SELECT * FROM (VALUES (1), (NULL)) t(x)").fetchnumpy()
+        >>> columns["x"].tolist(), columns["x"].mask.tolist()
+        ([1, None], [False, True])
+        """
+        out = {}
+        for name, column in zip(self._table.column_names, self._rest().columns):
+            out[name] = _numpy(column)
+        return out
+
+    def fetch_record_batch(self, rows_per_batch: int = ROWS_PER_BATCH) -> pa.RecordBatchReader:
+        """The rows not fetched yet, as a ``pyarrow.RecordBatchReader`` of batches of at most
+        ``rows_per_batch`` rows, read one batch at a time.
+
+        >>> import graphdb
+        >>> con = graphdb.connect()
+        >>> reader = con.execute("SELECT * FROM (VALUES (1), (2), (3)) t(x)").fetch_record_batch(2)
+        >>> [batch.num_rows for batch in reader]
+        [2, 1]
+        """
+        if int(rows_per_batch) < 1:
+            raise InterfaceError("rows_per_batch must be at least 1")
+        rest = self._rest()
+        return pa.RecordBatchReader.from_batches(
+            rest.schema, rest.to_batches(max_chunksize=int(rows_per_batch)))
 
     def close(self) -> None:
         """PEP 249: release the rows."""
@@ -56,15 +162,18 @@ class Result:
         return list(zip(*cols)) if cols else []
 
     def fetchone(self) -> tuple | None:
+        """The next row as a tuple, or None when all rows were fetched."""
         rows = self.fetchmany(1)
         return rows[0] if rows else None
 
     def fetchmany(self, size: int = 1) -> list[tuple]:
+        """The next ``size`` rows (fewer at the end)."""
         rows = self._rows(self._position, min(self._position + size, self._table.num_rows))
         self._position += len(rows)
         return rows
 
     def fetchall(self) -> list[tuple]:
+        """The rows not fetched yet, as a list of tuples."""
         rows = self._rows(self._position, self._table.num_rows)
         self._position = self._table.num_rows
         return rows
@@ -78,6 +187,18 @@ class Result:
 
     def __repr__(self) -> str:
         return f"<graphdb.Result {self._table.num_rows} rows x {self._table.num_columns} columns>"
+
+
+def _numpy(column: pa.ChunkedArray) -> np.ndarray:
+    """A column as numpy, NULLs masked (an all-valid column is a plain array)."""
+    if column.null_count == 0:
+        return column.to_numpy()
+    mask = column.is_null().to_numpy(zero_copy_only=False)
+    t = column.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+        filled = column.fill_null(pa.scalar(False if pa.types.is_boolean(t) else 0, t))
+        return np.ma.MaskedArray(filled.to_numpy(), mask=mask)
+    return np.ma.MaskedArray(column.to_numpy(zero_copy_only=False), mask=mask)
 
 
 class Cursor:
@@ -99,10 +220,12 @@ class Cursor:
         self._result: Result | None = None
 
     def execute(self, sql: str, parameters=None) -> "Cursor":
+        """Run one statement (``?`` or ``$name`` parameters); returns the cursor itself."""
         self._result = self.connection.execute(sql, parameters)
         return self
 
     def executemany(self, sql: str, seq_of_parameters) -> "Cursor":
+        """Run one statement once per parameter set; the cursor then holds the last result."""
         for parameters in seq_of_parameters:
             self.execute(sql, parameters)
         return self
@@ -114,28 +237,20 @@ class Cursor:
 
     @property
     def description(self):
+        """PEP 249: the last statement's columns (None before any)."""
         return None if self._result is None else self._result.description
 
     @property
     def rowcount(self) -> int:
+        """The last statement's number of rows (-1 before any)."""
         return -1 if self._result is None else self._result.rowcount
 
-    def fetchone(self):
-        return self._current().fetchone()
-
     def fetchmany(self, size: int | None = None):
+        """The next ``size`` rows (default: ``arraysize``)."""
         return self._current().fetchmany(self.arraysize if size is None else size)
 
-    def fetchall(self):
-        return self._current().fetchall()
-
-    def arrow(self) -> pa.Table:
-        return self._current().arrow()
-
-    def df(self):
-        return self._current().df()
-
     def close(self) -> None:
+        """PEP 249: forget the last result (fetching then raises InterfaceError)."""
         self._result = None
 
     def setinputsizes(self, sizes) -> None:  # PEP 249, nothing to do
@@ -146,3 +261,19 @@ class Cursor:
 
     def __iter__(self):
         return iter(self._current())
+
+
+def _forward(name: str):
+    def method(self, *args, **kwargs):
+        return getattr(self._current(), name)(*args, **kwargs)
+
+    target = getattr(Result, name)
+    method.__name__, method.__qualname__ = name, f"Cursor.{name}"
+    method.__doc__, method.__wrapped__ = target.__doc__, target  # help() shows its signature
+    return method
+
+
+#: Result methods a cursor offers on its last statement's result.
+for _name in ("fetchone", "fetchall", "arrow", "df", "pl", "fetchdf", "fetchnumpy",
+              "fetch_arrow_table", "fetch_record_batch"):
+    setattr(Cursor, _name, _forward(_name))

@@ -21,7 +21,7 @@ from graphdb.executor.arrays import scalar, to_arrow
 from ..errors import BinderError, NotSupportedError
 
 __all__ = ["Translator", "output_name", "literal_value", "conjuncts", "AGGREGATES",
-           "aggregate_name"]
+           "aggregate_name", "scalar_functions", "aggregate_functions"]
 
 _COMPARISONS: dict[type, Callable[[pc.Expression, pc.Expression], pc.Expression]] = {
     exp.EQ: lambda a, b: a == b,
@@ -34,20 +34,79 @@ _COMPARISONS: dict[type, Callable[[pc.Expression, pc.Expression], pc.Expression]
 
 _ARITHMETIC = {exp.Add: "add_checked", exp.Sub: "subtract_checked", exp.Mul: "multiply_checked"}
 
-#: SQL scalar functions -> Arrow compute functions taking the same positional arguments.
+#: SQL scalar functions: name -> (Arrow compute function taking the same positional arguments,
+#: signature, description). ``functions()`` lists them from here.
 _FUNCTIONS = {
-    "abs": "abs_checked", "sqrt": "sqrt_checked", "ln": "ln_checked", "log10": "log10_checked",
-    "log2": "log2_checked", "exp": "exp", "floor": "floor", "ceil": "ceil", "ceiling": "ceil",
-    "lower": "utf8_lower", "upper": "utf8_upper", "length": "utf8_length", "sign": "sign",
-    "power": "power_checked", "pow": "power_checked", "coalesce": "coalesce",
-    "least": "min_element_wise", "greatest": "max_element_wise", "trim": "utf8_trim_whitespace",
-    "reverse": "utf8_reverse", "concat": "binary_join_element_wise", "trunc": "trunc",
+    "abs": ("abs_checked", "abs(x)", "absolute value"),
+    "sqrt": ("sqrt_checked", "sqrt(x)", "square root"),
+    "ln": ("ln_checked", "ln(x)", "natural logarithm"),
+    "log10": ("log10_checked", "log10(x)", "base-10 logarithm"),
+    "log2": ("log2_checked", "log2(x)", "base-2 logarithm"),
+    "exp": ("exp", "exp(x)", "e to the power x"),
+    "floor": ("floor", "floor(x)", "largest integer not above x"),
+    "ceil": ("ceil", "ceil(x)", "smallest integer not below x"),
+    "ceiling": ("ceil", "ceiling(x)", "smallest integer not below x (same as ceil)"),
+    "trunc": ("trunc", "trunc(x)", "x with its fraction dropped (towards zero)"),
+    "sign": ("sign", "sign(x)", "-1, 0 or 1 as x is negative, zero or positive"),
+    "power": ("power_checked", "power(x, y)", "x to the power y"),
+    "pow": ("power_checked", "pow(x, y)", "x to the power y (same as power)"),
+    "lower": ("utf8_lower", "lower(s)", "the string in lower case"),
+    "upper": ("utf8_upper", "upper(s)", "the string in upper case"),
+    "length": ("utf8_length", "length(s)", "number of characters of the string"),
+    "trim": ("utf8_trim_whitespace", "trim(s)", "the string without leading and trailing "
+             "white space"),
+    "reverse": ("utf8_reverse", "reverse(s)", "the string's characters in reverse order"),
+    "concat": ("binary_join_element_wise", "concat(s, ...)", "the arguments as text, joined "
+               "(also s || t)"),
+    "coalesce": ("coalesce", "coalesce(x, ...)", "the first argument that is not NULL"),
+    "least": ("min_element_wise", "least(x, ...)", "the smallest argument (NULLs skipped)"),
+    "greatest": ("max_element_wise", "greatest(x, ...)", "the largest argument (NULLs "
+                 "skipped)"),
+}
+
+#: Scalar functions translated by hand (not one Arrow function each): signature, description.
+_SPECIAL_FUNCTIONS = {
+    "log": ("log([b, ] x)", "logarithm of x to base b (default 10)"),
+    "round": ("round(x [, digits])", "x rounded to digits decimals (default 0), half to even"),
+    "if": ("if(condition, a, b)", "a where the condition holds, else b"),
+    "version": ("version()", "the graphdb version, as graphdb --version prints it"),
 }
 
 #: SQL aggregate -> Arrow hash aggregate (without the ``hash_`` prefix).
 AGGREGATES = {"count": "count", "sum": "sum", "avg": "mean", "mean": "mean", "min": "min",
               "max": "max", "stddev": "stddev", "stddev_samp": "stddev", "variance": "variance",
               "var_samp": "variance", "any_value": "first", "first": "first", "last": "last"}
+
+#: Aggregates: signature, description (``functions()`` lists them from here).
+AGGREGATE_DOCS = {
+    "count": ("count(*) | count(x) | count(DISTINCT x)",
+              "number of rows, of non-NULL values, or of distinct non-NULL values"),
+    "sum": ("sum(x)", "sum of the non-NULL values"),
+    "avg": ("avg(x)", "mean of the non-NULL values"),
+    "mean": ("mean(x)", "mean of the non-NULL values (same as avg)"),
+    "min": ("min(x)", "smallest value"),
+    "max": ("max(x)", "largest value"),
+    "stddev": ("stddev(x)", "sample standard deviation"),
+    "stddev_samp": ("stddev_samp(x)", "sample standard deviation (same as stddev)"),
+    "variance": ("variance(x)", "sample variance"),
+    "var_samp": ("var_samp(x)", "sample variance (same as variance)"),
+    "any_value": ("any_value(x)", "one of the group's values"),
+    "first": ("first(x)", "the group's first value"),
+    "last": ("last(x)", "the group's last value"),
+}
+
+
+def scalar_functions() -> list[tuple[str, str, str]]:
+    """(name, signature, description) of every scalar function, by name."""
+    rows = [(n, sig, doc) for n, (_, sig, doc) in _FUNCTIONS.items()]
+    rows += [(n, sig, doc) for n, (sig, doc) in _SPECIAL_FUNCTIONS.items()]
+    return sorted(rows)
+
+
+def aggregate_functions() -> list[tuple[str, str, str]]:
+    """(name, signature, description) of every aggregate, by name."""
+    return sorted((n, sig, doc) for n, (sig, doc) in AGGREGATE_DOCS.items())
+
 
 _TYPES = {
     "INT": pa.int64(), "BIGINT": pa.int64(), "INTEGER": pa.int64(), "SMALLINT": pa.int64(),
@@ -197,6 +256,16 @@ class Translator:
         if isinstance(node, exp.If):
             return _call("if_else", t(node.this), t(node.args["true"]),
                          t(node.args.get("false") or exp.Null()))
+        if isinstance(node, exp.Log):  # log10(x), log2(x), log(x), log(b, x)
+            if node.expression is None:  # log(x) is base 10, as in DuckDB and PostgreSQL
+                return _call("log10_checked", t(node.this))
+            base = node.this
+            named = {10: "log10_checked", 2: "log2_checked"}
+            if isinstance(base, exp.Literal) and not base.is_string and \
+                    literal_value(base) in named:
+                return _call(named[literal_value(base)], t(node.expression))
+            return _call("divide", _call("ln_checked", t(node.expression).cast(pa.float64())),
+                         _call("ln_checked", t(base).cast(pa.float64())))
         if isinstance(node, exp.Round):
             digits = node.args.get("decimals")
             nd = int(literal_value(digits)) if digits is not None else 0
@@ -249,9 +318,16 @@ class Translator:
             name = node.name.lower()
         else:
             name = node.sql_name().lower()
-        arrow_name = _FUNCTIONS.get(name)
+        if name == "version":
+            if function_args(node):
+                raise BinderError("version() takes no arguments")
+            from .._version import __version__
+
+            return _literal(__version__)
+        arrow_name = _FUNCTIONS.get(name, (None,))[0]
         if arrow_name is None:
-            close = difflib.get_close_matches(name, sorted(_FUNCTIONS), n=1)
+            known = sorted(set(_FUNCTIONS) | set(_SPECIAL_FUNCTIONS))
+            close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]}()?" if close else ""
             raise BinderError(f"unknown function {name}(){hint}")
         arg_nodes = function_args(node)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
@@ -12,6 +12,7 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
 
 from ..errors import ParseError
+from .copy import parse_copy, parse_create_graph
 from .dialect import GraphSQL
 
 __all__ = ["Statement", "parse", "split_statements"]
@@ -26,8 +27,9 @@ _LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*", re.S)
 class Statement:
     """One parsed statement.
 
-    ``kind`` is 'select', 'show_graphs', 'show_settings', 'describe', 'set', 'reset' or
-    'drop_graph'.
+    ``kind`` is 'select', 'show_graphs', 'show_settings', 'show_functions', 'describe', 'set',
+    'reset', 'drop_graph', 'copy_to' (COPY (query) TO 'file', ``ast`` the query) or
+    'load_graph' (COPY g FROM 'edges', CREATE GRAPH g FROM 'edges').
     """
 
     kind: str
@@ -35,8 +37,10 @@ class Statement:
     text: str
     explain: bool = False
     analyze: bool = False
-    name: str = ""  # the object of DROP GRAPH / RESET
-    if_exists: bool = False
+    name: str = ""  # the object of DROP GRAPH / RESET, the graph a load creates
+    if_exists: bool = False  # DROP GRAPH IF EXISTS, CREATE GRAPH IF NOT EXISTS
+    path: str = ""  # the file of COPY and CREATE GRAPH
+    options: dict = field(default_factory=dict)  # their (name: value) options
 
 
 def _strip(sql: str) -> str:
@@ -78,6 +82,20 @@ def parse(sql: str) -> Statement:
             raise ParseError("expected DROP GRAPH [IF EXISTS] name", 1, 1)
         raise ParseError(f"unsupported statement: DROP {words[1] if len(words) > 1 else ''}; "
                          "only DROP GRAPH name", 1, 1)
+    if head == "COPY":
+        parts = parse_copy(text)
+        if parts["kind"] == "load_graph":
+            return Statement("load_graph", None, text, name=parts["graph"], path=parts["path"],
+                             options=parts["options"])
+        inner = parse(parts["query"])
+        if inner.kind != "select" or inner.explain:
+            raise ParseError("COPY (...) TO takes a query: COPY (SELECT ...) TO 'file'", 1, 1)
+        return Statement("copy_to", inner.ast, text, path=parts["path"],
+                         options=parts["options"])
+    if head == "CREATE" and len(words) > 1 and words[1].upper() in ("GRAPH", "OR"):
+        parts = parse_create_graph(text)
+        return Statement("load_graph", None, text, name=parts["graph"], path=parts["path"],
+                         options=parts["options"], if_exists=parts["if_not_exists"])
     if head == "RESET":
         if len(words) == 2 and re.fullmatch(r"[A-Za-z_]+", words[1]):
             return Statement("reset", None, text, name=words[1])

@@ -33,12 +33,14 @@ class Context:
     """What binding needs from the connection.
 
     ``graph_columns(graph, table)`` lists the columns of ``g.vertices``/``g.edges``;
-    ``builtins`` maps a table-function name to a callable returning its ``pa.Table``.
+    ``builtins`` maps a table-function name to a callable returning its ``pa.Table``;
+    ``tables`` maps a lower-case name to a registered table (``con.register``).
     """
 
     catalog: Catalog
     graph_columns: Callable[[str, str], list[str]]
     builtins: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
+    tables: dict[str, pa.Table] = field(default_factory=dict)
     ctes: dict[str, tuple[PlanNode, list[str]]] = field(default_factory=dict)
     _counter: int = 0
 
@@ -165,6 +167,10 @@ def plan_named_table(table: exp.Table, ctx: Context) -> tuple[PlanNode, list[str
         (v for k, v in ctx.ctes.items() if k.lower() == name.lower()), None)
     if cte is not None:
         return cte[0], list(cte[1]), name
+    registered = ctx.tables.get(name.lower())
+    if registered is not None:  # a named Arrow relation (con.register)
+        node, columns = _values(name, registered)
+        return node, columns, name
     if name.lower() in ctx.builtins:
         node, columns = _values(name.lower(), ctx.builtins[name.lower()]())
         return node, columns, name
@@ -173,7 +179,8 @@ def plan_named_table(table: exp.Table, ctx: Context) -> tuple[PlanNode, list[str
         raise BinderError(f"'{name}' is a graph, not a table: query {name}.vertices, "
                           f"{name}.edges, a function such as bfs({name}, 1), or "
                           f"GRAPH_TABLE ({name} MATCH ...)")
-    known = sorted(ctx.ctes) + [f"{g}.{t}" for g in graphs for t in GRAPH_TABLES]
+    known = sorted(ctx.ctes) + sorted(ctx.tables) + [f"{g}.{t}" for g in graphs
+                                                     for t in GRAPH_TABLES]
     if isinstance(table.this, exp.Identifier) and algorithms.get(name) is not None:
         raise BinderError(f"{name} is a table function: write {name}(graph, ...)")
     raise BinderError(f"unknown table '{name}'" + suggest(name, known, "tables"))
