@@ -1,47 +1,35 @@
 """The ``graphdb`` command: the shell, ingest, query and demo.
 
-    graphdb [DB]                        interactive shell (a temporary database without DB)
+    graphdb [DB]                        interactive shell (an in-memory database without DB);
+                                        a script on stdin: graphdb DB < file.sql
+    graphdb DB -c "SQL" [-c ...]        run statements and exit
     graphdb ingest DB GRAPH EDGES ...   load an edge list
     graphdb query DB "SQL" [--format]   run one statement and print the result
     graphdb demo [DB]                   build a sample database and run showcase queries
+
+Errors go to stderr, one line each (never a traceback), and make the exit status non-zero.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
-from . import __version__
+from ._version import __version__
 from .errors import Error
 
-__all__ = ["main"]
+__all__ = ["main", "add_ingest_options", "ingest_keywords", "ingest_summary"]
 
 COMMANDS = ("ingest", "query", "demo", "shell")
 
+_JSON_NOTE = "json writes infinities and NaN as null (JSON has no number for them)"
 
-def _parser() -> argparse.ArgumentParser:
+
+def add_ingest_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``graphdb ingest`` after DB GRAPH EDGES (also the shell's ``.import``)."""
     from graphdb.catalog import FORMATS
 
-    from .formatting import FORMATS as OUTPUT_FORMATS
-
-    parser = argparse.ArgumentParser(
-        prog="graphdb",
-        description="An embeddable graph database: SQL traversal queries on GPU and CPU.",
-        epilog="Run 'graphdb DB' for the interactive shell on database DB, "
-               "'graphdb COMMAND --help' for a command's options.",
-    )
-    parser.add_argument("--version", action="version", version=f"graphdb {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    p = sub.add_parser("ingest", help="load an edge list into a graph",
-                       description="Load an edge list into graph GRAPH of database DB "
-                                   "(created if missing). The graph appears only when the load "
-                                   "has completed.")
-    p.add_argument("db", metavar="DB", help="database directory")
-    p.add_argument("graph", metavar="GRAPH", help="name of the graph to create")
-    p.add_argument("edges", metavar="EDGES",
-                   help="edge file (.csv .tsv .txt .e .parquet .arrow, optionally .gz), or a "
-                        "quoted glob pattern such as 'parts/*.csv.gz'")
     p.add_argument("--vertices", metavar="FILE",
                    help="vertex file: an id column, then property columns (one row per vertex)")
     p.add_argument("--undirected", action="store_true", help="edges have no direction")
@@ -58,8 +46,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="id column of the vertex file (default: the first)")
     p.add_argument("--delimiter", metavar="CHAR",
                    help="field delimiter of the edge file(s) ('\\t' for tab)")
-    p.add_argument("--no-header", dest="header", action="store_false", default=None,
-                   help="the first line of the CSV/TSV edge file(s) is data, not column names")
+    header = p.add_mutually_exclusive_group()
+    header.add_argument("--header", dest="header", action="store_true", default=None,
+                        help="the first line of the CSV/TSV edge file(s) names the columns")
+    header.add_argument("--no-header", dest="header", action="store_false",
+                        help="the first line is data (default for CSV/TSV: a header, unless "
+                             "the first line is all numbers, which is read as data with a "
+                             "warning)")
     p.add_argument("--id-type", default="auto", choices=("auto", "int", "string"),
                    help="read vertex ids as integers or as text (default: as the data says)")
     p.add_argument("--self-loops", default="keep", choices=("keep", "drop"),
@@ -75,30 +68,87 @@ def _parser() -> argparse.ArgumentParser:
                         "inputs are sorted in runs on disk")
     p.add_argument("--temp-dir", metavar="DIR",
                    help="where sorted runs go (default: inside the database directory)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     p.add_argument("--replace", action="store_true", help="replace a graph of the same name")
 
+
+def ingest_keywords(args: argparse.Namespace) -> dict:
+    """The keyword arguments of ``Connection.ingest`` from parsed ingest options."""
+    return dict(vertices=args.vertices, undirected=args.undirected, format=args.format,
+                vertex_format=args.vertex_format, src=args.src, dst=args.dst,
+                weight=args.weight, vertex_id=args.vertex_id, delimiter=args.delimiter,
+                header=args.header, id_type=args.id_type, self_loops=args.self_loops,
+                duplicates=args.duplicates, merge_weights=args.merge_weights,
+                missing_vertices=args.missing_vertices, memory_limit=args.memory_limit,
+                temp_dir=args.temp_dir, replace=args.replace)
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .formatting import FORMATS as OUTPUT_FORMATS
+
+    parser = argparse.ArgumentParser(
+        prog="graphdb",
+        description="An embeddable graph database: SQL traversal queries on GPU and CPU.",
+        epilog="Run 'graphdb DB' for the interactive shell on database DB (no DB: an "
+               "in-memory database), 'graphdb DB < script.sql' for a script, "
+               "'graphdb COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"graphdb {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("ingest", help="load an edge list into a graph",
+                       description="Load an edge list into graph GRAPH of database DB "
+                                   "(created if missing). The graph appears only when the load "
+                                   "has completed.")
+    p.add_argument("db", metavar="DB", help="database directory")
+    p.add_argument("graph", metavar="GRAPH", help="name of the graph to create")
+    p.add_argument("edges", metavar="EDGES",
+                   help="edge file (.csv .tsv .txt .e .parquet .arrow, optionally .gz), or a "
+                        "quoted glob pattern such as 'parts/*.csv.gz'")
+    add_ingest_options(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+
     q = sub.add_parser("query", help="run one SQL statement",
-                       description="Run one SQL statement against database DB and print the result.")
+                       description="Run one SQL statement against database DB and print the "
+                                   f"result. Formats: {', '.join(OUTPUT_FORMATS)}; "
+                                   f"{_JSON_NOTE}.")
     q.add_argument("db", metavar="DB", help="database directory")
     q.add_argument("sql", metavar="SQL", help="the statement, e.g. \"SELECT * FROM bfs(g, 1)\"")
     q.add_argument("--format", default="table", choices=OUTPUT_FORMATS, help="output format")
     q.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
+    q.add_argument("--timer", action="store_true", help="print the time taken (on stderr)")
 
-    d = sub.add_parser("demo", help="build a sample database and run showcase queries")
+    d = sub.add_parser("demo", help="build a sample database and run showcase queries",
+                       description="Build a sample database (graphs 'social' and 'roads') and "
+                                   "run showcase queries. A database that holds other graphs, "
+                                   "or graphs of these names that the demo did not make, is "
+                                   "left alone unless --force is given.")
     d.add_argument("db", metavar="DB", nargs="?", default="graphdb-demo",
                    help="database directory (default: ./graphdb-demo)")
+    d.add_argument("--force", action="store_true",
+                   help="use DB even if it holds other graphs (its 'social' and 'roads' are "
+                        "replaced)")
 
-    s = sub.add_parser("shell", help="the interactive shell (same as 'graphdb DB')")
-    s.add_argument("db", metavar="DB", nargs="?", help="database directory (default: temporary)")
+    s = sub.add_parser("shell", help="the interactive shell (same as 'graphdb DB')",
+                       description="The shell. In a terminal: statements ended by ';', .help "
+                                   "for help. With a script on stdin: results on stdout, errors "
+                                   "on stderr, exit status 1 if a statement failed. Modes: "
+                                   f"{', '.join(OUTPUT_FORMATS)}; {_JSON_NOTE}.")
+    s.add_argument("db", metavar="DB", nargs="?",
+                   help="database directory (default: an in-memory database)")
+    s.add_argument("-c", "--command", dest="commands", action="append", metavar="SQL",
+                   help="run SQL (or a dot command) and exit; may be repeated")
+    s.add_argument("--bail", action="store_true", help="stop at the first error")
+    s.add_argument("--mode", choices=OUTPUT_FORMATS, help="output mode (default: table)")
+    s.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["shell"] + argv
     args = _parser().parse_args(argv)
+    warnings.showwarning = _show_warning
     try:
         if args.command == "ingest":
             return _ingest(args)
@@ -107,10 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             from .demo import run_demo
 
-            return run_demo(args.db)
+            return run_demo(args.db, force=args.force)
         from .repl import run_shell
 
-        return run_shell(args.db)
+        return run_shell(args.db, commands=args.commands, bail=args.bail, mode=args.mode,
+                         device=args.device)
     except Error as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
@@ -125,31 +176,31 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings (a CSV header that looks like data, ...) as one line on stderr."""
+    print(f"Warning: {message}", file=sys.stderr)
+
+
 def _ingest(args) -> int:
     from .connection import connect
     from .progress import terminal_progress
 
     progress = None if args.quiet else terminal_progress(sys.stdout)
     with connect(args.db) as con:
-        summary = con.ingest(
-            args.graph, args.edges, vertices=args.vertices, undirected=args.undirected,
-            format=args.format, vertex_format=args.vertex_format, src=args.src, dst=args.dst,
-            weight=args.weight, vertex_id=args.vertex_id, delimiter=args.delimiter,
-            header=args.header, id_type=args.id_type, self_loops=args.self_loops,
-            duplicates=args.duplicates, merge_weights=args.merge_weights,
-            missing_vertices=args.missing_vertices, memory_limit=args.memory_limit,
-            temp_dir=args.temp_dir, replace=args.replace, progress=progress or False)
+        summary = con.ingest(args.graph, args.edges, progress=progress or False,
+                             **ingest_keywords(args))
     if not args.quiet:
         print(ingest_summary(summary, args.db, detailed=progress is not None))
     return 0
 
 
-def ingest_summary(summary: dict, db: str, detailed: bool = False) -> str:
+def ingest_summary(summary: dict, db: str | None, detailed: bool = False) -> str:
     from graphdb.executor.device import format_bytes
 
     kind = ("undirected" if not summary["directed"] else "directed") + ", " + (
         "weighted" if summary["weighted"] else "unweighted")
-    line = (f"Loaded graph '{summary['graph']}' into {db}: {summary['vertices']:,} vertices, "
+    into = f" into {db}" if db else ""
+    line = (f"Loaded graph '{summary['graph']}'{into}: {summary['vertices']:,} vertices, "
             f"{summary['edges']:,} edges ({kind}) in {summary['seconds']:.2f} s")
     if not detailed:
         return line
@@ -170,10 +221,14 @@ def _query(args) -> int:
     with connect(args.db, create=False, device=args.device) as con:
         result = con.execute(args.sql)
     table = result.arrow()
-    if result.message and table.num_columns == 0:
+    if result.kind == "explain" and table.column_names == ["plan"]:
+        sys.stdout.write("\n".join(table.column("plan").to_pylist()) + "\n")
+    elif result.message and table.num_columns == 0:
         print(result.message)
     else:
         sys.stdout.write(render(table, args.format))
+    if args.timer:
+        print(f"Time: {result.elapsed * 1000:.1f} ms", file=sys.stderr)
     return 0
 
 

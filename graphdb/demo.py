@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .connection import connect
+from .errors import InvalidInputError
 from .formatting import render
 from .generators import grid, random_weights, rmat
 
@@ -35,16 +36,42 @@ def _write_roads(path: Path) -> None:
     np.savetxt(path, np.column_stack([src, dst, weights]), fmt="%d %d %d")
 
 
-def run_demo(db: str, out=None) -> int:
+#: The demo's own graphs, and the files it loads them from (in a folder named TEMP_PREFIX...).
+DEMO_GRAPHS = {"social": "social.csv", "roads": "roads.e"}
+TEMP_PREFIX = "graphdb-demo-"
+
+
+def _made_by_demo(entry) -> bool:
+    source = Path(entry.source.split(" + ")[0])
+    return (DEMO_GRAPHS.get(entry.name) == source.name
+            and source.parent.name.startswith(TEMP_PREFIX))
+
+
+def _check_foreign_graphs(con, db: str) -> None:
+    """Refuse a database holding graphs the demo did not make (a user's own)."""
+    foreign = sorted(e.name for e in (con.catalog.get(n) for n in con.graphs())
+                     if not _made_by_demo(e))
+    if foreign:
+        raise InvalidInputError(
+            f"'{db}' holds graphs the demo did not make ({', '.join(foreign)}); the demo "
+            "leaves such a database alone: give it another directory (graphdb demo DIR), or "
+            "--force to add its graphs there anyway (a graph named 'social' or 'roads' is "
+            "replaced)")
+
+
+def run_demo(db: str, out=None, *, force: bool = False) -> int:
     out = out or sys.stdout
 
     def say(text: str = "") -> None:
         out.write(text + "\n")
         out.flush()
 
+    if Path(db).exists() and not force:
+        with connect(db, create=False) as con:
+            _check_foreign_graphs(con, db)
     say(f"graphdb demo: building sample graphs in '{db}'\n")
-    with tempfile.TemporaryDirectory(prefix="graphdb-demo-") as tmp, connect(db) as con:
-        social_file, roads_file = Path(tmp) / "social.csv", Path(tmp) / "roads.e"
+    with tempfile.TemporaryDirectory(prefix=TEMP_PREFIX) as tmp, connect(db) as con:
+        social_file, roads_file = (Path(tmp) / DEMO_GRAPHS[g] for g in ("social", "roads"))
         _write_social(social_file)
         _write_roads(roads_file)
         for name, path, undirected, what in (
@@ -79,7 +106,11 @@ def run_demo(db: str, out=None) -> int:
             start = time.perf_counter()
             result = con.execute(sql)
             elapsed = time.perf_counter() - start
-            out.write(render(result.arrow(), "table", max_rows=20))
+            table = result.arrow()
+            if result.kind == "explain":
+                out.write("\n".join(table.column(0).to_pylist()) + "\n")
+            else:
+                out.write(render(table, "table", max_rows=20))
             say(f"Time: {elapsed * 1000:.1f} ms")
     say(f"\nOpen the shell on this database with:  graphdb {db}")
     say(f"Or query it directly:  graphdb query {db} \"SELECT * FROM bfs(roads, 0) LIMIT 5\"")

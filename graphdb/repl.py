@@ -1,57 +1,43 @@
-"""The interactive shell: multi-line statements ended by ';', history, completion, highlighting.
+"""The interactive shell: statements ended by ';', history, completion, highlighting.
 
-With a terminal it uses prompt_toolkit (line editing, persistent history, SQL highlighting,
-completion of keywords, functions, graphs and columns); with piped input it reads statements
-from stdin, so scripts work too: ``graphdb DB < queries.sql``.
+With a terminal it uses prompt_toolkit: a statement is edited as one multi-line buffer (Enter
+runs it once it ends with ';', else starts a new line), so the history holds whole statements;
+plus SQL highlighting and completion of keywords, functions, graphs and columns. Results fit the
+terminal's width; one taller than the terminal goes through a pager (``$PAGER``, else
+``less -SRFX``). With piped input it reads a script from stdin, as sqlite3 and DuckDB do:
+``graphdb DB < queries.sql``; then results go to stdout, errors (with the line they are near) to
+stderr, timings only when ``.timer on`` asks for them, and the exit status is 1 if any statement
+failed (``.bail on`` stops at the first).
 
 Each statement runs in a worker thread while the main thread waits, so Ctrl-C always reaches
-the shell: it asks the connection to cancel (the runner stops at its next operator or frontier
-level) and returns to the prompt.
+the shell: it asks the connection to cancel (the runner stops at its next operator, frontier
+level or iteration) and returns to the prompt. A statement that runs longer than a second shows
+a status line with its elapsed time and, where the statement reports it, its progress
+(iterations of an algorithm, bytes and rows of a load).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from graphdb.executor.device import warm_up
 
 from .connection import Connection, connect
 from .errors import Error
-from .formatting import FORMATS, render
+from .formatting import render
+from .progress import ProgressReport, describe_report
 from .query.parser import split_statements
+from .shell_commands import run_dot_command
 
-__all__ = ["Shell", "run_shell", "KEYWORDS"]
-
-HELP = """\
-Enter SQL statements ended by ';' (they may span several lines). Examples:
-  SHOW GRAPHS;
-  DESCRIBE g;
-  SELECT vertex, depth FROM bfs(g, 1) WHERE depth <= 2 ORDER BY depth;
-  SELECT vertex, rank FROM pagerank(g, damping => 0.85) ORDER BY rank DESC LIMIT 10;
-  SELECT * FROM GRAPH_TABLE (g MATCH (a)-[e]->(b) WHERE a.id = 1 COLUMNS (b.id AS friend));
-  SELECT src, count(*) FROM g.edges GROUP BY src ORDER BY 2 DESC LIMIT 5;
-  EXPLAIN ANALYZE SELECT * FROM bfs(g, 1);
-  SET device = 'cpu';  SET threads = 2;  RESET threads;  DROP GRAPH g;
-
-Graph functions (arguments: constants, name => value, or (SELECT ...)): {functions}
-Other table functions: {builtins}
-Graph data as tables: g.vertices, g.edges; patterns: GRAPH_TABLE (g MATCH (a)-[e]->{{1,3}}(b) ...)
-
-Dot commands:
-  .help              this text
-  .graphs            list the graphs (SHOW GRAPHS)
-  .schema [GRAPH]    describe a graph, or every graph
-  .mode MODE         output as {modes}
-  .timer on|off      show the time of each statement
-  .maxrows N         rows shown in table mode before truncating (0: all)
-  .read FILE         run the statements in FILE
-  .output [FILE]     send results to FILE (no FILE: back to the screen)
-  .quit / .exit      leave (Ctrl-D works too); Ctrl-C cancels the running query
-"""
+__all__ = ["Shell", "run_shell", "statement_complete", "KEYWORDS", "HISTORY_FILE"]
 
 HISTORY_FILE = Path(os.environ.get("GRAPHDB_HISTORY", Path.home() / ".graphdb_history"))
 
@@ -59,35 +45,77 @@ KEYWORDS = (
     "SELECT FROM WHERE GROUP BY HAVING ORDER LIMIT OFFSET JOIN LEFT RIGHT FULL INNER OUTER CROSS "
     "ON USING AS AND OR NOT IN IS NULL DISTINCT UNION ALL WITH CASE WHEN THEN ELSE END ASC DESC "
     "BETWEEN LIKE CAST EXPLAIN ANALYZE SHOW GRAPHS SETTINGS DESCRIBE DROP GRAPH SET RESET "
-    "GRAPH_TABLE MATCH COLUMNS COUNT SUM AVG MIN MAX TRUE FALSE").split()
+    "GRAPH_TABLE MATCH COLUMNS COUNT SUM AVG MIN MAX TRUE FALSE COPY TO CREATE REPLACE FORMAT "
+    "PARQUET CSV JSON HEADER DELIMITER VERTICES UNDIRECTED WEIGHT").split()
+
+#: A statement running longer than this shows the status line (seconds).
+STATUS_AFTER = 1.0
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 class Shell:
-    """Reads statements, runs them on a connection, prints the results."""
+    """Reads statements, runs them on a connection, prints the results.
 
-    def __init__(self, con: Connection, out=None, console=None):
+    ``out`` takes results (``.output`` redirects it), ``console`` the status messages and
+    timings, ``err`` the errors; given only ``out``, everything goes there (tests).
+    ``interactive``: a person at a terminal (timings on, a status line for long statements, a
+    pager, fitting the terminal's width); else a script (errors counted for the exit status,
+    with the line they are near)."""
+
+    def __init__(self, con: Connection, out=None, console=None, err=None, *,
+                 interactive: bool = False):
         self.con = con
-        self.console = console or out or sys.stdout  # messages and errors
-        self.out = out or sys.stdout  # results (.output redirects this)
+        self.out = out or sys.stdout
+        self.screen = self.out  # where results go when not redirected
+        self.console = console or out or sys.stdout
+        self.err = err or out or sys.stderr
+        self.interactive = interactive
         self._output_file = None
         self.mode = "table"
-        self.timer = True
+        self.timer = interactive
         self.max_rows = 40
+        self.max_width = 0  # 0: the terminal's width (no limit when output is not a terminal)
+        self.pager = "auto"  # 'auto': long results through the pager, in a terminal
+        self.bail = False
+        self.errors = 0  # statements that failed
+        self.exit_code: int | None = None  # set by .exit CODE
         self.buffer = ""
+        self.line = 0  # lines read so far (for 'near line N')
+        self._statement_line = 0
         self._worker: threading.Thread | None = None
+        self._report: ProgressReport | None = None
+        con.set_progress_handler(self._on_progress)
 
     # -- input ----------------------------------------------------------------------------------
     def feed(self, line: str) -> bool:
-        """Take one line of input; run every complete statement. False means quit."""
+        """Take one line of input; run every complete statement. False means stop (``.quit``,
+        or an error under ``.bail on``)."""
+        self.line += 1
         if not self.buffer.strip() and line.strip().startswith("."):
-            return self.dot(line.strip())
+            return run_dot_command(self, line.strip()) and not self._bailing()
+        if not self.buffer.strip():
+            self._statement_line = self.line
         self.buffer += line + "\n"
         *complete, rest = split_statements(self.buffer)
         self.buffer = rest if rest.strip() else ""
         for statement in complete:
             if statement.strip():
-                self.run(statement)
+                self.run(statement, line=self._statement_line)
+                if self._bailing():
+                    self.buffer = ""
+                    return False
+            self._statement_line = self.line
         return True
+
+    def feed_text(self, text: str) -> bool:
+        """Take a whole edited buffer (one or more lines) from the terminal."""
+        for line in text.split("\n"):
+            if not self.feed(line):
+                return False
+        return True
+
+    def _bailing(self) -> bool:
+        return self.bail and self.errors > 0
 
     @property
     def pending(self) -> bool:
@@ -95,112 +123,161 @@ class Shell:
 
     # -- output ---------------------------------------------------------------------------------
     def write(self, text: str) -> None:
+        """Results: to the ``.output`` file, or the screen (through the pager when long)."""
+        if self.out is self.screen and self._wants_pager(text):
+            if self._page(text):
+                return
         self.out.write(text)
         self.out.flush()
 
     def say(self, text: str) -> None:
+        """Status messages and timings."""
         self.console.write(text)
         self.console.flush()
 
-    def run(self, sql: str) -> None:
-        start = time.perf_counter()
+    def error(self, message: str, line: int | None = None) -> None:
+        """Report an error (in a script: near ``line``, by default the line just read)."""
+        self.errors += 1
+        line = self.line if line is None else line
+        where = f" near line {line}" if line and not self.interactive else ""
+        self.err.write(f"Error{where}: {message}\n")
+        self.err.flush()
+
+    def width(self) -> int | None:
+        """The width results are fitted to: ``.maxwidth``, else the terminal's, else none."""
+        if self.max_width:
+            return self.max_width
+        if self.out is self.screen and _is_terminal(self.out):
+            return shutil.get_terminal_size().columns
+        return None
+
+    def _wants_pager(self, text: str) -> bool:
+        if self.pager == "off" or not self.interactive or not _is_terminal(self.out):
+            return False
+        return self.pager == "on" or text.count("\n") > shutil.get_terminal_size().lines - 2
+
+    def _page(self, text: str) -> bool:
+        command = os.environ.get("GRAPHDB_PAGER") or os.environ.get("PAGER") or (
+            "less -SRFX" if shutil.which("less") else "")
+        if not command.strip() or command.strip() == "cat":
+            return False
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the pager's
+        try:
+            subprocess.run(command, shell=True, input=text, text=True, check=False)
+            return True
+        except OSError:
+            return False
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    # -- running --------------------------------------------------------------------------------
+    def _on_progress(self, report: ProgressReport) -> None:
+        self._report = report  # read by the main thread's status line
+
+    def in_worker(self, work: Callable[[], object]) -> tuple[object, BaseException | None, bool]:
+        """Run ``work()`` in a worker thread, showing the status line after a second and
+        cancelling on Ctrl-C: (result, error, cancelled)."""
         outcome: dict = {}
 
-        def work() -> None:
+        def target() -> None:
             try:
-                outcome["result"] = self.con.execute(sql)
+                outcome["result"] = work()
             except BaseException as exc:  # reported by the main thread
                 outcome["error"] = exc
 
         if self._worker is not None and self._worker.is_alive():
             self.say("(waiting for the cancelled query to stop)\n")
-        self._worker = threading.Thread(target=work, name="graphdb-query", daemon=True)
+        self._report = None
+        self._worker = threading.Thread(target=target, name="graphdb-query", daemon=True)
+        start = time.perf_counter()
+        status = self.interactive and _is_terminal(self.console)
+        shown = False
         try:
             self._worker.start()  # inside the try: Ctrl-C may come as soon as it starts
+            frame = 0
             while self._worker.is_alive():
-                self._worker.join(0.05)
+                self._worker.join(0.1)
+                elapsed = time.perf_counter() - start
+                if status and elapsed >= STATUS_AFTER and self._worker.is_alive():
+                    self._status(f"{_SPINNER[frame % len(_SPINNER)]} {elapsed:5.1f} s", shown)
+                    shown, frame = True, frame + 1
         except KeyboardInterrupt:
             self.con.interrupt()
             self._worker.join(1.0)
+            if shown:
+                self._status("", True)
+            return None, None, True
+        if shown:
+            self._status("", True)
+        return outcome.get("result"), outcome.get("error"), False
+
+    def _status(self, head: str, clear: bool) -> None:
+        text = head
+        if head and self._report is not None:
+            text += "  " + describe_report(self._report)
+        width = shutil.get_terminal_size().columns
+        self.console.write("\r\x1b[2K" + text[: max(width - 1, 0)] if clear or text else "")
+        self.console.flush()
+
+    def run(self, sql: str, line: int | None = None) -> bool:
+        """Run one statement and print its result; False when it failed or was cancelled."""
+        start = time.perf_counter()
+        result, error, cancelled = self.in_worker(lambda: self.con.execute(sql))
+        if cancelled:
             self.say("Cancelled.\n")
-            return
+            self.errors += 0 if self.interactive else 1
+            return False
         elapsed = time.perf_counter() - start
-        error = outcome.get("error")
         if error is not None:
-            if isinstance(error, Error):
-                self.say(f"Error: {error}\n" + _caret(sql, error))
-            else:  # a bug, not a user mistake: still no traceback in the shell
-                self.say(f"Error: internal error ({type(error).__name__}: {error}); "
-                         "please report it\n")
-            return
-        result = outcome["result"]
+            self.report_error(error, sql, line)
+            return False
         table = result.arrow()
-        if table.num_columns == 0:
+        if result.kind == "explain" and table.column_names == ["plan"]:
+            self.write("\n".join(table.column("plan").to_pylist()) + "\n")
+        elif table.num_columns == 0:
             self.say((result.message or "OK") + "\n")
         else:
-            self.write(render(table, self.mode, max_rows=self.max_rows or None))
+            self.write(render(table, self.mode, max_rows=self.max_rows or None,
+                              max_width=self.width()))
         if self.timer:
             self.say(f"Time: {elapsed * 1000:.1f} ms\n")
-
-    def dot(self, command: str) -> bool:
-        parts = command.split()
-        name, args = parts[0].lower(), parts[1:]
-        if name in (".quit", ".exit", ".q"):
-            return False
-        if name == ".help":
-            from graphdb.executor.algorithms import REGISTRY
-
-            functions = ", ".join(sorted(REGISTRY[n].signature() for n in REGISTRY))
-            builtins = ", ".join(f"{n}()" for n in sorted(self.con.table_functions))
-            self.say(HELP.format(functions=functions, builtins=builtins, modes="|".join(FORMATS)))
-        elif name in (".graphs", ".tables"):
-            self.run("SHOW GRAPHS")
-        elif name == ".schema" and len(args) <= 1:
-            for graph in (args or self.con.graphs()):
-                self.run(f"DESCRIBE {graph}")
-        elif name == ".mode" and len(args) == 1 and args[0].lower() in FORMATS:
-            self.mode = args[0].lower()
-        elif name == ".timer" and len(args) == 1 and args[0].lower() in ("on", "off"):
-            self.timer = args[0].lower() == "on"
-        elif name == ".maxrows" and len(args) == 1 and args[0].isdigit():
-            self.max_rows = int(args[0])
-        elif name == ".read" and len(args) == 1:
-            self._read(args[0])
-        elif name == ".output" and len(args) <= 1:
-            self._output(args[0] if args else None)
-        else:
-            self.say(f"Unknown or incomplete command '{command}'; try .help\n")
         return True
 
-    def _read(self, path: str) -> None:
-        try:
-            text = Path(path).expanduser().read_text()
-        except OSError as exc:
-            self.say(f"Error: cannot read {path}: {exc.strerror or exc}\n")
-            return
-        for line in text.splitlines():
-            if not self.feed(line):
-                break
-        if self.pending:
-            self.feed(";")
+    def report_error(self, error: BaseException, sql: str = "", line: int | None = None) -> None:
+        if isinstance(error, Error):
+            self.error(str(error) + ("\n" + _caret(sql, error) if sql else "").rstrip("\n"),
+                       line)
+        elif isinstance(error, KeyboardInterrupt):
+            self.error("interrupted", line)
+        else:  # a bug, not a user mistake: still no traceback in the shell
+            self.error(f"internal error ({type(error).__name__}: {error}); please report it",
+                       line)
 
-    def _output(self, path: str | None) -> None:
+    def close(self) -> None:
+        self.con.set_progress_handler(None)
+        self.redirect(None)
+
+    def redirect(self, path: str | None) -> None:
+        """``.output [FILE]``: results to FILE, or back to the screen."""
         if self._output_file is not None:
             self._output_file.close()
             self._output_file = None
+        self.out = self.screen
         if path is None or path == "stdout":
-            self.out = self.console
             return
         try:
             self._output_file = open(Path(path).expanduser(), "w")
         except OSError as exc:
-            self.say(f"Error: cannot write {path}: {exc.strerror or exc}\n")
-            self.out = self.console
+            self.error(f"cannot write {path}: {exc.strerror or exc}")
             return
         self.out = self._output_file
 
-    def close(self) -> None:
-        self._output(None)
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _caret(sql: str, error: Error) -> str:
@@ -213,9 +290,20 @@ def _caret(sql: str, error: Error) -> str:
     return f"  {text}\n  {' ' * max(column - 1, 0)}^\n"
 
 
+def statement_complete(text: str) -> bool:
+    """Whether the terminal's buffer is ready to run: empty, a dot command, or ending with a
+    ';' outside quotes and comments."""
+    stripped = text.strip()
+    if not stripped or stripped.startswith("."):
+        return True
+    *complete, rest = split_statements(text)
+    return bool(complete) and not rest.strip()
+
+
 def _interactive(shell: Shell) -> None:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory, InMemoryHistory
+    from prompt_toolkit.key_binding import KeyBindings
 
     from .completion import SqlCompleter
 
@@ -232,27 +320,50 @@ def _interactive(shell: Shell) -> None:
         lexer = PygmentsLexer(SqlLexer)
     except ImportError:  # highlighting is a nicety; pygments may be missing
         pass
-    session = PromptSession(history=history, lexer=lexer,
+    keys = KeyBindings()
+
+    @keys.add("enter")
+    def _enter(event) -> None:
+        buffer = event.current_buffer
+        if statement_complete(buffer.text):
+            buffer.validate_and_handle()  # the whole statement becomes one history entry
+        else:
+            buffer.insert_text("\n")
+
+    session = PromptSession(history=history, lexer=lexer, multiline=True, key_bindings=keys,
                             completer=SqlCompleter(shell.con, KEYWORDS),
-                            complete_while_typing=False)
+                            complete_while_typing=False,
+                            prompt_continuation=lambda width, line, wrap: "     ...> ")
     while True:
         try:
-            line = session.prompt("graphdb> " if not shell.pending else "     ...> ")
+            text = session.prompt("graphdb> ")
         except KeyboardInterrupt:
-            shell.buffer = ""  # Ctrl-C at the prompt drops the statement being typed
-            continue
+            continue  # Ctrl-C at the prompt drops the statement being typed
         except EOFError:
             break
-        if not shell.feed(line):
+        if not shell.feed_text(text):
             break
 
 
-def run_shell(db: str | None) -> int:
-    with connect(db) as con:
-        shell = Shell(con)
-        label = db or "a temporary database (not kept)"
+def run_shell(db: str | None, *, commands: list[str] | None = None, bail: bool = False,
+              mode: str | None = None, device: str = "auto") -> int:
+    """The shell on ``db`` (in memory without one). ``commands``: statements to run instead of
+    reading input (``-c``). Returns the exit status: 1 when a statement of a script failed."""
+    with connect(db, device=device) as con:
+        interactive = commands is None and sys.stdin.isatty() and sys.stdout.isatty()
+        shell = Shell(con, sys.stdout, sys.stdout if interactive else sys.stderr, sys.stderr,
+                      interactive=interactive)
+        shell.bail = bail
+        if mode is not None:
+            shell.mode = mode
+        label = db or "an in-memory database (not kept)"
         try:
-            if sys.stdin.isatty() and sys.stdout.isatty():
+            if commands is not None:
+                for command in commands:
+                    if not shell.feed_text(command.rstrip() + ("" if command.rstrip().endswith(
+                            ";") or command.strip().startswith(".") else ";")):
+                        break
+            elif interactive:
                 print(f"graphdb shell on {label}. Enter .help for help, .quit to leave.")
                 # CuPy's import and the CUDA context (about 0.3 s) are made while the user types
                 warm_up(con.settings.device)
@@ -261,8 +372,12 @@ def run_shell(db: str | None) -> int:
                 for line in sys.stdin:
                     if not shell.feed(line.rstrip("\n")):
                         break
-                if shell.pending:
-                    shell.feed(";")
+                else:
+                    if shell.pending:
+                        shell.feed(";")
         finally:
             shell.close()
-    return 0
+    if shell.exit_code is not None:
+        return shell.exit_code
+    return 1 if shell.errors and not interactive else 0
+

@@ -14,7 +14,7 @@ def shell(con, tmp_path):
     edges = tmp_path / "e.csv"
     edges.write_text("s,d\n1,2\n2,3\n")
     con.ingest("g", edges)
-    return Shell(con, out=io.StringIO())
+    return Shell(con, out=io.StringIO(), interactive=True)  # as at a terminal: timings on
 
 
 def output(shell):
