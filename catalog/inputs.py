@@ -71,7 +71,9 @@ class EdgeColumns:
                 file=path)
         s = pick_column(names, src, 0, "the source", path)
         d = pick_column(names, dst, 1, "the destination", path)
-        if weight is not None:
+        if weight == "":  # asked for no weight: every other column is a property
+            w = None
+        elif weight is not None:
             w = pick_column(names, weight, 2, "the weight", path)
         else:
             # Without --weight: a column named 'weight' (a headerless file's third column is

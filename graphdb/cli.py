@@ -41,7 +41,7 @@ def add_ingest_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dst", metavar="COL", help="destination column")
     p.add_argument("--weight", metavar="COL",
                    help="weight column (default: a numeric column named 'weight', or the third "
-                        "of three columns); other columns become edge properties")
+                        "of three columns; '' for none); other columns become edge properties")
     p.add_argument("--vertex-id", metavar="COL",
                    help="id column of the vertex file (default: the first)")
     p.add_argument("--delimiter", metavar="CHAR",

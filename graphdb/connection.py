@@ -139,12 +139,25 @@ class Connection:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
+        """Close the database (an in-memory one is deleted); closing twice is harmless.
+
+        >>> import graphdb
+        >>> con = graphdb.connect()
+        >>> con.close()
+        >>> con.execute("SELECT 1")
+        Traceback (most recent call last):
+        graphdb.errors.InterfaceError: the connection is closed
+        """
         if not self._closed:
             self._closed = True
             self.catalog.buffers.close()
             self._env.close()
             if self._temporary:
                 tempdb.remove(self.path)
+
+    def __repr__(self) -> str:
+        where = MEMORY if self._temporary else str(self.path)
+        return f"<graphdb.Connection {where}{' (closed)' if self._closed else ''}>"
 
     def __enter__(self) -> "Connection":
         return self
@@ -197,26 +210,51 @@ class Connection:
                 raise translated from None
 
     def cursor(self) -> "Cursor":
-        """A PEP 249 cursor on this connection."""
+        """A PEP 249 cursor on this connection.
+
+        >>> import graphdb
+        >>> cur = graphdb.connect().cursor()
+        >>> cur.execute("SELECT 1 AS one").fetchone()
+        (1,)
+        """
         from .result import Cursor
 
         self._check_open()
         return Cursor(self)
 
     def interrupt(self) -> None:
-        """Cancel the statement running on this connection (safe from another thread)."""
+        """Cancel the statement running on this connection (safe from another thread): it
+        stops at its next operator, frontier level or iteration, raising OperationalError.
+
+        >>> import graphdb, threading
+        >>> con = graphdb.connect()
+        >>> timer = threading.Timer(0.5, con.interrupt)  # e.g. from a GUI's cancel button
+        """
         self._runner.cancel()
 
     def commit(self) -> None:
-        """PEP 249: every statement commits on its own, so there is nothing to do."""
+        """PEP 249: every statement commits on its own, so there is nothing to do.
+
+        >>> import graphdb
+        >>> graphdb.connect().commit()
+        """
 
     def rollback(self) -> None:
-        """PEP 249: statements commit on their own; there is no open transaction to undo."""
+        """PEP 249: statements commit on their own; there is no open transaction to undo.
+
+        >>> import graphdb
+        >>> graphdb.connect().rollback()
+        """
 
     def context(self, snapshot=None) -> Context:
         """What the binder needs: the statement's view of the catalog, graph table columns
         (from the catalog's schemas: no topology is read), built-in table functions, registered
-        tables."""
+        tables.
+
+        >>> import graphdb
+        >>> sorted(graphdb.connect().context().builtins)
+        ['buffer_stats', 'functions', 'graphs', 'settings']
+        """
         snapshot = snapshot or self._runner.snapshot()
 
         def columns(graph: str, which: str) -> list[str]:
@@ -240,7 +278,7 @@ class Connection:
         >>> with graphdb.connect() as con:
         ...     con.register("people", pa.table({"id": [1, 2], "name": ["ada", "bob"]}))
         ...     con.execute("SELECT name FROM people WHERE id = 2").fetchall()
-        <graphdb.Connection ...>
+        <graphdb.Connection :memory:>
         [('bob',)]
         """
         from .interop import plain_table
@@ -255,7 +293,14 @@ class Connection:
         return self
 
     def unregister(self, name: str) -> "Connection":
-        """Forget the table registered as ``name``; returns the connection."""
+        """Forget the table registered as ``name``; returns the connection.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect().register("t", pa.table({"x": [1]}))
+        >>> con.unregister("t").execute("SELECT * FROM t")
+        Traceback (most recent call last):
+        graphdb.errors.BinderError: unknown table 't'
+        """
         self._check_open()
         if self._registered.pop(name.lower(), None) is None:
             raise CatalogError(f"no table '{name}' is registered"
@@ -269,7 +314,17 @@ class Connection:
         'iterations' with ``report.total`` its ``max_iterations``, or 'steps' when the total is
         unknown), and an ingest (COPY ... FROM, CREATE GRAPH) as it reads its input
         ('bytes') and through its later phases. ``None`` removes the handler. The shell
-        shows these reports while a statement runs for more than a second."""
+        shows these reports while a statement runs for more than a second.
+
+        >>> import graphdb, networkx as nx
+        >>> con = graphdb.connect()
+        >>> _ = con.from_networkx("g", nx.path_graph(4))
+        >>> reports = []
+        >>> con.set_progress_handler(reports.append)
+        >>> _ = con.execute("SELECT * FROM pagerank(g, max_iterations => 2)")
+        >>> [(r.task, r.done, r.total, r.unit) for r in reports]
+        [('pagerank', 1, 2, 'iterations'), ('pagerank', 2, 2, 'iterations')]
+        """
         self._progress = handler
         if handler is None:
             self._runner.progress = None
@@ -279,7 +334,12 @@ class Connection:
 
     def plan(self, sql: str, parameters: Any = None):
         """Parse, bind and plan ``sql`` without running it: the physical plan (tests,
-        benchmarks and EXPLAIN read it)."""
+        benchmarks and EXPLAIN read it).
+
+        >>> import graphdb
+        >>> graphdb.connect().plan("SELECT 1 AS one").kind
+        'Rename'
+        """
 
         def work():
             snapshot = self._runner.snapshot()
@@ -421,7 +481,12 @@ class Connection:
                          "description": [docs.get(n, "") for n in names]})
 
     def buffer_stats(self) -> pa.Table:
-        """Buffer pool counters, one row per pool (what ``SELECT * FROM buffer_stats()`` shows)."""
+        """Buffer pool counters, one row per pool (what ``SELECT * FROM buffer_stats()`` shows).
+
+        >>> import graphdb
+        >>> graphdb.connect().buffer_stats().column_names[:3]
+        ['pool', 'capacity_bytes', 'frame_bytes']
+        """
         self._check_open()
         return stats_table(self.catalog.buffers)
 
@@ -431,6 +496,12 @@ class Connection:
 
         This is the hook for built-in, non-graph table functions: ``settings()``,
         ``functions()``, ``graphs()`` (SHOW GRAPHS) and ``buffer_stats()`` are registered here.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect()
+        >>> con.register_table_function("answer", lambda: pa.table({"x": [42]}), "the answer")
+        >>> con.execute("SELECT x FROM answer()").fetchall()
+        [(42,)]
         """
         self.table_functions[name.lower()] = function
         doc = description or (function.__doc__ or "").strip().split("\n")[0]
@@ -452,7 +523,14 @@ class Connection:
         return to_table({k: [r[i] for r in rows] for i, k in enumerate(_FUNCTION_COLUMNS)})
 
     def graph(self, name: str) -> "GraphHandle":
-        """A Python handle on graph ``name``: ``con.graph("g").pagerank()`` returns Arrow."""
+        """A Python handle on graph ``name``: ``con.graph("g").pagerank()`` returns Arrow.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect()
+        >>> _ = con.ingest("g", pa.table({"src": [1, 2], "dst": [2, 3]}))
+        >>> con.graph("g").bfs(1).num_rows
+        3
+        """
         from .graph import GraphHandle
 
         self._check_open()
@@ -464,14 +542,31 @@ class Connection:
 
     def from_networkx(self, name: str, graph, *, weight: str | None = "weight",
                       replace: bool = False) -> "GraphHandle":
-        """Store a networkx graph as graph ``name`` (edge attribute ``weight`` if all have it)."""
+        """Store a networkx graph as graph ``name``, with every node and edge attribute (the
+        edge attribute ``weight`` is the weight when every edge has a number there); returns
+        its handle.
+
+        >>> import graphdb, networkx as nx
+        >>> con = graphdb.connect()
+        >>> g = con.from_networkx("karate", nx.karate_club_graph())
+        >>> con.execute("SELECT count(*) FROM karate.vertices WHERE club = 'Mr. Hi'").fetchone()
+        (17,)
+        """
         from .interop import from_networkx
 
         return from_networkx(self, name, graph, weight=weight, replace=replace)
 
     def from_scipy(self, name: str, matrix, *, directed: bool = True, weighted: bool = True,
                    replace: bool = False) -> "GraphHandle":
-        """Store a scipy.sparse adjacency matrix as graph ``name`` (vertex ids 0..n-1)."""
+        """Store a scipy.sparse adjacency matrix as graph ``name`` (vertex ids 0..n-1, entry
+        (i, j) an edge i -> j, its value the weight); returns its handle.
+
+        >>> import graphdb, scipy.sparse as sp
+        >>> con = graphdb.connect()
+        >>> g = con.from_scipy("m", sp.csr_array([[0, 2.0], [0, 0]]))
+        >>> con.execute("SELECT * FROM m.edges").fetchall()
+        [(0, 1, 2.0)]
+        """
         from .interop import from_scipy
 
         return from_scipy(self, name, matrix, directed=directed, weighted=weighted,
@@ -568,4 +663,12 @@ class Connection:
             return None
 
     def graphs(self) -> list[str]:
+        """The names of the graphs, sorted.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect()
+        >>> _ = con.ingest("g", pa.table({"src": [1], "dst": [2]}))
+        >>> con.graphs()
+        ['g']
+        """
         return sorted(self.catalog.names())

@@ -58,27 +58,58 @@ class GraphHandle:
         return self.connection._guarded(lambda: runner.run(runner.plan(make_plan())))
 
     def vertices(self) -> pa.Table:
-        """``g.vertices``: the vertex ids (column ``id``) and properties."""
+        """``g.vertices``: the vertex ids (column ``id``) and properties.
+
+        >>> import graphdb, networkx as nx
+        >>> g = graphdb.connect().from_networkx("g", nx.DiGraph([(1, 2, {"w": 0.5})]))
+        >>> g.vertices().to_pylist()
+        [{'id': 1}, {'id': 2}]
+        """
         return self.connection.execute(f"SELECT * FROM {self.name}.vertices").arrow()
 
     def edges(self) -> pa.Table:
-        """``g.edges``: ``src``, ``dst`` (user ids), ``weight`` when weighted, properties."""
+        """``g.edges``: ``src``, ``dst`` (user ids), ``weight`` when weighted, properties.
+
+        >>> import graphdb, networkx as nx
+        >>> g = graphdb.connect().from_networkx("g", nx.DiGraph([(1, 2, {"w": 0.5})]))
+        >>> g.edges().to_pylist()
+        [{'src': 1, 'dst': 2, 'w': 0.5}]
+        """
         return self.connection.execute(f"SELECT * FROM {self.name}.edges").arrow()
 
     @property
     def directed(self) -> bool:
-        """Whether the graph's edges have a direction."""
+        """Whether the graph's edges have a direction.
+
+        >>> import graphdb, networkx as nx
+        >>> g = graphdb.connect().from_networkx("g", nx.DiGraph([(1, 2, {"w": 0.5})]))
+        >>> g.directed
+        True
+        """
         return self.connection.catalog.get(self.name).directed
 
     def to_networkx(self):
         """A ``networkx.DiGraph`` (``Graph`` if undirected) with the vertex properties as node
-        attributes and the weight and edge properties as edge attributes."""
+        attributes and the weight and edge properties as edge attributes.
+
+        >>> import graphdb, networkx as nx
+        >>> g = graphdb.connect().from_networkx("g", nx.DiGraph([(1, 2, {"w": 0.5})]))
+        >>> list(g.to_networkx().edges(data=True))
+        [(1, 2, {'w': 0.5})]
+        """
         from .interop import to_networkx
 
         return to_networkx(self)
 
     def to_scipy(self, *, weighted: bool = True):
-        """(``scipy.sparse.csr_array`` adjacency, vertex ids as ``pa.Array``) in internal order."""
+        """(``scipy.sparse.csr_array`` adjacency, vertex ids as ``pa.Array``) in internal order.
+
+        >>> import graphdb, networkx as nx
+        >>> g = graphdb.connect().from_networkx("g", nx.DiGraph([(1, 2, {"w": 0.5})]))
+        >>> matrix, ids = g.to_scipy()
+        >>> matrix.toarray().tolist(), ids.to_pylist()
+        ([[0.0, 1.0], [0.0, 0.0]], [1, 2])
+        """
         from .interop import to_scipy
 
         return to_scipy(self, weighted=weighted)
@@ -106,10 +137,16 @@ def _docstring(spec: "Algorithm") -> str:
         if text:
             lines.append(f"    {text}")
     columns = ", ".join(f"{c.name} ({c.type})" for c in spec.columns)
+    call = ", ".join("0" if p.kind == "vertex" else "1" for p in spec.params if p.required)
+    if spec.name == "shortest_path":
+        call = "0, 3"
     lines += ["", "Returns", "-------", "pyarrow.Table", f"    columns {columns}", "",
-              "Examples", "--------", f">>> con.graph('g').{spec.name}("
-              + ", ".join(repr(1) if p.kind == "vertex" else p.name + "=..."
-                          for p in spec.params if p.required) + ")  # doctest: +SKIP"]
+              "Examples", "--------", ">>> import graphdb, networkx as nx",
+              ">>> path = nx.path_graph(4)",
+              ">>> nx.set_edge_attributes(path, 1.0, 'weight')",
+              ">>> g = graphdb.connect().from_networkx('g', path)",
+              f">>> g.{spec.name}({call}).column_names",
+              repr([c.name for c in spec.columns])]
     return "\n".join(lines)
 
 

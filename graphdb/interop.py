@@ -185,8 +185,9 @@ def _attribute_columns(items: list[dict], reserved: tuple[str, ...], owner: str)
     return columns
 
 
-def _networkx_tables(graph, weight: str | None) -> tuple[pa.Table, pa.Table, bool, str | None]:
-    """(edges, vertices, directed, weight column) of a networkx graph, with every attribute."""
+def _networkx_tables(graph, weight: str | None) -> tuple[pa.Table, pa.Table, bool, str]:
+    """(edges, vertices, directed, weight column or '' for none) of a networkx graph, with
+    every attribute."""
     nodes = list(graph.nodes(data=True))
     ids = _id_array([n for n, _ in nodes])
     as_id = int if pa.types.is_integer(ids.type) else str
@@ -196,7 +197,7 @@ def _networkx_tables(graph, weight: str | None) -> tuple[pa.Table, pa.Table, boo
     edge_columns = {"src": pa.array([as_id(u) for u, _, _ in edges], ids.type),
                     "dst": pa.array([as_id(v) for _, v, _ in edges], ids.type)}
     edge_columns.update(_attribute_columns([d for _, _, d in edges], ("src", "dst"), "edge"))
-    chosen = None
+    chosen = ""  # no weight unless asked: an attribute is never taken as one silently
     if weight is not None and weight in edge_columns:
         column = edge_columns[weight]
         numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)

@@ -5,7 +5,7 @@ A statement reports :class:`ProgressReport` s to the handler set with
 phase and while it reads. ``graphdb ingest`` draws its own bar (:class:`RichProgress`), one
 line per phase, each with its own measure:
 
-    ✓ read     ━━━━━━━━━━━━━━━━ 100%  267.0/267.0 MB  8,000,000 rows  0:00:05
+    ✓ read     ━━━━━━━━━━━━━━━━ 100%  254.6/254.6 MiB  8,000,000 rows  0:00:05
     ✓ sort                                                            0:00:01
     ⠋ commit                                                          0:00:00
 
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from graphdb.catalog.progress import Progress
+from graphdb.executor.device import format_bytes
 
 __all__ = ["ProgressReport", "HandlerProgress", "RichProgress", "terminal_progress",
            "describe_report"]
@@ -41,20 +42,12 @@ class ProgressReport:
     rows: int | None = None
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} TB"  # pragma: no cover
-
-
 def describe_report(report: ProgressReport) -> str:
     """A report in a few words (the shell's status line)."""
     if report.unit == "bytes":
-        text = f"{report.task} {_size(report.done)}"
+        text = f"{report.task} {format_bytes(report.done)}"
         if report.total:
-            text += f" of {_size(report.total)} ({100 * report.done / report.total:.0f}%)"
+            text += f" of {format_bytes(report.total)} ({100 * report.done / report.total:.0f}%)"
         return text + (f", {report.rows:,} rows" if report.rows is not None else "")
     if report.unit == "iterations":
         return f"{report.task}: iteration {report.done} (of at most {report.total})"
@@ -159,14 +152,14 @@ class RichProgress(Progress):
 
 
 def _bytes(done: int, total: int | None) -> str:
-    """'120.3/267.0 MB': done and total in the total's unit."""
+    """'120.3/267.0 MiB': done and total in the total's unit."""
     if not total:
-        return _size(done)
-    unit = _size(total).split()[-1]
-    scale = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[unit]
+        return format_bytes(done)
+    value, unit = format_bytes(total).split()
+    scale = total / float(value) if float(value) else 1.0
     if unit == "B":
         return f"{min(done, total)}/{total} B"
-    return f"{min(done, total) / scale:.1f}/{total / scale:.1f} {unit}"
+    return f"{min(done, total) / scale:.1f}/{value} {unit}"
 
 
 def terminal_progress(stream=None) -> Progress | None:

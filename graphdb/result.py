@@ -53,14 +53,24 @@ class Result:
 
     @property
     def columns(self) -> list[str]:
-        """The column names."""
+        """The column names.
+
+        >>> import graphdb
+        >>> graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)").columns
+        ['n', 's']
+        """
         return list(self._table.column_names)
 
     @property
     def description(self) -> list[tuple]:
         """PEP 249: ``(name, type_code, None, None, precision, scale, None)`` per column; the
         type code is the SQL type name (``'BIGINT'``), equal to its group's type object
-        (``graphdb.NUMBER``), with the Arrow type as ``type_code.arrow_type``."""
+        (``graphdb.NUMBER``), with the Arrow type as ``type_code.arrow_type``.
+
+        >>> import graphdb
+        >>> [(name, code) for name, code, *_ in graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)").description]
+        [('n', 'BIGINT'), ('s', 'VARCHAR')]
+        """
         out = []
         for f in self._table.schema:
             decimal = pa.types.is_decimal(f.type)
@@ -71,7 +81,12 @@ class Result:
 
     @property
     def rowcount(self) -> int:
-        """The number of rows of the result."""
+        """The number of rows of the result.
+
+        >>> import graphdb
+        >>> graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)").rowcount
+        2
+        """
         return self._table.num_rows
 
     # -- all rows ---------------------------------------------------------------------------
@@ -111,11 +126,22 @@ class Result:
         return rest
 
     def fetch_arrow_table(self) -> pa.Table:
-        """The rows not fetched yet, as a ``pyarrow.Table``."""
+        """The rows not fetched yet, as a ``pyarrow.Table``.
+
+        >>> import graphdb
+        >>> result = graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)")
+        >>> result.fetchone(), result.fetch_arrow_table().to_pylist()
+        ((1, 'a'), [{'n': 2, 's': 'b'}])
+        """
         return self._rest()
 
     def fetchdf(self):
-        """The rows not fetched yet, as a pandas DataFrame (needs pandas)."""
+        """The rows not fetched yet, as a pandas DataFrame (needs pandas).
+
+        >>> import graphdb
+        >>> graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)").fetchdf()["s"].tolist()
+        ['a', 'b']
+        """
         _needs("pandas", "fetchdf")
         return self._rest().to_pandas()
 
@@ -152,7 +178,14 @@ class Result:
             rest.schema, rest.to_batches(max_chunksize=int(rows_per_batch)))
 
     def close(self) -> None:
-        """PEP 249: release the rows."""
+        """PEP 249: release the rows.
+
+        >>> import graphdb
+        >>> result = graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)")
+        >>> result.close()
+        >>> result.fetchall()
+        []
+        """
         self._table = self._table.slice(0, 0)
         self._position = 0
 
@@ -162,18 +195,33 @@ class Result:
         return list(zip(*cols)) if cols else []
 
     def fetchone(self) -> tuple | None:
-        """The next row as a tuple, or None when all rows were fetched."""
+        """The next row as a tuple, or None when all rows were fetched.
+
+        >>> import graphdb
+        >>> graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)").fetchone()
+        (1, 'a')
+        """
         rows = self.fetchmany(1)
         return rows[0] if rows else None
 
     def fetchmany(self, size: int = 1) -> list[tuple]:
-        """The next ``size`` rows (fewer at the end)."""
+        """The next ``size`` rows (fewer at the end).
+
+        >>> import graphdb
+        >>> graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)").fetchmany(5)
+        [(1, 'a'), (2, 'b')]
+        """
         rows = self._rows(self._position, min(self._position + size, self._table.num_rows))
         self._position += len(rows)
         return rows
 
     def fetchall(self) -> list[tuple]:
-        """The rows not fetched yet, as a list of tuples."""
+        """The rows not fetched yet, as a list of tuples.
+
+        >>> import graphdb
+        >>> graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)").fetchall()
+        [(1, 'a'), (2, 'b')]
+        """
         rows = self._rows(self._position, self._table.num_rows)
         self._position = self._table.num_rows
         return rows
@@ -220,12 +268,22 @@ class Cursor:
         self._result: Result | None = None
 
     def execute(self, sql: str, parameters=None) -> "Cursor":
-        """Run one statement (``?`` or ``$name`` parameters); returns the cursor itself."""
+        """Run one statement (``?`` or ``$name`` parameters); returns the cursor itself.
+
+        >>> import graphdb
+        >>> graphdb.connect().cursor().execute("SELECT $x * 2 AS y", {"x": 21}).fetchall()
+        [(42,)]
+        """
         self._result = self.connection.execute(sql, parameters)
         return self
 
     def executemany(self, sql: str, seq_of_parameters) -> "Cursor":
-        """Run one statement once per parameter set; the cursor then holds the last result."""
+        """Run one statement once per parameter set; the cursor then holds the last result.
+
+        >>> import graphdb
+        >>> graphdb.connect().cursor().executemany("SELECT ? AS x", [[1], [2]]).fetchall()
+        [(2,)]
+        """
         for parameters in seq_of_parameters:
             self.execute(sql, parameters)
         return self
@@ -237,27 +295,58 @@ class Cursor:
 
     @property
     def description(self):
-        """PEP 249: the last statement's columns (None before any)."""
+        """PEP 249: the last statement's columns (None before any).
+
+        >>> import graphdb
+        >>> graphdb.connect().cursor().execute("SELECT 1 AS one").description[0][:2]
+        ('one', 'BIGINT')
+        """
         return None if self._result is None else self._result.description
 
     @property
     def rowcount(self) -> int:
-        """The last statement's number of rows (-1 before any)."""
+        """The last statement's number of rows (-1 before any).
+
+        >>> import graphdb
+        >>> graphdb.connect().cursor().rowcount
+        -1
+        """
         return -1 if self._result is None else self._result.rowcount
 
     def fetchmany(self, size: int | None = None):
-        """The next ``size`` rows (default: ``arraysize``)."""
+        """The next ``size`` rows (default: ``arraysize``).
+
+        >>> import graphdb
+        >>> graphdb.connect().cursor().execute("SELECT * FROM (VALUES (1), (2)) t(x)").fetchmany()
+        [(1,)]
+        """
         return self._current().fetchmany(self.arraysize if size is None else size)
 
     def close(self) -> None:
-        """PEP 249: forget the last result (fetching then raises InterfaceError)."""
+        """PEP 249: forget the last result (fetching then raises InterfaceError).
+
+        >>> import graphdb
+        >>> cur = graphdb.connect().cursor().execute("SELECT 1")
+        >>> cur.close()
+        >>> cur.fetchall()
+        Traceback (most recent call last):
+        graphdb.errors.InterfaceError: no statement has been executed on this cursor
+        """
         self._result = None
 
-    def setinputsizes(self, sizes) -> None:  # PEP 249, nothing to do
-        pass
+    def setinputsizes(self, sizes) -> None:
+        """PEP 249: nothing to do (parameters need no declared sizes).
 
-    def setoutputsize(self, size, column=None) -> None:  # PEP 249, nothing to do
-        pass
+        >>> import graphdb
+        >>> graphdb.connect().cursor().setinputsizes([None])
+        """
+
+    def setoutputsize(self, size, column=None) -> None:
+        """PEP 249: nothing to do (results are Arrow columns).
+
+        >>> import graphdb
+        >>> graphdb.connect().cursor().setoutputsize(1000)
+        """
 
     def __iter__(self):
         return iter(self._current())

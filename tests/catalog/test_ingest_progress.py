@@ -53,7 +53,7 @@ def test_the_terminal_display_measures_each_phase_and_fits_80_columns():
     assert [line.split()[:2] for line in lines[-3:]] == [["✓", "read"], ["✓", "sort"],
                                                           ["✓", "commit"]]
     read = lines[-3]
-    assert "100%" in read and "267.0/267.0 MB" in read and "8,000,000 rows" in read
+    assert "100%" in read and "254.6/254.6 MiB" in read and "8,000,000 rows" in read
     assert "bytes" not in lines[-2] and "?" not in "".join(lines)  # no '0/? bytes'
     assert max(len(line) for line in lines) <= 80
 

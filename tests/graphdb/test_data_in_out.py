@@ -77,6 +77,16 @@ def test_networkx_with_every_attribute_round_trips(con):
     assert con.execute("SELECT name FROM g.vertices WHERE age IS NULL").fetchall() == [("bob",)]
 
 
+def test_a_lone_numeric_attribute_is_not_taken_as_the_weight(con):
+    graph = nx.DiGraph()
+    graph.add_edge(1, 2, capacity=7)
+    g = con.from_networkx("g", graph)
+    assert not con.catalog.get("g").weighted
+    assert list(g.to_networkx().edges(data=True)) == [(1, 2, {"capacity": 7})]
+    g = con.from_networkx("h", graph, weight="capacity")
+    assert con.catalog.get("h").weighted
+
+
 def test_networkx_strings_and_undirected(con):
     graph = nx.karate_club_graph()
     graph = nx.relabel_nodes(graph, {n: f"m{n}" for n in graph})

@@ -170,33 +170,18 @@ def test_graphdb_command_in_a_terminal(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-def test_ctrl_c_in_a_terminal_cancels_a_long_query(tmp_path):
+def test_a_terminal_session_history_status_line_and_ctrl_c(tmp_path):
     pexpect, child = _spawn_shell(tmp_path, nx.gnp_random_graph(368, 0.01, seed=1,
                                                                 directed=True))
-    try:
-        child.expect("graphdb>")
-        child.sendline("SELECT 1 AS one;")
-        child.expect("Time:")
+    long_queries = [
         # 18 billion rows of nested-loop join, filtered chunk by chunk: far longer than the
-        # test waits, so only Ctrl-C can end it
-        child.sendline("SELECT count(*) FROM g.vertices a, g.vertices b, g.vertices c, "
-                       "g.vertices d WHERE a.id + b.id + c.id + d.id < 0;")
-        # past a second, the status line counts the elapsed time
-        child.expect(r"[0-9]\.[0-9] s", timeout=20)
-        child.sendintr()
-        child.expect("Cancelled.", timeout=10)
-        child.sendline("SELECT 6 * 7 AS answer;")
-        child.expect("42")
-        child.sendline(".quit")
-        child.expect(pexpect.EOF)
-    finally:
-        child.close(force=True)
-
-
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-def test_terminal_history_keeps_whole_statements_and_long_runs_show_iterations(tmp_path):
-    pexpect, child = _spawn_shell(tmp_path, nx.gnp_random_graph(368, 0.01, seed=1,
-                                                                directed=True))
+        # test waits, so only Ctrl-C ends it; past a second the status line counts the time
+        ("SELECT count(*) FROM g.vertices a, g.vertices b, g.vertices c, g.vertices d "
+         "WHERE a.id + b.id + c.id + d.id < 0;", r"[0-9]\.[0-9] s"),
+        # an iterative algorithm also says how far it is
+        ("SELECT count(*) FROM pagerank(g, max_iterations => 1000000, tolerance => 0);",
+         r"pagerank: iteration \d+ \(of at most 1000000\)"),
+    ]
     try:
         child.expect("graphdb>")
         child.send("SELECT 40 + 2\r  AS answer;\r")  # Enter inside a statement: a new line
@@ -204,12 +189,14 @@ def test_terminal_history_keeps_whole_statements_and_long_runs_show_iterations(t
         child.expect("Time:")
         child.send("\x1b[A")  # up: the whole statement comes back, both lines
         child.expect("AS")
-        child.send("\x03")  # dropped
-        child.send("SELECT count(*) FROM pagerank(g, max_iterations => 1000000, "
-                   "tolerance => 0);\r")
-        child.expect(r"pagerank: iteration \d+ \(of at most 1000000\)", timeout=30)
-        child.sendintr()
-        child.expect("Cancelled.", timeout=10)
+        child.send("\x03")  # Ctrl-C at the prompt drops it
+        for query, status in long_queries:
+            child.send(query + "\r")
+            child.expect(status, timeout=30)
+            child.sendintr()
+            child.expect("Cancelled.", timeout=10)
+        child.send("SELECT 6 * 7 AS answer;\r")
+        child.expect("42")
         child.send(".quit\r")
         child.expect(pexpect.EOF)
     finally:
