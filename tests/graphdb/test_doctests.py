@@ -40,3 +40,15 @@ def test_examples(name, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
     failures, _ = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert failures == 0
+
+
+@pytest.mark.parametrize("cls", [graphdb.Connection, graphdb.Result, graphdb.Cursor,
+                                 graphdb.GraphHandle], ids=lambda c: c.__name__)
+def test_every_public_method_has_an_example(cls):
+    import inspect
+
+    missing = [name for name, member in inspect.getmembers(cls)
+               if not name.startswith("_")
+               and (callable(member) or isinstance(inspect.getattr_static(cls, name), property))
+               and ">>>" not in (inspect.getdoc(member) or "")]
+    assert missing == []
