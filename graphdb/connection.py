@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 
-from graphdb.catalog import Catalog, GraphNotFound, IngestOptions
+from graphdb.catalog import Catalog, GraphNotFound
 from graphdb.executor.arrays import to_table
 from graphdb.executor.device import select_device
 from graphdb.executor.plan import DescribeGraph, ShowGraphs, ValuesScan
@@ -36,7 +36,7 @@ from .query.parser import Statement, parse
 from .query.planner import Context, bind_parameters, plan_query
 from .query.statements import describe_target, set_item
 from .result import Result
-from .settings import Settings, apply_threads, parse_bytes
+from .settings import Settings, apply_threads
 
 if TYPE_CHECKING:
     from .graph import GraphHandle
@@ -369,7 +369,9 @@ class Connection:
         if kind == "drop_graph":
             return pa.table({}), self._drop(statement)
         if kind == "load_graph":
-            return pa.table({}), self._load_graph(statement)
+            from .loading import load_statement
+
+            return pa.table({}), load_statement(self, statement)
         if kind == "copy_to":
             from .export import write_table
 
@@ -450,28 +452,6 @@ class Connection:
             raise
         self._runner.forget(entry)
         return f"dropped graph '{entry.name}'"
-
-    def _load_graph(self, statement: Statement) -> str:
-        """COPY g FROM 'edges' (...) and CREATE [OR REPLACE] GRAPH g FROM 'edges' (...)."""
-        from .query.copy import LOAD_OPTIONS
-
-        options = {LOAD_OPTIONS[k]: v for k, v in statement.options.items()}
-        graph = statement.name
-        if not options.get("replace") and graph.lower() in (g.lower() for g in self.graphs()):
-            if statement.if_exists:  # CREATE GRAPH IF NOT EXISTS
-                return f"graph '{graph}' exists; nothing loaded"
-            raise CatalogError(f"graph '{graph}' already exists: CREATE OR REPLACE GRAPH "
-                               f"{graph} ..., COPY {graph} FROM ... (REPLACE), or DROP GRAPH "
-                               f"{graph} first")
-        for name in ("undirected", "replace"):
-            if not isinstance(options.get(name, False), bool):
-                raise InvalidInputError(f"option {name.upper()} is TRUE or FALSE")
-        if "header" in options and not isinstance(options["header"], bool):
-            raise InvalidInputError("option HEADER is TRUE or FALSE")
-        summary = self.ingest(graph, statement.path, **options)
-        from .cli import ingest_summary
-
-        return ingest_summary(summary, None)
 
     def _settings_table(self) -> pa.Table:
         names = Settings.names()
@@ -602,59 +582,16 @@ class Connection:
         ...     summary["vertices"], summary["edges"]
         (3, 2)
         """
-        from .interop import ingest_objects, is_path
+        from .loading import ingest
 
         self._check_open()
-        if not is_path(edges) or (vertices is not None and not is_path(vertices)):
-            options = dict(undirected=undirected, format=format, src=src, dst=dst,
-                           weight=weight, replace=replace, vertex_format=vertex_format,
-                           vertex_id=vertex_id, delimiter=delimiter, header=header,
-                           id_type=id_type, self_loops=self_loops, duplicates=duplicates,
-                           merge_weights=merge_weights, missing_vertices=missing_vertices,
-                           memory_limit=memory_limit, temp_dir=temp_dir, progress=progress)
-            return ingest_objects(self, graph, edges, vertices, options)
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(graph)) and is_sql_keyword(str(graph)):
-            raise CatalogError(f"'{graph}' is an SQL keyword: a graph name must work unquoted "
-                               f"in queries (bfs(g, 1), g.edges); choose another, e.g. "
-                               f"{graph}_graph")
-        start = time.perf_counter()
-        try:
-            limit = None if memory_limit is None else parse_bytes(memory_limit, "memory_limit")
-            options = IngestOptions(
-                vertices=None if vertices is None else str(vertices), undirected=undirected,
-                format=format, vertex_format=vertex_format, src=src, dst=dst, weight=weight,
-                vertex_id=vertex_id, delimiter=delimiter, header=header, id_type=id_type,
-                self_loops=self_loops, duplicates=duplicates, merge_weights=merge_weights,
-                missing_vertices=missing_vertices, memory_limit=limit,
-                temp_dir=None if temp_dir is None else str(temp_dir))
-            if progress is True:
-                from .progress import terminal_progress
-
-                progress = terminal_progress()
-            elif progress is False and self._progress is not None:
-                from .progress import HandlerProgress
-
-                progress = HandlerProgress(self._progress)
-            old = self._existing(graph)
-            entry = self.catalog.ingest(graph, str(edges), options, replace=replace,
-                                        progress=progress or None)
-        except Exception as exc:
-            translated = translate(exc)
-            if translated is exc:
-                raise
-            raise translated from None
-        if old is not None:
-            self._runner.forget(old)
-        seconds = time.perf_counter() - start
-        stats = entry.stats
-        return {
-            "graph": entry.name, "vertices": entry.num_vertices, "edges": entry.input_edges,
-            "stored_edges": entry.num_edges, "directed": entry.directed,
-            "weighted": entry.weighted, "self_loops_dropped": stats.get("self_loops_dropped", 0),
-            "duplicates_merged": stats.get("duplicates_merged", 0),
-            "bytes_stored": stats.get("bytes_stored", 0), "seconds": seconds,
-            "edges_per_second": entry.input_edges / seconds if seconds > 0 else 0.0,
-        }
+        return ingest(self, graph, edges, vertices=vertices, undirected=undirected,
+                      format=format, src=src, dst=dst, weight=weight, replace=replace,
+                      vertex_format=vertex_format, vertex_id=vertex_id, delimiter=delimiter,
+                      header=header, id_type=id_type, self_loops=self_loops,
+                      duplicates=duplicates, merge_weights=merge_weights,
+                      missing_vertices=missing_vertices, memory_limit=memory_limit,
+                      temp_dir=temp_dir, progress=progress)
 
     def _existing(self, name: str):
         try:

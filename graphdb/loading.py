@@ -1,0 +1,90 @@
+"""Loading graphs: ``Connection.ingest`` of files and Python objects, and the SQL statements
+``COPY g FROM 'edges' (...)`` and ``CREATE [OR REPLACE] GRAPH g FROM 'edges' (...)``."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from graphdb.catalog import IngestOptions
+
+from .errors import CatalogError, InvalidInputError, translate
+from .interop import ingest_objects, is_path
+from .query.copy import LOAD_OPTIONS
+from .query.names import is_sql_keyword
+from .settings import parse_bytes
+
+if TYPE_CHECKING:
+    from .connection import Connection
+    from .query.parser import Statement
+
+__all__ = ["ingest", "load_statement"]
+
+
+def ingest(con: "Connection", graph: str, edges: Any, *, vertices: Any = None,
+           memory_limit: int | str | None = None, temp_dir: Any = None, replace: bool = False,
+           progress: Any = False, **options: Any) -> dict:
+    """``Connection.ingest`` (see there): Python objects through a temporary Arrow file, files
+    straight into the catalog's ingest; returns the summary."""
+    if not is_path(edges) or (vertices is not None and not is_path(vertices)):
+        return ingest_objects(con, graph, edges, vertices, dict(
+            options, memory_limit=memory_limit, temp_dir=temp_dir, replace=replace,
+            progress=progress))
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(graph)) and is_sql_keyword(str(graph)):
+        raise CatalogError(f"'{graph}' is an SQL keyword: a graph name must work unquoted "
+                           f"in queries (bfs(g, 1), g.edges); choose another, e.g. "
+                           f"{graph}_graph")
+    start = time.perf_counter()
+    try:
+        limit = None if memory_limit is None else parse_bytes(memory_limit, "memory_limit")
+        ingest_options = IngestOptions(
+            vertices=None if vertices is None else str(vertices), memory_limit=limit,
+            temp_dir=None if temp_dir is None else str(temp_dir), **options)
+        if progress is True:
+            from .progress import terminal_progress
+
+            progress = terminal_progress()
+        elif progress is False and con._progress is not None:
+            from .progress import HandlerProgress
+
+            progress = HandlerProgress(con._progress)
+        old = con._existing(graph)
+        entry = con.catalog.ingest(graph, str(edges), ingest_options, replace=replace,
+                                   progress=progress or None)
+    except Exception as exc:
+        translated = translate(exc)
+        if translated is exc:
+            raise
+        raise translated from None
+    if old is not None:
+        con._runner.forget(old)
+    seconds = time.perf_counter() - start
+    stats = entry.stats
+    return {
+        "graph": entry.name, "vertices": entry.num_vertices, "edges": entry.input_edges,
+        "stored_edges": entry.num_edges, "directed": entry.directed,
+        "weighted": entry.weighted, "self_loops_dropped": stats.get("self_loops_dropped", 0),
+        "duplicates_merged": stats.get("duplicates_merged", 0),
+        "bytes_stored": stats.get("bytes_stored", 0), "seconds": seconds,
+        "edges_per_second": entry.input_edges / seconds if seconds > 0 else 0.0,
+    }
+
+
+def load_statement(con: "Connection", statement: "Statement") -> str:
+    """COPY g FROM 'edges' (...) and CREATE [OR REPLACE] GRAPH g FROM 'edges' (...): the
+    ingest's options by their SQL names; returns the summary line."""
+    from .cli import ingest_summary
+
+    options = {LOAD_OPTIONS[k]: v for k, v in statement.options.items()}
+    graph = statement.name
+    if not options.get("replace") and graph.lower() in (g.lower() for g in con.graphs()):
+        if statement.if_exists:  # CREATE GRAPH IF NOT EXISTS
+            return f"graph '{graph}' exists; nothing loaded"
+        raise CatalogError(f"graph '{graph}' already exists: CREATE OR REPLACE GRAPH "
+                           f"{graph} ..., COPY {graph} FROM ... (REPLACE), or DROP GRAPH "
+                           f"{graph} first")
+    for name in ("undirected", "replace", "header"):
+        if name in options and not isinstance(options[name], bool):
+            raise InvalidInputError(f"option {name.upper()} is TRUE or FALSE")
+    return ingest_summary(con.ingest(graph, statement.path, **options), None)
