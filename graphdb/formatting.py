@@ -28,6 +28,7 @@ import math
 from typing import Any
 
 import pyarrow as pa
+from rich.cells import cell_len, set_cell_size
 
 __all__ = ["FORMATS", "render", "format_value", "json_ready"]
 
@@ -185,47 +186,50 @@ def _layout(names: list[str], widths: list[int], numeric: list[bool], boxed: boo
     return keep, shown
 
 
+def _fit(text: str, width: int, right: bool) -> str:
+    """``text`` in exactly ``width`` terminal cells: cut with '…' or padded (rich measures
+    the cells, so wide characters count double)."""
+    size = cell_len(text)
+    if size > width:
+        text, size = set_cell_size(text, width - 1) + "…", width
+    pad = " " * (width - size)
+    return pad + text if right else text + pad
+
+
 def _fitted(table: pa.Table, *, boxed: bool, max_rows: int | None,
             max_width: int | None) -> str:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
     names = list(table.column_names)
     numeric = [_is_numeric(f.type) for f in table.schema]
     rows, gap = _shown_rows(table, max_rows)
-    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+    widths = [max([cell_len(n)] + [cell_len(r[i]) for r in rows]) for i, n in enumerate(names)]
     keep, shown = _layout(names, widths, numeric, boxed, max_width)
-    out = Table(box=box.SQUARE if boxed else box.MINIMAL, show_edge=boxed, header_style=None,
-                pad_edge=True)
+    # (source column or None for the '…' of left-out columns, width, right-aligned)
+    columns: list[tuple[int | None, int, bool]] = [(i, w, numeric[i]) for i, w in zip(keep, shown)]
     split = next((p for p in range(1, len(keep)) if keep[p] != keep[p - 1] + 1),
                  None if len(keep) == len(names) else len(keep))
-    for position, (i, width) in enumerate(zip(keep, shown)):
-        if position == split:
-            out.add_column("…", width=1, no_wrap=True)
-        out.add_column(names[i], justify="right" if numeric[i] else "left", no_wrap=True,
-                       overflow="ellipsis", width=width)
-    if split == len(keep):
-        out.add_column("…", width=1, no_wrap=True)
+    if split is not None:
+        columns.insert(split, (None, 1, False))
 
-    def cells(row: list[str]) -> list[str]:
-        picked = [row[i] for i in keep]
-        if split is not None:
-            picked.insert(split, "…")
-        return picked
+    def line(cells: list[str] | None) -> str:
+        """A row of ``cells`` (the header for ``names``, '…' everywhere for None)."""
+        texts = [_fit("…" if i is None or cells is None else cells[i], w, right)
+                 for i, w, right in columns]
+        text = ("│ " + " │ ".join(texts) + " │") if boxed else (" " + " │ ".join(texts))
+        return text.rstrip()
 
-    ellipsis = ["…"] * (len(keep) + (split is not None))
-    for n, row in enumerate(rows):
+    def rule(left: str, middle: str, right: str) -> str:
+        return left + middle.join("─" * (w + 2) for _, w, _ in columns) + right
+
+    lines = [rule("┌", "┬", "┐")] if boxed else []
+    lines += [line(names), rule("├", "┼", "┤") if boxed else rule("", "┼", "")]
+    for n, cells in enumerate(rows):
         if n == gap:
-            out.add_row(*ellipsis)
-        out.add_row(*cells(row))
+            lines.append(line(None))
+        lines.append(line(cells))
     if gap is not None and gap == len(rows):
-        out.add_row(*ellipsis)
-    text = io.StringIO()
-    console = Console(file=text, width=1_000_000, color_system=None, highlight=False,
-                      markup=False, emoji=False, soft_wrap=False)
-    console.print(out)
-    lines = [line.rstrip() for line in text.getvalue().splitlines()]
+        lines.append(line(None))
+    if boxed:
+        lines.append(rule("└", "┴", "┘"))
     total = table.num_rows
     footer = f"{total:,} row{'s' if total != 1 else ''}"
     if len(rows) < total:

@@ -224,8 +224,9 @@ class Shell:
         start = time.perf_counter()
         result, error, cancelled = self.in_worker(lambda: self.con.execute(sql))
         if cancelled:
+            if not self.interactive:  # Ctrl-C ends a script (status 130), as in sqlite3
+                raise KeyboardInterrupt
             self.say("Cancelled.\n")
-            self.errors += 0 if self.interactive else 1
             return False
         elapsed = time.perf_counter() - start
         if error is not None:
