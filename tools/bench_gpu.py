@@ -1,20 +1,37 @@
 """GPU operators side by side with the straightforward CuPy versions, scipy and the memory bound.
 
-One run on a GPU machine::
+What it compares, in one process on one GPU (R-MAT graphs built on the device, tools/gpu_graphs):
+
+- BFS (``algorithms/bfs/gpu.py``) vs a CuPy gather/unique BFS and scipy's breadth_first_order,
+  with the degree limit K and top-down-only beside the default;
+- WCC vs scipy's connected_components; SSSP (R-MAT ``--sssp-scale`` and a grid) vs scipy's
+  dijkstra; BFS on the grid in us per level vs CuPy;
+- PageRank (``algorithms/pagerank/gpu.py``) in its default :class:`Layout` and with each part of
+  it taken away (tiles, relabelling, blocking) or changed (half and double blocks), per
+  iteration, split by kernel (CUDA events around each launch, :func:`kernel_times`), against
+  the cupyx sparse matvec, scipy's matvec, our CPU operator and the memory-traffic bound;
+- start-up: what a query in a fresh process spends before its kernels run (warm kernel cache),
+  and the cold compile of every kernel module.
+
+One run on a GPU machine (about 2-3 minutes on an H100/H200 at the defaults)::
 
     python tools/bench_gpu.py --out DIR [--scale 24] [--sssp-scale 22] [--grid 2048]
 
 writes ``DIR/bench_gpu.json`` (every number) and ``DIR/bench_gpu.md`` (the short table, with the
 GPU's name) and prints the table last. GPU times are CUDA events around the call after a warm-up,
 median of ``--repeats``; scipy runs once (it takes seconds). Each GPU result is checked against
-its peer's on the same graph, and the check is reported.
+its peer's on the same graph, and the check is reported. Sections record their errors and the
+run goes on.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -103,24 +120,100 @@ def cupyx_pagerank_iteration(matrix, rank, dangling, damping, n):
     return new
 
 
-def time_pagerank(g, options: dict, iterations: int, repeats: int):
-    """One PageRank configuration (keyword arguments of ``pagerank_gpu``) timed: the first call
-    builds and caches its partition (``prepare_s``), then the median of ``repeats`` timed runs
-    and one profiled run (kernel time per iteration by kernel). Returns (the row, the ranks)."""
-    import cupy as cp
+class _TimedKernel:
+    """A kernel whose launches are bracketed by CUDA events on the stream they run on."""
 
-    from graphdb.executor.gpu.pagerank import pagerank_gpu
+    def __init__(self, function, name: str, events: list):
+        self._function, self._name, self._events = function, name, events
 
-    t = time.perf_counter()
-    pagerank_gpu(g, max_iterations=1, **options)
-    cp.cuda.Device().synchronize()
-    prep_s = time.perf_counter() - t
-    ms, (rank, _, stats) = gpu_time(
-        lambda: pagerank_gpu(g, max_iterations=iterations, **options), repeats)
-    profile: dict = {}
-    pagerank_gpu(g, max_iterations=iterations, profile=profile, **options)
-    row = {"ms_per_iteration": ms / iterations, "prepare_s": prep_s, **stats,
-           "kernel_ms_per_iteration": {k: round(v / iterations, 4) for k, v in profile.items()}}
+    @property
+    def ptr(self):  # set_dynamic_shared sets attributes through the function's handle
+        return self._function.ptr
+
+    def __call__(self, grid, block, args, **kw):
+        cp = rt.cp()
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()  # the current stream: the operator's, where the launch goes
+        self._function(grid, block, args, **kw)
+        end.record()
+        self._events.append((self._name, start, end))
+
+
+def _kernel_label(expression: str) -> str:
+    """``graphdb_pagerank_rows<int,8>`` -> ``rows<8>``: the kernel without its module's prefix
+    and its vertex-id type."""
+    name = re.sub(r"^graphdb_[a-z]+_", "", expression)
+    name = re.sub(r"<(int|long long),?", "<", name)
+    return name.replace("<>", "")
+
+
+@contextlib.contextmanager
+def kernel_times(module: "rt.CudaModule", into: dict):
+    """While active, every kernel that code takes from ``module`` (a :class:`CudaModule`, e.g.
+    ``PAGERANK``) is timed at each launch with CUDA events; on exit ``into`` holds the summed
+    milliseconds by kernel. The product code has no profiling hook: this wraps the module's
+    ``function`` lookup (which ``kernel`` goes through too) from outside, for this block only."""
+    cp = rt.cp()
+    events: list = []
+    lookup = module.function
+    module.function = lambda name: _TimedKernel(lookup(name), _kernel_label(name), events)
+    try:
+        yield into
+    finally:
+        del module.function  # the class's method again
+        cp.cuda.Device().synchronize()
+        for name, start, end in events:
+            into[name] = into.get(name, 0.0) + cp.cuda.get_elapsed_time(start, end)
+
+
+def pagerank_layouts(n: int, m: int, l2_bytes: int) -> list[tuple[str, object]]:
+    """(label, Layout) of the PageRank layouts compared: the default (None: what a query gets,
+    ``default_layout`` for this device) and the default with each of its parts taken away or
+    changed; a layout equal to an earlier one is left out (e.g. no tiles below 2^27 edges)."""
+    from graphdb.executor.algorithms.pagerank.gpu import Layout, default_layout
+
+    base = default_layout(n, m, l2_bytes)
+    candidates = [
+        ("default", base),
+        ("untiled", dataclasses.replace(base, tiles=None)),
+        ("no_reorder", Layout(base.block_vertices, False, None)),  # tiles need the relabelling
+        ("unblocked", Layout(n, base.reorder, None)),
+        ("unblocked_no_reorder", Layout(n, False, None)),
+        ("half_block", dataclasses.replace(base, block_vertices=max(1, base.block_vertices // 2))),
+        ("double_block", dataclasses.replace(base, block_vertices=base.block_vertices * 2)),
+    ]
+    seen, out = set(), []
+    for label, layout in candidates:
+        if layout not in seen:
+            seen.add(layout)
+            out.append((label, None if label == "default" else layout))
+    return out
+
+
+def time_pagerank(g, layout, iterations: int, repeats: int):
+    """PageRank in one layout (None: the default) timed: the first call builds the partition
+    (``prepare_s``), then the median of ``repeats`` timed runs, then one run with every launch
+    timed (:func:`kernel_times`: ms per iteration by kernel). The partition is forgotten at the
+    end (the residency owner holds one per layout). Returns (the row, the ranks)."""
+    from graphdb.executor.algorithms.pagerank.gpu import PAGERANK, pagerank_gpu
+
+    cp = rt.cp()
+    try:
+        t = time.perf_counter()
+        pagerank_gpu(g, max_iterations=1, layout=layout)
+        cp.cuda.Device().synchronize()
+        prep_s = time.perf_counter() - t
+        ms, (rank, _, stats) = gpu_time(
+            lambda: pagerank_gpu(g, max_iterations=iterations, layout=layout), repeats)
+        kernels: dict = {}
+        with kernel_times(PAGERANK, kernels):
+            pagerank_gpu(g, max_iterations=iterations, layout=layout)
+    finally:
+        g.residency.forget(g.key, rt.device_name(), prefix="pagerank:partition:")
+        cp.get_default_memory_pool().free_all_blocks()
+    row = {"layout": repr(layout) if layout is not None else "default",
+           "ms_per_iteration": ms / iterations, "prepare_s": prep_s, **stats,
+           "kernel_ms_per_iteration": {k: round(v / iterations, 4) for k, v in kernels.items()}}
     return row, rank
 
 
@@ -152,10 +245,11 @@ import time, sys
 sys.path.insert(0, {root!r})
 from graphdb.executor.device import select_device
 select_device("gpu")
-from graphdb.executor.gpu import runtime as rt
+from tools.check_cuda import modules
+found = modules()  # every CudaModule of the executor (importing them compiles nothing)
 t = time.perf_counter()
-for name in rt.ALL_MODULES:
-    rt.module(name)
+for module in found:
+    module.get()
 print((time.perf_counter() - t) * 1e3)
 """
 
@@ -237,9 +331,10 @@ def main(argv=None) -> int:
     cp = rt.cp()
     from scipy.sparse import csgraph
 
-    from graphdb.executor.gpu.frontier import bfs_depths_gpu, sssp_distances_gpu
-    from graphdb.executor.gpu.pagerank import block_vertices as pagerank_block_vertices
-    from graphdb.executor.gpu.wcc import wcc_labels_gpu
+    from graphdb.executor.algorithms import OperatorConfig, run
+    from graphdb.executor.algorithms.bfs.gpu import bfs_depths_gpu
+    from graphdb.executor.algorithms.sssp.gpu import sssp_distances_gpu
+    from graphdb.executor.algorithms.wcc.gpu import wcc_labels_gpu
     from tools.gpu_graphs import graph_from_device_edges, grid_edges_gpu, rmat_edges_gpu
 
     info = rt.device_info()
@@ -258,7 +353,7 @@ def main(argv=None) -> int:
     log(f"copy bandwidth {bw / 1e9:.0f} GB/s")
 
     # Sections run in order; each records its results or its error, so a failure late in the
-    # run (the opt-in hub-cache variants come last for that reason) keeps what came before.
+    # run keeps what came before.
     state: dict = {}
 
     def section(name, fn):
@@ -304,6 +399,10 @@ def main(argv=None) -> int:
             sweep[K] = gpu_time(lambda K=K: bfs_depths_gpu(g, sources[0], K=K), args.repeats)[0]
         sweep["top_down_only"] = gpu_time(
             lambda: bfs_depths_gpu(g, sources[0], direction_optimizing=False), args.repeats)[0]
+        # the operator a query runs: the same kernels, plus the reached vertices and their depths
+        # picked on the host
+        sweep["operator_with_result_columns"] = gpu_time(
+            lambda: run("bfs", g, {"source": sources[0]}, OperatorConfig("gpu")), args.repeats)[0]
         res["bfs_rmat_sweep_ms"] = sweep
         log("bfs sweep", sweep)
         if not args.skip_scipy:
@@ -330,39 +429,21 @@ def main(argv=None) -> int:
     iters = 10
     pr: dict = {}
     res["pagerank_rmat"] = pr
-    l2_block = pagerank_block_vertices(info.l2_bytes)
 
-    def pagerank_configs(configs):
-        g, out, inn = state["g"], state["out"], state["inn"]
-        for label, kw in configs:
+    def pagerank_layouts_section():
+        g, n = state["g"], state["n"]
+        for label, layout in pagerank_layouts(n, g.num_edges, info.l2_bytes):
             try:
-                pr[label], rank = time_pagerank(g, kw, iters, args.repeats)
+                pr[label], rank = time_pagerank(g, layout, iters, args.repeats)
                 if "ref_rank" in state:
-                    pr[label]["max_rel_diff_vs_first"] = float(
+                    pr[label]["max_rel_diff_vs_default"] = float(
                         cp.abs(rank - state["ref_rank"]).max() / state["ref_rank"].max())
                 else:
                     state["ref_rank"] = rank
                 log("pagerank", label, pr[label])
-            except Exception as exc:  # noqa: BLE001  (one failing variant must not end the run)
+            except Exception as exc:  # noqa: BLE001  (one failing layout must not end the run)
                 pr[label] = {"error": repr(exc)}
                 log("pagerank", label, "FAILED", repr(exc))
-            finally:
-                rt._resident(g).clear()  # drop this variant's partition, keep the CSRs
-                rt.attach_device_csr(g, "out", out)
-                rt.attach_device_csr(g, "in", inn)
-
-    def pagerank_safe():
-        pagerank_configs((
-            ("auto", {}),
-            ("auto_no_cache_hints", {"hints": False}),
-            ("pull_no_reorder", {"variant": "pull", "reorder": False}),
-            ("push", {"variant": "push"}),
-            ("push_no_reorder", {"variant": "push", "reorder": False}),
-            ("unblocked_pull", {"variant": "pull", "block_size": 1 << 40}),
-            ("unblocked_pull_no_reorder", {"variant": "pull", "block_size": 1 << 40,
-                                           "reorder": False}),
-            ("pull_half_block", {"variant": "pull", "block_size": l2_block // 2}),
-            ("pull_double_block", {"variant": "pull", "block_size": l2_block * 2})))
 
     def pagerank_peers():
         g, n, inn, deg = state["g"], state["n"], state["inn"], state["deg"]
@@ -377,16 +458,15 @@ def main(argv=None) -> int:
         if not args.skip_scipy:
             import scipy.sparse as sp
 
-            from graphdb.executor.algorithms.pagerank import pagerank_ranks
-
             # scipy's matvec on the host in-CSR (what a scipy PageRank pays per iteration), and
-            # our own CPU operator beside it
+            # our own CPU operator beside it (3 iterations less 1: without its set-up)
             host = sp.csr_matrix((np.ones(g.num_edges), cp.asnumpy(inn.targets),
                                   cp.asnumpy(inn.offsets)), shape=(n, n))
             x = np.full(n, 1.0 / n)
             pr["scipy_ms_per_iteration"] = cpu_time(lambda: host @ x)[0]
-            pr["cpu_ms_per_iteration"] = cpu_time(
-                lambda: pagerank_ranks(g, max_iterations=2))[0] / 2
+            one = cpu_time(lambda: run("pagerank", g, {"max_iterations": 1}))[0]
+            three = cpu_time(lambda: run("pagerank", g, {"max_iterations": 3}))[0]
+            pr["cpu_ms_per_iteration"] = (three - one) / 2
         log("pagerank peers", {k: v for k, v in pr.items() if not isinstance(v, dict)},
             pr["cupyx_matvec"])
 
@@ -411,7 +491,7 @@ def main(argv=None) -> int:
         res["sssp_grid"] = {"ms": ms, **sstats}
         if not args.skip_scipy:
             scipy_ms, ref = cpu_time(lambda: csgraph.dijkstra(
-                grid_g.out_csr.to_scipy(weighted=True), indices=0))
+                grid_g.csr("out", weights=True).to_scipy(weighted=True), indices=0))
             res["sssp_grid"].update(scipy_ms=scipy_ms,
                                     matches_scipy=bool(np.allclose(cp.asnumpy(gdist), ref)))
         log("grid sssp", res["sssp_grid"])
@@ -428,30 +508,21 @@ def main(argv=None) -> int:
         res["sssp_rmat"] = {"scale": args.sssp_scale, "source": s, "ms": ms, **sstats}
         if not args.skip_scipy:
             scipy_ms, ref = cpu_time(lambda: csgraph.dijkstra(
-                sg.out_csr.to_scipy(weighted=True), indices=s))
+                sg.csr("out", weights=True).to_scipy(weighted=True), indices=s))
             res["sssp_rmat"].update(scipy_ms=scipy_ms,
                                     matches_scipy=bool(np.allclose(cp.asnumpy(sdist), ref)))
         log("rmat sssp", res["sssp_rmat"])
-
-    def pagerank_opt_in():
-        pagerank_configs((
-            ("auto_tiles", {"tiles": True}),
-            # the tiles' defaults before 2026-11-22's second pass (first tile kernel, second
-            # stream, partials merged), for comparison in the same run
-            ("tiles_first_kernel", {"tiles": True, "tiles_pipeline": False,
-                                    "rows_to_dense": False, "tiles_concurrent": True}),
-            ("auto_hub_cache", {"hub_cache": True}),
-            ("auto_hub_cache_24k", {"hub_cache": True, "hub_values": 24 * 1024})))
 
     try:
         section("build_rmat", build_rmat)
         section("bfs_rmat", bfs_rmat)
         section("wcc_rmat", wcc_rmat)
-        section("pagerank_safe", pagerank_safe)
+        section("pagerank_layouts", pagerank_layouts_section)
         section("pagerank_peers", pagerank_peers)
+        state.clear()  # the R-MAT graph's device CSR goes with its last reference
+        cp.get_default_memory_pool().free_all_blocks()
         section("grid", grid_section)
         section("sssp_rmat", sssp_rmat)
-        section("pagerank_opt_in", pagerank_opt_in)
     finally:
         (out_dir / "bench_gpu.json").write_text(json.dumps(res, indent=1, default=str))
         try:
@@ -505,15 +576,9 @@ def markdown(res: dict) -> str:
 
     makers = [
         bfs_rmat, bfs_grid,
-        lambda: pagerank("auto", "(default: pull, relabelled, L2 blocks, hot-source tiles)",
-                         ">= 3x; <= 2.5x bound"),
-        lambda: pagerank("auto_tiles", "tiles asked for (the default's configuration again)",
-                         "same"),
-        lambda: pagerank("tiles_first_kernel",
-                         "first tile kernel, second stream, partials (default until 11-22)",
-                         "same"),
-        lambda: pagerank("auto_hub_cache", "+ hub cache 12K (opt-in)", "same"),
-        lambda: pagerank("auto_hub_cache_24k", "+ hub cache 24K (opt-in)", "same"),
+        lambda: pagerank("default", "(default layout: relabelled, L2 blocks, hot-source tiles "
+                         "from 2^27 edges)", ">= 3x; <= 2.5x bound"),
+        lambda: pagerank("untiled", "without tiles", "(comparison)"),
         lambda: scipy_row(f"SSSP RMAT-{res['sssp_rmat']['scale']} w 1..100", "sssp_rmat",
                           ">= 20x"),
         lambda: scipy_row(f"SSSP grid {res['bfs_grid']['side']}^2 w 1..100", "sssp_grid",
@@ -527,12 +592,23 @@ def markdown(res: dict) -> str:
             rows.append(make())
         except (KeyError, TypeError, ZeroDivisionError, statistics.StatisticsError) as exc:
             rows.append((f"(row missing: {exc!r})", "", "", "", ""))
-    bound = res.get("pagerank_rmat", {}).get("traffic_bound_ms", float("nan"))
+    pr = res.get("pagerank_rmat", {})
+    bound = pr.get("traffic_bound_ms", float("nan"))
     lines = [f"GPU: {res['gpu']} ({res['multiprocessors']} SMs, L2 {res['l2_bytes'] >> 20} MiB), "
              f"CuPy {res['cupy']}, copy bandwidth {res.get('copy_bandwidth_GBps', 0):.0f} GB/s; "
              f"PageRank traffic bound {bound:.3f} ms/iter",
              "", "| operator | ours | peer | ratio | target |", "|---|---|---|---|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
+    layouts = [(k, v) for k, v in pr.items() if isinstance(v, dict) and "layout" in v]
+    if layouts:
+        lines += ["", "PageRank layouts (ms per iteration; by kernel):", "",
+                  "| layout | ms/iter | x bound | prepare s | kernels | diff vs default |",
+                  "|---|---|---|---|---|---|"]
+        for label, row in layouts:
+            kernels = ", ".join(f"{k} {v:.3f}" for k, v in row["kernel_ms_per_iteration"].items())
+            lines.append(f"| {label} | {row['ms_per_iteration']:.3f} | "
+                         f"{row['ms_per_iteration'] / bound:.2f} | {row['prepare_s']:.2f} | "
+                         f"{kernels} | {row.get('max_rel_diff_vs_default', 0.0):.1e} |")
     if res.get("errors"):
         lines += ["", f"Errors: {res['errors']}"]
     return "\n".join(lines) + "\n"
