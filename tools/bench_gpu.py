@@ -274,24 +274,28 @@ STARTUP_QUERIES = {"bfs": "SELECT count(*) FROM bfs(social, 0)",
                    "pagerank": "SELECT count(*) FROM pagerank(social)"}
 
 
-def startup_times(runs: int = 3) -> dict:
+def startup_times(runs: int = 3, db: str | None = None) -> dict:
     """What a query in a fresh process spends on start-up and kernel loading, in ms: its time
     minus the same query's time when repeated in that process (the device probe, CuPy's
     import, the CUDA context, kernel loading, the graph's first read from storage and upload),
-    warm kernel cache; and the cold compile of every kernel module (empty cache)."""
+    warm kernel cache; and the cold compile of every kernel module (empty cache). The queries
+    run on the demo database ``db`` (built here when None)."""
     out: dict = {}
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, GRAPHDB_CACHE_DIR=cache)
 
         def python(code: str) -> list[float]:
             res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                                 text=True, check=True)
+                                 text=True)
+            if res.returncode:
+                raise RuntimeError(f"start-up child failed: {res.stderr[-2000:]}")
             return [float(x) for x in res.stdout.split()]
 
         out["cold_compile_all_modules_ms"] = python(COMPILE_SNIPPET.format(root=str(ROOT)))[0]
-        db = str(Path(cache) / "demo-db")
-        subprocess.run([sys.executable, "-m", "graphdb", "demo", db], env=env, cwd=ROOT,
-                       capture_output=True, check=True)
+        if db is None:
+            db = str(Path(cache) / "demo-db")
+            subprocess.run([sys.executable, "-m", "graphdb", "demo", db], env=env, cwd=ROOT,
+                           capture_output=True, check=True)
         for name, query in STARTUP_QUERIES.items():
             samples = []
             for _ in range(runs):
@@ -324,6 +328,8 @@ def main(argv=None) -> int:
     ap.add_argument("--startup-runs", type=int, default=5)
     ap.add_argument("--startup-only", action="store_true",
                     help="measure the start-up of a fresh process's query only")
+    ap.add_argument("--startup-db", help="a demo database (graphdb demo DB) for the start-up "
+                    "queries; default: one is built (about 15 s)")
     args = ap.parse_args(argv)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -343,20 +349,12 @@ def main(argv=None) -> int:
     log = lambda *a: print(*a, flush=True)  # noqa: E731
     log(f"GPU {info.name}, {info.multiprocessors} SMs, L2 {info.l2_bytes >> 20} MiB")
 
-    res["startup"] = startup_times(args.startup_runs)
-    log("startup", res["startup"])
-    if args.startup_only:
-        (out_dir / "startup.json").write_text(json.dumps(res, indent=2))
-        return 0
-    bw = copy_bandwidth()
-    res["copy_bandwidth_GBps"] = bw / 1e9
-    log(f"copy bandwidth {bw / 1e9:.0f} GB/s")
-
     # Sections run in order; each records its results or its error, so a failure late in the
     # run keeps what came before.
     state: dict = {}
 
     def section(name, fn):
+        t = time.perf_counter()
         try:
             fn()
         except Exception as exc:  # noqa: BLE001
@@ -364,6 +362,23 @@ def main(argv=None) -> int:
 
             res.setdefault("errors", {})[name] = repr(exc)
             log(f"section {name} FAILED:", traceback.format_exc())
+        res.setdefault("section_s", {})[name] = round(time.perf_counter() - t, 1)
+        # what is done so far, in case the run is stopped from outside (a timeout)
+        (out_dir / "bench_gpu.json").write_text(json.dumps(res, indent=1, default=str))
+
+    def startup():
+        res["startup"] = startup_times(args.startup_runs, args.startup_db)
+        log("startup", res["startup"])
+
+    def bandwidth():
+        res["copy_bandwidth_GBps"] = copy_bandwidth() / 1e9
+        log(f"copy bandwidth {res['copy_bandwidth_GBps']:.0f} GB/s")
+
+    section("startup", startup)
+    if args.startup_only:
+        (out_dir / "startup.json").write_text(json.dumps(res, indent=2))
+        return 0
+    section("copy_bandwidth", bandwidth)
 
     def build_rmat():
         t = time.perf_counter()

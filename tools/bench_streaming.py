@@ -52,6 +52,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 RESULTS: dict = {}
+#: Where RESULTS are written after every section (main sets it), so that a run stopped from
+#: outside keeps what it measured.
+RESULTS_PATH: list[Path] = []
 
 
 def section(name):
@@ -63,7 +66,10 @@ def section(name):
             except Exception as exc:  # noqa: BLE001  (the report says which section failed)
                 RESULTS[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
                 traceback.print_exc()
+            RESULTS.setdefault("section_s", {})[name] = round(time.perf_counter() - t0, 1)
             print(f"[{name}] {time.perf_counter() - t0:.1f} s", flush=True)
+            for path in RESULTS_PATH:
+                path.write_text(json.dumps(RESULTS, indent=1, default=str))
         return run
     return wrap
 
@@ -393,8 +399,9 @@ def bench_pages(scale, workdir, devices):
                             "--device", device, "--pool", str(pool)], capture_output=True,
                            text=True, timeout=400, cwd=ROOT)
         line = [x for x in r.stdout.splitlines() if x.startswith("{")]
-        if not line:
-            raise RuntimeError(f"child failed: {r.stderr[-2000:]}")
+        if not line:  # this device's error, and the next device still runs
+            RESULTS[f"pages_{device}_error"] = f"child failed: {r.stderr[-2000:]}"
+            continue
         child = json.loads(line[-1])
         peak = child["rss_peak_kb"].get("VmRSS", 0) * 1024
         base = child["rss_base_kb"].get("VmRSS", 0) * 1024
@@ -523,6 +530,7 @@ def main(argv=None):
     skip = set(a.skip.split(","))
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    RESULTS_PATH.append(out / "bench_streaming.json")
     ctx: dict = {}
     if "gpu" not in skip:
         bench_h2d()
