@@ -132,10 +132,11 @@ class _TimedKernel:
 
     def __call__(self, grid, block, args, **kw):
         cp = rt.cp()
+        stream = cp.cuda.get_current_stream()  # the operator's, where the launch goes
         start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()  # the current stream: the operator's, where the launch goes
+        start.record(stream)
         self._function(grid, block, args, **kw)
-        end.record()
+        end.record(stream)
         self._events.append((self._name, start, end))
 
 
@@ -534,8 +535,9 @@ def main(argv=None) -> int:
         section("wcc_rmat", wcc_rmat)
         section("pagerank_layouts", pagerank_layouts_section)
         section("pagerank_peers", pagerank_peers)
-        state.clear()  # the R-MAT graph's device CSR goes with its last reference
-        cp.get_default_memory_pool().free_all_blocks()
+        if "g" in state:
+            state["g"].drop_device()  # the R-MAT graph's device CSR, before the next graphs
+        state.clear()
         section("grid", grid_section)
         section("sssp_rmat", sssp_rmat)
     finally:
