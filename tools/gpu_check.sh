@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One full check on a GPU machine, the run to make with the defaults (about 5-6 minutes on an
-# H100/H200, never more than BUDGET_S = 510 s: every step runs under `timeout` with what is left):
+# H100/H200, never more than BUDGET_S = 480 s: every step runs under `timeout` with what is left):
 #
 #   1. the whole test suite, GPU tests included (pytest -m "not slow");
 #   2. the demo and a few queries on the GPU through the command line (EXPLAIN ANALYZE included);
@@ -19,7 +19,7 @@
 #   OUT=/some/dir bash tools/gpu_check.sh [--no-bench]
 set -uo pipefail
 OUT=${OUT:-gpu-check-out}
-BUDGET_S=${BUDGET_S:-510}
+BUDGET_S=${BUDGET_S:-480}
 mkdir -p "$OUT"
 : > "$OUT/summary.txt"
 export PYTHONUNBUFFERED=1
