@@ -90,7 +90,9 @@ class Runner:
         self._remaining = Counter(id(i) for node in plan.walk() for i in node.inputs)
         self._cancel.clear()
         try:
-            with cancellable(self._cancel), reporting(self.progress):
+            # The versions the statement reads stay on disk until it ends, whatever other
+            # processes drop or replace (Catalog.snapshot; joins the statement's if it is open).
+            with self.catalog.snapshot(), cancellable(self._cancel), reporting(self.progress):
                 return self._run(plan)
         finally:
             self._results, self._remaining = {}, Counter()
