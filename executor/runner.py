@@ -154,6 +154,14 @@ class Runner:
         """Release everything held for a dropped or replaced graph version."""
         RESIDENCY.forget(graph_key(self.catalog, entry))
 
+    def close(self, last: bool) -> None:
+        """Release what this runner holds now: its results, and when ``last`` (no other
+        connection of this process has the database open) all the process holds of its
+        graphs."""
+        self._results, self._remaining, self.stats = {}, Counter(), {}
+        if last:
+            RESIDENCY.forget_database(str(self.catalog.path))
+
     # -- graph operators ------------------------------------------------------------------------
     def _run_AlgorithmScan(self, node: GraphOperator, metrics: dict) -> pa.Table:
         spec, entry = node.spec, node.entry

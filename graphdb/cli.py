@@ -215,10 +215,12 @@ def ingest_summary(summary: dict, db: str | None, detailed: bool = False) -> str
 
 
 def _query(args) -> int:
-    from .connection import connect
+    from .connection import connect_for_reading
     from .formatting import render
 
-    with connect(args.db, create=False, device=args.device) as con:
+    # Read-only unless the statement writes (then reopened read-write): a user who may only
+    # read the database can query it, and a query never waits for a writer.
+    with connect_for_reading(args.db, create=False, device=args.device) as con:
         result = con.execute(args.sql)
     table = result.arrow()
     if result.kind == "explain" and table.column_names == ["plan"]:

@@ -259,6 +259,11 @@ class Environment:
         return self._shared.gate
 
     @property
+    def connections(self) -> int:
+        """How many opens of this process share the environment (connections to the database)."""
+        return self._shared.references if self._shared is not None else 0
+
+    @property
     def leases(self) -> LockFile:
         """Reader leases of this database (see storage.locks), shared by the process."""
         return self._shared.locks
