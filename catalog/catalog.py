@@ -153,7 +153,6 @@ class Catalog:
             raise CatalogError(f"graph '{entry.name}' has no weights")
         d = "out" if direction == "in" and not entry.directed else direction
         with self._reading(entry, "meta.lmdb/data.mdb"):
-            self._check_arrays_present(entry)
             names = [f"{d}_offsets", f"{d}_targets"] + ([f"{d}_weights"] if weights else [])
             arrays = [self._read_checked(entry, name) for name in names]
             problem = offsets_problem(arrays[0], entry.num_edges, names[0]) or \
@@ -176,11 +175,17 @@ class Catalog:
                 raise CorruptGraph(problem, graph=entry.name, file="meta.lmdb/data.mdb")
         return self.buffers.read_array(entry.graph_id, array)
 
-    def _check_arrays_present(self, entry: GraphEntry) -> None:
+    def check_stored_arrays(self, entry: GraphEntry) -> None:
         """The stored arrays are those the entry implies: ``in_*`` exactly when it is directed,
-        ``*_weights`` exactly when weighted (a flipped flag in an entry shows here)."""
+        ``*_weights`` exactly when weighted (a flipped flag in an entry shows here). Checked
+        when a snapshot first parses the entry, once per version and connection."""
         if entry.graph_id in self._layouts_checked:
             return
+        with self._reading(entry, "meta.lmdb/data.mdb"):
+            self._check_arrays_present(entry)
+        self._layouts_checked.add(entry.graph_id)
+
+    def _check_arrays_present(self, entry: GraphEntry) -> None:
         for d in ("out", "in"):
             for kind in ("offsets", "targets", "weights"):
                 name = f"{d}_{kind}"
@@ -199,7 +204,6 @@ class Catalog:
                         f"array {name!r} is {state}, but the catalog entry says "
                         f"{flag} = {str(getattr(entry, flag)).lower()}", graph=entry.name,
                         file="meta.lmdb/data.mdb")
-        self._layouts_checked.add(entry.graph_id)
 
     def vertex_ids(self, entry: GraphEntry) -> pa.Array:
         """The user's vertex ids, indexed by internal id (memory-mapped Arrow file)."""

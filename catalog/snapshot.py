@@ -93,7 +93,9 @@ class Snapshot:
     def _entry(self, key: str) -> GraphEntry:
         entry = self._parsed.get(key)
         if entry is None:
-            entry = self._parsed[key] = GraphEntry.from_json(self._raw[key], key)
+            entry = GraphEntry.from_json(self._raw[key], key)
+            self._catalog.check_stored_arrays(entry)
+            self._parsed[key] = entry
         return entry
 
     def __contains__(self, entry: GraphEntry) -> bool:
@@ -201,9 +203,15 @@ def free_retired(env, leased_below: Callable[[int], bool],
                 if not leased_below(sequence)]
     if not freeable:
         return []
-    for _key, graph_id in freeable:
+    for i, (key, graph_id) in enumerate(freeable):
         if graph_id is not None:
-            env.remove_graph_dir(graph_id)
+            try:
+                env.remove_graph_dir(graph_id)
+            except CorruptData:  # graphs/ is not a plain directory: free nothing of it
+                freeable[i] = (None, None)
+    freeable = [(key, graph_id) for key, graph_id in freeable if key is not None]
+    if not freeable:
+        return []
 
     def commit(txn):
         for key, graph_id in freeable:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .checksum import checksum, default_algorithm
+from .checksum import ALGORITHMS, checksum, default_algorithm
 from .errors import CorruptData
 
 __all__ = [
@@ -121,6 +121,8 @@ def unpack_block(value, where: str) -> memoryview:
         raise CorruptData(f"{where} is truncated")
     payload = view[: len(view) - TRAILER_BYTES]
     expected, algorithm = TRAILER.unpack_from(view, len(view) - TRAILER_BYTES)
+    if algorithm not in ALGORITHMS:
+        raise CorruptData(f"{where} names an unknown checksum algorithm ({algorithm})")
     if checksum(payload, algorithm) != expected:
         raise CorruptData(f"{where} fails its checksum")
     return payload

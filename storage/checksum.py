@@ -14,11 +14,13 @@ import zlib
 
 from .errors import StorageError
 
-__all__ = ["CRC32", "XXH3", "algorithm_name", "checksum", "default_algorithm", "file_checksum"]
+__all__ = ["ALGORITHMS", "CRC32", "XXH3", "algorithm_name", "checksum", "default_algorithm", "file_checksum"]
 
 CRC32 = 1
 XXH3 = 2
 _NAMES = {CRC32: "crc32", XXH3: "xxh3"}
+#: The algorithms a seal may name; any other number is damage.
+ALGORITHMS = frozenset(_NAMES)
 
 try:  # optional: ``pip install xxhash``
     import xxhash as _xxhash

@@ -449,9 +449,11 @@ class Environment:
             raise CorruptData(f"graph id {str(graph_id)[:80]!r} is not a generated id; no file "
                               "is read or removed for it", file="meta.lmdb/data.mdb")
         graphs = self.path / "graphs"
-        if graphs.is_symlink():
-            raise CorruptData(f"'{graphs}' is a symbolic link; graph files are only read inside "
-                              "the database directory", file="graphs")
+        for path in (graphs, graphs / graph_id):
+            if path.is_symlink():
+                raise CorruptData(f"'{path}' is a symbolic link; graph files are only read and "
+                                  "removed inside the database directory",
+                                  file=str(path.relative_to(self.path)))
         return graphs / graph_id
 
     def new_graph_dir(self, graph_id: str) -> Path:
