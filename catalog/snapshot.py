@@ -203,7 +203,7 @@ def free_retired(env, leased_below: Callable[[int], bool],
                 if not leased_below(sequence)]
     if not freeable:
         return []
-    for i, (key, graph_id) in enumerate(freeable):
+    for i, (_key, graph_id) in enumerate(freeable):
         if graph_id is not None:
             try:
                 env.remove_graph_dir(graph_id)
