@@ -152,28 +152,32 @@ class Catalog:
         if weights and not entry.weighted:
             raise CatalogError(f"graph '{entry.name}' has no weights")
         d = "out" if direction == "in" and not entry.directed else direction
-        with self._reading(entry, "meta.lmdb/data.mdb"):
-            names = [f"{d}_offsets", f"{d}_targets"] + ([f"{d}_weights"] if weights else [])
-            arrays = [self._read_checked(entry, name) for name in names]
-            problem = offsets_problem(arrays[0], entry.num_edges, names[0]) or \
-                targets_problem(arrays[1], entry.num_vertices, names[1])
-            if problem is not None:
-                raise CorruptGraph(problem, graph=entry.name, file="meta.lmdb/data.mdb")
+        names = [f"{d}_offsets", f"{d}_targets"] + ([f"{d}_weights"] if weights else [])
+        arrays = [self.read_array(entry, name) for name in names]
         return StoredCSR(arrays[0], arrays[1], arrays[2] if weights else None)
 
     def read_array(self, entry: GraphEntry, array: str) -> np.ndarray:
-        """A stored array of ``entry`` (a CSR array is checked against the entry's sizes and
-        dtypes; :meth:`read_csr` also checks the invariants)."""
+        """A stored array of ``entry``. A CSR array (``<dir>_offsets``, ``_targets``,
+        ``_weights``) is checked before it is returned: its record against the entry (dtype,
+        length), then its invariant (offsets never decreasing from 0 to |E|, targets in
+        [0, |V|)); each invariant concerns one array, so an operator that reads only some of a
+        CSR's arrays gets them checked too."""
         with self._reading(entry, "meta.lmdb/data.mdb"):
-            return self._read_checked(entry, array)
+            kind = array.split("_", 1)[-1]
+            info = self.buffers.array_info(entry.graph_id, array)
+            if kind in ("offsets", "targets", "weights"):
+                self._fail(array_problem(entry, array, info.dtype, info.length), entry)
+            values = self.buffers.read_array(entry.graph_id, array)
+            if kind == "offsets":
+                self._fail(offsets_problem(values, entry.num_edges, array), entry)
+            elif kind == "targets":
+                self._fail(targets_problem(values, entry.num_vertices, array), entry)
+            return values
 
-    def _read_checked(self, entry: GraphEntry, array: str) -> np.ndarray:
-        info = self.buffers.array_info(entry.graph_id, array)
-        if array.split("_", 1)[-1] in ("offsets", "targets", "weights"):
-            problem = array_problem(entry, array, info.dtype, info.length)
-            if problem is not None:
-                raise CorruptGraph(problem, graph=entry.name, file="meta.lmdb/data.mdb")
-        return self.buffers.read_array(entry.graph_id, array)
+    @staticmethod
+    def _fail(problem: str | None, entry: GraphEntry) -> None:
+        if problem is not None:
+            raise CorruptGraph(problem, graph=entry.name, file="meta.lmdb/data.mdb")
 
     def check_stored_arrays(self, entry: GraphEntry) -> None:
         """The stored arrays are those the entry implies: ``in_*`` exactly when it is directed,

@@ -62,11 +62,25 @@ def test_a_closed_connection_is_freed_without_a_garbage_collection(db, no_gc):
     assert not alive, [gc.get_referrers(r()) for r in alive[:1]]
 
 
-def test_close_drops_graphs_and_frames_even_while_the_object_is_kept(db):
-    con = graphdb.connect(db)
-    con.execute("SELECT * FROM pagerank(g)").fetchall()
-    assert con._runner._graphs and con.catalog.buffers._frames
-    con.close()
-    assert not con._runner._graphs and not con.catalog.buffers._frames
+def _held(db) -> int:
+    """Bytes the process's residency owner holds of graphs of database ``db``."""
+    from graphdb.executor.residency import RESIDENCY
+
+    return sum(nbytes for graph, _device, _name, nbytes in RESIDENCY.entries()
+               if isinstance(graph, tuple) and graph[0] == str(db))
+
+
+def test_close_releases_the_graphs_and_frames_even_while_the_object_is_kept(db):
+    first, second = graphdb.connect(db), graphdb.connect(db)
+    first.execute("SELECT * FROM pagerank(g)").fetchall()
+    first.execute("SELECT * FROM g.edges").fetchall()
+    list(first.catalog.buffers.scan(first.catalog.buffers.page_keys(
+        first.catalog.get("g").graph_id, "out")))
+    assert _held(db) > 0 and first.catalog.buffers._frames
+    first.close()
+    assert not first.catalog.buffers._frames
+    assert _held(db) > 0  # the other connection of this process shares the loaded graph
+    second.close()
+    assert _held(db) == 0  # the last one out releases it
     with pytest.raises(graphdb.InterfaceError, match="closed"):
-        con.execute("SHOW GRAPHS")
+        first.execute("SHOW GRAPHS")

@@ -156,7 +156,7 @@ def test_pattern_memory_is_bounded_by_memory_limit(world, monkeypatch, frontier,
     does not fit is refused with the sizes, before it is built (a reliability run saw one grow
     to 14.7 GB); one that fits answers the same as without a limit."""
     con, _graph = world
-    monkeypatch.setattr(graphdb.executor.cost, "DENSE_FRONTIER_BUDGET",
+    monkeypatch.setattr(graphdb.executor.pattern, "DENSE_FRONTIER_BUDGET",
                         0 if frontier == "sparse" else 1e10)
     sql = f"SELECT count(*) FROM GRAPH_TABLE (g MATCH {pattern} COLUMNS (a.id, b.id))"
     expected = con.execute(sql).fetchall()
