@@ -117,29 +117,23 @@ class Catalog:
             raw[name] = bytes(value)
         return raw
 
-    @contextlib.contextmanager
-    def _lookup(self) -> Iterator[Snapshot]:
+    def _lookup(self) -> Snapshot:
         """The thread's snapshot, or a fresh read of the catalog (no lease: it reads no data)."""
         active = getattr(self._local, "snapshot", None)
         if active is not None:
-            yield active
-            return
+            return active
         with self.env.read_txn() as txn:
-            raw = self._raw_entries(txn)
-        yield Snapshot(self, raw, -1)
+            return Snapshot(self, self._raw_entries(txn), -1)
 
     # -- reading --------------------------------------------------------------------------------
     def entries(self) -> list[GraphEntry]:
-        with self._lookup() as snap:
-            return snap.entries()
+        return self._lookup().entries()
 
     def names(self) -> list[str]:
-        with self._lookup() as snap:
-            return snap.names()
+        return self._lookup().names()
 
     def get(self, name: str, *, exact: bool = False) -> GraphEntry:
-        with self._lookup() as snap:
-            return snap.get(name, exact=exact)
+        return self._lookup().get(name, exact=exact)
 
     def read_csr(self, entry: GraphEntry, direction: str = "out",
                  weights: bool = False) -> StoredCSR:
@@ -362,9 +356,9 @@ class Catalog:
             return dropped
 
     def _drop_locked(self, name: str) -> str:
-        with self._lookup() as snap:
-            key = snap.key_of(name)
-            graph_id = _salvage_graph_id(snap.raw(key))
+        snap = self._lookup()
+        key = snap.key_of(name)
+        graph_id = _salvage_graph_id(snap.raw(key))
         catalog_db = self.env.db("catalog")
 
         def commit(txn):

@@ -102,18 +102,17 @@ class Grammar:
         items = ", ".join(self.expr(depth + 1) if self.rng.random() < 0.5 else
                           self.pick(COLUMNS) for _ in range(self.rng.randint(1, 3)))
         sql = f"SELECT {self.pick(['', 'DISTINCT '])}{items} FROM {self.table(depth)}"
-        if self.rng.random() < 0.3:
-            sql += f" WHERE {self.expr(depth + 1)}"
-        if self.rng.random() < 0.2:
-            sql += f" GROUP BY {self.pick(COLUMNS[:7] + ['1', '99'])}"
-        if self.rng.random() < 0.2:
-            sql += f" ORDER BY {self.pick(COLUMNS[:7] + ['1', '0', '99'])}"
-        if self.rng.random() < 0.3:
-            sql += f" LIMIT {self.number()}"
-        if self.rng.random() < 0.15:
-            sql += f" OFFSET {self.number()}"
-        if self.rng.random() < 0.1:
-            sql += f" UNION {self.pick(['', 'ALL '])}{self.select(depth + 1)}"
+        clauses = [  # (chance, clause)
+            (0.3, lambda: f" WHERE {self.expr(depth + 1)}"),
+            (0.2, lambda: f" GROUP BY {self.pick(COLUMNS[:7] + ['1', '99'])}"),
+            (0.2, lambda: f" ORDER BY {self.pick(COLUMNS[:7] + ['1', '0', '99'])}"),
+            (0.3, lambda: f" LIMIT {self.number()}"),
+            (0.15, lambda: f" OFFSET {self.number()}"),
+            (0.1, lambda: f" UNION {self.pick(['', 'ALL '])}{self.select(depth + 1)}"),
+        ]
+        for chance, clause in clauses:
+            if self.rng.random() < chance:
+                sql += clause()
         return sql
 
     def nested(self) -> str:

@@ -28,35 +28,27 @@ import graphdb
 from graphdb.generators import rmat
 from graphdb.storage.topology import TEST_PAUSE_ENV
 
+from .test_storage_crash import child, write_edges
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def write_edges(path: Path, scale: int, seed: int) -> Path:
-    src, dst = rmat(scale, seed=seed)
-    with open(path, "w") as f:
-        f.write("src,dst\n" + "\n".join(f"{a},{b}" for a, b in zip(src.tolist(), dst.tolist())))
-        f.write("\n")
-    return path
-
-
-def python(code: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
-    script = f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + textwrap.dedent(code)
-    return subprocess.Popen([sys.executable, "-c", script], env={**os.environ, **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+def edges(path: Path, scale: int, seed: int) -> Path:
+    return write_edges(path, *rmat(scale, seed=seed))
 
 
 def test_a_read_write_open_during_a_grown_write_never_cuts_the_file(tmp_path):
     db, marker = tmp_path / "db", tmp_path / "paused"
-    big = write_edges(tmp_path / "big.csv", 14, 5)
+    big = edges(tmp_path / "big.csv", 14, 5)
     small_map = {"GRAPHDB_INITIAL_MAP_SIZE": str(1 << 20)}
     with graphdb.connect(db, page_size=16384) as con:
-        con.ingest("small", write_edges(tmp_path / "small.csv", 6, 1))
-    writer = python(f"""
+        con.ingest("small", edges(tmp_path / "small.csv", 6, 1))
+    writer = child(f"""
         import graphdb
         with graphdb.connect({str(db)!r}) as con:
             con.ingest("big", {str(big)!r})
         print("committed")
-    """, env={**small_map, TEST_PAUSE_ENV: str(marker), TEST_PAUSE_ENV + "_SECONDS": "2"})
+    """, env={**small_map, TEST_PAUSE_ENV: str(marker), TEST_PAUSE_ENV + "_SECONDS": "1"})
     deadline = time.time() + 120
     while not marker.exists():
         assert writer.poll() is None, writer.communicate()
@@ -65,7 +57,7 @@ def test_a_read_write_open_during_a_grown_write_never_cuts_the_file(tmp_path):
     data = db / "meta.lmdb" / "data.mdb"
     grown = data.stat().st_size
     assert grown > 1 << 20  # the writer's map is larger than the opener's initial one
-    opener = python(f"""
+    opener = child(f"""
         import graphdb
         with graphdb.connect({str(db)!r}) as con:   # read-write, a 1 MiB initial map
             print(con.graphs())
@@ -118,8 +110,8 @@ def _namespaces_work() -> bool:
 def test_a_full_disk_refuses_the_write_cleanly(tmp_path):
     mount = tmp_path / "small-disk"
     mount.mkdir()
-    small = write_edges(tmp_path / "small.csv", 6, 1)
-    big = write_edges(tmp_path / "big.csv", 15, 2)
+    small = edges(tmp_path / "small.csv", 6, 1)
+    big = edges(tmp_path / "big.csv", 15, 2)
     script = tmp_path / "full.py"
     script.write_text(f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + textwrap.dedent(
         FULL_DISK.format(db=str(mount / "db"), small=str(small), big=str(big))))
@@ -139,8 +131,8 @@ def test_a_file_size_limit_refuses_the_write_cleanly(tmp_path):
     import resource
     import signal
 
-    small = write_edges(tmp_path / "small.csv", 6, 1)
-    big = write_edges(tmp_path / "big.csv", 15, 2)
+    small = edges(tmp_path / "small.csv", 6, 1)
+    big = edges(tmp_path / "big.csv", 15, 2)
     limit = 6 << 20
 
     def limited():
