@@ -242,7 +242,7 @@ def _upload(graph, name: str, dtype) -> Any:
     From the host copy when the residency owner holds one; otherwise, for a stored graph,
     straight from the buffer manager's page-locked frames block by block (no host copy of the
     whole array is made), each block checked as it passes (:func:`_check_block`)."""
-    from graphdb.storage import ItemKey
+    from graphdb.storage import CorruptData, ItemKey
 
     cupy = cp()
     held = graph.residency.peek(graph.key, "cpu", f"array:{name}")
