@@ -40,6 +40,10 @@ _VERIFIED_MAX = 4096
 _VERIFIED_LOCK = threading.Lock()
 
 
+#: Parsed entries a connection keeps (one per graph version it has looked up, at most).
+_PARSED_MAX = 1024
+
+
 class StoredCSR(NamedTuple):
     """One direction of a stored graph, validated: offsets int64 (|V|+1, 0..|E|, never
     decreasing), targets in [0, |V|), weights float64 when asked for."""
@@ -78,6 +82,8 @@ class Catalog:
         self.buffers = buffers if buffers is not None else BufferManager(env)
         self._local = threading.local()
         self._layouts_checked: set[str] = set()
+        #: entries parsed and checked, by their stored bytes (a version's entry never changes)
+        self._parsed: OrderedDict[tuple[str, bytes], GraphEntry] = OrderedDict()
 
     # -- snapshots ------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -172,6 +178,18 @@ class Catalog:
     def _fail(problem: str | None, entry: GraphEntry) -> None:
         if problem is not None:
             raise CorruptGraph(problem, graph=entry.name, file="meta.lmdb/data.mdb")
+
+    def parse_entry(self, raw: bytes, key: str) -> GraphEntry:
+        """The validated entry stored as ``raw`` under ``key`` (parsed once per connection:
+        statements look the same bytes up again and again)."""
+        entry = self._parsed.get((key, raw))
+        if entry is None:
+            entry = GraphEntry.from_json(raw, key)
+            self.check_stored_arrays(entry)
+            self._parsed[(key, raw)] = entry
+            while len(self._parsed) > _PARSED_MAX:
+                self._parsed.popitem(last=False)
+        return entry
 
     def check_stored_arrays(self, entry: GraphEntry) -> None:
         """The stored arrays are those the entry implies: ``in_*`` exactly when it is directed,

@@ -93,9 +93,7 @@ class Snapshot:
     def _entry(self, key: str) -> GraphEntry:
         entry = self._parsed.get(key)
         if entry is None:
-            entry = GraphEntry.from_json(self._raw[key], key)
-            self._catalog.check_stored_arrays(entry)
-            self._parsed[key] = entry
+            entry = self._parsed[key] = self._catalog.parse_entry(self._raw[key], key)
         return entry
 
     def __contains__(self, entry: GraphEntry) -> bool:
