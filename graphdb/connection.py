@@ -118,7 +118,14 @@ def _weak(method):
 
     call.__name__ = method.__name__
     call.__doc__ = method.__doc__
+    call.method = ref
     return call
+
+
+def _unweak(function):
+    """The bound method behind a :func:`_weak` wrapper (``function`` itself otherwise)."""
+    ref = getattr(function, "method", None)
+    return ref() if isinstance(ref, weakref.WeakMethod) else function
 
 
 def _require_gpu(memory_limit: int | None) -> None:
@@ -583,7 +590,7 @@ class Connection:
                 for a in sorted(REGISTRY.values(), key=lambda a: a.name)]
         for name in sorted(self.table_functions):
             function = self.table_functions[name]
-            columns = ", ".join(_FUNCTION_COLUMNS if function == self._functions_table
+            columns = ", ".join(_FUNCTION_COLUMNS if _unweak(function) == self._functions_table
                                 else function().column_names)
             rows.append((name, "table", f"{name}()", columns, self._table_function_docs[name]))
         rows += [(n, "scalar", sig, "", doc) for n, sig, doc in scalar_functions()]
