@@ -128,3 +128,17 @@ with graphdb.connect({str(db)!r}, read_only=True) as con:
         import shutil
 
         shutil.rmtree(parent, ignore_errors=True)
+
+
+def test_the_ingest_command_takes_a_mode(tmp_path, open_umask):
+    from graphdb.cli import main
+
+    db = tmp_path / "db"
+    assert main(["ingest", str(db), "g", str(edges(tmp_path / "e.csv")), "--quiet",
+                 "--mode", "640"]) == 0
+    wrong = {p: oct(m) for p, m in modes(db).items()
+             if m != (0o750 if (db / p).is_dir() else 0o640)}
+    assert not wrong, wrong
+    with pytest.raises(SystemExit) as refused:  # argparse: not an octal mode
+        main(["ingest", str(tmp_path / "other"), "g", str(tmp_path / "e.csv"), "--mode", "9"])
+    assert refused.value.code == 2 and not (tmp_path / "other").exists()
