@@ -2,65 +2,224 @@
 
 from __future__ import annotations
 
-import re
-import shutil
+import contextlib
+import errno
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-from graphdb.storage import BufferManager, Environment, delete_topology
+from graphdb.storage import BufferManager, Environment
+from graphdb.storage.env import valid_graph_id
+from graphdb.storage.errors import CorruptData, DatabaseLocked, DiskFull, StorageError
 
-from .entries import GraphEntry
-from .errors import CatalogError, GraphExists, GraphNotFound
+from .entries import GraphEntry, valid_graph_name
+from .errors import CatalogError, CorruptGraph, GraphChanged, GraphExists, GraphNotFound
 from .ingest import IngestOptions, run_ingest
+from .snapshot import Snapshot, free_retired, read_sequence, retire_version, retired_versions
+from .validation import (
+    array_problem,
+    arrow_file_problem,
+    offsets_problem,
+    table_problem,
+    targets_problem,
+)
 
-__all__ = ["Catalog", "valid_graph_name"]
+__all__ = ["Catalog", "StoredCSR", "valid_graph_name"]
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Arrow files verified (size, checksum, table checks) in this process: (path, inode, size,
+#: mtime) -> True. A version never changes, so a file is checked once per process, not per
+#: query or connection.
+_VERIFIED: OrderedDict = OrderedDict()
+_VERIFIED_MAX = 4096
+_VERIFIED_LOCK = threading.Lock()
 
 
-def valid_graph_name(name: str) -> bool:
-    return bool(_NAME.match(name))
+#: Parsed entries a connection keeps (one per graph version it has looked up, at most).
+_PARSED_MAX = 1024
+
+
+class StoredCSR(NamedTuple):
+    """One direction of a stored graph, validated: offsets int64 (|V|+1, 0..|E|, never
+    decreasing), targets in [0, |V|), weights float64 when asked for."""
+
+    offsets: np.ndarray
+    targets: np.ndarray
+    weights: np.ndarray | None
 
 
 class Catalog:
-    """Graph entries in the ``catalog`` sub-database; data through ``storage``."""
+    """Graph entries in the ``catalog`` sub-database; data through ``storage``.
+
+    **One snapshot per statement.** A statement reads the catalog once and sees the graph
+    versions of that moment until it ends, whatever other processes drop, replace or write::
+
+        with catalog.snapshot() as snap:
+            entry = snap.get("g")                       # GraphNotFound, with suggestions
+            csr = snap.read_csr(entry, "out", weights=entry.weighted)
+            ids = snap.vertex_ids(entry)                # also vertex_table, edge_table, ...
+
+    ``snapshot()`` nests: inside an open snapshot of this thread it returns that one, and
+    :meth:`get`, :meth:`entries` and :meth:`names` look through it (outside one they read the
+    catalog afresh). DROP GRAPH and ``--replace`` flip the catalog at once; the old version's
+    blocks and files are freed by the next writer, or a connection closing, once no statement
+    of any process can read them (:mod:`graphdb.catalog.snapshot` says how).
+
+    **Nothing read is trusted.** Entries are parsed into validated records (catalog.entries);
+    :meth:`read_csr` checks array records against the entry and the CSR invariants before
+    returning; Arrow files are checked against their recorded size and checksum when first
+    opened. Every failure is :class:`CorruptGraph` naming the graph, the file and the problem.
+    """
 
     def __init__(self, env: Environment, buffers: BufferManager | None = None):
         self.env = env
         #: every read of stored topology goes through this pool (never LMDB directly)
         self.buffers = buffers if buffers is not None else BufferManager(env)
+        self._local = threading.local()
+        self._layouts_checked: set[str] = set()
+        #: entries parsed and checked, by their stored bytes (a version's entry never changes)
+        self._parsed: OrderedDict[tuple[str, bytes], GraphEntry] = OrderedDict()
 
-    # -- reading ------------------------------------------------------------------------------
-    def entries(self) -> list[GraphEntry]:
+    # -- snapshots ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Snapshot]:
+        """The catalog for one statement (see the class docstring); nests within a thread."""
+        active = getattr(self._local, "snapshot", None)
+        if active is not None:
+            yield active
+            return
+        leases = self.env.leases
+        with self.env.read_txn() as txn:
+            sequence = read_sequence(txn, self.env.db("meta"))
+        leases.hold(sequence)  # before the entries are read: see catalog.snapshot
+        try:
+            with self.env.read_txn() as txn:
+                raw = self._raw_entries(txn)
+            snap = Snapshot(self, raw, sequence)
+            self._local.snapshot = snap
+            try:
+                yield snap
+            finally:
+                self._local.snapshot = None
+        finally:
+            leases.release(sequence)
+
+    def _raw_entries(self, txn) -> dict[str, bytes]:
         db = self.env.db("catalog")
         if db is None:
-            return []
+            return {}
+        raw = {}
+        for key, value in txn.cursor(db=db):
+            try:
+                name = bytes(key).decode("utf-8")
+            except UnicodeDecodeError:
+                raise CorruptGraph(f"the catalog holds a key that is not a name: "
+                                   f"{bytes(key)[:40]!r}", file="meta.lmdb/data.mdb") from None
+            raw[name] = bytes(value)
+        return raw
+
+    def _lookup(self) -> Snapshot:
+        """The thread's snapshot, or a fresh read of the catalog (no lease: it reads no data)."""
+        active = getattr(self._local, "snapshot", None)
+        if active is not None:
+            return active
         with self.env.read_txn() as txn:
-            return [GraphEntry.from_json(v) for _k, v in txn.cursor(db=db)]
+            return Snapshot(self, self._raw_entries(txn), -1)
+
+    # -- reading --------------------------------------------------------------------------------
+    def entries(self) -> list[GraphEntry]:
+        return self._lookup().entries()
 
     def names(self) -> list[str]:
-        return [e.name for e in self.entries()]
+        return self._lookup().names()
 
     def get(self, name: str, *, exact: bool = False) -> GraphEntry:
-        db = self.env.db("catalog")
-        raw = None
-        if db is not None:
-            with self.env.read_txn() as txn:
-                raw = txn.get(name.encode(), db=db)
-                raw = None if raw is None else bytes(raw)
-        if raw is None and not exact:
-            # SQL identifiers are case-insensitive unless quoted: accept a unique case-folded match.
-            folded = [n for n in self.names() if n.lower() == name.lower()]
-            if len(folded) == 1:
-                return self.get(folded[0], exact=True)
-        if raw is None:
-            raise GraphNotFound(name, self.names())
-        return GraphEntry.from_json(raw)
+        return self._lookup().get(name, exact=exact)
+
+    def read_csr(self, entry: GraphEntry, direction: str = "out",
+                 weights: bool = False) -> StoredCSR:
+        """One direction's CSR of ``entry``, validated before anything computes with it.
+
+        ``direction`` is ``out`` or ``in`` (an undirected graph's in-CSR is its out-CSR);
+        ``weights`` reads the weights too (the graph must be weighted)."""
+        if direction not in ("out", "in"):
+            raise CatalogError(f"direction must be 'out' or 'in', not {direction!r}")
+        if weights and not entry.weighted:
+            raise CatalogError(f"graph '{entry.name}' has no weights")
+        d = "out" if direction == "in" and not entry.directed else direction
+        names = [f"{d}_offsets", f"{d}_targets"] + ([f"{d}_weights"] if weights else [])
+        arrays = [self.read_array(entry, name) for name in names]
+        return StoredCSR(arrays[0], arrays[1], arrays[2] if weights else None)
 
     def read_array(self, entry: GraphEntry, array: str) -> np.ndarray:
-        return self.buffers.read_array(entry.graph_id, array)
+        """A stored array of ``entry``. A CSR array (``<dir>_offsets``, ``_targets``,
+        ``_weights``) is checked before it is returned: its record against the entry (dtype,
+        length), then its invariant (offsets never decreasing from 0 to |E|, targets in
+        [0, |V|)); each invariant concerns one array, so an operator that reads only some of a
+        CSR's arrays gets them checked too."""
+        with self._reading(entry, "meta.lmdb/data.mdb"):
+            kind = array.split("_", 1)[-1]
+            info = self.buffers.array_info(entry.graph_id, array)
+            if kind in ("offsets", "targets", "weights"):
+                self._fail(array_problem(entry, array, info.dtype, info.length), entry)
+            values = self.buffers.read_array(entry.graph_id, array)
+            if kind == "offsets":
+                self._fail(offsets_problem(values, entry.num_edges, array), entry)
+            elif kind == "targets":
+                self._fail(targets_problem(values, entry.num_vertices, array), entry)
+            return values
+
+    @staticmethod
+    def _fail(problem: str | None, entry: GraphEntry) -> None:
+        if problem is not None:
+            raise CorruptGraph(problem, graph=entry.name, file="meta.lmdb/data.mdb")
+
+    def parse_entry(self, raw: bytes, key: str) -> GraphEntry:
+        """The validated entry stored as ``raw`` under ``key`` (parsed once per connection:
+        statements look the same bytes up again and again)."""
+        entry = self._parsed.get((key, raw))
+        if entry is None:
+            entry = GraphEntry.from_json(raw, key)
+            self.check_stored_arrays(entry)
+            self._parsed[(key, raw)] = entry
+            while len(self._parsed) > _PARSED_MAX:
+                self._parsed.popitem(last=False)
+        return entry
+
+    def check_stored_arrays(self, entry: GraphEntry) -> None:
+        """The stored arrays are those the entry implies: ``in_*`` exactly when it is directed,
+        ``*_weights`` exactly when weighted (a flipped flag in an entry shows here). Checked
+        when a snapshot first parses the entry, once per version and connection."""
+        if entry.graph_id in self._layouts_checked:
+            return
+        with self._reading(entry, "meta.lmdb/data.mdb"):
+            self._check_arrays_present(entry)
+        self._layouts_checked.add(entry.graph_id)
+
+    def _check_arrays_present(self, entry: GraphEntry) -> None:
+        for d in ("out", "in"):
+            for kind in ("offsets", "targets", "weights"):
+                name = f"{d}_{kind}"
+                wanted = (d == "out" or entry.directed) and (kind != "weights" or entry.weighted)
+                try:
+                    self.buffers.array_info(entry.graph_id, name)
+                    present = True
+                except CorruptData as exc:
+                    if not exc.missing:
+                        raise
+                    present = False
+                if present != wanted:
+                    flag = "directed" if d == "in" else "weighted"
+                    state = "stored" if present else "missing"
+                    raise CorruptGraph(
+                        f"array {name!r} is {state}, but the catalog entry says "
+                        f"{flag} = {str(getattr(entry, flag)).lower()}", graph=entry.name,
+                        file="meta.lmdb/data.mdb")
 
     def vertex_ids(self, entry: GraphEntry) -> pa.Array:
         """The user's vertex ids, indexed by internal id (memory-mapped Arrow file)."""
@@ -68,15 +227,11 @@ class Catalog:
 
     def vertex_table(self, entry: GraphEntry) -> pa.Table:
         """``g.vertices``: the user's id (column ``id``) and vertex properties, internal order."""
-        path = self.env.graph_dir(entry.graph_id) / "vertices.arrow"
-        with pa.memory_map(str(path)) as source:
-            return pa.ipc.open_file(source).read_all()
+        return self._arrow(entry, "vertices.arrow")
 
     def vertex_schema(self, entry: GraphEntry) -> pa.Schema:
-        """The columns of ``g.vertices`` (the file's schema only: no data is read)."""
-        path = self.env.graph_dir(entry.graph_id) / "vertices.arrow"
-        with pa.memory_map(str(path)) as source:
-            return pa.ipc.open_file(source).schema
+        """The columns of ``g.vertices`` (no topology is read; the file is checked once)."""
+        return self._arrow(entry, "vertices.arrow").schema
 
     def edge_table(self, entry: GraphEntry) -> pa.Table:
         """``g.edges``: ``src``, ``dst`` (user ids), ``weight`` if weighted, edge properties.
@@ -85,18 +240,15 @@ class Catalog:
         the same properties).
         """
         ids = self.vertex_ids(entry)
-        offsets = self.read_array(entry, "out_offsets")
-        targets = self.read_array(entry, "out_targets")
-        sources = np.repeat(np.arange(entry.num_vertices, dtype=np.int64), np.diff(offsets))
+        csr = self.read_csr(entry, "out", weights=entry.weighted)
+        sources = np.repeat(np.arange(entry.num_vertices, dtype=np.int64), np.diff(csr.offsets))
         columns = {"src": ids.take(pa.array(sources)),
-                   "dst": ids.take(pa.array(targets.astype(np.int64)))}
+                   "dst": ids.take(pa.array(csr.targets.astype(np.int64)))}
         if entry.weighted:
-            columns["weight"] = pa.array(self.read_array(entry, "out_weights"))
+            columns["weight"] = pa.array(csr.weights)
         table = pa.table(columns)
-        path = self.env.graph_dir(entry.graph_id) / "edges.arrow"
-        if path.exists():
-            with pa.memory_map(str(path)) as source:
-                props = pa.ipc.open_file(source).read_all()
+        props = self._arrow(entry, "edges.arrow")
+        if props is not None:
             for field, column in zip(props.schema, props.columns):
                 table = table.append_column(field, column)
         return table
@@ -107,13 +259,74 @@ class Catalog:
         fields = [pa.field("src", id_type), pa.field("dst", id_type)]
         if entry.weighted:
             fields.append(pa.field("weight", pa.float64()))
-        path = self.env.graph_dir(entry.graph_id) / "edges.arrow"
-        if path.exists():
-            with pa.memory_map(str(path)) as source:
-                fields.extend(pa.ipc.open_file(source).schema)
+        props = self._arrow(entry, "edges.arrow")
+        if props is not None:
+            fields.extend(props.schema)
         return pa.schema(fields)
 
-    # -- writing ------------------------------------------------------------------------------
+    def _arrow(self, entry: GraphEntry, name: str) -> pa.Table | None:
+        """An Arrow file of ``entry`` (None when it has none), checked against the entry."""
+        where = f"graphs/{entry.graph_id}/{name}"
+        with self._reading(entry, where):
+            path = self.env.graph_dir(entry.graph_id) / name
+            record = entry.files.get(name)
+            if record is None:
+                if path.exists():
+                    raise CorruptGraph("is not recorded in the catalog entry", graph=entry.name,
+                                       file=where)
+                return None
+            stat = path.stat()
+            key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            verified = key in _VERIFIED
+            if not verified:
+                problem = arrow_file_problem(path, record)
+                if problem is not None:
+                    raise CorruptGraph(problem, graph=entry.name, file=where)
+            with pa.memory_map(str(path)) as source:
+                table = pa.ipc.open_file(source).read_all()
+            if not verified:
+                problem = table_problem(entry, name, table)
+                if problem is not None:
+                    raise CorruptGraph(problem, graph=entry.name, file=where)
+                with _VERIFIED_LOCK:
+                    _VERIFIED[key] = True
+                    while len(_VERIFIED) > _VERIFIED_MAX:
+                        _VERIFIED.popitem(last=False)
+            return table
+
+    @contextlib.contextmanager
+    def _reading(self, entry: GraphEntry, file: str) -> Iterator[None]:
+        """Errors of reading ``entry``'s data as the catalog's: CorruptGraph naming the graph
+        and file, or GraphChanged when the version went away under a statement without a lease
+        (a reader that cannot take leases, see storage.locks)."""
+        try:
+            yield
+        except CorruptGraph:
+            raise
+        except CorruptData as exc:
+            if exc.missing and self._gone(entry):
+                raise GraphChanged(entry.name) from None
+            raise CorruptGraph(str(exc), graph=entry.name, file=exc.file or file) from None
+        except FileNotFoundError:
+            if self._gone(entry):
+                raise GraphChanged(entry.name) from None
+            raise CorruptGraph("is missing", graph=entry.name, file=file) from None
+        except PermissionError as exc:
+            raise StorageError(f"cannot read {file} of graph '{entry.name}': "
+                               f"{exc.strerror}") from None
+        except (OSError, pa.ArrowException) as exc:
+            text = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise CorruptGraph(f"is unreadable ({text})", graph=entry.name, file=file) from None
+
+    def _gone(self, entry: GraphEntry) -> bool:
+        """Whether ``entry``'s version is no longer the catalog's version of its graph."""
+        db = self.env.db("catalog")
+        with self.env.read_txn() as txn:
+            raw = txn.get(entry.name.encode(), db=db) if db is not None else None
+            raw = None if raw is None else bytes(raw)
+        return raw is None or _salvage_graph_id(raw) != entry.graph_id
+
+    # -- writing --------------------------------------------------------------------------------
     def ingest(self, name: str, edges: str, options: IngestOptions = IngestOptions(), *,
                replace: bool = False, progress=None) -> GraphEntry:
         """Load an edge file (or a glob of files) as graph ``name``; visible only once committed.
@@ -121,37 +334,81 @@ class Catalog:
         ``progress``: a :class:`graphdb.catalog.progress.Progress` to report to (default: silent)."""
         if not valid_graph_name(name):
             raise CatalogError(
-                f"invalid graph name '{name}': use letters, digits and underscores, "
-                "starting with a letter or underscore"
+                f"invalid graph name '{str(name)[:80]}': use letters, digits and underscores, "
+                "starting with a letter or underscore (at most 255)"
             )
         with self.env.writer_lock():
-            self._remove_orphans()
-            old = self._existing(name)
+            self._tidy()
+            try:
+                old = self._existing(name)
+            except CorruptGraph:
+                if not replace:
+                    raise
+                self._drop_locked(name)  # a damaged entry is replaced: drop it first
+                old = None
             if old is not None and not replace:
                 raise GraphExists(name)
             try:
                 entry = run_ingest(self.env, name, str(edges), options, replace_entry=old,
                                    progress=progress)
+            except OSError as exc:
+                self._remove_orphans()
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or \
+                        "No space left" in str(exc):
+                    raise DiskFull(self.env.path, None, None,
+                                   detail=f"{exc}; nothing was committed") from None
+                raise
             except BaseException:
                 self._remove_orphans()
                 raise
-            if old is not None:
-                shutil.rmtree(self.env.graph_dir(old.graph_id), ignore_errors=True)
-                self.buffers.forget(old.graph_id)
+            self._free_retired()
             return entry
 
-    def drop(self, name: str) -> GraphEntry:
+    def drop(self, name: str) -> str:
+        """Drop graph ``name``; returns its name as stored. The version's data is freed now if
+        no statement reads it, else by a later writer (see :meth:`snapshot`). A damaged entry
+        can be dropped too: its key goes, and only data under a generated id is ever freed."""
         with self.env.writer_lock():
-            entry = self.get(name)
+            dropped = self._drop_locked(name)
+            self._free_retired()
+            return dropped
 
-            def commit(txn):
-                delete_topology(self.env, txn, entry.graph_id)
-                txn.delete(entry.name.encode(), db=self.env.db("catalog"))
+    def _drop_locked(self, name: str) -> str:
+        snap = self._lookup()
+        key = snap.key_of(name)
+        graph_id = _salvage_graph_id(snap.raw(key))
+        catalog_db = self.env.db("catalog")
 
-            self.env.write(commit)
-            self.buffers.forget(entry.graph_id)
-            shutil.rmtree(self.env.graph_dir(entry.graph_id), ignore_errors=True)
-            return entry
+        def commit(txn):
+            txn.delete(key.encode(), db=catalog_db)
+            if graph_id is not None:
+                retire_version(self.env, txn, _Version(key, graph_id))
+
+        self.env.write(commit)
+        return key
+
+    def close(self) -> None:
+        """Free what this connection can of retired versions (never waits for a writer)."""
+        if self.env.read_only:
+            return
+        try:
+            if not retired_versions(self.env):
+                return
+            with self.env.writer_lock():
+                self._free_retired()
+        except (DatabaseLocked, StorageError, CorruptGraph):
+            pass  # best effort: the next writer frees them
+
+    def _free_retired(self) -> list[str]:
+        return free_retired(self.env, self.env.leases.leased_below, self._forget)
+
+    def _forget(self, graph_id: str) -> None:
+        self.buffers.forget(graph_id)
+        self._layouts_checked.discard(graph_id)
+
+    def _tidy(self) -> None:
+        self._free_retired()
+        self._remove_orphans()
 
     def _existing(self, name: str) -> GraphEntry | None:
         try:
@@ -160,8 +417,32 @@ class Catalog:
             return None
 
     def _remove_orphans(self) -> list[str]:
-        return self.env.remove_unreferenced({e.graph_id for e in self.entries()})
+        """Remove graph directories of killed ingests: those no entry and no retired version
+        references. Skipped when an entry is too damaged to tell which directory it uses."""
+        with self.env.read_txn() as txn:
+            raw = self._raw_entries(txn)
+        referenced = {_salvage_graph_id(v) for v in raw.values()}
+        if None in referenced:
+            return []
+        referenced |= {graph_id for _key, graph_id, _s in retired_versions(self.env)}
+        return self.env.remove_unreferenced(referenced)
 
     @property
     def path(self) -> Path:
         return self.env.path
+
+
+class _Version(NamedTuple):
+    """What retiring a version needs of its entry (a damaged entry has no GraphEntry)."""
+
+    name: str
+    graph_id: str
+
+
+def _salvage_graph_id(raw: bytes) -> str | None:
+    """The generated graph id an entry's JSON names, even when the entry fails validation."""
+    try:
+        graph_id = json.loads(raw).get("graph_id")
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return None
+    return graph_id if valid_graph_id(graph_id) else None

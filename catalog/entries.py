@@ -1,11 +1,45 @@
-"""Catalog entries: what is known about a stored graph, persisted as JSON in LMDB."""
+"""Catalog entries: what is known about a stored graph, persisted as sealed JSON in LMDB.
+
+An entry is written once, by the commit that makes its graph version visible, and read by every
+statement. Read back, it is *parsed*, not trusted: :meth:`GraphEntry.from_json` checks the seal
+(a checksum over the canonical JSON of every other field), then every field's type and range,
+and that the graph id is a generated id (so no path derived from it can leave the database
+directory). Anything else is :class:`CorruptGraph`, naming the graph and what is wrong.
+
+``files`` records the Arrow files of the version with their sizes and checksums::
+
+    {"vertices.arrow": {"bytes": 1234, "checksum": 305419896, "algorithm": 2}, ...}
+
+(algorithm as in :mod:`graphdb.storage.checksum`), checked before a file is first opened.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["GraphEntry"]
+from graphdb.storage.checksum import checksum, default_algorithm
+from graphdb.storage.env import valid_graph_id
+
+from .errors import CorruptGraph
+
+__all__ = ["ARROW_FILES", "GraphEntry", "MAX_NAME_LENGTH", "valid_graph_name"]
+
+#: Longest graph name: LMDB keys are at most 511 bytes, and a name is a key.
+MAX_NAME_LENGTH = 255
+#: The Arrow files a graph version may have; ``vertices.arrow`` always.
+ARROW_FILES = ("vertices.arrow", "edges.arrow")
+ID_TYPES = ("int64", "string")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Vertex and edge counts above this cannot be real (and would overflow int64 arithmetic).
+_MAX_COUNT = 1 << 48
+
+
+def valid_graph_name(name: object) -> bool:
+    return isinstance(name, str) and len(name) <= MAX_NAME_LENGTH and \
+        _NAME.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)
@@ -21,11 +55,92 @@ class GraphEntry:
     created: float  # unix time of the commit
     source: str = ""  # the input file(s)
     stats: dict = field(default_factory=dict)  # degrees, bytes of each stored form
+    files: dict = field(default_factory=dict)  # Arrow file -> bytes, checksum, algorithm
 
     def to_json(self) -> bytes:
-        return json.dumps(asdict(self), sort_keys=True).encode()
+        data = asdict(self)
+        algorithm = default_algorithm()
+        data["seal"] = [algorithm, checksum(_canonical(data), algorithm)]
+        return json.dumps(data, sort_keys=True).encode()
 
     @classmethod
-    def from_json(cls, raw: bytes) -> "GraphEntry":
-        data = json.loads(bytes(raw).decode())
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+    def from_json(cls, raw: bytes, key: str | None = None) -> "GraphEntry":
+        """The entry stored under ``key`` (its graph's name), validated; CorruptGraph if not."""
+        graph = key if key is not None and valid_graph_name(key) else None
+
+        def bad(problem: str) -> CorruptGraph:
+            return CorruptGraph(f"catalog entry {problem}", graph=graph,
+                                file="meta.lmdb/data.mdb")
+
+        try:
+            data = json.loads(bytes(raw).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise bad("is not JSON") from None
+        if not isinstance(data, dict):
+            raise bad("is not a JSON object")
+        seal = data.pop("seal", None)
+        if not (isinstance(seal, list) and len(seal) == 2
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in seal)):
+            raise bad("carries no seal (checksum)")
+        try:
+            if checksum(_canonical(data), seal[0]) != seal[1]:
+                raise bad("fails its checksum (it was changed after it was written)")
+        except CorruptGraph:
+            raise
+        except Exception as exc:  # an unknown algorithm, or xxhash missing
+            raise bad(f"cannot be verified: {exc}") from None
+        missing = [f for f in cls.__dataclass_fields__ if f not in data]
+        if missing:
+            raise bad(f"lacks {', '.join(missing)}")
+        entry = cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        problem = entry.problem(key)
+        if problem is not None:
+            raise bad(problem)
+        return entry
+
+    def problem(self, key: str | None = None) -> str | None:
+        """What is wrong with this entry's fields, or None."""
+        if not valid_graph_name(self.name):
+            return f"has an invalid name {str(self.name)[:80]!r}"
+        if key is not None and key != self.name:
+            return f"names graph {self.name!r} but is stored under {key[:80]!r}"
+        if not valid_graph_id(self.graph_id):
+            return (f"has graph id {str(self.graph_id)[:80]!r}, not a generated id (files are "
+                    "only read and removed under generated ids)")
+        for name in ("directed", "weighted"):
+            if not isinstance(getattr(self, name), bool):
+                return f"field {name} is not true/false"
+        for name in ("num_vertices", "num_edges", "input_edges"):
+            value = getattr(self, name)
+            if not _count(value):
+                return f"field {name} is not a count: {value!r}"
+        if self.num_vertices == 0 and self.num_edges:
+            return "has edges but no vertices"
+        if self.id_type not in ID_TYPES:
+            return f"field id_type is {self.id_type!r}, not one of {', '.join(ID_TYPES)}"
+        if not isinstance(self.created, (int, float)) or isinstance(self.created, bool) or \
+                not math.isfinite(self.created):
+            return "field created is not a time"
+        if not isinstance(self.source, str) or not isinstance(self.stats, dict):
+            return "fields source/stats have the wrong type"
+        return _files_problem(self.files)
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT
+
+
+def _files_problem(files) -> str | None:
+    if not isinstance(files, dict) or "vertices.arrow" not in files:
+        return "records no vertices.arrow"
+    for name, record in files.items():
+        if name not in ARROW_FILES:
+            return f"records an unknown file {str(name)[:80]!r}"
+        if not isinstance(record, dict) or not all(
+                _count(record.get(k)) for k in ("bytes", "checksum", "algorithm")):
+            return f"has an unreadable record of {name}"
+    return None
+
+
+def _canonical(data: dict) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()

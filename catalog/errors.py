@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["CatalogError", "GraphNotFound", "GraphExists", "IngestError", "IngestWarning"]
+__all__ = ["CatalogError", "CorruptGraph", "GraphChanged", "GraphNotFound", "GraphExists",
+           "IngestError", "IngestWarning"]
 
 
 class CatalogError(Exception):
@@ -14,10 +15,11 @@ class GraphNotFound(CatalogError):
         self.name, self.known = name, known
         import difflib
 
-        close = difflib.get_close_matches(name, known, n=1)
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        close = difflib.get_close_matches(name, known, n=1) if len(name) <= 255 else []
         hint = f"; did you mean '{close[0]}'?" if close else (
             f"; graphs: {', '.join(known)}" if known else "; the database has no graphs yet")
-        super().__init__(f"graph '{name}' does not exist{hint}")
+        super().__init__(f"graph '{shown}' does not exist{hint}")
 
 
 class GraphExists(CatalogError):
@@ -39,3 +41,28 @@ class IngestError(Exception):
 
 class IngestWarning(UserWarning):
     """Input an ingest reads, but maybe not as meant (a CSV whose first line is numbers)."""
+
+
+class CorruptGraph(Exception):
+    """Something read from the database failed validation: a catalog entry, an array record, a
+    block, a CSR invariant, an Arrow file. It is never used as data.
+
+    ``graph``: the graph's name where known; ``file``: the database file (relative to its
+    directory) that holds the bad bytes; ``problem``: what is wrong."""
+
+    def __init__(self, problem: str, *, graph: str | None = None, file: str | None = None):
+        self.graph, self.file, self.problem = graph, file, problem
+        where = [f"graph '{graph}'"] if graph is not None else []
+        if file is not None:
+            where.append(file)
+        super().__init__(": ".join(where + [problem]))
+
+
+class GraphChanged(Exception):
+    """A graph version went away under a statement that could not lease it (another process
+    dropped or replaced the graph): the statement may simply run again."""
+
+    def __init__(self, name: str):
+        self.name = name
+        super().__init__(f"graph '{name}' was dropped or replaced by another process while this "
+                         "statement read it; run the statement again")

@@ -25,22 +25,24 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from graphdb.storage import Environment, delete_topology, page_kernel, write_topology
+from graphdb.storage import Environment, page_kernel, write_topology
+from graphdb.storage.checksum import default_algorithm, file_checksum
 from graphdb.storage.compiled import preload
 from graphdb.storage.mapped import trim_heap
 from graphdb.storage.topology import RELEASE_EVERY
 
 from .csrbuild import COUNTING_SORT, CSR, MERGE_WEIGHTS, build_csr, csr_chunks, read_range
-from .entries import GraphEntry
+from .entries import ARROW_FILES, GraphEntry
 from .errors import IngestError
 from .idmap import IdMapper, IdSet
 from .inputs import EdgeColumns, group_rows_for, read_edges, read_vertices, text_column_types
 from .progress import Progress
 from .readers import InputFiles, TextLayout, block_bytes_for
+from .snapshot import retire_version
 from .spool import Spool, SpoolSet
 
-__all__ = ["IngestOptions", "build_graph_arrays", "default_memory_limit", "run_ingest",
-           "write_graph"]
+__all__ = ["IngestOptions", "arrow_records", "build_graph_arrays", "default_memory_limit",
+           "run_ingest", "write_graph"]
 
 #: Input bytes per edge, an estimate on the high side (an edge list's line of two 7-digit ids
 #: is 16 bytes; RMAT20's average 13.9): the edge count it gives decides whether to preload the
@@ -291,7 +293,7 @@ def run_ingest(env: Environment, name: str, edges: str, options: IngestOptions, 
     gdir = env.new_graph_dir(graph_id)
     tmp = (Path(options.temp_dir) / f"graphdb-ingest-{graph_id}" if options.temp_dir
            else gdir / "tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
         entry = _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id,
                         gdir, tmp, started)
@@ -436,6 +438,20 @@ def write_vertices(gdir: Path, vertices: pa.Table) -> None:
     feather.write_feather(vertices, gdir / "vertices.arrow", compression="uncompressed")
 
 
+def arrow_records(env: Environment, gdir: Path) -> dict[str, dict]:
+    """Size and checksum of each Arrow file of a new version (recorded in its catalog entry,
+    checked when the file is first opened), with the files given the database's mode."""
+    records = {}
+    algorithm = default_algorithm()
+    for name in ARROW_FILES:
+        path = gdir / name
+        if path.exists():
+            env.seal_file(path)
+            records[name] = {"bytes": int(path.stat().st_size),
+                             "checksum": file_checksum(path, algorithm), "algorithm": algorithm}
+    return records
+
+
 def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarray], *,
                 replace_entry: GraphEntry | None, db_catalog,
                 started: float | None = None, memory_limit: int | None = None) -> GraphEntry:
@@ -446,12 +462,12 @@ def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarra
     every quarter of it (at most every 64 MiB, at least every 4 MiB)."""
     gdir = env.graph_dir(entry.graph_id)
     stats = dict(entry.stats)
-    stats["vertex_id_bytes"] = int((gdir / "vertices.arrow").stat().st_size)
-    edge_file = gdir / "edges.arrow"
-    stats["edge_property_bytes"] = int(edge_file.stat().st_size) if edge_file.exists() else 0
+    files = arrow_records(env, gdir)
+    stats["vertex_id_bytes"] = files["vertices.arrow"]["bytes"]
+    stats["edge_property_bytes"] = files.get("edges.arrow", {}).get("bytes", 0)
     if started is not None:
         stats["ingest_seconds"] = round(time.perf_counter() - started, 3)
-    entry = replace(entry, stats=stats)
+    entry = replace(entry, stats=stats, files=files)
     release = RELEASE_EVERY if memory_limit is None else min(RELEASE_EVERY,
                                                              max(4 << 20, memory_limit // 4))
 
@@ -461,8 +477,8 @@ def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarra
         stats.update(write_topology(env, txn, entry.graph_id, arrays, release_every=release))
         stats["bytes_stored"] = (stats["block_bytes"] + stats["page_bytes"]
                                  + stats["vertex_id_bytes"] + stats["edge_property_bytes"])
-        if replace_entry is not None:
-            delete_topology(env, txn, replace_entry.graph_id)
+        if replace_entry is not None:  # freed once no statement reads it (catalog.snapshot)
+            retire_version(env, txn, replace_entry)
         txn.put(entry.name.encode(), entry.to_json(), db=db_catalog)
 
     env.write(commit)

@@ -23,6 +23,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from graphdb.catalog import CorruptGraph
+from graphdb.catalog.validation import offsets_problem, targets_problem
+
 from .residency import RESIDENCY, Residency
 
 __all__ = ["CSR", "Graph", "StoredGraph", "index_dtype"]
@@ -257,15 +260,33 @@ class StoredGraph(Graph):
         read = self.buffers.read_range
         offsets = read(self.graph_id, f"{d}_offsets", start, stop + 1)
         e0, e1 = int(offsets[0]), int(offsets[-1])
+        if len(offsets) != stop + 1 - start or not 0 <= e0 <= e1 <= self.num_edges:
+            self._corrupt(f"array '{d}_offsets' gives edges {e0}..{e1} to vertices "
+                          f"{start}..{stop - 1}")
         targets = read(self.graph_id, f"{d}_targets", e0, e1)
         weights = read(self.graph_id, f"{d}_weights", e0, e1) if self.weighted else None
+        # Checked as a whole array is (catalog.validation), before a kernel sees the range.
+        self._corrupt(offsets_problem(offsets - e0, len(targets), f"{d}_offsets")
+                      or targets_problem(targets, self.num_vertices, f"{d}_targets"))
         return CSR(offsets - e0, targets, weights)
 
     def page_table(self, direction: str = "out") -> np.ndarray:
         """First vertex of every page: ``vertex = table[rid_page] + rid_slot``."""
         d = self._direction(direction)
-        return self.derived(f"pages:{d}:first_vertex", lambda: self.buffers.read_array(
-            self.graph_id, f"{d}_page_first_vertex"))
+
+        def load() -> np.ndarray:
+            table = self.buffers.read_array(self.graph_id, f"{d}_page_first_vertex")
+            if len(table) and (int(table[0]) != 0 or int(table[-1]) >= max(self.num_vertices, 1)
+                               or offsets_problem(table, int(table[-1]), "") is not None):
+                self._corrupt(f"array '{d}_page_first_vertex' is not a page table of "
+                              f"{self.num_vertices} vertices")
+            return table
+
+        return self.derived(f"pages:{d}:first_vertex", load)
+
+    def _corrupt(self, problem: str | None) -> None:
+        if problem is not None:
+            raise CorruptGraph(problem, graph=self.name, file="meta.lmdb/data.mdb")
 
     def page_keys(self, direction: str = "out", pids=None) -> list:
         return self.buffers.page_keys(self.graph_id, self._direction(direction), pids)

@@ -97,23 +97,23 @@ class _Expander:
         # An undirected graph stores each edge both ways: every direction is the out-CSR.
         self.direction = "out" if not graph.directed else direction
 
-    def _check_budget(self, frontier: np.ndarray) -> None:
-        """Refuse before gathering more edges than the memory budget can hold (about 32 bytes
-        per gathered edge: row, target, position and the sort keys)."""
-        if self.budget is None:
-            return
+    def gathered(self, frontier: np.ndarray) -> int:
+        """Edges one step from ``frontier`` gathers (known before gathering them)."""
         csr = self.graph.out_csr
         total = int((csr.offsets[frontier + 1] - csr.offsets[frontier]).sum())
-        if self.direction == "both":
-            total *= 2
-        if total * 32 > self.budget:
-            raise DeviceOutOfMemory(
-                f"pattern expansion would gather {total:,} edges (~{format_bytes(total * 32)}), "
-                f"over the {format_bytes(self.budget)} budget; filter the start vertices "
-                "(WHERE a.id = ...) or raise SET memory_limit")
+        return 2 * total if self.direction == "both" else total
 
-    def __call__(self, frontier: np.ndarray, metrics: dict):
-        self._check_budget(frontier)
+    def _check_budget(self, frontier: np.ndarray, bytes_per_edge: int = 32,
+                      held: int = 0) -> None:
+        """Refuse before gathering more edges than the memory budget can hold: about 32 bytes
+        per gathered edge (row, target, position and the sort keys), or ``bytes_per_edge``
+        when the caller keeps more per edge, plus ``held`` bytes kept from earlier steps."""
+        check_budget(self.budget, held + self.gathered(frontier) * bytes_per_edge,
+                     f"gather {self.gathered(frontier):,} edges")
+
+    def __call__(self, frontier: np.ndarray, metrics: dict, bytes_per_edge: int = 32,
+                 held: int = 0):
+        self._check_budget(frontier, bytes_per_edge, held)
         parts = []
         if self.direction in ("out", "both"):
             csr: CSR = self.graph.out_csr
@@ -141,6 +141,16 @@ class _Expander:
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
         metrics["edges_scanned"] = metrics.get("edges_scanned", 0) + int(out.size)
         return out
+
+
+def check_budget(budget: int | None, nbytes: int, what: str) -> None:
+    """Refuse a step of pattern matching whose arrays would exceed ``budget`` (memory_limit),
+    before they are allocated."""
+    if budget is not None and nbytes > budget:
+        raise DeviceOutOfMemory(
+            f"pattern expansion would {what} (~{format_bytes(nbytes)}), over the "
+            f"{format_bytes(budget)} budget; filter the start vertices (WHERE a.id = ...), "
+            "narrow the quantifier, or raise SET memory_limit")
 
 
 def _reach_dense(expand: _Expander, source: int, low: int, high: int, n: int, metrics: dict,
@@ -172,14 +182,24 @@ def _reach_dense(expand: _Expander, source: int, low: int, high: int, n: int, me
 
 
 def _reach(expand: _Expander, start: np.ndarray, low: int, high: int, n: int, metrics: dict,
-           check: Callable[[], None]) -> tuple[np.ndarray, np.ndarray]:
-    """(row, target) pairs with a walk of low..high edges from ``start[row]``, each once."""
+           check: Callable[[], None], row_bytes: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """(row, target) pairs with a walk of low..high edges from ``start[row]``, each once.
+
+    ``row_bytes``: what the caller will keep per result row; results are counted against the
+    expander's budget as they accumulate, so a pattern whose answer would not fit is refused
+    before it is built."""
     sources, inverse = np.unique(start, return_inverse=True)
     kind, why = frontier_kind(int(sources.size), n, high)
     metrics["frontier"] = f"{kind} ({why})"
     if kind == "dense":
         # One bitmap traversal per distinct start vertex; rows sharing a start share its answer.
-        parts = [_reach_dense(expand, int(v), low, high, n, metrics, check) for v in sources]
+        counts = np.bincount(inverse, minlength=sources.size)
+        parts, rows_out = [], 0
+        for i, v in enumerate(sources):
+            parts.append(_reach_dense(expand, int(v), low, high, n, metrics, check))
+            rows_out += int(parts[-1].size) * int(counts[i])
+            check_budget(expand.budget, rows_out * row_bytes + 3 * n,
+                         f"bind {rows_out:,} rows or more")
         offsets = np.zeros(sources.size + 1, dtype=np.int64)
         np.cumsum([p.size for p in parts], out=offsets[1:])
         targets = np.concatenate(parts).astype(np.int64, copy=False) if parts else \
@@ -196,7 +216,8 @@ def _reach(expand: _Expander, start: np.ndarray, low: int, high: int, n: int, me
         check()
         if rows.size == 0:
             break
-        idx, nbrs, _ = expand(verts, metrics)
+        held = seen.nbytes + sum(r.nbytes + v.nbytes for r, v in found)
+        idx, nbrs, _ = expand(verts, metrics, 48, held)  # + the keys, their sort, the union
         keys = np.unique(rows[idx] * n + nbrs)
         if low <= 1:
             keys = keys[~np.isin(keys, seen, assume_unique=True)]
@@ -226,12 +247,15 @@ def match_pattern(node: PatternMatch, graph: Graph, start: np.ndarray,
     for hop in node.hops:
         check()
         expand = _Expander(graph, hop.direction, inverse, budget)
+        # Each result row keeps every bound column (8 bytes each), the new one, and the
+        # gather's row index and edge slot.
+        row_bytes = 8 * (len(vertices) + len(edges) + 4)
         if (hop.low, hop.high) == (1, 1):
-            idx, nbrs, positions = expand(vertices[current], metrics)
+            idx, nbrs, positions = expand(vertices[current], metrics, row_bytes + 16)
             metrics["iterations"] = metrics.get("iterations", 0) + 1
         else:
             idx, nbrs = _reach(expand, vertices[current], hop.low, hop.high,
-                               max(graph.num_vertices, 1), metrics, check)
+                               max(graph.num_vertices, 1), metrics, check, row_bytes)
             positions = None
         vertices = {k: v[idx] for k, v in vertices.items()}
         edges = {k: v[idx] for k, v in edges.items()}

@@ -90,7 +90,9 @@ class Runner:
         self._remaining = Counter(id(i) for node in plan.walk() for i in node.inputs)
         self._cancel.clear()
         try:
-            with cancellable(self._cancel), reporting(self.progress):
+            # The versions the statement reads stay on disk until it ends, whatever other
+            # processes drop or replace (Catalog.snapshot; joins the statement's if it is open).
+            with self.catalog.snapshot(), cancellable(self._cancel), reporting(self.progress):
                 return self._run(plan)
         finally:
             self._results, self._remaining = {}, Counter()
@@ -151,6 +153,14 @@ class Runner:
     def forget(self, entry: GraphEntry) -> None:
         """Release everything held for a dropped or replaced graph version."""
         RESIDENCY.forget(graph_key(self.catalog, entry))
+
+    def close(self, last: bool) -> None:
+        """Release what this runner holds now: its results, and when ``last`` (no other
+        connection of this process has the database open) all the process holds of its
+        graphs."""
+        self._results, self._remaining, self.stats = {}, Counter(), {}
+        if last:
+            RESIDENCY.forget_database(str(self.catalog.path))
 
     # -- graph operators ------------------------------------------------------------------------
     def _run_AlgorithmScan(self, node: GraphOperator, metrics: dict) -> pa.Table:

@@ -3,7 +3,9 @@ statement, so the binder, the physical planner and the runner agree on the versi
 
 The catalog is read through this object only while a statement is planned and run: the entry
 of a graph named twice in a query (a join of ``bfs(g, 1)`` with ``g.vertices``) is one entry,
-of one version, whatever another connection commits meanwhile.
+of one version, whatever another connection commits meanwhile. Inside the statement's
+:meth:`Catalog.snapshot` (the connection holds one around planning and running) the lookups
+read that snapshot, whose lease keeps the versions' data on disk until the statement ends.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from .connection import Connection, connect
 from .errors import (
                      BinderError,
                      CatalogError,
+                     CorruptDatabaseError,
                      DatabaseError,
                      DataError,
                      Error,
@@ -55,7 +56,8 @@ __all__ = [
     "InterfaceError", "DatabaseError", "DataError", "OperationalError", "IntegrityError",
     "InternalError", "ProgrammingError",
     "NotSupportedError", "ParseError", "BinderError", "CatalogError", "IngestError",
-    "InvalidInputError", "__version__", "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID",
+    "InvalidInputError", "CorruptDatabaseError", "__version__", "STRING", "BINARY", "NUMBER",
+    "DATETIME", "ROWID",
     "Date", "Time", "Timestamp", "DateFromTicks", "TimeFromTicks", "TimestampFromTicks",
     "Binary",
 ]

@@ -105,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="edge file (.csv .tsv .txt .e .parquet .arrow, optionally .gz), or a "
                         "quoted glob pattern such as 'parts/*.csv.gz'")
     add_ingest_options(p)
+    p.add_argument("--mode", metavar="OCTAL", type=_octal_mode,
+                   help="permission bits of the files of a database this creates, e.g. 640 to "
+                        "let the group read it (default 600, directories 700)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
 
     q = sub.add_parser("query", help="run one SQL statement",
@@ -181,12 +184,22 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"Warning: {message}", file=sys.stderr)
 
 
+def _octal_mode(text: str) -> int:
+    try:
+        mode = int(text, 8)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an octal mode such as 640") from None
+    if not 0 <= mode <= 0o777:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a permission mode (000 to 777)")
+    return mode
+
+
 def _ingest(args) -> int:
     from .connection import connect
     from .progress import terminal_progress
 
     progress = None if args.quiet else terminal_progress(sys.stdout)
-    with connect(args.db) as con:
+    with connect(args.db, mode=args.mode) as con:
         summary = con.ingest(args.graph, args.edges, progress=progress or False,
                              **ingest_keywords(args))
     if not args.quiet:
@@ -215,10 +228,12 @@ def ingest_summary(summary: dict, db: str | None, detailed: bool = False) -> str
 
 
 def _query(args) -> int:
-    from .connection import connect
+    from .connection import connect_for_reading
     from .formatting import render
 
-    with connect(args.db, create=False, device=args.device) as con:
+    # Read-only unless the statement writes (then reopened read-write): a user who may only
+    # read the database can query it, and a query never waits for a writer.
+    with connect_for_reading(args.db, create=False, device=args.device) as con:
         result = con.execute(args.sql)
     table = result.arrow()
     if result.kind == "explain" and table.column_names == ["plan"]:

@@ -6,17 +6,19 @@ import os
 import re
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 
-from graphdb.catalog import Catalog, GraphNotFound
+from graphdb.catalog import Catalog, CorruptGraph, GraphNotFound
 from graphdb.executor.arrays import to_table
 from graphdb.executor.device import select_device
 from graphdb.executor.plan import DescribeGraph, ShowGraphs, ValuesScan
 from graphdb.executor.runner import Runner
 from graphdb.storage import BufferManager, Environment, stats_table
+from graphdb.storage.env import MARKER
 
 from . import tempdb
 from .errors import (
@@ -26,6 +28,7 @@ from .errors import (
     InterfaceError,
     InvalidInputError,
     OperationalError,
+    ProgrammingError,
     translate,
 )
 from .progress import ProgressReport
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
     from .graph import GraphHandle
     from .result import Cursor
 
-__all__ = ["Connection", "connect", "MEMORY"]
+__all__ = ["Connection", "connect", "connect_for_reading", "MEMORY"]
 
 #: The path that names an in-memory database, as in sqlite3 and DuckDB.
 MEMORY = ":memory:"
@@ -53,9 +56,14 @@ _FUNCTION_COLUMNS = ("name", "kind", "signature", "columns", "description")
 def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
             create: bool = True, device: str = "auto",
             memory_limit: int | str | None = None, buffer_pool_size: int | str | None = None,
-            page_size: int | None = None) -> "Connection":
+            page_size: int | None = None, mode: int | None = None) -> "Connection":
     """Open (or create) the database at ``path`` (a directory); no path, or ``":memory:"``,
     makes an in-memory database that disappears when the connection closes.
+
+    ``read_only``: open without write access (several processes may read while one writes;
+    a user who may only read the files can query). ``mode``: permission bits of the files a new
+    database creates, e.g. ``0o640`` to let the group read it (default ``0o600``, directories
+    ``0o700``); later opens follow what the database was created with.
 
     An in-memory database keeps its data in a temporary directory (LMDB needs files), which is
     removed on close, at exit, and even when the process is killed (see :mod:`graphdb.tempdb`).
@@ -70,7 +78,54 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
     """
     return Connection(path, read_only=read_only, create=create, device=device,
                       memory_limit=memory_limit, buffer_pool_size=buffer_pool_size,
-                      page_size=page_size)
+                      page_size=page_size, mode=mode)
+
+
+def connect_for_reading(path: str | os.PathLike | None, **options) -> "Connection":
+    """A connection that opens an existing database read-only and reopens it read-write at its
+    first write (DROP GRAPH, an ingest): the shell and ``graphdb query``, so that reading needs
+    only read access and never waits for a writer. A new or in-memory database opens
+    read-write.
+
+    >>> import graphdb
+    >>> with graphdb.connection.connect_for_reading(None) as con:
+    ...     con.execute("SHOW GRAPHS").fetchall()
+    []
+    """
+    if path is None or str(path) in ("", MEMORY):
+        return Connection(path, **options)
+    try:
+        con = Connection(path, read_only=True, **options)
+    except OperationalError:
+        if (Path(path) / MARKER).exists():
+            raise
+        return Connection(path, **options)  # a new database
+    con._reopen_for_writes = True
+    return con
+
+
+def _weak(method):
+    """``method`` (bound to a connection) without a reference to the connection: what the
+    runner and the table-function registry hold of it must not keep a closed connection alive
+    until the next garbage collection (it holds its graphs and buffer pool)."""
+    ref = weakref.WeakMethod(method)
+
+    def call(*args, **kwargs):
+        bound = ref()
+        if bound is None:
+            raise InterfaceError("the connection is closed")
+        return bound(*args, **kwargs)
+
+    call.__name__ = method.__name__
+    call.__doc__ = method.__doc__
+    call.method = ref
+    return call
+
+
+def _unweak(function):
+    """The bound method behind a :func:`_weak` wrapper (``function`` itself otherwise)."""
+    ref = getattr(function, "method", None)
+    return ref() if isinstance(ref, weakref.WeakMethod) else function
 
 
 def _require_gpu(memory_limit: int | None) -> None:
@@ -90,8 +145,10 @@ class Connection:
     def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False,
                  create: bool = True, device: str = "auto",
                  memory_limit: int | str | None = None, buffer_pool_size: int | str | None = None,
-                 page_size: int | None = None):
+                 page_size: int | None = None, mode: int | None = None):
         self._temporary = path is None or str(path) in ("", MEMORY)
+        #: reopen read-write at the first write (see connect_for_reading)
+        self._reopen_for_writes = False
         if self._temporary:
             if read_only:
                 raise InvalidInputError("an in-memory database cannot be opened read-only")
@@ -99,7 +156,7 @@ class Connection:
         self.path = Path(path)
         try:
             self._env = Environment(self.path, create=create and not read_only, read_only=read_only,
-                                    page_size=page_size)
+                                    page_size=page_size, mode=mode)
             settings = Settings().set("device", device)
             if memory_limit is not None:
                 settings = settings.set("memory_limit", memory_limit)
@@ -116,9 +173,8 @@ class Connection:
             raise translate(exc) from None
         self.settings = settings
         self.catalog = Catalog(self._env, buffers)
-        self._runner = Runner(self.catalog, self._device,
-                              lambda: self.settings.host_memory_limit,
-                              lambda: self.settings.debug_variant)
+        self._runner = Runner(self.catalog, _weak(self._device), _weak(self._host_budget),
+                              _weak(self._debug_variant))
         self._device_cache: tuple[tuple, Any] | None = None
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.
@@ -127,19 +183,22 @@ class Connection:
         self._progress: Callable[[ProgressReport], None] | None = None
         self.table_functions: dict[str, Any] = {}
         self._table_function_docs: dict[str, str] = {}
-        self.register_table_function("settings", self._settings_table,
+        self.register_table_function("settings", _weak(self._settings_table),
                                      "the settings: name, value, description")
-        self.register_table_function("functions", self._functions_table,
+        self.register_table_function("functions", _weak(self._functions_table),
                                      "every function: name, kind, signature, columns, "
                                      "description")
         self.register_table_function("graphs", self._runner.graphs_table,
                                      "the graphs, as SHOW GRAPHS lists them")
-        self.register_table_function("buffer_stats", self.buffer_stats,
+        self.register_table_function("buffer_stats", _weak(self.buffer_stats),
                                      "buffer pool counters, one row per pool")
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the database (an in-memory one is deleted); closing twice is harmless.
+        """Close the database (an in-memory one is deleted); closing twice is harmless. The
+        connection's memory (its buffer pool, and the graphs it loaded when no other connection
+        of this process has the database open) is released now, not at a later garbage
+        collection.
 
         >>> import graphdb
         >>> con = graphdb.connect()
@@ -150,10 +209,33 @@ class Connection:
         """
         if not self._closed:
             self._closed = True
-            self.catalog.buffers.close()
-            self._env.close()
+            with self._lock:
+                # The graphs' data is shared by the process's connections to the database:
+                # the last one out releases it.
+                self._runner.close(last=self._env.connections == 1)
+                self.catalog.close()
+                self.catalog.buffers.close()
+                self._env.close()
+                self._device_cache = None
             if self._temporary:
                 tempdb.remove(self.path)
+
+    def _host_budget(self) -> int | None:
+        return self.settings.host_memory_limit
+
+    def _debug_variant(self) -> str:
+        return self.settings.debug_variant
+
+    def _writable(self) -> None:
+        """Before a write: reopen a connection opened for reading read-write (or refuse)."""
+        if not self._env.read_only:
+            return
+        if not self._reopen_for_writes:
+            raise OperationalError(f"database '{self.path}' is open read-only")
+        try:
+            self._env.reopen_writable()
+        except Exception as exc:
+            raise translate(exc) from None
 
     def __repr__(self) -> str:
         where = MEMORY if self._temporary else str(self.path)
@@ -203,6 +285,10 @@ class Connection:
                 return work()
             except Error:
                 raise
+            except RecursionError:  # the parser's nesting limits catch most of these first
+                raise ProgrammingError("the statement is nested too deeply to plan (subqueries, "
+                                       "CASE or function calls within each other); simplify "
+                                       "it or split it up") from None
             except Exception as exc:
                 translated = translate(exc)
                 if translated is exc:
@@ -372,27 +458,30 @@ class Connection:
             from .loading import load_statement
 
             return pa.table({}), load_statement(self, statement)
-        if kind == "copy_to":
-            from .export import write_table
+        # The catalog snapshot of the statement: binding, planning and running read the versions
+        # it holds, whose data its lease keeps on disk until the statement ends.
+        with self.catalog.snapshot():
+            if kind == "copy_to":
+                from .export import write_table
 
-            logical = plan_query(ast, self.context(snapshot))[0]
-            table = self._runner.run(self._runner.plan(logical, snapshot))
-            rows = write_table(table, statement.path, statement.options)
-            return to_table({"Count": [rows]}), None
-        if kind == "show_settings":
-            plan = ValuesScan("settings", self._settings_table())
-        elif kind == "show_functions":
-            plan = ValuesScan("functions", self._functions_table())
-        elif kind == "show_graphs":
-            plan = ShowGraphs()
-        elif kind == "describe":
-            plan = self._describe(ast, snapshot)
-        else:
-            plan, _names = plan_query(ast, self.context(snapshot))
-        physical = self._runner.plan(plan, snapshot)
-        if statement.explain:
-            return self._explain(physical, statement.analyze), None
-        return self._runner.run(physical), None
+                logical = plan_query(ast, self.context(snapshot))[0]
+                table = self._runner.run(self._runner.plan(logical, snapshot))
+                rows = write_table(table, statement.path, statement.options)
+                return to_table({"Count": [rows]}), None
+            if kind == "show_settings":
+                plan = ValuesScan("settings", self._settings_table())
+            elif kind == "show_functions":
+                plan = ValuesScan("functions", self._functions_table())
+            elif kind == "show_graphs":
+                plan = ShowGraphs()
+            elif kind == "describe":
+                plan = self._describe(ast, snapshot)
+            else:
+                plan, _names = plan_query(ast, self.context(snapshot))
+            physical = self._runner.plan(plan, snapshot)
+            if statement.explain:
+                return self._explain(physical, statement.analyze), None
+            return self._runner.run(physical), None
 
     def _explain(self, plan, analyze: bool) -> pa.Table:
         stats = None
@@ -444,14 +533,20 @@ class Connection:
         return f"{name.lower()} reset to {self.settings.display(name.lower())}"
 
     def _drop(self, statement: Statement) -> str:
+        self._writable()
         try:
-            entry = self.catalog.drop(statement.name)
+            try:  # what this process holds of the version goes with it
+                old = self.catalog.get(statement.name)
+            except CorruptGraph:
+                old = None  # a damaged entry can be dropped; nothing of it was loaded
+            name = self.catalog.drop(statement.name)
         except GraphNotFound:
             if statement.if_exists:
                 return f"graph '{statement.name}' does not exist; nothing dropped"
             raise
-        self._runner.forget(entry)
-        return f"dropped graph '{entry.name}'"
+        if old is not None:
+            self._runner.forget(old)
+        return f"dropped graph '{name}'"
 
     def _settings_table(self) -> pa.Table:
         names = Settings.names()
@@ -495,7 +590,7 @@ class Connection:
                 for a in sorted(REGISTRY.values(), key=lambda a: a.name)]
         for name in sorted(self.table_functions):
             function = self.table_functions[name]
-            columns = ", ".join(_FUNCTION_COLUMNS if function == self._functions_table
+            columns = ", ".join(_FUNCTION_COLUMNS if _unweak(function) == self._functions_table
                                 else function().column_names)
             rows.append((name, "table", f"{name}()", columns, self._table_function_docs[name]))
         rows += [(n, "scalar", sig, "", doc) for n, sig, doc in scalar_functions()]

@@ -22,6 +22,7 @@ __all__ = [
     "CatalogError",
     "IngestError",
     "InvalidInputError",
+    "CorruptDatabaseError",
     "translate",
 ]
 
@@ -87,6 +88,16 @@ class InvalidInputError(ProgrammingError):
     """An argument value the engine cannot accept."""
 
 
+class CorruptDatabaseError(DatabaseError):
+    """Data read from the database failed validation (a damaged or edited file, block or
+    catalog entry). The message names the graph, the file and what is wrong; nothing of it was
+    used, deleted or returned. ``graph`` and ``file`` carry the first two where known."""
+
+    def __init__(self, message: str, graph: str | None = None, file: str | None = None):
+        self.graph, self.file = graph, file
+        super().__init__(message)
+
+
 class IngestError(DataError):
     """Bad input file; ``file`` and ``line`` say where."""
 
@@ -103,8 +114,14 @@ def translate(exc: BaseException) -> BaseException:
 
     if isinstance(exc, Error):
         return exc
-    if isinstance(exc, ce.IngestError):
-        new: Error = IngestError(str(exc), file=exc.file, line=exc.line)
+    if isinstance(exc, ce.CorruptGraph):
+        new: Error = CorruptDatabaseError(f"corrupt database: {exc}", exc.graph, exc.file)
+    elif isinstance(exc, se.CorruptData):
+        new = CorruptDatabaseError(f"corrupt database: {exc}", None, exc.file)
+    elif isinstance(exc, ce.GraphChanged):
+        new = OperationalError(str(exc))
+    elif isinstance(exc, ce.IngestError):
+        new = IngestError(str(exc), file=exc.file, line=exc.line)
     elif isinstance(exc, ce.CatalogError):
         new = CatalogError(str(exc))
     elif isinstance(exc, xe.InvalidArgument):
@@ -115,8 +132,6 @@ def translate(exc: BaseException) -> BaseException:
         new = ProgrammingError(str(exc)) if "type mismatch" in str(exc) else DatabaseError(str(exc))
     elif isinstance(exc, se.DatabaseLocked):
         new = OperationalError(str(exc))
-    elif isinstance(exc, se.CorruptData):
-        new = DatabaseError(f"corrupt data: {exc}")
     elif isinstance(exc, se.StorageError):
         new = OperationalError(str(exc))
     else:

@@ -268,7 +268,8 @@ def to_networkx(handle: "GraphHandle"):
 
 def to_scipy(handle: "GraphHandle", *, weighted: bool = True):
     con = handle.connection
-    entry = con.catalog.get(handle.name)
-    graph = con._runner.graph(entry)
-    out = graph.csr("out", weights=weighted)
-    return out.to_scipy(weighted=weighted), con._runner.vertex_ids(entry).ids
+    with con.catalog.snapshot() as snap:  # the version stays on disk while it is read
+        entry = snap.get(handle.name)
+        graph = con._runner.graph(entry)
+        out = graph.csr("out", weights=weighted)
+        return out.to_scipy(weighted=weighted), con._runner.vertex_ids(entry).ids

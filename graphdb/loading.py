@@ -27,6 +27,7 @@ def ingest(con: "Connection", graph: str, edges: Any, *, vertices: Any = None,
            progress: Any = False, **options: Any) -> dict:
     """``Connection.ingest`` (see there): Python objects through a temporary Arrow file, files
     straight into the catalog's ingest; returns the summary."""
+    con._writable()  # a connection opened for reading is reopened read-write (or refuses)
     if not is_path(edges) or (vertices is not None and not is_path(vertices)):
         return ingest_objects(con, graph, edges, vertices, dict(
             options, memory_limit=memory_limit, temp_dir=temp_dir, replace=replace,

@@ -30,7 +30,7 @@ from typing import Callable
 
 from graphdb.executor.device import warm_up
 
-from .connection import Connection, connect
+from .connection import Connection, connect_for_reading
 from .errors import Error
 from .formatting import render
 from .progress import ProgressReport, describe_report
@@ -350,7 +350,8 @@ def run_shell(db: str | None, *, commands: list[str] | None = None, bail: bool =
               mode: str | None = None, device: str = "auto") -> int:
     """The shell on ``db`` (in memory without one). ``commands``: statements to run instead of
     reading input (``-c``). Returns the exit status: 1 when a statement of a script failed."""
-    with connect(db, device=device) as con:
+    # Read-only until the first write (DROP GRAPH): see connection.connect_for_reading.
+    with connect_for_reading(db, device=device) as con:
         interactive = commands is None and sys.stdin.isatty() and sys.stdout.isatty()
         shell = Shell(con, sys.stdout, sys.stdout if interactive else sys.stderr, sys.stderr,
                       interactive=interactive)

@@ -20,20 +20,31 @@ _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb":
           "tb": 1000**4, "tib": 1024**4}
 
 
+#: The largest size a setting takes (an exbibyte): beyond any machine, within int64.
+MAX_BYTES = 1 << 60
+#: The most threads ``SET threads`` takes.
+MAX_THREADS = 4096
+
+
 def parse_bytes(value: Any, name: str = "size") -> int:
-    """'256MB', '4GiB', '1.5 GB' or a number of bytes."""
+    """'256MB', '4GiB', '1.5 GB' or a number of bytes: at least one byte once rounded down
+    (``0.5`` is refused, not taken as 0), at most :data:`MAX_BYTES`."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value <= 0:
-            raise InvalidInputError(f"{name} must be positive")
-        return int(value)
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value))
-    if not match or match.group(2).lower() not in _UNITS:
-        raise InvalidInputError(
-            f"{name}: cannot read {value!r} as a size (examples: '512MB', '4GB', '1GiB')")
-    size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
-    if size <= 0:
-        raise InvalidInputError(f"{name} must be positive")
-    return size
+        size = value
+    else:
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*",
+                             str(value))
+        if not match or match.group(2).lower() not in _UNITS:
+            raise InvalidInputError(
+                f"{name}: cannot read {value!r} as a size (examples: '512MB', '4GB', '1GiB')")
+        size = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    if size != size or size <= 0:  # NaN too
+        raise InvalidInputError(f"{name} must be a positive size, got {value!r}")
+    if size >= MAX_BYTES + 1:
+        raise InvalidInputError(f"{name} of {value!r} is larger than {MAX_BYTES} bytes (1 EiB)")
+    if int(size) < 1:
+        raise InvalidInputError(f"{name} of {value!r} rounds down to 0 bytes; give at least 1")
+    return int(size)
 
 
 #: Arrow's CPU thread count when the process started; ``RESET threads`` restores it.
@@ -92,8 +103,10 @@ class Settings:
         if name in ("buffer_pool_size", "host_memory_limit"):
             return replace(self, **{name: parse_bytes(value, name)})
         if name == "threads":
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InvalidInputError(f"threads must be a positive integer, got {value!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or \
+                    not 1 <= value <= MAX_THREADS:
+                raise InvalidInputError(f"threads must be a positive integer (at most "
+                                        f"{MAX_THREADS}), got {value!r}")
             return replace(self, threads=value)
         raise InvalidInputError(self._unknown(name))
 

@@ -2,14 +2,17 @@
 
 Key layout in the ``blocks`` sub-database::
 
-    <graph_id>/<array>/meta      b"<dtype>:<length>:<block_bytes>"
+    <graph_id>/<array>/meta      b"<dtype>:<length>:<block_bytes>", then the same trailer as
+                                 a block's
     <graph_id>/<array>/<%010d>   block n: its bytes (the last block may be short), then an
                                  8-byte trailer: checksum u32, algorithm u8 (storage.checksum),
                                  3 zero bytes
 
 Cutting arrays into blocks keeps every LMDB value bounded and lets an operator read any range of
 an array (a range of vertices' offsets, the edges of those vertices) without reading the rest.
-The checksum trailer means a damaged block raises :class:`CorruptData` instead of being returned.
+The checksum trailer means a damaged block or array record raises :class:`CorruptData` instead of
+being returned; an array record must also describe a plain numeric array (a dtype numpy reads
+from bytes, a sane block size), so no edit of it can make a reader allocate or misread.
 Readers that go through the buffer manager use :func:`block_key` and :func:`unpack_block`.
 """
 
@@ -20,8 +23,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .checksum import checksum, default_algorithm
-from .errors import CorruptData, StorageError
+from .checksum import ALGORITHMS, checksum, default_algorithm
+from .errors import CorruptData
 
 __all__ = [
     "DEFAULT_BLOCK_BYTES",
@@ -29,9 +32,11 @@ __all__ = [
     "array_info",
     "block_key",
     "delete_arrays",
+    "parse_array_info",
     "get_array",
     "get_range",
     "put_array",
+    "seal",
     "unpack_block",
 ]
 
@@ -86,17 +91,18 @@ def put_array(txn, db, graph_id: str, array: str, values: np.ndarray,
     block_bytes = max(itemsize, block_bytes - block_bytes % itemsize)
     per_block = block_bytes // itemsize
     meta = f"{values.dtype.str}:{values.size}:{block_bytes}".encode()
-    txn.put(_key(graph_id, array, "meta"), meta, db=db)
+    txn.put(_key(graph_id, array, "meta"), seal(np.frombuffer(meta, np.uint8)), db=db)
     flat = values.reshape(-1)
     for n, start in enumerate(range(0, flat.size, per_block)):
         raw = np.ascontiguousarray(flat[start : start + per_block]).view(np.uint8)
-        txn.put(block_key(graph_id, array, n), _with_trailer(raw), db=db)
+        txn.put(block_key(graph_id, array, n), seal(raw), db=db)
         if on_block is not None:
             on_block(raw.nbytes)
     return flat.size * itemsize
 
 
-def _with_trailer(raw: np.ndarray) -> np.ndarray:
+def seal(raw: np.ndarray) -> np.ndarray:
+    """``raw`` (uint8) followed by its checksum trailer, as stored; :func:`unpack_block` checks it."""
     # np.empty, not bytearray(n): every byte is written below, so zero-filling first is waste
     # (an ingest writes hundreds of MB of blocks).
     out = np.empty(raw.size + TRAILER_BYTES, dtype=np.uint8)
@@ -109,23 +115,43 @@ def _with_trailer(raw: np.ndarray) -> np.ndarray:
 def unpack_block(value, where: str) -> memoryview:
     """The payload of a stored block after checking its trailer; CorruptData when it fails."""
     if value is None:
-        raise CorruptData(f"{where} is missing")
+        raise CorruptData(f"{where} is missing", missing=True)
     view = memoryview(value)
     if len(view) < TRAILER_BYTES:
         raise CorruptData(f"{where} is truncated")
     payload = view[: len(view) - TRAILER_BYTES]
     expected, algorithm = TRAILER.unpack_from(view, len(view) - TRAILER_BYTES)
+    if algorithm not in ALGORITHMS:
+        raise CorruptData(f"{where} names an unknown checksum algorithm ({algorithm})")
     if checksum(payload, algorithm) != expected:
         raise CorruptData(f"{where} fails its checksum")
     return payload
 
 
 def array_info(txn, db, graph_id: str, array: str) -> ArrayInfo:
-    meta = txn.get(_key(graph_id, array, "meta"), db=db)
-    if meta is None:
-        raise StorageError(f"array {array!r} of graph {graph_id} is missing")
-    dtype, length, block_bytes = bytes(meta).decode().split(":")
-    return ArrayInfo(np.dtype(dtype), int(length), int(block_bytes))
+    where = f"the record of array {array!r} (graph {graph_id})"
+    raw = txn.get(_key(graph_id, array, "meta"), db=db) if db is not None else None
+    if raw is None:
+        raise CorruptData(f"array {array!r} of graph {graph_id} is missing", missing=True)
+    return parse_array_info(bytes(unpack_block(raw, where)), where)
+
+
+#: dtypes arrays are stored in: little-endian integers and floats of up to 8 bytes.
+_DTYPE_KINDS = "iuf"
+
+
+def parse_array_info(text: bytes, where: str) -> ArrayInfo:
+    """An array record's fields, each checked (the record passed its checksum already)."""
+    try:
+        dtype, length, block_bytes = text.decode("ascii").split(":")
+        dtype, length, block_bytes = np.dtype(dtype), int(length), int(block_bytes)
+    except (UnicodeDecodeError, ValueError, TypeError):
+        raise CorruptData(f"{where} is unreadable: {text[:60]!r}") from None
+    if dtype.kind not in _DTYPE_KINDS or dtype.itemsize > 8 or dtype.byteorder == ">":
+        raise CorruptData(f"{where} names dtype {dtype.str!r}, not a stored numeric type")
+    if length < 0 or not 0 < block_bytes <= 1 << 32 or block_bytes % dtype.itemsize:
+        raise CorruptData(f"{where} has length {length} and block size {block_bytes}")
+    return ArrayInfo(dtype, length, block_bytes)
 
 
 def get_range(txn, db, graph_id: str, array: str, start: int, stop: int,

@@ -330,7 +330,7 @@ class BufferManager:
         with self.env.read_txn() as txn:
             value = txn.get(lmdb_key, db=db) if db is not None else None
             if value is None:
-                raise CorruptData(f"{where} is missing")
+                raise CorruptData(f"{where} is missing", missing=True)
             if key.kind == "block":
                 value = unpack_block(value, where)
             length = len(value)
@@ -486,9 +486,12 @@ class BufferManager:
             }
 
     def close(self) -> None:
+        """Stop prefetching and free every frame now (not when the pool object goes)."""
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
+        with self._lock:
+            self._frames, self._free, self._table, self._info = [], [], {}, {}
 
 
 def stats_table(*pools):

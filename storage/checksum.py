@@ -14,11 +14,13 @@ import zlib
 
 from .errors import StorageError
 
-__all__ = ["CRC32", "XXH3", "algorithm_name", "checksum", "default_algorithm"]
+__all__ = ["ALGORITHMS", "CRC32", "XXH3", "algorithm_name", "checksum", "default_algorithm", "file_checksum"]
 
 CRC32 = 1
 XXH3 = 2
 _NAMES = {CRC32: "crc32", XXH3: "xxh3"}
+#: The algorithms a seal may name; any other number is damage.
+ALGORITHMS = frozenset(_NAMES)
 
 try:  # optional: ``pip install xxhash``
     import xxhash as _xxhash
@@ -45,3 +47,33 @@ def checksum(data, algorithm: int) -> int:
     if algorithm == CRC32:
         return zlib.crc32(data)
     raise StorageError(f"unknown checksum algorithm {algorithm}")
+
+
+#: Bytes a file is read in while its checksum is computed (memory stays bounded by this).
+FILE_CHUNK = 8 << 20
+
+
+def file_checksum(path, algorithm: int) -> int:
+    """32-bit checksum of a whole file's bytes, as :func:`checksum` of its contents would be."""
+    if algorithm == XXH3:
+        if _xxhash is None:
+            checksum(b"", algorithm)  # raises the 'install xxhash' error
+        state = _xxhash.xxh3_64()
+        update = state.update
+    elif algorithm == CRC32:
+        crc = 0
+
+        def update(chunk):
+            nonlocal crc
+            crc = zlib.crc32(chunk, crc)
+    else:
+        raise StorageError(f"unknown checksum algorithm {algorithm}")
+    buffer = bytearray(FILE_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        while True:
+            n = f.readinto(buffer)
+            if not n:
+                break
+            update(view[:n])
+    return state.intdigest() & 0xFFFFFFFF if algorithm == XXH3 else crc

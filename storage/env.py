@@ -3,10 +3,15 @@
 A database is a directory::
 
     DB/
+      graphdb.db        marker: this is a graphdb database, and its format version
       meta.lmdb/        LMDB environment: sub-databases 'catalog' (graph entries),
                         'blocks' (CSR arrays cut into fixed-size blocks), 'pages' (slotted
-                        topology pages) and 'meta' (the page layout, per-graph topology info)
-      graphs/<id>/      Arrow IPC files of one graph version (vertex ids, properties)
+                        topology pages) and 'meta' (the page layout, the catalog's sequence
+                        number, per-graph topology info, retired graph versions)
+      graphs/<id>/      Arrow IPC files of one graph version (vertex ids, properties); ``<id>``
+                        is a generated 32-digit hex id, never a name taken from elsewhere
+      leases.lock       byte-range locks: reader leases and the map lock (storage.locks)
+      writer.lock       held by a long write (an ingest, a drop) across processes
 
 LMDB gives one writer and many readers with ACID commits: a write transaction either commits
 whole or leaves no trace, also when the process is killed in the middle. Files under ``graphs/``
@@ -15,15 +20,46 @@ catalog entry references is an unfinished ingest and is removed by the next writ
 
 The page layout (page size, record-id widths) is chosen when the database is created and kept
 in 'meta'; CSR blocks use the page size too, so one frame size in the buffer manager fits both.
-Another process may grow the LMDB map while this one has it open; LMDB then refuses new
-transactions here until the map is re-read (``set_mapsize(0)``), which both paths below do.
+
+The map, several processes, and a full disk
+-------------------------------------------
+The environment is opened with ``writemap``: a write transaction's dirty pages go straight into
+the shared file mapping instead of malloc'ed copies held until commit (an ingest's commit of a
+16 M edge graph peaked at 486 MB of anonymous memory without it and 155 MB with it, and ran
+faster). With ``writemap`` LMDB sets the file's length to the map size on every open and every
+``set_mapsize`` (an ``ftruncate``), so the map size is shared state between processes: if any
+process opened or remapped with a smaller map than another's, it would cut the file under that
+process, whose next touch of the cut pages is a SIGBUS. Hence three rules, kept here:
+
+- every read-write open and every map change takes the *map lock* (an exclusive byte-range lock,
+  storage.locks) and uses at least the data file's current length: no process ever shrinks it;
+- a process adopts another's growth (``MapResizedError``) the same way, never with LMDB's
+  ``set_mapsize(0)`` (which would take the size of the last *commit*, possibly smaller than a
+  writer's grown map);
+- LMDB requires that no transaction of the process is active while its map changes; connections
+  of one process share the environment, so transactions enter a gate that a map change closes.
+
+Writing into a sparse mapping on a full disk is a SIGBUS too. So before a write transaction the
+file's blocks beyond the committed data are allocated (``posix_fallocate``) for what it will
+write: 4 MiB for a small transaction, the estimate for a large one (:meth:`allocate`, which
+write_topology calls with its estimate). Without the space the write is refused before it
+starts, with :class:`DiskFull` naming the bytes needed and free, and the database stays as it
+was. Read-only opens never change the file (LMDB ignores ``writemap`` without write access).
+
+Files and directories are created with mode 0600/0700 (or the ``mode`` given when the database is
+created; later opens follow the database directory's mode). A user who may only read the files
+can open the database read-only: where LMDB's lock file is not writable for them, LMDB runs
+without its reader table (``lock=False``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,70 +67,146 @@ from typing import TypeVar
 
 import lmdb
 
-from .errors import DatabaseLocked, MapTooSmall, StorageError
+from .errors import CorruptData, DatabaseLocked, DiskFull, MapTooSmall, StorageError
+from .locks import LEASE_FILE, LockFile
 from .mapped import advise_file, release_file, trim_heap
 from .pages import PageLayout
 
-__all__ = ["SUBDATABASES", "Environment"]
+__all__ = ["DEFAULT_MODE", "SUBDATABASES", "Environment", "valid_graph_id"]
 
 T = TypeVar("T")
 
 SUBDATABASES = ("catalog", "blocks", "pages", "meta")
 _LAYOUT_KEY = b"storage/layout"
+_FORMAT_KEY = b"storage/format"
 
 #: Initial LMDB map size; it doubles whenever a write transaction fills it. The environment
 #: variable lets tests start small so that growth (and other processes adopting it) is exercised.
 INITIAL_MAP_SIZE = 1 << 30
+#: Disk allocated ahead of a write transaction that gives no estimate of its size (a catalog
+#: entry, a retirement); larger writes pass their estimate.
+WRITE_HEADROOM = 4 << 20
 #: Marker file that identifies a directory as a graphdb database.
 MARKER = "graphdb.db"
-FORMAT_VERSION = 1
+#: 2: block metadata, catalog entries and Arrow files carry checksums.
+FORMAT_VERSION = 2
+#: Mode of the files a new database creates (directories get 0700).
+DEFAULT_MODE = 0o600
+_GRAPH_ID = re.compile(r"[0-9a-f]{32}")
+#: What a database directory may hold before its marker is written (an interrupted creation).
+_OWN_NAMES = {"meta.lmdb", "graphs", "writer.lock", LEASE_FILE, MARKER + ".tmp"}
+
+
+def valid_graph_id(graph_id: object) -> bool:
+    """Graph ids are generated (``uuid4().hex``); nothing else may name a graph directory."""
+    return isinstance(graph_id, str) and _GRAPH_ID.fullmatch(graph_id) is not None
+
+
+def directory_mode(file_mode: int) -> int:
+    """The mode of directories beside files of ``file_mode``: x wherever r is set."""
+    return file_mode | ((file_mode & 0o444) >> 2)
 
 
 class Environment:
-    """An open database directory (LMDB environment + the Arrow file area)."""
+    """An open database directory (LMDB environment + the Arrow file area).
+
+    ``mode``: permission bits of the files created (default 0600, directories 0700); a new
+    database's directory gets the matching directory mode, and later opens derive the file
+    mode from it, so every file of a database follows what its creator chose.
+    """
 
     def __init__(self, path: str | os.PathLike, *, create: bool = True, read_only: bool = False,
-                 page_size: int | None = None, layout: PageLayout | None = None):
+                 page_size: int | None = None, layout: PageLayout | None = None,
+                 mode: int | None = None):
         self.path = Path(path)
         self.read_only = read_only
-        if self.path.exists() and not self.path.is_dir():
-            raise StorageError(f"'{self.path}' exists and is not a database directory")
-        if not self.path.exists():
-            if not create or read_only:
-                raise StorageError(f"database '{self.path}' does not exist")
-            self.path.mkdir(parents=True)
-        marker = self.path / MARKER
-        if not marker.exists():
-            if any(self.path.iterdir()):
-                raise StorageError(
-                    f"'{self.path}' is not a graphdb database (a non-empty directory without "
-                    f"{MARKER}); choose a new or empty directory"
-                )
-            if read_only or not create:
-                raise StorageError(f"database '{self.path}' does not exist")
-            marker.write_text(f"graphdb database, format {FORMAT_VERSION}\n")
-        (self.path / "graphs").mkdir(exist_ok=True)
+        creating = self._check_directory(create, read_only, mode)
+        self._shared = None
+        self._shared = _acquire(self.path, read_only, self.mode, existing=not creating)
         try:
-            self._env = _acquire(self.path / "meta.lmdb", read_only)
-        except lmdb.Error as exc:
-            raise StorageError(f"cannot open database '{self.path}': {exc}") from exc
+            self._open_subdatabases(page_size, layout, creating)
+            if creating:
+                self._write_marker()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- opening --------------------------------------------------------------------------------
+    def _check_directory(self, create: bool, read_only: bool, mode: int | None) -> bool:
+        """Check what is at ``path``; True when a new database is to be created there."""
+        path = self.path
+        if mode is not None and not 0 <= mode <= 0o777:
+            raise StorageError(f"mode must be permission bits such as 0o640, got {mode!r}")
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise StorageError(f"'{path}' exists and is not a database directory")
+        if not path.exists():
+            if not create or read_only:
+                raise StorageError(f"database '{path}' does not exist")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.mkdir()
+        marker = path / MARKER
+        if marker.exists():
+            self.mode = mode if mode is not None else path.stat().st_mode & 0o666
+            _check_format(path, marker)
+            return False
+        graphs = path / "graphs"
+        foreign = {p.name for p in path.iterdir()} - _OWN_NAMES
+        if foreign or (graphs.is_dir() and any(graphs.iterdir())):
+            raise StorageError(
+                f"'{path}' is not a graphdb database (a non-empty directory without {MARKER}); "
+                "choose a new or empty directory")
+        if read_only or not create:
+            raise StorageError(f"database '{path}' does not exist")
+        self.mode = DEFAULT_MODE if mode is None else mode
+        _chmod(path, directory_mode(self.mode))
+        return True
+
+    def _open_subdatabases(self, page_size, layout, creating: bool) -> None:
         self._dbs = {}
-        if not read_only:
-            # py-lmdb opens named sub-databases of a writable environment in a write transaction,
-            # so a read-write open waits while another process commits (an ingest's final
-            # transaction). A read-only open never waits: readers never block in LMDB.
-            with self._env.begin(write=True) as txn:
-                for name in SUBDATABASES:
-                    self._dbs[name] = self._env.open_db(name.encode(), txn=txn)
-                self.layout = self._layout(txn, page_size, layout)
-        else:
+        if not self.read_only:
+            self._make_dir(self.path / "graphs", exist_ok=True)
+            # py-lmdb opens named sub-databases of a writable environment in a write
+            # transaction, so a read-write open waits while another process commits (an
+            # ingest's final transaction). A read-only open never waits.
+            self.allocate(WRITE_HEADROOM)
+            txn = self._begin(write=True)
+            try:
+                with txn:
+                    for name in SUBDATABASES:
+                        self._dbs[name] = self._env.open_db(name.encode(), txn=txn)
+                    self._check_stored_format(txn, creating)
+                    self.layout = self._layout(txn, page_size, layout)
+            except lmdb.Error as exc:
+                raise _storage_error(exc, f"cannot open database '{self.path}'") from exc
+            finally:
+                self._gate.exit()
+            return
+        self._gate.enter()
+        try:
             for name in SUBDATABASES:
-                try:
+                try:  # its own transaction: handles opened in a read transaction end with it
                     self._dbs[name] = self._env.open_db(name.encode(), create=False)
                 except lmdb.NotFoundError:
                     self._dbs[name] = None
-            with self.read_txn() as txn:
-                self.layout = self._layout(txn, page_size, layout)
+        finally:
+            self._gate.exit()
+        with self.read_txn() as txn:
+            self._check_stored_format(txn, creating)
+            self.layout = self._layout(txn, page_size, layout)
+
+    def _check_stored_format(self, txn, creating: bool) -> None:
+        raw = txn.get(_FORMAT_KEY, db=self._dbs["meta"]) if self._dbs["meta"] else None
+        if raw is None and creating and not self.read_only:
+            txn.put(_FORMAT_KEY, str(FORMAT_VERSION).encode(), db=self._dbs["meta"])
+        elif raw is None or bytes(raw) != str(FORMAT_VERSION).encode():
+            raise CorruptData(f"database '{self.path}': meta.lmdb/data.mdb does not record "
+                              f"format {FORMAT_VERSION} (found {raw and bytes(raw)!r})")
+
+    def _write_marker(self) -> None:
+        tmp = self.path / (MARKER + ".tmp")
+        tmp.write_text(f"graphdb database, format {FORMAT_VERSION}\n")
+        _chmod(tmp, self.mode)
+        os.replace(tmp, self.path / MARKER)  # last: a database without it was never finished
 
     def _layout(self, txn, page_size: int | None, wanted: PageLayout | None) -> PageLayout:
         """The database's page layout; a new database stores the one asked for (or the default).
@@ -104,7 +216,11 @@ class Environment:
             raise StorageError("page_size and layout.page_size disagree")
         raw = txn.get(_LAYOUT_KEY, db=self._dbs["meta"]) if self._dbs["meta"] else None
         if raw is not None:
-            layout = PageLayout(**json.loads(bytes(raw)))
+            try:
+                layout = PageLayout(**json.loads(bytes(raw)))
+            except (ValueError, TypeError, StorageError) as exc:
+                raise CorruptData(f"database '{self.path}': meta.lmdb/data.mdb: the page layout "
+                                  f"record is unreadable ({exc})") from None
             if (page_size is not None and page_size != layout.page_size) or (
                     wanted is not None and wanted != layout):
                 raise StorageError(
@@ -117,57 +233,198 @@ class Environment:
             txn.put(_LAYOUT_KEY, json.dumps(layout.__dict__).encode(), db=self._dbs["meta"])
         return layout
 
-    # -- transactions ---------------------------------------------------------------------
+    def reopen_writable(self) -> None:
+        """Turn a read-only open into a read-write one (the shell's first write statement)."""
+        if not self.read_only:
+            return
+        _release(self.path)
+        self._shared = None
+        try:
+            self._shared = _acquire(self.path, False, self.mode, existing=True)
+        except BaseException:
+            self._shared = _acquire(self.path, True, self.mode, existing=True)
+            raise
+        self.read_only = False
+        self._open_subdatabases(None, self.layout, creating=False)
+
+    # -- transactions ---------------------------------------------------------------------------
+    @property
+    def _env(self) -> lmdb.Environment:
+        if self._shared is None:
+            raise StorageError(f"database '{self.path}' is closed")
+        return self._shared.env
+
+    @property
+    def _gate(self) -> _TxnGate:
+        return self._shared.gate
+
+    @property
+    def connections(self) -> int:
+        """How many opens of this process share the environment (connections to the database)."""
+        return self._shared.references if self._shared is not None else 0
+
+    @property
+    def leases(self) -> LockFile:
+        """Reader leases of this database (see storage.locks), shared by the process."""
+        return self._shared.locks
+
     def db(self, name: str):
         return self._dbs[name]
 
     def _begin(self, write: bool) -> lmdb.Transaction:
-        try:
-            return self._env.begin(write=write, buffers=not write)
-        except lmdb.MapResizedError:  # another process grew the map: adopt its size
-            self._env.set_mapsize(0)
-            return self._env.begin(write=write, buffers=not write)
+        """A new transaction inside the gate; the caller calls ``self._gate.exit()`` after it."""
+        while True:
+            self._gate.enter()
+            try:
+                return self._env.begin(write=write, buffers=not write)
+            except lmdb.MapResizedError:  # another process grew the map: adopt its size
+                self._gate.exit()
+                self._grow_map(0)
+            except lmdb.Error as exc:
+                self._gate.exit()
+                raise _storage_error(exc, f"cannot read '{self.path}'") from exc
+            except BaseException:
+                self._gate.exit()
+                raise
 
     @contextlib.contextmanager
     def read_txn(self) -> Iterator[lmdb.Transaction]:
         """A read snapshot; values are memoryviews valid only inside the ``with`` block."""
-        with self._begin(write=False) as txn:
-            yield txn
+        txn = self._begin(write=False)
+        try:
+            with txn:
+                yield txn
+        finally:
+            self._gate.exit()
+
+    def _info(self) -> tuple[dict, int]:
+        """(LMDB's env info, page size), read inside the gate (the map may be changing)."""
+        self._gate.enter()
+        try:
+            return self._env.info(), self._env.stat()["psize"]
+        finally:
+            self._gate.exit()
+
+    def _used_bytes(self, info: dict, psize: int) -> int:
+        return (info["last_pgno"] + 1) * psize
+
+    @property
+    def lmdb_page_bytes(self) -> int:
+        """LMDB's own page size (the OS page size): the unit values are stored in."""
+        return self._info()[1]
 
     def map_headroom(self) -> int:
         """Bytes the map has beyond the pages in use (a lower bound: freed pages are reused)."""
-        info, stat = self._env.info(), self._env.stat()
-        return info["map_size"] - (info["last_pgno"] + 1) * stat["psize"]
+        info, psize = self._info()
+        return info["map_size"] - self._used_bytes(info, psize)
 
     def reserve(self, nbytes: int) -> None:
-        """Grow the map ahead of a big write so it is not redone after MapFull.
+        """Grow the map ahead of a big write so it is not redone after MapFull, after checking
+        that the disk has room for it.
 
         Call it outside any transaction of this process (LMDB's rule for resizing)."""
-        info = self._env.info()
-        wanted = info["map_size"] - self.map_headroom() + 2 * int(nbytes)
+        info, psize = self._info()
+        used = self._used_bytes(info, psize)
+        self._check_free_disk(used, int(nbytes))
+        wanted = used + 2 * int(nbytes)
         if wanted > info["map_size"]:
             size = info["map_size"]
             while size < wanted:
                 size *= 2
-            self._env.set_mapsize(size)
+            self._grow_map(size)
 
-    def write(self, fn: Callable[[lmdb.Transaction], T]) -> T:
+    def allocate(self, nbytes: int) -> None:
+        """Make sure the next ``nbytes`` beyond the committed data (within the map) have disk
+        blocks, so that writing them through the mapping cannot fault; :class:`DiskFull` when the
+        disk has no room. Allowed inside a write transaction (it does not touch the map)."""
+        if self.read_only:
+            return
+        info, psize = self._info()
+        used = self._used_bytes(info, psize)
+        end = min(used + int(nbytes), info["map_size"])
+        if end <= used:
+            return
+        fd = os.open(self._data_file, os.O_RDWR)
+        try:
+            os.posix_fallocate(fd, used, end - used)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                raise self._disk_full(end - used) from None
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                raise StorageError(f"cannot allocate space in '{self._data_file}': "
+                                   f"{exc.strerror}") from None
+        finally:
+            os.close(fd)
+
+    def _check_free_disk(self, used: int, nbytes: int) -> None:
+        try:
+            allocated = os.stat(self._data_file).st_blocks * 512
+            vfs = os.statvfs(self._data_file)
+        except OSError:
+            return
+        ahead = max(0, allocated - used)  # blocks already allocated beyond the committed data
+        if vfs.f_bavail * vfs.f_frsize + ahead < nbytes:
+            raise self._disk_full(nbytes)
+
+    def _disk_full(self, nbytes: int) -> DiskFull:
+        try:
+            vfs = os.statvfs(self._data_file)
+            free = vfs.f_bavail * vfs.f_frsize
+        except OSError:
+            free = None
+        return DiskFull(self.path, nbytes, free)
+
+    def _grow_map(self, wanted: int) -> None:
+        """Set the map to at least ``wanted`` bytes, the file's length and the current map (0:
+        adopt another process's growth). Never shrinks the file under another process."""
+        with self._gate.resize():
+            locked = self._shared.locks.map_lock() if not self.read_only else \
+                contextlib.nullcontext()
+            with locked:
+                current = self._env.info()["map_size"]
+                length = _file_size(self._data_file)
+                size = max(int(wanted), current, length)
+                if size > length and not self.read_only:
+                    # Lengthen the file first: LMDB's own ftruncate failing inside set_mapsize
+                    # (a file size limit, a quota) would leave the environment unmapped.
+                    try:
+                        os.truncate(self._data_file, size)
+                    except OSError as exc:
+                        raise self._disk_full(size - length) from exc
+                if size != current or wanted == 0:
+                    try:
+                        self._env.set_mapsize(size)
+                    except lmdb.Error as exc:
+                        raise _storage_error(exc, f"cannot grow the map of '{self.path}'") \
+                            from exc
+
+    def write(self, fn: Callable[[lmdb.Transaction], T], nbytes: int = WRITE_HEADROOM) -> T:
         """Run ``fn(txn)`` in one write transaction, growing the map and retrying when full.
 
         ``fn`` must be repeatable: it is called again from the start after a map resize.
+        ``nbytes``: disk allocated ahead of it (a large write calls :meth:`allocate` itself).
         """
         if self.read_only:
             raise StorageError("database is open read-only")
         while True:
+            self.allocate(nbytes)
+            txn = self._begin(write=True)
+            grow = 0
             try:
-                with self._begin(write=True) as txn:
+                with txn:
                     return fn(txn)
             except MapTooSmall as short:  # said before writing: grow once, to what is needed
-                self.reserve(short.nbytes)
+                grow = short.nbytes
             except lmdb.MapFullError:
-                self._env.set_mapsize(self._env.info()["map_size"] * 2)
+                grow = -1
             except lmdb.Error as exc:
-                raise StorageError(f"write to '{self.path}' failed: {exc}") from exc
+                raise _storage_error(exc, f"write to '{self.path}' failed") from exc
+            finally:
+                self._gate.exit()
+            if grow > 0:
+                self.reserve(grow)
+            else:
+                self._grow_map(self._info()[0]["map_size"] * 2)
 
     def release_resident(self) -> int:
         """Unmap this process's pages of the data file (see :mod:`graphdb.storage.mapped`): after a
@@ -185,35 +442,65 @@ class Environment:
     def _data_file(self) -> Path:
         return self.path / "meta.lmdb" / "data.mdb"
 
-    # -- the Arrow file area ----------------------------------------------------------------
+    # -- the Arrow file area ----------------------------------------------------------------------
     def graph_dir(self, graph_id: str) -> Path:
-        return self.path / "graphs" / graph_id
+        """``graphs/<graph_id>``: only for a generated id, never a link out of the database."""
+        if not valid_graph_id(graph_id):
+            raise CorruptData(f"graph id {str(graph_id)[:80]!r} is not a generated id; no file "
+                              "is read or removed for it", file="meta.lmdb/data.mdb")
+        graphs = self.path / "graphs"
+        for path in (graphs, graphs / graph_id):
+            if path.is_symlink():
+                raise CorruptData(f"'{path}' is a symbolic link; graph files are only read and "
+                                  "removed inside the database directory",
+                                  file=str(path.relative_to(self.path)))
+        return graphs / graph_id
 
     def new_graph_dir(self, graph_id: str) -> Path:
         d = self.graph_dir(graph_id)
-        d.mkdir(parents=True, exist_ok=False)
+        self._make_dir(d)
         return d
 
-    def remove_unreferenced(self, referenced: set[str]) -> list[str]:
-        """Delete graph directories that no committed entry references (killed ingests)."""
-        import shutil
+    def _make_dir(self, path: Path, exist_ok: bool = False) -> None:
+        if path.is_dir() and exist_ok:
+            return
+        path.mkdir(exist_ok=exist_ok)
+        _chmod(path, directory_mode(self.mode))
 
+    def seal_file(self, path: Path) -> None:
+        """Give a file this database wrote the database's mode (pyarrow follows the umask)."""
+        _chmod(path, self.mode)
+
+    def remove_graph_dir(self, graph_id: str) -> None:
+        """Delete one graph version's directory (a real directory under ``graphs/`` only)."""
+        d = self.graph_dir(graph_id)
+        if d.is_dir() and not d.is_symlink():
+            shutil.rmtree(d, ignore_errors=True)
+
+    def remove_unreferenced(self, referenced: set[str]) -> list[str]:
+        """Delete graph directories that no committed or retired entry references (killed
+        ingests). Only directories named by a generated id are considered."""
         removed = []
-        for d in (self.path / "graphs").iterdir():
-            if d.is_dir() and d.name not in referenced:
+        graphs = self.path / "graphs"
+        if not graphs.is_dir() or graphs.is_symlink():
+            return removed
+        for d in graphs.iterdir():
+            if valid_graph_id(d.name) and d.name not in referenced and d.is_dir() \
+                    and not d.is_symlink():
                 shutil.rmtree(d, ignore_errors=True)
                 removed.append(d.name)
         return removed
 
     @contextlib.contextmanager
-    def writer_lock(self) -> Iterator[None]:
-        """An exclusive, non-blocking lock for long writes (ingest) across processes."""
+    def writer_lock(self, wait: bool = False) -> Iterator[None]:
+        """An exclusive lock for long writes (ingest) across processes; non-blocking unless
+        ``wait``."""
         import fcntl
 
-        fd = os.open(self.path / "writer.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path / "writer.lock", os.O_RDWR | os.O_CREAT, self.mode)
         try:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
             except BlockingIOError:
                 raise DatabaseLocked(
                     f"another process is writing to '{self.path}' (an ingest or drop is running); "
@@ -224,56 +511,212 @@ class Environment:
             os.close(fd)
 
     def stat(self) -> dict:
-        return {"map_size": self._env.info()["map_size"], **self._env.stat()}
+        info, _psize = self._info()
+        self._gate.enter()
+        try:
+            return {"map_size": info["map_size"], **self._env.stat()}
+        finally:
+            self._gate.exit()
 
     def close(self) -> None:
-        if self._env is not None:
-            _release(self.path / "meta.lmdb")
-            self._env = None
+        if self._shared is not None:
+            self._shared = None
+            _release(self.path)
+
+
+class _TxnGate:
+    """Transactions of one process on one environment, and map changes that must wait for none.
+
+    Any number of threads may be inside (a transaction each, nested ones allowed); a map
+    change waits until none is, and new transactions wait while one is pending, except in a
+    thread that is inside already (its outer transaction could otherwise never end)."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._inside = 0
+        self._resizing = False
+        self._waiting = 0
+        self._depth = threading.local()
+
+    def enter(self) -> None:
+        depth = getattr(self._depth, "n", 0)
+        with self._cond:
+            while self._resizing or (self._waiting and depth == 0):
+                self._cond.wait()
+            self._inside += 1
+        self._depth.n = depth + 1
+
+    def exit(self) -> None:
+        self._depth.n -= 1
+        with self._cond:
+            self._inside -= 1
+            if not self._inside:
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def resize(self) -> Iterator[None]:
+        if getattr(self._depth, "n", 0):
+            raise StorageError("the database grew in another process while this thread was "
+                               "reading it; run the statement again")
+        with self._cond:
+            self._waiting += 1
+            try:
+                while self._resizing or self._inside:
+                    self._cond.wait()
+            finally:
+                self._waiting -= 1
+            self._resizing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._resizing = False
+                self._cond.notify_all()
+
+
+class _Shared:
+    """What the connections of one process to one database share."""
+
+    def __init__(self, env: lmdb.Environment, locks: LockFile, read_only: bool):
+        self.env, self.locks, self.read_only = env, locks, read_only
+        self.references = 1
+        self.gate = _TxnGate()
 
 
 # LMDB allows one open environment per file per process (py-lmdb refuses a second), yet an
 # embedding program may well connect twice to one database: connections share the environment,
 # counted, and the last one to close closes it.
-_OPEN: dict[str, list] = {}  # resolved path -> [lmdb.Environment, references, read_only]
+_OPEN: dict[str, _Shared] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def _acquire(path: Path, read_only: bool) -> lmdb.Environment:
+def _acquire(path: Path, read_only: bool, mode: int, existing: bool) -> _Shared:
     key = str(path.resolve())
     with _OPEN_LOCK:
-        entry = _OPEN.get(key)
-        if entry is not None:
-            if entry[2] and not read_only:
-                raise StorageError(f"database '{path.parent}' is already open read-only in this "
+        shared = _OPEN.get(key)
+        if shared is not None:
+            if shared.read_only and not read_only:
+                raise StorageError(f"database '{path}' is already open read-only in this "
                                    "process; close that connection to open it for writing")
-            entry[1] += 1
-            return entry[0]
-        env = lmdb.open(
-            str(path),
-            map_size=int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE))),
-            max_dbs=len(SUBDATABASES) + 4,
-            readonly=read_only,
-            subdir=True,
-            lock=True,
-            # Dirty pages of a write transaction go straight into the file mapping instead
-            # of malloc'ed copies held until commit: an ingest's commit of a 16 M edge graph
-            # peaked at 486 MB of anonymous memory without this and 155 MB with it, and ran
-            # faster. Commits stay atomic (copy-on-write B+tree; the meta page flips last).
-            # The data file is sparse up to the map size.
-            writemap=True,
-        )
-        _OPEN[key] = [env, 1, read_only]
+            shared.references += 1
+            return shared
+        if existing:
+            _check_data_file(path)
+        locks = LockFile(path / LEASE_FILE, writable=not read_only, mode=mode)
+        try:
+            env = _open_lmdb(path / "meta.lmdb", read_only, mode, locks)
+        except BaseException:
+            locks.close()
+            raise
+        shared = _Shared(env, locks, read_only)
+        _OPEN[key] = shared
+        return shared
+
+
+def _open_lmdb(directory: Path, read_only: bool, mode: int, locks: LockFile) -> lmdb.Environment:
+    initial = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE)))
+    options = dict(max_dbs=len(SUBDATABASES) + 4, subdir=True, mode=mode)
+    data = directory / "data.mdb"
+    try:
+        if read_only:
+            lock_file = directory / "lock.mdb"
+            # A user who may read but not write the lock file: LMDB without its reader table.
+            lock = not lock_file.exists() or os.access(lock_file, os.W_OK, effective_ids=True)
+            return lmdb.open(str(directory), map_size=max(initial, _file_size(data)),
+                             readonly=True, lock=lock, **options)
+        if not directory.exists():
+            directory.mkdir()
+            _chmod(directory, directory_mode(mode))
+        created = not data.exists()
+        with locks.map_lock():  # nobody resizes while the size is read and the file mapped
+            env = lmdb.open(str(directory), map_size=max(initial, _file_size(data)),
+                            writemap=True, **options)
+        if created:
+            for name in ("data.mdb", "lock.mdb"):
+                _chmod(directory / name, mode)
         return env
+    except lmdb.Error as exc:
+        raise _storage_error(exc, f"cannot open database '{directory.parent}'") from exc
 
 
 def _release(path: Path) -> None:
     key = str(path.resolve())
     with _OPEN_LOCK:
-        entry = _OPEN.get(key)
-        if entry is None:
+        shared = _OPEN.get(key)
+        if shared is None:
             return
-        entry[1] -= 1
-        if entry[1] == 0:
+        shared.references -= 1
+        if shared.references == 0:
             del _OPEN[key]
-            entry[0].close()
+            shared.env.close()
+            shared.locks.close()
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _chmod(path: Path, mode: int) -> None:
+    try:
+        os.chmod(path, mode)
+    except PermissionError:  # not ours (a shared directory): leave it as its owner set it
+        pass
+
+
+def _check_format(path: Path, marker: Path) -> None:
+    try:
+        text = marker.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorruptData(f"database '{path}': cannot read {MARKER} ({exc})", file=MARKER) \
+            from None
+    found = re.search(r"format (\d+)", text)
+    if found is None:
+        raise CorruptData(f"database '{path}': {MARKER} names no format", file=MARKER)
+    if int(found.group(1)) != FORMAT_VERSION:
+        raise StorageError(
+            f"database '{path}' has format {found.group(1)}; this graphdb reads format "
+            f"{FORMAT_VERSION} (checksummed catalog and files): load its graphs into a new "
+            "database")
+
+
+def _check_data_file(path: Path) -> None:
+    """Refuse a database whose LMDB file is missing, empty or cut short: opening it would make
+    a new, empty environment (and the next writer's orphan cleanup would remove every graph
+    directory as unreferenced) or fault on the missing pages."""
+    data = path / "meta.lmdb" / "data.mdb"
+    graphs = path / "graphs"
+    count = sum(1 for _ in graphs.iterdir()) if graphs.is_dir() else 0
+    beside = f" ({count} graph director{'y' if count == 1 else 'ies'} beside it)"
+    size = _file_size(data)
+    if not data.exists() or size == 0:
+        state = "missing" if not data.exists() else "empty"
+        raise CorruptData(f"database '{path}' is damaged: meta.lmdb/data.mdb is {state}"
+                          f"{beside}; it is not opened, so nothing in it is changed",
+                          file="meta.lmdb/data.mdb")
+    try:  # a read-only probe without the lock file: reads the meta pages, writes nothing
+        probe = lmdb.open(str(data.parent), readonly=True, lock=False, subdir=True,
+                          max_dbs=len(SUBDATABASES) + 4, map_size=max(size, 1 << 20))
+        try:
+            needed = (probe.info()["last_pgno"] + 1) * probe.stat()["psize"]
+        finally:
+            probe.close()
+    except lmdb.Error as exc:
+        raise CorruptData(f"database '{path}' is damaged: meta.lmdb/data.mdb is not an LMDB "
+                          f"file LMDB can read ({exc}){beside}", file="meta.lmdb/data.mdb") \
+            from None
+    if size < needed:
+        raise CorruptData(f"database '{path}' is damaged: meta.lmdb/data.mdb has {size} bytes, "
+                          f"its last commit needs {needed}{beside}", file="meta.lmdb/data.mdb")
+
+
+def _storage_error(exc: lmdb.Error, what: str) -> StorageError:
+    text = str(exc)
+    if "No space left" in text or "Disk quota" in text or "File too large" in text:
+        return DiskFull(None, None, None, detail=f"{what}: {text}")
+    if isinstance(exc, (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError,
+                        lmdb.VersionMismatchError)):
+        return CorruptData(f"{what}: meta.lmdb/data.mdb: {text}", file="meta.lmdb/data.mdb")
+    return StorageError(f"{what}: {text}")

@@ -1,9 +1,12 @@
 """Errors raised by the storage layer."""
 
+from __future__ import annotations
+
 __all__ = [
     "BufferPoolExhausted",
     "CorruptData",
     "DatabaseLocked",
+    "DiskFull",
     "MapTooSmall",
     "StorageError",
 ]
@@ -18,7 +21,34 @@ class DatabaseLocked(StorageError):
 
 
 class CorruptData(StorageError):
-    """Stored bytes failed a consistency check (never returned as data)."""
+    """Stored bytes failed a consistency check (never returned as data).
+
+    ``file``: the file of the database that holds them, relative to its directory, where known
+    (``meta.lmdb/data.mdb`` for blocks, pages and metadata)."""
+
+    def __init__(self, message: str, *, file: str | None = "meta.lmdb/data.mdb",
+                 missing: bool = False):
+        super().__init__(message)
+        self.file = file
+        #: the bytes are absent rather than damaged (a graph version freed under a reader that
+        #: could take no lease reads as missing, not as corrupt)
+        self.missing = missing
+
+
+class DiskFull(StorageError):
+    """A write was refused before it started because the disk has no room for it; nothing was
+    written."""
+
+    def __init__(self, path, nbytes: int | None, free: int | None, detail: str | None = None):
+        self.path, self.nbytes, self.free = path, nbytes, free
+        if detail is not None:
+            message = f"the disk is full: {detail}"
+        else:
+            have = "" if free is None else f", {_size(free)} are free"
+            message = (f"not enough disk space for database '{path}': the write needs "
+                       f"{_size(nbytes)} more{have}; nothing was written (free some space and "
+                       "run it again)")
+        super().__init__(message)
 
 
 class BufferPoolExhausted(StorageError):
@@ -32,3 +62,11 @@ class MapTooSmall(StorageError):
     def __init__(self, nbytes: int):
         super().__init__(f"the database map needs {nbytes} more bytes")
         self.nbytes = nbytes
+
+
+def _size(nbytes: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if nbytes < 1024 or unit == "TiB":
+            return f"{nbytes} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    return str(nbytes)

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import page_kernel
-from .checksum import checksum, default_algorithm
+from .checksum import ALGORITHMS, checksum, default_algorithm
 from .errors import CorruptData, StorageError
 
 __all__ = [
@@ -451,6 +451,9 @@ def verify_page(buf, expected_pid: int | None = None) -> PageHeader:
     header = read_header(view)
     if header.page_size != len(view):
         raise CorruptData(f"page {header.page_id} claims {header.page_size} bytes, has {len(view)}")
+    if header.checksum_algorithm not in ALGORITHMS:
+        raise CorruptData(f"page {header.page_id} names an unknown checksum algorithm "
+                          f"({header.checksum_algorithm})")
     if checksum(view[_CRC_START:], header.checksum_algorithm) != header.checksum_value:
         raise CorruptData(f"page {header.page_id} fails its checksum")
     if expected_pid is not None and header.page_id != expected_pid:

@@ -6,7 +6,8 @@ For each direction present in the arrays (``out``, and ``in`` for a directed gra
             <gid>/<dir>_page_first_vertex/...           the page table (GTS's RVT): int64
             <gid>/<dir>_page_kind/...                   1 small / 2 large, per page
     pages   <gid>/<dir>/<%010d>                          the slotted pages (see storage.pages)
-    meta    topology/<gid>/<dir>                         JSON: page counts, sizes, record-id widths
+    meta    topology/<gid>/<dir>                         JSON: page counts, sizes, record-id widths,
+                                                         sealed with a block's checksum trailer
 
 Everything is written inside the caller's write transaction, next to the catalog entry, so an
 ingest that dies before its commit leaves none of it. Arrays may be ``np.memmap``: blocks and
@@ -25,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .blocks import delete_arrays, delete_prefix, put_array
-from .errors import CorruptData, MapTooSmall, StorageError
+from .blocks import TRAILER_BYTES, delete_arrays, delete_prefix, put_array, seal, unpack_block
+from .errors import CorruptData, MapTooSmall
 from .mapped import release_file
 from .pages import LARGE, PageLayout, PagePlan, iter_pages, plan_pages, verify_page
 
@@ -51,6 +52,10 @@ PAGE_THREADS = 1
 #: Bytes put between two unmappings of the written file pages (Environment.release_resident):
 #: what a commit holds resident of the graph it writes.
 RELEASE_EVERY = 64 << 20
+#: LMDB's header on a run of overflow pages (a value larger than half an LMDB page).
+LMDB_PAGE_HEADER = 16
+#: Added to a write's estimate: its catalog entry, B-tree branch pages, the free list.
+ESTIMATE_MARGIN = 1 << 20
 #: Test hook: when set to a path, the writer creates that file after the first direction's pages
 #: are in the (uncommitted) transaction, then sleeps, so a test can kill it at a known point.
 TEST_PAUSE_ENV = "GRAPHDB_TEST_PAUSE_IN_TOPOLOGY_WRITE"
@@ -96,9 +101,11 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray], *,
     """
     release_every = release_every or RELEASE_EVERY
     layout: PageLayout = env.layout
-    needed = _estimated_bytes(arrays, layout)
+    needed = _estimated_bytes(arrays, layout, getattr(env, "lmdb_page_bytes", 4096))
     if hasattr(env, "map_headroom") and env.map_headroom() < needed:
         raise MapTooSmall(needed)  # before writing gigabytes that a MapFull would throw away
+    if hasattr(env, "allocate"):
+        env.allocate(needed)  # disk blocks for it now: a full disk refuses, never faults
     blocks, pages, meta = env.db("blocks"), env.db("pages"), env.db("meta")
     stats = {"page_size": layout.page_size, "block_bytes": 0, "page_bytes": 0, "pages": 0,
              "large_pages": 0}
@@ -152,7 +159,8 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray], *,
                 "slot_bytes": layout.slot_bytes, "weighted": builder.weighted,
                 "num_vertices": len(plan.vertex_pid),
             }
-            txn.put(_meta_key(graph_id, direction), json.dumps(info).encode(), db=meta)
+            sealed = seal(np.frombuffer(json.dumps(info).encode(), np.uint8))
+            txn.put(_meta_key(graph_id, direction), sealed, db=meta)
             stats["pages"] += info["pages"]
             stats["large_pages"] += info["large_pages"]
             stats["page_bytes"] += info["pages"] * layout.page_size
@@ -255,16 +263,37 @@ class _PageBuilder(_Pages):
         self._thread.join()
 
 
-def _estimated_bytes(arrays: dict[str, np.ndarray], layout: PageLayout) -> int:
-    """Blocks plus pages: pages hold each edge as a record id (and its weight) plus slack."""
-    total = sum(a.nbytes for a in arrays.values())
+def _estimated_bytes(arrays: dict[str, np.ndarray], layout: PageLayout,
+                     lmdb_page: int = 4096) -> int:
+    """Bytes of the LMDB file the write takes: its blocks and pages (pages hold each edge as a
+    record id, and its weight, plus slack) as LMDB stores values of their size, and a margin.
+
+    It must not fall short: the disk is allocated for this much before the write (a full disk
+    then refuses it), and a write past the allocation on a full disk would fault."""
+
+    def stored(value_bytes: int, count: int) -> int:
+        if value_bytes > lmdb_page // 2:  # an overflow run of whole pages, plus its leaf node
+            per = -(-(value_bytes + LMDB_PAGE_HEADER) // lmdb_page) * lmdb_page + 64
+        else:  # inline in a leaf page; leaves run about half full after splits
+            per = 2 * (value_bytes + 64)
+        return per * count
+
+    def blocks(nbytes: int) -> int:  # an array cut into page-size blocks, plus its record
+        full, rest = divmod(int(nbytes), layout.page_size)
+        return stored(layout.page_size + TRAILER_BYTES, full) + \
+            (stored(rest + TRAILER_BYTES, 1) if rest else 0) + stored(64, 1)
+
+    total = sum(blocks(a.nbytes) for a in arrays.values())
     for direction in DIRECTIONS:
         targets = arrays.get(f"{direction}_targets")
         if targets is not None:
             per_edge = layout.rid_bytes + (8 if f"{direction}_weights" in arrays else 0)
             vertices = len(arrays[f"{direction}_offsets"])
-            total += int(1.25 * (len(targets) * per_edge + vertices * 20)) + 2 * layout.page_size
-    return total
+            page_bytes = int(1.25 * (len(targets) * per_edge + vertices * 20)) + \
+                2 * layout.page_size
+            pages = -(-page_bytes // layout.page_size)
+            total += stored(layout.page_size, pages) + blocks(9 * pages)  # + the page table
+    return int(total * 1.1) + ESTIMATE_MARGIN
 
 
 def _test_pause() -> None:
@@ -285,15 +314,24 @@ def delete_topology(env, txn, graph_id: str) -> int:
 def topology_info(env, txn, graph_id: str, direction: str) -> dict:
     db = env.db("meta")
     raw = txn.get(_meta_key(graph_id, direction), db=db) if db is not None else None
+    where = f"the {direction!r} page record of graph {graph_id}"
     if raw is None:
-        raise StorageError(f"graph {graph_id} has no {direction!r} pages")
-    return json.loads(bytes(raw))
+        raise CorruptData(f"{where} is missing", missing=True)
+    try:
+        info = json.loads(bytes(unpack_block(raw, where)))
+    except ValueError:
+        info = None
+    if not isinstance(info, dict) or not all(
+            isinstance(info.get(k), int) and not isinstance(info.get(k), bool) and info[k] >= 0
+            for k in ("pages", "large_pages", "page_size", "num_vertices")):
+        raise CorruptData(f"{where} is unreadable")
+    return info
 
 
 def read_page(env, txn, graph_id: str, direction: str, pid: int) -> memoryview:
     """One verified page straight from LMDB (valid inside ``txn``); for tools and tests."""
     value = txn.get(page_key(graph_id, direction, pid), db=env.db("pages"))
     if value is None:
-        raise CorruptData(f"page {pid} ({direction}) of graph {graph_id} is missing")
+        raise CorruptData(f"page {pid} ({direction}) of graph {graph_id} is missing", missing=True)
     verify_page(value, pid)
     return value

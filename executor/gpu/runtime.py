@@ -242,7 +242,7 @@ def _upload(graph, name: str, dtype) -> Any:
     From the host copy when the residency owner holds one; otherwise, for a stored graph,
     straight from the buffer manager's page-locked frames block by block (no host copy of the
     whole array is made), each block checked as it passes (:func:`_check_block`)."""
-    from graphdb.storage import ItemKey
+    from graphdb.storage import CorruptData, ItemKey
 
     cupy = cp()
     held = graph.residency.peek(graph.key, "cpu", f"array:{name}")
@@ -251,6 +251,7 @@ def _upload(graph, name: str, dtype) -> Any:
         host = held if held is not None else graph._array(name)
         return cupy.asarray(host, dtype=dtype)
     info = buffers.array_info(graph.graph_id, name)
+    _check_record(graph, name, info)
     out = cupy.empty(info.length, dtype=info.dtype)
     keys = [ItemKey.block(graph.graph_id, name, n) for n in range(info.num_blocks)]
     stream = cupy.cuda.get_current_stream()
@@ -262,7 +263,26 @@ def _upload(graph, name: str, dtype) -> Any:
         cupy.cuda.runtime.memcpyAsync(out.data.ptr + at, block.ctypes.data, block.nbytes, 1,
                                       stream.ptr)  # 1 = cudaMemcpyHostToDevice
         stream.synchronize()  # the frame is unpinned when the loop moves on
+    if name.endswith("_offsets") and last_offset != graph.num_edges:
+        raise CorruptData(f"graph '{graph.name}': array {name!r} ends at {last_offset}, not at "
+                          f"|E| = {graph.num_edges}")
     return out if out.dtype == np.dtype(dtype) else out.astype(dtype)
+
+
+def _check_record(graph, name: str, info) -> None:
+    """A CSR array's record against the graph's sizes before its blocks go to the device (the
+    catalog's check of a host read, catalog.validation.array_problem)."""
+    from graphdb.storage import CorruptData
+
+    from ..graph import index_dtype
+
+    kind = name.split("_", 1)[-1]
+    want = {"offsets": (np.dtype(np.int64), graph.num_vertices + 1),
+            "targets": (index_dtype(graph.num_vertices), graph.num_edges),
+            "weights": (np.dtype(np.float64), graph.num_edges)}.get(kind)
+    if want is not None and (info.dtype, info.length) != want:
+        raise CorruptData(f"graph '{graph.name}': array {name!r} is stored as {info.length} "
+                          f"{info.dtype.name}, the graph needs {want[1]} {want[0].name}")
 
 
 def _check_block(graph, name: str, n: int, block: np.ndarray, last_offset: int) -> int:
@@ -274,7 +294,8 @@ def _check_block(graph, name: str, n: int, block: np.ndarray, last_offset: int) 
     if not block.size:
         return last_offset
     if name.endswith("_offsets"):
-        bad = (int(block[0]) < last_offset or bool((np.diff(block) < 0).any())
+        bad = (int(block[0]) < last_offset or (n == 0 and int(block[0]) != 0)
+               or bool((np.diff(block) < 0).any())
                or int(block[-1]) > graph.num_edges)
         if not bad:
             return int(block[-1])

@@ -14,7 +14,7 @@ binder sees an ordinary AST.
 
 from __future__ import annotations
 
-from sqlglot import exp, parser, tokens
+from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
@@ -166,6 +166,37 @@ class GraphSQLParser(parser.Parser):
 class GraphSQLTokenizer(tokens.Tokenizer):
     # SETTINGS is a ClickHouse keyword in the base tokenizer; here it names a table function.
     KEYWORDS = {k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SETTINGS"}
+
+
+def _graph_table_sql(gen, node: GraphTable) -> str:
+    pattern = "".join(gen.sql(part) for part in node.args["pattern"])
+    where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
+    columns = node.args.get("columns")
+    columns = f" COLUMNS ({', '.join(gen.sql(c) for c in columns)})" if columns else ""
+    alias = f" AS {node.alias}" if node.alias else ""
+    return f"GRAPH_TABLE ({gen.sql(node.this)} MATCH {pattern}{where}{columns}){alias}"
+
+
+def _node_pattern_sql(gen, node: NodePattern) -> str:
+    where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
+    return f"({gen.sql(node.this) if node.this else ''}{where})"
+
+
+def _edge_pattern_sql(gen, node: EdgePattern) -> str:
+    where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
+    inner = f"[{gen.sql(node.this) if node.this else ''}{where}]"
+    low, high = node.args.get("low", 1), node.args.get("high", 1)
+    quantifier = "" if (low, high) == (1, 1) else f"{{{low},{high}}}"
+    left, right = {"out": ("-", "->"), "in": ("<-", "-"), "both": ("-", "-")}[
+        node.args["direction"]]
+    return f"{left}{inner}{right}{quantifier}"
+
+
+# Printable by any generator, so error messages and column names can quote a pattern: the base
+# generator is what ``node.sql()`` uses, and these classes exist only in this dialect's trees.
+generator.Generator.TRANSFORMS = {
+    **generator.Generator.TRANSFORMS, GraphTable: _graph_table_sql,
+    NodePattern: _node_pattern_sql, EdgePattern: _edge_pattern_sql}
 
 
 class GraphSQL(Dialect):

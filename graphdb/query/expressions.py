@@ -116,6 +116,11 @@ _TYPES = {
 }
 
 
+#: Digits round() takes: a float64 holds no more than about 300 decimal orders of magnitude
+#: (Arrow reports an overflow past that).
+MAX_ROUND_DIGITS = 300
+
+
 def output_name(node: exp.Expression) -> str:
     """The column name SQL gives a select-list expression."""
     if isinstance(node, exp.Alias):
@@ -220,6 +225,8 @@ class Translator:
                 raise NotSupportedError(f"IS {node.expression.sql()} is not supported; use IS NULL")
             return _call("is_null", t(node.this))
         if isinstance(node, exp.Neg):
+            if isinstance(node.this, exp.Literal) and not node.this.is_string:
+                return _literal(literal_value(node))  # -9223372036854775808 is a BIGINT
             return _call("negate_checked", t(node.this))
         if isinstance(node, exp.Div):
             # SQL engines differ on integer division; like DuckDB's '/', this one is real-valued.
@@ -267,9 +274,7 @@ class Translator:
             return _call("divide", _call("ln_checked", t(node.expression).cast(pa.float64())),
                          _call("ln_checked", t(base).cast(pa.float64())))
         if isinstance(node, exp.Round):
-            digits = node.args.get("decimals")
-            nd = int(literal_value(digits)) if digits is not None else 0
-            return _call("round", t(node.this), options=pc.RoundOptions(nd))
+            return self._round(node)
         if isinstance(node, exp.Exists):
             raise NotSupportedError("EXISTS (subquery) is not supported; use "
                                     "x IN (SELECT ...) or a join")
@@ -280,6 +285,18 @@ class Translator:
         if isinstance(node, exp.Func):
             return self._function(node)
         raise NotSupportedError(f"expression not supported yet: {node.sql()}")
+
+    def _round(self, node: exp.Round) -> pc.Expression:
+        digits = node.args.get("decimals")
+        nd = 0 if digits is None else literal_value(digits)
+        if nd is None:  # round(x, NULL) is NULL, as in DuckDB and PostgreSQL
+            return _literal(None).cast(pa.float64())
+        if not isinstance(nd, int) or isinstance(nd, bool) or not -MAX_ROUND_DIGITS <= nd \
+                <= MAX_ROUND_DIGITS:
+            raise BinderError(f"round(): the number of digits must be an integer constant "
+                              f"between -{MAX_ROUND_DIGITS} and {MAX_ROUND_DIGITS}, got "
+                              f"{digits.sql()}")
+        return _call("round", self.to_arrow(node.this), options=pc.RoundOptions(nd))
 
     def _in(self, node: exp.In) -> pc.Expression:
         query = node.args.get("query")
@@ -340,10 +357,23 @@ class Translator:
         return _call(arrow_name, *args)
 
 
+#: The range of SQL's BIGINT, the type integer constants take.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def checked_constant(value):
+    """``value`` if SQL can hold it: integers are BIGINT, so one beyond int64 is refused."""
+    if isinstance(value, int) and not isinstance(value, bool) and \
+            not INT64_MIN <= value <= INT64_MAX:
+        raise BinderError(f"integer {value} is out of range for BIGINT (-2^63 .. 2^63-1); "
+                          "write it with a decimal point or exponent for a DOUBLE")
+    return value
+
+
 def _literal(value) -> pc.Expression:
     """A constant in an expression (see executor.arrays: pc.scalar of a plain Python value
     would import pandas)."""
-    return pc.scalar(scalar(value))
+    return pc.scalar(scalar(checked_constant(value)))
 
 
 def _call(name: str, *args: pc.Expression, options=None) -> pc.Expression:

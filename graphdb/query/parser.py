@@ -6,10 +6,10 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
+from sqlglot.tokens import TokenType
 
 from ..errors import ParseError
 from .copy import parse_copy, parse_create_graph
@@ -103,7 +103,10 @@ def parse(sql: str) -> Statement:
             return Statement("reset", None, text, name="all")
         raise ParseError("expected RESET setting_name (or RESET ALL)", 1, 1)
     try:
-        statements = [s for s in sqlglot.parse(text, read=GraphSQL) if s is not None]
+        dialect = GraphSQL()
+        tokens = dialect.tokenize(text)
+        _check_nesting(tokens)
+        statements = [s for s in dialect.parser().parse(tokens, text) if s is not None]
     except SqlglotParseError as err:
         first = err.errors[0] if err.errors else {}
         message = _readable(first.get("description", str(err)))
@@ -116,6 +119,7 @@ def parse(sql: str) -> Statement:
     if len(statements) != 1:
         raise ParseError(f"expected one statement, found {len(statements)}")
     ast = statements[0]
+    _check_depth(ast)
     if isinstance(ast, exp.Describe):
         return Statement("describe", ast, text)
     if isinstance(ast, exp.Set):
@@ -123,6 +127,39 @@ def parse(sql: str) -> Statement:
     if isinstance(ast, exp.Query):
         return Statement("select", ast, text)
     raise ParseError(f"unsupported statement: {head}", 1, 1)
+
+
+#: Deepest nesting of parentheses (subqueries, calls, groupings) a statement may have. The
+#: parser and the binder recurse per level (sqlglot's parser some ten frames per subquery):
+#: past this, Python's stack could run out (RecursionError from 31 nested scalar subqueries,
+#: 62 parentheses; 16 of them run). Connection turns any RecursionError left into a
+#: ProgrammingError too, but this one says where.
+MAX_NESTING = 32
+#: Deepest expression tree a statement may have (``1 + 1 + ... + 1`` is as deep as it is long):
+#: the binder walks trees recursively.
+MAX_DEPTH = 256
+
+
+def _check_nesting(tokens) -> None:
+    depth = 0
+    for token in tokens:
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+            if depth > MAX_NESTING:
+                raise ParseError(f"parentheses and subqueries are nested more than "
+                                 f"{MAX_NESTING} deep", token.line, token.col)
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+
+
+def _check_depth(ast: exp.Expression) -> None:
+    stack = [(ast, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ParseError(f"the statement's expressions are nested more than {MAX_DEPTH} "
+                             "deep (a very long chain of operators?); split it up")
+        stack.extend((child, depth + 1) for child in node.iter_expressions())
 
 
 _OPERATORS = {"EQ": "=", "NEQ": "<>", "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=",

@@ -32,7 +32,14 @@ from graphdb.executor.plan import (
 from ..errors import BinderError, NotSupportedError
 from .aggregates import has_aggregates, plan_aggregate, resolve_group_keys
 from .dialect import GraphTable
-from .expressions import Translator, conjuncts, literal_value, output_name
+from .expressions import (
+    INT64_MAX,
+    Translator,
+    checked_constant,
+    conjuncts,
+    literal_value,
+    output_name,
+)
 from .parameters import bind_parameters, constant
 from .scope import Relation, Scope
 from .tables import Context, plan_named_table, plan_table_function
@@ -132,7 +139,8 @@ def _relation(item: exp.Expression, ctx: Context, taken: set[str]) -> Relation:
 
 def _values(item: exp.Values) -> tuple[PlanNode, list[str]]:
     """``(VALUES (1, 'a'), (2, 'b'))``: constant rows, columns named col0, col1, ..."""
-    rows = [[literal_value(v) for v in (t.expressions if isinstance(t, exp.Tuple) else [t])]
+    rows = [[checked_constant(literal_value(v))
+             for v in (t.expressions if isinstance(t, exp.Tuple) else [t])]
             for t in item.expressions]
     width = len(rows[0])
     if any(len(r) != width for r in rows):
@@ -353,7 +361,9 @@ def _non_negative(node: exp.Expression, clause: str) -> int:
     value = constant(node, clause)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise BinderError(f"{clause} must be a non-negative integer, got {node.sql()}")
-    return value
+    # No table has 2^63 rows: a larger LIMIT or OFFSET means the same as the largest int64,
+    # which is what Arrow's slice takes.
+    return min(value, INT64_MAX)
 
 
 def _expand_aliases(node: exp.Expression, aliases: dict[str, exp.Expression],

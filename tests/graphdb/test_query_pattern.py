@@ -146,3 +146,26 @@ def test_fixed_length_patterns_equal_duckdb_joins(pattern, join, tmp_path):
     duck.execute("CREATE TABLE edges AS SELECT * FROM edges_arrow")
     theirs = duck.execute(join).fetchall()
     assert sorted(ours) == sorted(theirs)
+
+
+@pytest.mark.parametrize("frontier", ["dense", "sparse"])
+@pytest.mark.parametrize("pattern", ["(a)-[]->{1,3}(b)", "(a)-[]->(x)-[]->{1,2}(b)",
+                                     "(a)-[e]->(x)-[f]->(b)"])
+def test_pattern_memory_is_bounded_by_memory_limit(world, monkeypatch, frontier, pattern):
+    """Bindings and frontiers count against memory_limit as they grow: a pattern whose answer
+    does not fit is refused with the sizes, before it is built (a reliability run saw one grow
+    to 14.7 GB); one that fits answers the same as without a limit."""
+    con, _graph = world
+    monkeypatch.setattr(graphdb.executor.pattern, "DENSE_FRONTIER_BUDGET",
+                        0 if frontier == "sparse" else 1e10)
+    sql = f"SELECT count(*) FROM GRAPH_TABLE (g MATCH {pattern} COLUMNS (a.id, b.id))"
+    expected = con.execute(sql).fetchall()
+    rows = expected[0][0]
+    try:
+        con.execute(f"SET memory_limit = {rows * 8}")  # under 8 bytes a row: cannot fit
+        with pytest.raises(graphdb.OperationalError, match="pattern expansion would .* budget"):
+            con.execute(sql)
+        con.execute(f"SET memory_limit = {rows * 1000 + 10**6}")
+        assert con.execute(sql).fetchall() == expected
+    finally:
+        con.execute("RESET memory_limit")

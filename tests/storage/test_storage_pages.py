@@ -166,9 +166,9 @@ def test_pages_and_blocks_sealed_with_either_checksum_verify_and_catch_flips(mon
     page[300] ^= 4
     with pytest.raises(CorruptData):
         verify_page(page)
-    from graphdb.storage.blocks import _with_trailer, unpack_block
+    from graphdb.storage.blocks import seal, unpack_block
 
-    sealed = bytearray(_with_trailer(np.arange(100, dtype=np.uint8)))
+    sealed = bytearray(seal(np.arange(100, dtype=np.uint8)))
     assert bytes(unpack_block(bytes(sealed), "b")) == bytes(range(100))
     sealed[7] ^= 1
     with pytest.raises(CorruptData):
