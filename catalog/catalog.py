@@ -162,7 +162,7 @@ class Catalog:
         length), then its invariant (offsets never decreasing from 0 to |E|, targets in
         [0, |V|)); each invariant concerns one array, so an operator that reads only some of a
         CSR's arrays gets them checked too."""
-        with self._reading(entry, "meta.lmdb/data.mdb"):
+        with self.reading(entry, "meta.lmdb/data.mdb"):
             kind = array.split("_", 1)[-1]
             info = self.buffers.array_info(entry.graph_id, array)
             if kind in ("offsets", "targets", "weights"):
@@ -197,7 +197,7 @@ class Catalog:
         when a snapshot first parses the entry, once per version and connection."""
         if entry.graph_id in self._layouts_checked:
             return
-        with self._reading(entry, "meta.lmdb/data.mdb"):
+        with self.reading(entry, "meta.lmdb/data.mdb"):
             self._check_arrays_present(entry)
         self._layouts_checked.add(entry.graph_id)
 
@@ -267,7 +267,7 @@ class Catalog:
     def _arrow(self, entry: GraphEntry, name: str) -> pa.Table | None:
         """An Arrow file of ``entry`` (None when it has none), checked against the entry."""
         where = f"graphs/{entry.graph_id}/{name}"
-        with self._reading(entry, where):
+        with self.reading(entry, where):
             path = self.env.graph_dir(entry.graph_id) / name
             record = entry.files.get(name)
             if record is None:
@@ -295,7 +295,7 @@ class Catalog:
             return table
 
     @contextlib.contextmanager
-    def _reading(self, entry: GraphEntry, file: str) -> Iterator[None]:
+    def reading(self, entry: GraphEntry, file: str = "meta.lmdb/data.mdb") -> Iterator[None]:
         """Errors of reading ``entry``'s data as the catalog's: CorruptGraph naming the graph
         and file, or GraphChanged when the version went away under a statement without a lease
         (a reader that cannot take leases, see storage.locks)."""

@@ -175,7 +175,9 @@ class Runner:
             options[name] = value
         if node.subqueries:
             spec.validate(entry, options)
-        output = self._execute(node, self.graph(entry), options, metrics)
+        # blocks read while the operator runs (the GPU's upload, pages) fail naming the graph
+        with self.catalog.reading(entry):
+            output = self._execute(node, self.graph(entry), options, metrics)
         ids = self.vertex_ids(entry)
         columns = []
         for column in spec.columns:

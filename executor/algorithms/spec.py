@@ -122,6 +122,10 @@ class AlgorithmOutput:
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
+#: Device bytes a GPU operator leaves unplanned (see :meth:`OperatorConfig.slack_bytes`).
+DEVICE_SLACK = 16 << 20
+
+
 @dataclass(frozen=True)
 class OperatorConfig:
     """What the physical planner decided for one operator run, handed to the implementation:
@@ -141,11 +145,32 @@ class OperatorConfig:
     #: the family's own tuning, filled by its spec's ``tune`` (e.g. PageRank's blocking)
     tuning: Any = None
 
+    def slack_bytes(self) -> int:
+        """Device bytes left unplanned: on the GPU, room for CuPy's pool rounding, flag words and
+        stacks (:data:`DEVICE_SLACK`, an eighth of a smaller budget); none on the CPU."""
+        if self.device != "gpu" or self.budget_bytes is None:
+            return 0
+        return min(DEVICE_SLACK, int(self.budget_bytes) // 8)
+
     def free_bytes(self) -> int:
-        """Bytes of the budget left beside the vertex state (for pieces, chunks, caches)."""
+        """Bytes of the budget left beside the vertex state and the slack (for pieces, chunks,
+        caches)."""
         if self.budget_bytes is None:
             raise InvalidArgument(f"a {self.variant} operator needs a memory budget")
-        return int(self.budget_bytes) - int(self.state_bytes)
+        return int(self.budget_bytes) - int(self.state_bytes) - self.slack_bytes()
+
+    @classmethod
+    def with_room(cls, device: str, variant: str, state_bytes: int, room: int,
+                  **kw) -> OperatorConfig:
+        """The smallest configuration whose :meth:`free_bytes` is at least ``room``."""
+        need = int(state_bytes) + int(room)
+        if device != "gpu":
+            budget = need
+        elif need >= 7 * DEVICE_SLACK:
+            budget = need + DEVICE_SLACK
+        else:
+            budget = -(-need * 8 // 7)
+        return cls(device, variant, budget, int(state_bytes), **kw)
 
 
 #: Stored forms a variant may read (the planner counts their bytes): ``out``/``in`` CSR (offsets

@@ -12,11 +12,7 @@ import numpy as np
 
 from . import runtime as rt
 
-__all__ = ["DEVICE_SLACK", "h2d", "pinned_csr", "pinned_empty", "slack"]
-
-#: Device bytes a streamed operator keeps free for CuPy's pool rounding, flag words and stacks.
-DEVICE_SLACK = 16 << 20
-
+__all__ = ["h2d", "pinned_csr", "pinned_empty"]
 
 def pinned_empty(n: int, dtype) -> np.ndarray:
     """A page-locked numpy array (its pages are mapped into the device's address space)."""
@@ -41,11 +37,6 @@ def pinned_csr(graph, name: str, csr, weights: bool):
         w = graph.derived(f"pinned:{name}:weights",
                           lambda: _pinned_copy(csr.weights, np.float64))
     return off, tgt, w
-
-
-def slack(budget: int) -> int:
-    """Device bytes a streamed operator leaves unplanned: DEVICE_SLACK, less on tiny budgets."""
-    return min(DEVICE_SLACK, int(budget) // 8)
 
 
 def h2d(dst, src: np.ndarray, stream, dst_byte_offset: int = 0) -> int:

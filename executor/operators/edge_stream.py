@@ -87,12 +87,12 @@ class GPUChunks:
     def __init__(self, graph: Graph, free_bytes: int, metrics: StreamMetrics,
                  slots: int = SLOTS):
         from ..gpu import runtime as rt
-        from ..gpu.pinned import pinned_csr, pinned_empty, slack
+        from ..gpu.pinned import pinned_csr, pinned_empty
 
         self.rt, self.metrics = rt, metrics
         cp = rt.cp()
         self.cp = cp
-        free = free_bytes - slack(free_bytes)
+        free = free_bytes  # the planner's room less the slack (OperatorConfig.free_bytes)
         if free < slots * (1 << 16):
             raise DeviceOutOfMemory(f"edge-chunk streaming: {free} B left for edge chunks")
         slot_bytes = free // slots // 256 * 256

@@ -210,7 +210,7 @@ class GPUPages:
 
     def __init__(self, graph: StoredGraph, direction: str, metrics: StreamMetrics, free: int):
         from ..gpu import runtime as rt
-        from ..gpu.pinned import h2d, slack
+        from ..gpu.pinned import h2d
 
         cp = rt.cp()
         self.cp, self.rt, self.h2d = cp, rt, h2d
@@ -218,7 +218,7 @@ class GPUPages:
         self.bm = graph.buffers
         self.frame = self.bm.frame_bytes
         pfv = graph.page_table(direction)
-        free -= slack(free) + len(pfv) * 9
+        free -= len(pfv) * 9  # free: OperatorConfig.free_bytes, the slack taken
         if free < STREAMS * self.frame:
             raise DeviceOutOfMemory(f"page streaming: {free} B left for {STREAMS} page buffers "
                                     f"of {self.frame} B")

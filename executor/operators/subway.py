@@ -203,8 +203,7 @@ class CPUBackend:
             self.label[source] = True
         self.snap = np.zeros(n, dtype=bool)
 
-    def piece_capacity(self, budget: int, state: int, edge_bytes: int) -> int:
-        free = budget - state
+    def piece_capacity(self, free: int, edge_bytes: int) -> int:
         return free * edge_bytes // (edge_bytes + self.TEMP_BYTES_PER_EDGE)
 
     def active_ids(self) -> np.ndarray:
@@ -289,7 +288,7 @@ def subway(graph: Graph, config: OperatorConfig, algorithm: str, source: int | N
         raise InvalidArgument(f"sssp(): graph '{graph.name}' has negative (or NaN) edge "
                               "weights; shortest paths need weights >= 0")
     budget_bytes = int(config.budget_bytes)
-    state = check_budget(algorithm, n, config)
+    check_budget(algorithm, n, config)
     metrics = StreamMetrics("subway", "", budget_bytes)
     backend = backend_factory(algorithm, n, source, metrics)
     metrics.device = backend.name
@@ -299,7 +298,7 @@ def subway(graph: Graph, config: OperatorConfig, algorithm: str, source: int | N
     on_device = getattr(backend, "device_subcsr", False)
     if on_device:
         backend.bind(graph, csr, weighted)
-    capacity = backend.piece_capacity(budget_bytes, state, edge_bytes)
+    capacity = backend.piece_capacity(config.free_bytes(), edge_bytes)
     degree = None if on_device else csr.degrees()
     first = True
     while max_iterations is None or metrics.outer_iterations < max_iterations:

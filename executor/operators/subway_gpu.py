@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import DeviceOutOfMemory
 from ..gpu import runtime as rt
-from ..gpu.pinned import h2d, pinned_csr, slack
+from ..gpu.pinned import h2d, pinned_csr
 from .subway import MAX_INNER
 
 __all__ = ["GPUBackend", "SUBWAY", "Slot"]
@@ -300,13 +300,13 @@ class GPUBackend:
 
     # -- both ---------------------------------------------------------------------------------------
 
-    def piece_capacity(self, budget: int, state: int, edge_bytes: int) -> int:
-        """Bytes of one of the two slots: the budget less the vertex state (which includes the
-        SubCSR's ids and offsets) and the tiles' counters."""
-        free = budget - state - 3 * 8 * self.tiles * 3 - slack(budget)
+    def piece_capacity(self, free: int, edge_bytes: int) -> int:
+        """Bytes of one of the two slots: ``free`` (the budget less the vertex state, which
+        includes the SubCSR's ids and offsets, and the slack) less the tiles' counters."""
+        free -= 3 * 8 * self.tiles * 3
         if free < 1 << 12:
-            raise DeviceOutOfMemory(f"streamed {self.algorithm}: the budget of {budget} B leaves "
-                                    f"{free} B for edges after {state} B of vertex state")
+            raise DeviceOutOfMemory(f"streamed {self.algorithm}: the budget leaves {free} B for "
+                                    "edges beside the vertex state")
         with rt.translate_oom(f"streamed {self.algorithm}: piece buffers"):
             self.slots = [Slot(free // 2) for _ in range(2)]
         return free // 2 - 64  # alignment padding between the sections of a piece

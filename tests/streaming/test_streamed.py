@@ -24,18 +24,19 @@ from graphdb.executor.operators.subway import plan_pieces, run_subway
 
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 
-#: Graph sizes and the room beside the vertex state: the GPU keeps 4 MiB of slack and page
-#: buffers, so its graphs are larger; both leave room for a small share of the edges at a time.
+#: Graph sizes and the room beside the vertex state (and the GPU's slack): the GPU streams in
+#: larger buffers, so its graphs are larger; both leave room for a small share of the edges.
 SIZES = {"cpu": (2_000, 12_000, [6_000, 60_000]), "gpu": (20_000, 200_000, [600_000, 6_000_000])}
 
 
 def config(name: str, graph, variant: str, room: int, device: str = "cpu") -> OperatorConfig:
     """What the physical planner gives ``variant`` of ``name``: its spec's vertex state plus
-    ``room`` bytes (the GPU's slack on top)."""
+    ``room`` bytes free (the GPU's slack on top)."""
     spec = algorithms.get(name).variant(device, variant)
     state = spec.state_bytes(graph.num_vertices, graph.num_edges)
-    slack = 16 << 20 if device == "gpu" else 0
-    return OperatorConfig(device, variant, state + room + slack, state)
+    config = OperatorConfig.with_room(device, variant, state, room)
+    assert config.free_bytes() >= room
+    return config
 
 
 def streamed(name: str, graph, variant: str, room: int, device: str = "cpu", **options):
