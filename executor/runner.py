@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from graphdb.catalog import Catalog, GraphEntry
 
-from . import algorithms, relational
+from . import algorithms, relational, results
 from .algorithms.spec import AlgorithmOutput
 from .arrays import to_arrow, to_numpy, to_table
 from .cancel import cancellable, operator, reporting
@@ -175,13 +175,17 @@ class Runner:
             options[name] = value
         if node.subqueries:
             spec.validate(entry, options)
-        output = self._execute(node, self.graph(entry), options, metrics)
+        graph = self.graph(entry)
+        output = self._execute(node, graph, options, metrics)
         ids = self.vertex_ids(entry)
-        columns = []
-        for column in spec.columns:
-            values = output.columns[column.name]
-            columns.append(ids.user(values) if column.vertex else to_arrow(values, column.type))
-        return pa.table(columns, names=[c.name for c in spec.columns])
+
+        def device_ids():
+            from .operators.results_gpu import user_ids_on_device
+
+            return user_ids_on_device(graph, ids)
+
+        return results.finish(node.spec.columns, output, ids, device_ids, metrics,
+                              reduction=node.reduction, top=node.top)
 
     def _execute(self, node: GraphOperator, graph, options: dict,
                  metrics: dict) -> AlgorithmOutput:
