@@ -9,7 +9,16 @@
 // one reads or writes during step s. Successive launches on one stream therefore need no host
 // round trip and no memset between them: the host only reads the counters when it must decide.
 // ctrl[GRAPHDB_CTRL_ACTIVATED_VERTICES], ctrl[GRAPHDB_CTRL_ACTIVATED_EDGES]: vertices and edges
-// activated so far (for the direction heuristic).
+// activated so far (for the direction heuristic); ctrl[GRAPHDB_CTRL_DEEPEST] the deepest level
+// that activated a vertex; ctrl[GRAPHDB_CTRL_STEPS_RUN] the steps the last *_small launch ran.
+//
+// Small frontiers (a grid's, a road network's) go to the *_small kernels: one thread block runs
+// level after level (relaxation round after round) and returns to the host only when the
+// frontier is empty, outgrows `limit` pieces, or `max_steps` ran. Each step leaves the queues
+// and the control block exactly as the many-block kernel would, so the host can switch between
+// the two at any step. Inside the block, what other threads wrote in earlier steps (queue
+// entries, distances, counters) is read through L2 (__ldcg): the SM's L1 may still hold a line
+// from before.
 #include "graphdb/common.cuh"
 #include "graphdb/udc.cuh"
 
@@ -17,6 +26,21 @@ using namespace graphdb;
 
 #define CTRL_SLOT(step) (GRAPHDB_CTRL_FIELDS * ((step) % GRAPHDB_CTRL_SLOTS))
 #define INF_BITS 0x7FF0000000000000ULL
+
+// A warp's activations of one BFS level, into the next slot's counters, the running totals and
+// the deepest level reached. All lanes call it.
+__device__ __forceinline__ void count_level(u64* ctrl, u64* nxt, u64 found_vertices,
+                                            u64 found_edges, int depth) {
+  found_vertices = warp_sum(found_vertices);
+  found_edges = warp_sum(found_edges);
+  if (lane_id() == 0 && found_vertices) {
+    atomicAdd(&nxt[1], found_vertices);
+    atomicAdd(&nxt[2], found_edges);
+    atomicAdd(&ctrl[GRAPHDB_CTRL_ACTIVATED_VERTICES], found_vertices);
+    atomicAdd(&ctrl[GRAPHDB_CTRL_ACTIVATED_EDGES], found_edges);
+    atomicMax(&ctrl[GRAPHDB_CTRL_DEEPEST], (u64)depth);
+  }
+}
 
 // The source's pieces: the first frontier of a BFS.
 template <typename Id>
@@ -106,14 +130,7 @@ __global__ void graphdb_frontier_bfs_level(const i64* out_offsets, const Id* out
       append_pieces((Id)v, count, &nxt[0], q_out_vertex, q_out_piece);
     }
   }
-  found_vertices = warp_sum(found_vertices);
-  found_edges = warp_sum(found_edges);
-  if (lane_id() == 0 && found_vertices) {
-    atomicAdd(&nxt[1], found_vertices);
-    atomicAdd(&nxt[2], found_edges);
-    atomicAdd(&ctrl[GRAPHDB_CTRL_ACTIVATED_VERTICES], found_vertices);
-    atomicAdd(&ctrl[GRAPHDB_CTRL_ACTIVATED_EDGES], found_edges);
-  }
+  count_level(ctrl, nxt, found_vertices, found_edges, next_depth);
 }
 
 // SSSP, one relaxation round over the queued pieces of the current bucket [.., hi): vertices
@@ -199,4 +216,136 @@ __global__ void graphdb_frontier_sssp_bucket(const i64* offsets, const double* d
   }
   above = warp_max(above);
   if (lane_id() == 0 && above) atomicMax(&nxt[3], above);
+}
+
+// Edges of a thread's piece are taken SMALL_UNROLL at a time with their loads issued together,
+// so a level costs a few round trips to L2 per piece rather than a few per edge.
+#define SMALL_UNROLL 4
+
+// Several top-down BFS levels in one block (see the top of the file), from level `level`.
+template <typename Id>
+__global__ void __launch_bounds__(GRAPHDB_SMALL_FRONTIER_THREADS)
+graphdb_frontier_bfs_small(const i64* out_offsets, const Id* out_targets, int* depth,
+                           Id* q0_vertex, int* q0_piece, Id* q1_vertex, int* q1_piece, u64* ctrl,
+                           int level, int K, int max_steps, i64 limit) {
+  const int lane = lane_id();
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  int steps = 0;
+  while (true) {
+    u64* cur = ctrl + CTRL_SLOT(level);
+    u64* nxt = ctrl + CTRL_SLOT(level + 1);
+    if (threadIdx.x < GRAPHDB_CTRL_FIELDS) ctrl[CTRL_SLOT(level + 2) + threadIdx.x] = 0;
+    const Id* q_in_vertex = (level & 1) ? q1_vertex : q0_vertex;
+    const int* q_in_piece = (level & 1) ? q1_piece : q0_piece;
+    Id* q_out_vertex = (level & 1) ? q0_vertex : q1_vertex;
+    int* q_out_piece = (level & 1) ? q0_piece : q1_piece;
+    const i64 qlen = (i64)__ldcg(&cur[0]);
+    const int next_depth = level + 1;
+    u64 found_vertices = 0, found_edges = 0;
+    for (i64 base = (i64)warp * 32; base < qlen; base += (i64)warps * 32) {
+      const i64 i = base + lane;
+      i64 start = 0;
+      int len = 0;
+      if (i < qlen) piece_range(out_offsets, __ldcg(&q_in_vertex[i]), __ldcg(&q_in_piece[i]), K,
+                                start, len);
+      const int most = warp_max(len);
+      for (int e0 = 0; e0 < most; e0 += SMALL_UNROLL) {
+        Id w[SMALL_UNROLL];
+        i64 count[SMALL_UNROLL];
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u) w[u] = e0 + u < len ? out_targets[start + e0 + u] : Id(-1);
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u) {
+          // A stale -1 only costs a CAS that fails: depths never go back to -1.
+          const bool open = w[u] >= 0 && depth[w[u]] < 0;
+          count[u] = open && atomicCAS(&depth[w[u]], -1, next_depth) == -1 ? 0 : -1;
+        }
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u) {
+          if (count[u] == 0) {
+            const i64 deg = out_offsets[w[u] + 1] - out_offsets[w[u]];
+            count[u] = num_pieces(deg, K);
+            found_vertices += 1;
+            found_edges += (u64)deg;
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u)
+          append_pieces(count[u] > 0 ? w[u] : Id(0), count[u] > 0 ? count[u] : 0, &nxt[0],
+                        q_out_vertex, q_out_piece);
+      }
+    }
+    count_level(ctrl, nxt, found_vertices, found_edges, next_depth);
+    __syncthreads();  // the level's appends and counters are complete
+    ++level;
+    ++steps;
+    const i64 next_len = (i64)__ldcg(&ctrl[CTRL_SLOT(level)]);
+    if (next_len == 0 || next_len > limit || steps >= max_steps) break;  // uniform: one value
+  }
+  if (threadIdx.x == 0) ctrl[GRAPHDB_CTRL_STEPS_RUN] = (u64)steps;
+}
+
+// Several SSSP relaxation rounds of the bucket [.., hi) in one block (see the top of the file),
+// from step `step`: graphdb_frontier_sssp_relax without the shared-memory staging.
+template <typename Id>
+__global__ void __launch_bounds__(GRAPHDB_SMALL_FRONTIER_THREADS)
+graphdb_frontier_sssp_small(const i64* offsets, const Id* targets, const double* weights,
+                            double* dist, int* stamp, Id* q0_vertex, int* q0_piece,
+                            Id* q1_vertex, int* q1_piece, u64* ctrl, int step, double hi, int K,
+                            int max_steps, i64 limit) {
+  const int lane = lane_id();
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  int steps = 0;
+  while (true) {
+    u64* cur = ctrl + CTRL_SLOT(step);
+    u64* nxt = ctrl + CTRL_SLOT(step + 1);
+    if (threadIdx.x < GRAPHDB_CTRL_FIELDS) ctrl[CTRL_SLOT(step + 2) + threadIdx.x] = 0;
+    const Id* q_in_vertex = (step & 1) ? q1_vertex : q0_vertex;
+    const int* q_in_piece = (step & 1) ? q1_piece : q0_piece;
+    Id* q_out_vertex = (step & 1) ? q0_vertex : q1_vertex;
+    int* q_out_piece = (step & 1) ? q0_piece : q1_piece;
+    const i64 qlen = (i64)__ldcg(&cur[0]);
+    for (i64 base = (i64)warp * 32; base < qlen; base += (i64)warps * 32) {
+      const i64 i = base + lane;
+      i64 start = 0;
+      int len = 0;
+      double du = 0.0;
+      if (i < qlen) {
+        const Id v = __ldcg(&q_in_vertex[i]);
+        piece_range(offsets, v, __ldcg(&q_in_piece[i]), K, start, len);
+        du = __ldcg(&dist[v]);
+      }
+      const int most = warp_max(len);
+      for (int e0 = 0; e0 < most; e0 += SMALL_UNROLL) {
+        Id w[SMALL_UNROLL];
+        double nd[SMALL_UNROLL];
+        i64 count[SMALL_UNROLL];
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u) {
+          const bool edge = e0 + u < len;
+          w[u] = edge ? targets[start + e0 + u] : Id(-1);
+          nd[u] = edge ? du + weights[start + e0 + u] : 0.0;
+        }
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u) {
+          count[u] = 0;
+          if (w[u] >= 0 && nd[u] < __ldcg(&dist[w[u]])) {
+            const double old = atomic_min_nonneg(&dist[w[u]], nd[u]);
+            if (nd[u] < old && nd[u] < hi && atomicExch(&stamp[w[u]], step) != step)
+              count[u] = num_pieces(offsets[w[u] + 1] - offsets[w[u]], K);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u)
+          append_pieces(count[u] > 0 ? w[u] : Id(0), count[u], &nxt[0], q_out_vertex,
+                        q_out_piece);
+      }
+    }
+    __syncthreads();  // the round's appends are complete
+    ++step;
+    ++steps;
+    const i64 next_len = (i64)__ldcg(&ctrl[CTRL_SLOT(step)]);
+    if (next_len == 0 || next_len > limit || steps >= max_steps) break;  // uniform: one value
+  }
+  if (threadIdx.x == 0) ctrl[GRAPHDB_CTRL_STEPS_RUN] = (u64)steps;
 }

@@ -46,10 +46,13 @@ def queue_capacity(n: int, m: int, K: int = UDC_K) -> int:
     return n + m // K + 1
 
 
-#: ``frontier.cu``: the seed, the BFS level (top-down and bottom-up), the SSSP relax and bucket.
+#: ``frontier.cu``: the seed, the BFS level (top-down and bottom-up), the SSSP relax and bucket,
+#: and the single-block BFS levels and SSSP rounds for small frontiers.
 FRONTIER = CudaModule("operators/frontier.cu", (
     "graphdb_frontier_seed<{id}>",
     "graphdb_frontier_bfs_level<{id}>",
     "graphdb_frontier_sssp_relax<{id}>",
     "graphdb_frontier_sssp_bucket<{id}>",
+    "graphdb_frontier_bfs_small<{id}>",
+    "graphdb_frontier_sssp_small<{id}>",
 ))
