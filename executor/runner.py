@@ -34,7 +34,7 @@ from .cancel import cancellable, operator, reporting
 from .device import Device, select_device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
 from .ids import VertexIds
-from .pattern import InIndex, edge_columns, in_index, match_pattern
+from .pattern import device_arrays, edge_columns, host_arrays, in_index, match_pattern
 from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
 from .plan import PlanNode, Sort
 from .residency import RESIDENCY
@@ -227,12 +227,7 @@ class Runner:
         else:
             start = np.arange(graph.num_vertices, dtype=np.int64)
         metrics["start_vertices"] = int(start.size)
-
-        def inverse() -> InIndex:
-            return in_index(graph)
-
-        bound, edges = match_pattern(logical, graph, start, inverse, metrics,
-                                     self.check_cancelled, node.budget_bytes)
+        bound, edges = self._match(node, graph, start, metrics)
         # Bytes of CSR targets the expansion read (the edges it gathered).
         scanned = int(metrics.get("edges_scanned", 0))
         metrics["bytes_moved"] = scanned * graph.id_dtype().itemsize
@@ -253,6 +248,24 @@ class Runner:
                                   lambda: self.graph_table(entry, "edges"))
             columns.update({f"{var}.{p}": v for p, v in values.items()})
         return pa.table(columns)
+
+    def _match(self, node: PatternOperator, graph, start: np.ndarray, metrics: dict):
+        """The pattern's bindings: on the GPU the plan names (within its budget; the CPU if
+        the device runs out of memory after all), else on the host."""
+        if node.device == "gpu":
+            from .gpu.runtime import device_name, memory_budget, operator_stream, translate_oom
+
+            RESIDENCY.set_budget(device_name(), node.device_limit_bytes)
+            try:
+                with memory_budget(node.device_limit_bytes), translate_oom(node.label), \
+                        operator_stream():
+                    return match_pattern(node.logical, device_arrays(graph), start, metrics,
+                                         self.check_cancelled, node.budget_bytes)
+            except DeviceOutOfMemory as exc:
+                metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
+        budget = node.host_budget_bytes if node.device == "gpu" else node.budget_bytes
+        return match_pattern(node.logical, host_arrays(graph, lambda: in_index(graph)), start,
+                             metrics, self.check_cancelled, budget)
 
     # -- leaves ---------------------------------------------------------------------------------
     def _run_GraphTableScan(self, node: TableScan, metrics: dict) -> pa.Table:

@@ -349,3 +349,140 @@ graphdb_frontier_sssp_small(const i64* offsets, const Id* targets, const double*
   }
   if (threadIdx.x == 0) ctrl[GRAPHDB_CTRL_STEPS_RUN] = (u64)steps;
 }
+
+// Widest paths (SSWP): width[v] = the largest bottleneck (smallest edge weight) of a path from
+// the source, -inf unreached, +inf at the source; label-correcting rounds over the vertices
+// whose width grew in the previous round (deduplicated per round by `stamp`), with an atomic
+// max on the widths (a compare-and-swap loop: widths may be negative). Launched with one block
+// it runs round after round while the queue holds at most `limit` pieces (as *_small above);
+// with several blocks, one round.
+__device__ __forceinline__ double atomic_max_double(double* addr, double value) {
+  unsigned long long* word = reinterpret_cast<unsigned long long*>(addr);
+  unsigned long long old = *word;
+  while (__longlong_as_double((long long)old) < value) {
+    const unsigned long long seen = atomicCAS(word, old, (unsigned long long)__double_as_longlong(value));
+    if (seen == old) break;
+    old = seen;
+  }
+  return __longlong_as_double((long long)old);
+}
+
+template <typename Id>
+__global__ void __launch_bounds__(GRAPHDB_SMALL_FRONTIER_THREADS)
+graphdb_frontier_sswp_rounds(const i64* offsets, const Id* targets, const double* weights,
+                             double* width, int* stamp, Id* q0_vertex, int* q0_piece,
+                             Id* q1_vertex, int* q1_piece, u64* ctrl, int step, int K,
+                             int max_steps, i64 limit) {
+  const int lane = lane_id();
+  const int warps = blockDim.x >> 5;
+  const i64 warp = (i64)blockIdx.x * warps + (threadIdx.x >> 5);
+  const i64 all_warps = (i64)gridDim.x * warps;
+  int steps = 0;
+  while (true) {
+    u64* cur = ctrl + CTRL_SLOT(step);
+    u64* nxt = ctrl + CTRL_SLOT(step + 1);
+    if (blockIdx.x == 0 && threadIdx.x < GRAPHDB_CTRL_FIELDS)
+      ctrl[CTRL_SLOT(step + 2) + threadIdx.x] = 0;
+    const Id* q_in_vertex = (step & 1) ? q1_vertex : q0_vertex;
+    const int* q_in_piece = (step & 1) ? q1_piece : q0_piece;
+    Id* q_out_vertex = (step & 1) ? q0_vertex : q1_vertex;
+    int* q_out_piece = (step & 1) ? q0_piece : q1_piece;
+    const i64 qlen = (i64)__ldcg(&cur[0]);
+    for (i64 base = warp * 32; base < qlen; base += all_warps * 32) {
+      const i64 i = base + lane;
+      i64 start = 0;
+      int len = 0;
+      double wu = 0.0;
+      if (i < qlen) {
+        const Id v = __ldcg(&q_in_vertex[i]);
+        piece_range(offsets, v, __ldcg(&q_in_piece[i]), K, start, len);
+        wu = __ldcg(&width[v]);
+      }
+      const int most = warp_max(len);
+      for (int e0 = 0; e0 < most; e0 += SMALL_UNROLL) {
+        Id w[SMALL_UNROLL];
+        double cand[SMALL_UNROLL];
+        i64 count[SMALL_UNROLL];
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u) {
+          const bool edge = e0 + u < len;
+          w[u] = edge ? targets[start + e0 + u] : Id(-1);
+          const double weight = edge ? weights[start + e0 + u] : 0.0;
+          cand[u] = weight < wu ? weight : wu;
+        }
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u) {
+          count[u] = 0;
+          if (w[u] >= 0 && cand[u] > __ldcg(&width[w[u]])) {
+            const double old = atomic_max_double(&width[w[u]], cand[u]);
+            if (cand[u] > old && atomicExch(&stamp[w[u]], step) != step)
+              count[u] = num_pieces(offsets[w[u] + 1] - offsets[w[u]], K);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < SMALL_UNROLL; ++u)
+          append_pieces(count[u] > 0 ? w[u] : Id(0), count[u], &nxt[0], q_out_vertex,
+                        q_out_piece);
+      }
+    }
+    ++step;
+    ++steps;
+    if (gridDim.x > 1) break;  // one round; the host reads the queue length
+    __syncthreads();  // the round's appends are complete
+    const i64 next_len = (i64)__ldcg(&ctrl[CTRL_SLOT(step)]);
+    if (next_len == 0 || next_len > limit || steps >= max_steps) break;  // uniform: one value
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) ctrl[GRAPHDB_CTRL_STEPS_RUN] = (u64)steps;
+}
+
+// A shortest path read back from the target once its distance is known (one block): path[j] is
+// the path's vertex at step j. BFS (depth given, dist null): the predecessor of v at depth d is
+// its smallest in-neighbour at depth d - 1. Weighted (dist given): the smallest in-neighbour u
+// with dist[u] + w(u, v) == dist[v] (bit-exact: the relaxation that set dist[v] added the same
+// two doubles), preferring dist[u] < dist[v]; a walk that would take more than `max_flat`
+// zero-weight steps in a row gives up (ctrl[0] = 1) and the host searches on the CPU instead.
+// `in_weights` are the in-CSR's weights (aligned with in_targets). ctrl[1] returns the length.
+template <typename Id>
+__global__ void __launch_bounds__(256)
+graphdb_frontier_path(const i64* in_offsets, const Id* in_targets, const double* in_weights,
+                      const int* depth, const double* dist, Id source, Id target, i64 capacity,
+                      int max_flat, Id* reversed, u64* ctrl) {
+  __shared__ unsigned long long best_strict, best_flat;
+  __shared__ int give_up;
+  Id v = target;
+  i64 j = 0;
+  int flat = 0;
+  if (threadIdx.x == 0) {
+    reversed[0] = v;
+    give_up = 0;
+  }
+  while (v != source) {
+    if (threadIdx.x == 0) best_strict = best_flat = ~0ULL;
+    __syncthreads();
+    const i64 end = in_offsets[v + 1];
+    for (i64 k = in_offsets[v] + threadIdx.x; k < end; k += blockDim.x) {
+      const Id u = in_targets[k];
+      if (dist == nullptr) {
+        if (depth[u] == depth[v] - 1) atomicMin(&best_strict, (unsigned long long)u);
+      } else if (dist[u] + in_weights[k] == dist[v]) {
+        atomicMin(dist[u] < dist[v] ? &best_strict : &best_flat, (unsigned long long)u);
+      }
+    }
+    __syncthreads();
+    const unsigned long long pick = best_strict != ~0ULL ? best_strict : best_flat;
+    flat = best_strict != ~0ULL ? 0 : flat + 1;
+    if (pick == ~0ULL || flat > max_flat || j + 1 >= capacity) {
+      if (threadIdx.x == 0) give_up = 1;
+      break;  // uniform: every thread read the same shared values
+    }
+    v = (Id)pick;
+    ++j;
+    if (threadIdx.x == 0) reversed[j] = v;
+    __syncthreads();  // best_* are reset for the next step
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    ctrl[0] = (u64)give_up;
+    ctrl[1] = (u64)(j + 1);
+  }
+}

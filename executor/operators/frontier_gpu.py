@@ -47,7 +47,8 @@ def queue_capacity(n: int, m: int, K: int = UDC_K) -> int:
 
 
 #: ``frontier.cu``: the seed, the BFS level (top-down and bottom-up), the SSSP relax and bucket,
-#: and the single-block BFS levels and SSSP rounds for small frontiers.
+#: the single-block BFS levels and SSSP rounds for small frontiers, the widest-path rounds, and
+#: the read-back of one shortest path.
 FRONTIER = CudaModule("operators/frontier.cu", (
     "graphdb_frontier_seed<{id}>",
     "graphdb_frontier_bfs_level<{id}>",
@@ -55,4 +56,6 @@ FRONTIER = CudaModule("operators/frontier.cu", (
     "graphdb_frontier_sssp_bucket<{id}>",
     "graphdb_frontier_bfs_small<{id}>",
     "graphdb_frontier_sssp_small<{id}>",
+    "graphdb_frontier_sswp_rounds<{id}>",
+    "graphdb_frontier_path<{id}>",
 ))

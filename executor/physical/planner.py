@@ -48,7 +48,7 @@ from ..relational import HASH_JOIN_REASON
 from ..snapshot import StatementCatalog
 from . import pushdown
 from .nodes import GraphOperator, PhysicalNode
-from .sizing import Decision, choose
+from .sizing import Decision, choose, topology_bytes
 
 __all__ = ["PatternOperator", "PhysicalPlanner", "TableScan"]
 
@@ -62,10 +62,16 @@ class TableScan(PhysicalNode):
 
 @dataclass(eq=False, kw_only=True)
 class PatternOperator(PhysicalNode):
-    """GRAPH_TABLE's frontier expansion, on the CPU, its expansion bounded by the budget."""
+    """GRAPH_TABLE's frontier expansion, on the CPU or a GPU (``device``), its expansion
+    bounded by the budget."""
 
     entry: GraphEntry
     budget_bytes: int
+    device: str = "cpu"
+    #: on a GPU: the device's whole budget (the arrays and the expansion), and the expansion's
+    #: bound on the CPU should the device run out of memory after all
+    device_limit_bytes: int = 0
+    host_budget_bytes: int = 0
 
 
 def _names(names) -> str:
@@ -210,17 +216,35 @@ class PhysicalPlanner:
         hops = "; ".join(
             f"{h.direction} {h.low}" + (f"..{h.high}" if h.high != h.low else "") + " hop"
             + ("s" if h.high > 1 else "") + f" -> {h.target}" for h in node.hops)
-        budget = int(self.cpu.memory_limit)
+        # On a GPU: the out-CSR and, for hops against the edges' direction, the in-edge index
+        # (offsets, sources, positions) resident; what is left of the budget bounds a hop.
+        n, m = entry.num_vertices, entry.num_edges
+        inward = entry.directed and any(h.direction != "out" for h in node.hops)
+        resident = topology_bytes(entry, ("out",)) + (8 * (n + 1) + 16 * m if inward else 0)
+        device, budget = "cpu", int(self.cpu.memory_limit)
+        if not self.device.is_gpu:
+            why = self.device.reason
+        elif resident < self.device.memory_limit // 2:
+            device, budget = "gpu", int(self.device.memory_limit) - resident
+            why = (f"{self.device.reason}; the out-CSR{' and the in-edge index' if inward else ''}"
+                   f" ({format_bytes(resident)}) fit the GPU budget "
+                   f"({format_bytes(self.device.memory_limit)})")
+        else:
+            why = (f"the graph's arrays ({format_bytes(resident)}) take more than half the GPU "
+                   f"budget ({format_bytes(self.device.memory_limit)}): on the CPU")
+        frontier = ("sorted sparse keys for all rows at once" if device == "gpu" else
+                    "a dense bitmap frontier per start vertex, or sorted sparse keys past "
+                    "starts x vertices x levels = 2e10 (decided when the starts are known)")
         return PatternOperator(
             logical=node, inputs=self._inputs(node), entry=entry, budget_bytes=budget,
+            device=device, device_limit_bytes=int(self.device.memory_limit),
+            host_budget_bytes=int(self.cpu.memory_limit),
             label=f"GRAPH_TABLE {entry.name} {node.text}".rstrip(),
-            details=(f"cpu · frontier expansion from "
+            details=(f"{device} · frontier expansion from "
                      f"{'filtered' if node.start_filter is not None else 'all'} {node.start}; "
                      f"{hops}",
-                     f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: a dense "
-                     "bitmap frontier per start vertex, or sorted sparse keys past "
-                     "starts x vertices x levels = 2e10 (decided when the starts are known)",
-                     "why: pattern matching has no GPU operator yet"))
+                     f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: {frontier}",
+                     f"why: {why}"))
 
     def plan_GraphTableScan(self, node: GraphTableScan) -> TableScan:
         entry = self.snapshot.get(node.graph)

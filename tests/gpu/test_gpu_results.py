@@ -297,3 +297,23 @@ def test_queries_on_the_gpu_equal_the_cpu(databases, query, compare):
                 assert math.isclose(x, y, rel_tol=1e-4, abs_tol=1e-9), (a, b)
             else:
                 assert x == y, (a, b)
+
+
+PATTERNS = [
+    "(a)-[e]->(b) COLUMNS (a.id AS a, b.id AS b, e.weight AS w)",
+    "(a)<-[]-(b)-[]->(c) WHERE a.id = {s} COLUMNS (b.id AS b, c.id AS c)",
+    "(a)-[]-{1,3}(b) WHERE a.id = {s} COLUMNS (b.id AS b)",
+    "(a)-[]->{0,2}(b) COLUMNS (a.id AS a, b.id AS b)",
+]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_graph_table_on_the_gpu_equals_the_cpu(databases, pattern):
+    from graphdb.executor.physical import PatternOperator
+
+    gpu, cpu, name = databases
+    sql = f"SELECT * FROM GRAPH_TABLE (g MATCH {pattern.format(s=repr(name(0)))})"
+    op = next(n for n in gpu.plan(sql).walk() if isinstance(n, PatternOperator))
+    assert op.device == "gpu", op.details
+    got = gpu.execute(sql).fetchall()
+    assert sorted(got, key=repr) == sorted(cpu.execute(sql).fetchall(), key=repr)

@@ -42,14 +42,16 @@ SMALL_MAX_STEPS = 4096
 
 
 def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K: int = UDC_K,
-                   direction_optimizing: bool = True, small_frontier: int = SMALL_FRONTIER):
+                   direction_optimizing: bool = True, small_frontier: int = SMALL_FRONTIER,
+                   target: int | None = None):
     """(depth per vertex as a device int32 array, -1 unreached; stats).
 
     ``stats`` has ``reached`` (vertices with a depth), ``levels`` (the deepest depth + 1, the
     levels that found vertices) and how the levels ran. The in-edges (for the bottom-up levels)
     are uploaded only when a level first goes bottom-up: a small search, or one on a
     high-diameter graph, never needs them. ``small_frontier``: frontiers of at most this many
-    pieces run in the single-block kernel (0: never)."""
+    pieces run in the single-block kernel (0: never). ``target``: stop once it has a depth
+    (the depths of other vertices are then those of the levels run so far)."""
     cp = rt.cp()
     K = check_k(K)
     n = graph.num_vertices
@@ -103,7 +105,7 @@ def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K
             checkpoint()
             slot = ctrl_slot(level)
             nf, mf = int(ctrl[slot + 1]), int(ctrl[slot + 2])
-            if nf == 0:
+            if nf == 0 or (target is not None and int(depth[target:target + 1].get()[0]) >= 0):
                 break
             unexplored = max(m - int(ctrl[CTRL_ACTIVATED_EDGES]), 0)
             if direction_optimizing:

@@ -13,13 +13,14 @@ import numpy as np
 
 from ...abi import CTRL_STEPS_RUN, SMALL_FRONTIER, SMALL_FRONTIER_THREADS, UDC_K, ctrl_slot
 from ...cancel import checkpoint
+from ...errors import InvalidArgument
 from ...gpu import runtime as rt
 from ...graph import Graph
 from ...operators.frontier_gpu import FRONTIER, THREADS, PieceQueues, check_k, queue_capacity
 from ..common import check_non_negative, check_source
 from ..spec import AlgorithmOutput, OperatorConfig
 
-__all__ = ["default_delta", "sssp", "sssp_distances_gpu"]
+__all__ = ["default_delta", "sssp", "sssp_distances_gpu", "sswp", "sswp_widths_gpu"]
 
 
 def default_delta(weights_mean: float, avg_degree: float) -> float:
@@ -129,3 +130,62 @@ def sssp(graph: Graph, config: OperatorConfig, source: int,
     dist, stats = sssp_distances_gpu(graph, source)
     return AlgorithmOutput.vertices({"distance": dist}, stats, reached="distance",
                                     drop="pos_inf")
+
+
+def sswp_widths_gpu(graph: Graph, source: int, *, K: int = UDC_K,
+                    small_frontier: int = SMALL_FRONTIER):
+    """(width per vertex as a device float64 array: +inf at the source, -inf unreached; stats).
+
+    Label-correcting rounds over the vertices whose width grew (``graphdb_frontier_sswp_rounds``),
+    in one thread block while the queue is small, else one many-block launch per round."""
+    cp = rt.cp()
+    K = check_k(K)
+    n = graph.num_vertices
+    out = rt.device_csr(graph, "out", weights=True)
+    if out.weights is None:  # the spec's bind-time check refuses this for queries
+        raise InvalidArgument(f"sswp(): graph '{graph.name}' has no edge weights; widest paths "
+                              "need them")
+    m = out.num_edges
+    ids = out.targets.dtype
+    rounds = FRONTIER.kernel("graphdb_frontier_sswp_rounds", ids)
+    stream = rt.operator_stream()
+    with rt.translate_oom("sswp on the GPU"), stream:
+        if m and graph.derived("weights:out:nan", lambda: bool(cp.isnan(out.weights).any()),
+                               nbytes=lambda _: 0):
+            raise InvalidArgument(f"sswp(): graph '{graph.name}' has NaN edge weights")
+        width = cp.full(n, -np.inf, dtype=np.float64)
+        width[source] = np.inf
+        stamp = cp.empty(n, dtype=np.int32)
+        stamp.data.memset_async(0xFF, stamp.nbytes)  # -1: no round yet
+        queues = PieceQueues(cp, queue_capacity(n, m, K), ids)
+        lo, hi = (int(x) for x in out.offsets[source:source + 2].get())
+        pieces = -(-(hi - lo) // K)
+        if pieces:  # the source's pieces: the first queue
+            queues.vertex[0][:pieces].set(np.full(pieces, source, dtype=ids))
+            queues.piece[0][:pieces].set(np.arange(pieces, dtype=np.int32))
+            queues.ctrl[:1].set(np.array([pieces], dtype=np.uint64))
+        step, qlen = 0, pieces
+        stats = {"rounds": 0, "small_rounds": 0}
+        while qlen:
+            small = qlen <= small_frontier
+            grid = 1 if small else rt.grid_for(qlen, THREADS)
+            rounds((grid,), (SMALL_FRONTIER_THREADS if small else THREADS,), (
+                out.offsets, out.targets, out.weights, width, stamp, queues.vertex[0],
+                queues.piece[0], queues.vertex[1], queues.piece[1], queues.ctrl,
+                np.int32(step), np.int32(K), np.int32(SMALL_MAX_STEPS if small else 1),
+                np.int64(small_frontier)))
+            ctrl = queues.ctrl.get()
+            ran = int(ctrl[CTRL_STEPS_RUN])
+            step += ran
+            stats["rounds"] += ran
+            stats["small_rounds"] += ran if small else 0
+            qlen = int(ctrl[ctrl_slot(step)])
+            checkpoint()
+    return width, stats
+
+
+def sswp(graph: Graph, config: OperatorConfig, source: int) -> AlgorithmOutput:
+    """GPU twin of :func:`graphdb.executor.algorithms.sssp.cpu.sswp`."""
+    check_source(graph, source, "sswp")
+    width, stats = sswp_widths_gpu(graph, source)
+    return AlgorithmOutput.vertices({"width": width}, stats, reached="width", drop="neg_inf")
