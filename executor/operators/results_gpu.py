@@ -69,10 +69,11 @@ def user_ids_on_device(graph, ids: VertexIds):
 
 
 # -- compaction and gathers ---------------------------------------------------------------------
-def compact(marks, drop: str):
+def compact(marks, drop: str, *, count_only: bool = False):
     """(rows, k): the ids of the entries of ``marks`` (int32, int64 or float64 device array)
     that ``drop`` keeps, ascending, as an int64 device array of k entries; (None, n) when every
-    entry is kept. One host round trip (the count, to size the rows)."""
+    entry is kept; (None, k) with ``count_only``. One host round trip (the count, to size the
+    rows)."""
     cp = rt.cp()
     n = int(marks.size)
     if drop == "none":
@@ -88,6 +89,8 @@ def compact(marks, drop: str):
     RESULTS.function("graphdb_results_scan")((1,), (1024,), (first, np.int64(tiles),
                                                              first[tiles:]))
     k = int(first[tiles:].get()[0])
+    if count_only:
+        return None, k
     rows = cp.empty(max(k, 1), dtype=np.int64)
     _fn("graphdb_results_rows", marks.dtype)(grid, (THREADS,), (marks, np.int64(n), code, first,
                                                                   rows))
@@ -141,10 +144,10 @@ def to_host(buf, nbytes: int, stream) -> pa.Buffer:
     return pa.foreign_buffer(memory.ptr, nbytes, base=memory)
 
 
-def _rows(pv: VertexValues):
+def _rows(pv: VertexValues, count_only: bool = False):
     if pv.reached is None:
         return None, pv.num_vertices
-    return compact(pv.values[pv.reached], pv.drop)
+    return compact(pv.values[pv.reached], pv.drop, count_only=count_only)
 
 
 def _fetch(k: int, parts: list[tuple[Any, Any, np.dtype, Any]], stream):
@@ -211,8 +214,10 @@ def device_reduce(reduction: Reduction, columns: tuple[Column, ...], pv: VertexV
     by_name = {c.name: c for c in columns}
     stream = rt.operator_stream()
     names, arrays = [], []
+    counts_only = reduction.key is None and all(c is None or f in ("count", "count_all")
+                                                for _, f, c in reduction.calls)
     with stream:
-        rows, k = _rows(pv)
+        rows, k = _rows(pv, count_only=counts_only)  # count(*) alone: no row ids
         if reduction.key is not None:
             key = pv.values[reduction.key]
             n = pv.num_vertices

@@ -119,6 +119,7 @@ REDUCTIONS = [
     (None, [("lo", "min", "score"), ("hi", "max", "score"), ("s", "sum", "score"),
             ("m", "mean", "score"), ("n", "count", "score")]),
     (None, [("lo", "min", "vertex"), ("hi", "max", "label")]),
+    (None, [("c", "count_all", None), ("n", "count", "depth")]),  # counts alone: no row ids
     ("depth", [("c", "count_all", None)]),
     ("label", [("c", "count_all", None), ("d", "count", "score")]),
 ]
