@@ -184,8 +184,14 @@ class Runner:
 
             return user_ids_on_device(graph, ids)
 
-        return results.finish(node.spec.columns, output, ids, device_ids, metrics,
-                              reduction=node.reduction, top=node.top)
+        if output.per_vertex is None or not output.per_vertex.on_device:
+            return results.finish(node.spec.columns, output, ids, device_ids, metrics,
+                                  reduction=node.reduction, top=node.top)
+        from .gpu.runtime import translate_oom
+
+        with translate_oom(f"the result of {node.label}"):
+            return results.finish(node.spec.columns, output, ids, device_ids, metrics,
+                                  reduction=node.reduction, top=node.top)
 
     def _execute(self, node: GraphOperator, graph, options: dict,
                  metrics: dict) -> AlgorithmOutput:

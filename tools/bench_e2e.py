@@ -251,7 +251,14 @@ def bfs_gteps(gpu, name: str, sources: list, repeats: int) -> dict:
         edges = int(degrees[depth >= 0].sum())
         rows.append({"source": user, "ms": ms, "edges": edges, "gteps": edges / ms / 1e6,
                      **{k: v for k, v in stats.items() if isinstance(v, int)}})
-    return {"graph": name, "runs": rows,
+    s = ids.internal(sources[0], "bfs", "source")
+    sweep = {f"K{K}": gpu_ms(lambda K=K: bfs_depths_gpu(graph, s, K=K), repeats)[0]
+             for K in (4, 8, 16, 32)}
+    sweep["top_down_only"] = gpu_ms(lambda: bfs_depths_gpu(graph, s, direction_optimizing=False),
+                                    repeats)[0]
+    sweep["no_single_block"] = gpu_ms(lambda: bfs_depths_gpu(graph, s, small_frontier=0),
+                                      repeats)[0]
+    return {"graph": name, "runs": rows, "sweep_ms_first_source": sweep,
             "gteps_median": statistics.median(r["gteps"] for r in rows),
             "ms_median": statistics.median(r["ms"] for r in rows)}
 
