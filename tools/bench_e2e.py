@@ -65,25 +65,11 @@ STARTUP_QUERY = "SELECT count(*) FROM bfs(g, 0)"
 
 
 def gpu_ms(fn, repeats: int, warmup: int = 1):
-    """Median milliseconds of fn() (CUDA events on the operator stream) and its last result."""
-    cp = rt.cp()
-    stream = rt.operator_stream()
-    result = None
-    with stream:
-        for _ in range(warmup):
-            result = fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record(stream)
-        with stream:
-            result = fn()
-        end.record(stream)
-        end.synchronize()
-        cp.cuda.Device().synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
-    return statistics.median(times), result
+    """Median milliseconds of fn() (CUDA events on the operator stream) and its last result:
+    bench_gpu's timing."""
+    from tools.bench_gpu import gpu_time
+
+    return gpu_time(fn, repeats, warmup)
 
 
 def wall_ms(fn, repeats: int, warmup: int = 1):

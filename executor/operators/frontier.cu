@@ -222,6 +222,32 @@ __global__ void graphdb_frontier_sssp_bucket(const i64* offsets, const double* d
 // so a level costs a few round trips to L2 per piece rather than a few per edge.
 #define SMALL_UNROLL 4
 
+// The queues of step `step` (the two alternate; PieceQueues.pair in frontier_gpu.py).
+template <typename Id>
+struct StepQueues {
+  const Id* in_vertex;
+  const int* in_piece;
+  Id* out_vertex;
+  int* out_piece;
+};
+
+template <typename Id>
+__device__ __forceinline__ StepQueues<Id> step_queues(int step, Id* q0_vertex, int* q0_piece,
+                                                      Id* q1_vertex, int* q1_piece) {
+  if (step & 1) return {q1_vertex, q1_piece, q0_vertex, q0_piece};
+  return {q0_vertex, q0_piece, q1_vertex, q1_piece};
+}
+
+// End of one step of a single-block kernel (all threads call it): wait for the step's appends,
+// then whether to stop: the next queue is empty or outgrows `limit`, or `max_steps` ran. Every
+// thread reads the same counter after the barrier, so the answer is uniform.
+__device__ __forceinline__ bool small_step_done(const u64* ctrl, int next_step, int steps,
+                                                int max_steps, i64 limit) {
+  __syncthreads();
+  const i64 next_len = (i64)__ldcg(&ctrl[CTRL_SLOT(next_step)]);
+  return next_len == 0 || next_len > limit || steps >= max_steps;
+}
+
 // Several top-down BFS levels in one block (see the top of the file), from level `level`.
 template <typename Id>
 __global__ void __launch_bounds__(GRAPHDB_SMALL_FRONTIER_THREADS)
@@ -235,10 +261,7 @@ graphdb_frontier_bfs_small(const i64* out_offsets, const Id* out_targets, int* d
     u64* cur = ctrl + CTRL_SLOT(level);
     u64* nxt = ctrl + CTRL_SLOT(level + 1);
     if (threadIdx.x < GRAPHDB_CTRL_FIELDS) ctrl[CTRL_SLOT(level + 2) + threadIdx.x] = 0;
-    const Id* q_in_vertex = (level & 1) ? q1_vertex : q0_vertex;
-    const int* q_in_piece = (level & 1) ? q1_piece : q0_piece;
-    Id* q_out_vertex = (level & 1) ? q0_vertex : q1_vertex;
-    int* q_out_piece = (level & 1) ? q0_piece : q1_piece;
+    const StepQueues<Id> q = step_queues(level, q0_vertex, q0_piece, q1_vertex, q1_piece);
     const i64 qlen = (i64)__ldcg(&cur[0]);
     const int next_depth = level + 1;
     u64 found_vertices = 0, found_edges = 0;
@@ -246,7 +269,7 @@ graphdb_frontier_bfs_small(const i64* out_offsets, const Id* out_targets, int* d
       const i64 i = base + lane;
       i64 start = 0;
       int len = 0;
-      if (i < qlen) piece_range(out_offsets, __ldcg(&q_in_vertex[i]), __ldcg(&q_in_piece[i]), K,
+      if (i < qlen) piece_range(out_offsets, __ldcg(&q.in_vertex[i]), __ldcg(&q.in_piece[i]), K,
                                 start, len);
       const int most = warp_max(len);
       for (int e0 = 0; e0 < most; e0 += SMALL_UNROLL) {
@@ -272,15 +295,11 @@ graphdb_frontier_bfs_small(const i64* out_offsets, const Id* out_targets, int* d
 #pragma unroll
         for (int u = 0; u < SMALL_UNROLL; ++u)
           append_pieces(count[u] > 0 ? w[u] : Id(0), count[u] > 0 ? count[u] : 0, &nxt[0],
-                        q_out_vertex, q_out_piece);
+                        q.out_vertex, q.out_piece);
       }
     }
     count_level(ctrl, nxt, found_vertices, found_edges, next_depth);
-    __syncthreads();  // the level's appends and counters are complete
-    ++level;
-    ++steps;
-    const i64 next_len = (i64)__ldcg(&ctrl[CTRL_SLOT(level)]);
-    if (next_len == 0 || next_len > limit || steps >= max_steps) break;  // uniform: one value
+    if (small_step_done(ctrl, ++level, ++steps, max_steps, limit)) break;
   }
   if (threadIdx.x == 0) ctrl[GRAPHDB_CTRL_STEPS_RUN] = (u64)steps;
 }
@@ -300,10 +319,7 @@ graphdb_frontier_sssp_small(const i64* offsets, const Id* targets, const double*
     u64* cur = ctrl + CTRL_SLOT(step);
     u64* nxt = ctrl + CTRL_SLOT(step + 1);
     if (threadIdx.x < GRAPHDB_CTRL_FIELDS) ctrl[CTRL_SLOT(step + 2) + threadIdx.x] = 0;
-    const Id* q_in_vertex = (step & 1) ? q1_vertex : q0_vertex;
-    const int* q_in_piece = (step & 1) ? q1_piece : q0_piece;
-    Id* q_out_vertex = (step & 1) ? q0_vertex : q1_vertex;
-    int* q_out_piece = (step & 1) ? q0_piece : q1_piece;
+    const StepQueues<Id> q = step_queues(step, q0_vertex, q0_piece, q1_vertex, q1_piece);
     const i64 qlen = (i64)__ldcg(&cur[0]);
     for (i64 base = (i64)warp * 32; base < qlen; base += (i64)warps * 32) {
       const i64 i = base + lane;
@@ -311,8 +327,8 @@ graphdb_frontier_sssp_small(const i64* offsets, const Id* targets, const double*
       int len = 0;
       double du = 0.0;
       if (i < qlen) {
-        const Id v = __ldcg(&q_in_vertex[i]);
-        piece_range(offsets, v, __ldcg(&q_in_piece[i]), K, start, len);
+        const Id v = __ldcg(&q.in_vertex[i]);
+        piece_range(offsets, v, __ldcg(&q.in_piece[i]), K, start, len);
         du = __ldcg(&dist[v]);
       }
       const int most = warp_max(len);
@@ -337,15 +353,11 @@ graphdb_frontier_sssp_small(const i64* offsets, const Id* targets, const double*
         }
 #pragma unroll
         for (int u = 0; u < SMALL_UNROLL; ++u)
-          append_pieces(count[u] > 0 ? w[u] : Id(0), count[u], &nxt[0], q_out_vertex,
-                        q_out_piece);
+          append_pieces(count[u] > 0 ? w[u] : Id(0), count[u], &nxt[0], q.out_vertex,
+                        q.out_piece);
       }
     }
-    __syncthreads();  // the round's appends are complete
-    ++step;
-    ++steps;
-    const i64 next_len = (i64)__ldcg(&ctrl[CTRL_SLOT(step)]);
-    if (next_len == 0 || next_len > limit || steps >= max_steps) break;  // uniform: one value
+    if (small_step_done(ctrl, ++step, ++steps, max_steps, limit)) break;
   }
   if (threadIdx.x == 0) ctrl[GRAPHDB_CTRL_STEPS_RUN] = (u64)steps;
 }
@@ -383,10 +395,7 @@ graphdb_frontier_sswp_rounds(const i64* offsets, const Id* targets, const double
     u64* nxt = ctrl + CTRL_SLOT(step + 1);
     if (blockIdx.x == 0 && threadIdx.x < GRAPHDB_CTRL_FIELDS)
       ctrl[CTRL_SLOT(step + 2) + threadIdx.x] = 0;
-    const Id* q_in_vertex = (step & 1) ? q1_vertex : q0_vertex;
-    const int* q_in_piece = (step & 1) ? q1_piece : q0_piece;
-    Id* q_out_vertex = (step & 1) ? q0_vertex : q1_vertex;
-    int* q_out_piece = (step & 1) ? q0_piece : q1_piece;
+    const StepQueues<Id> q = step_queues(step, q0_vertex, q0_piece, q1_vertex, q1_piece);
     const i64 qlen = (i64)__ldcg(&cur[0]);
     for (i64 base = warp * 32; base < qlen; base += all_warps * 32) {
       const i64 i = base + lane;
@@ -394,8 +403,8 @@ graphdb_frontier_sswp_rounds(const i64* offsets, const Id* targets, const double
       int len = 0;
       double wu = 0.0;
       if (i < qlen) {
-        const Id v = __ldcg(&q_in_vertex[i]);
-        piece_range(offsets, v, __ldcg(&q_in_piece[i]), K, start, len);
+        const Id v = __ldcg(&q.in_vertex[i]);
+        piece_range(offsets, v, __ldcg(&q.in_piece[i]), K, start, len);
         wu = __ldcg(&width[v]);
       }
       const int most = warp_max(len);
@@ -421,16 +430,14 @@ graphdb_frontier_sswp_rounds(const i64* offsets, const Id* targets, const double
         }
 #pragma unroll
         for (int u = 0; u < SMALL_UNROLL; ++u)
-          append_pieces(count[u] > 0 ? w[u] : Id(0), count[u], &nxt[0], q_out_vertex,
-                        q_out_piece);
+          append_pieces(count[u] > 0 ? w[u] : Id(0), count[u], &nxt[0], q.out_vertex,
+                        q.out_piece);
       }
     }
     ++step;
     ++steps;
     if (gridDim.x > 1) break;  // one round; the host reads the queue length
-    __syncthreads();  // the round's appends are complete
-    const i64 next_len = (i64)__ldcg(&ctrl[CTRL_SLOT(step)]);
-    if (next_len == 0 || next_len > limit || steps >= max_steps) break;  // uniform: one value
+    if (small_step_done(ctrl, step, steps, max_steps, limit)) break;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) ctrl[GRAPHDB_CTRL_STEPS_RUN] = (u64)steps;
 }
