@@ -304,87 +304,31 @@ graphdb_frontier_bfs_small(const i64* out_offsets, const Id* out_targets, int* d
   if (threadIdx.x == 0) ctrl[GRAPHDB_CTRL_STEPS_RUN] = (u64)steps;
 }
 
-// Several SSSP relaxation rounds of the bucket [.., hi) in one block (see the top of the file),
-// from step `step`: graphdb_frontier_sssp_relax without the shared-memory staging.
-template <typename Id>
-__global__ void __launch_bounds__(GRAPHDB_SMALL_FRONTIER_THREADS)
-graphdb_frontier_sssp_small(const i64* offsets, const Id* targets, const double* weights,
-                            double* dist, int* stamp, Id* q0_vertex, int* q0_piece,
-                            Id* q1_vertex, int* q1_piece, u64* ctrl, int step, double hi, int K,
-                            int max_steps, i64 limit) {
-  const int lane = lane_id();
-  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  int steps = 0;
-  while (true) {
-    u64* cur = ctrl + CTRL_SLOT(step);
-    u64* nxt = ctrl + CTRL_SLOT(step + 1);
-    if (threadIdx.x < GRAPHDB_CTRL_FIELDS) ctrl[CTRL_SLOT(step + 2) + threadIdx.x] = 0;
-    const StepQueues<Id> q = step_queues(step, q0_vertex, q0_piece, q1_vertex, q1_piece);
-    const i64 qlen = (i64)__ldcg(&cur[0]);
-    for (i64 base = (i64)warp * 32; base < qlen; base += (i64)warps * 32) {
-      const i64 i = base + lane;
-      i64 start = 0;
-      int len = 0;
-      double du = 0.0;
-      if (i < qlen) {
-        const Id v = __ldcg(&q.in_vertex[i]);
-        piece_range(offsets, v, __ldcg(&q.in_piece[i]), K, start, len);
-        du = __ldcg(&dist[v]);
-      }
-      const int most = warp_max(len);
-      for (int e0 = 0; e0 < most; e0 += SMALL_UNROLL) {
-        Id w[SMALL_UNROLL];
-        double nd[SMALL_UNROLL];
-        i64 count[SMALL_UNROLL];
-#pragma unroll
-        for (int u = 0; u < SMALL_UNROLL; ++u) {
-          const bool edge = e0 + u < len;
-          w[u] = edge ? targets[start + e0 + u] : Id(-1);
-          nd[u] = edge ? du + weights[start + e0 + u] : 0.0;
-        }
-#pragma unroll
-        for (int u = 0; u < SMALL_UNROLL; ++u) {
-          count[u] = 0;
-          if (w[u] >= 0 && nd[u] < __ldcg(&dist[w[u]])) {
-            const double old = atomic_min_nonneg(&dist[w[u]], nd[u]);
-            if (nd[u] < old && nd[u] < hi && atomicExch(&stamp[w[u]], step) != step)
-              count[u] = num_pieces(offsets[w[u] + 1] - offsets[w[u]], K);
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < SMALL_UNROLL; ++u)
-          append_pieces(count[u] > 0 ? w[u] : Id(0), count[u], &nxt[0], q.out_vertex,
-                        q.out_piece);
-      }
-    }
-    if (small_step_done(ctrl, ++step, ++steps, max_steps, limit)) break;
-  }
-  if (threadIdx.x == 0) ctrl[GRAPHDB_CTRL_STEPS_RUN] = (u64)steps;
-}
-
-// Widest paths (SSWP): width[v] = the largest bottleneck (smallest edge weight) of a path from
-// the source, -inf unreached, +inf at the source; label-correcting rounds over the vertices
-// whose width grew in the previous round (deduplicated per round by `stamp`), with an atomic
-// max on the widths (a compare-and-swap loop: widths may be negative). Launched with one block
-// it runs round after round while the queue holds at most `limit` pieces (as *_small above);
-// with several blocks, one round.
+// Label-correcting relaxation rounds over the queued pieces, deduplicated per round by `stamp`:
+// SSSP inside a near-far bucket (min-plus: value[w] = min(value[u] + weight), a vertex queued
+// again only below `hi`), or widest paths (WIDEST, max-min: value[w] = max(min(value[u],
+// weight)); +inf at the source, -inf unreached; an atomic max by compare-and-swap, widths may
+// be negative). Launched with one block it runs round after round while the queue holds at most
+// `limit` pieces (as bfs_small above); with several blocks, one round. SSSP's large queues go
+// to graphdb_frontier_sssp_relax (shared-memory staging) instead.
 __device__ __forceinline__ double atomic_max_double(double* addr, double value) {
   unsigned long long* word = reinterpret_cast<unsigned long long*>(addr);
   unsigned long long old = *word;
   while (__longlong_as_double((long long)old) < value) {
-    const unsigned long long seen = atomicCAS(word, old, (unsigned long long)__double_as_longlong(value));
+    const unsigned long long seen =
+        atomicCAS(word, old, (unsigned long long)__double_as_longlong(value));
     if (seen == old) break;
     old = seen;
   }
   return __longlong_as_double((long long)old);
 }
 
-template <typename Id>
+template <typename Id, bool WIDEST>
 __global__ void __launch_bounds__(GRAPHDB_SMALL_FRONTIER_THREADS)
-graphdb_frontier_sswp_rounds(const i64* offsets, const Id* targets, const double* weights,
-                             double* width, int* stamp, Id* q0_vertex, int* q0_piece,
-                             Id* q1_vertex, int* q1_piece, u64* ctrl, int step, int K,
-                             int max_steps, i64 limit) {
+graphdb_frontier_relax_rounds(const i64* offsets, const Id* targets, const double* weights,
+                              double* value, int* stamp, Id* q0_vertex, int* q0_piece,
+                              Id* q1_vertex, int* q1_piece, u64* ctrl, int step, double hi,
+                              int K, int max_steps, i64 limit) {
   const int lane = lane_id();
   const int warps = blockDim.x >> 5;
   const i64 warp = (i64)blockIdx.x * warps + (threadIdx.x >> 5);
@@ -401,11 +345,11 @@ graphdb_frontier_sswp_rounds(const i64* offsets, const Id* targets, const double
       const i64 i = base + lane;
       i64 start = 0;
       int len = 0;
-      double wu = 0.0;
+      double mine = 0.0;
       if (i < qlen) {
         const Id v = __ldcg(&q.in_vertex[i]);
         piece_range(offsets, v, __ldcg(&q.in_piece[i]), K, start, len);
-        wu = __ldcg(&width[v]);
+        mine = __ldcg(&value[v]);
       }
       const int most = warp_max(len);
       for (int e0 = 0; e0 < most; e0 += SMALL_UNROLL) {
@@ -417,14 +361,18 @@ graphdb_frontier_sswp_rounds(const i64* offsets, const Id* targets, const double
           const bool edge = e0 + u < len;
           w[u] = edge ? targets[start + e0 + u] : Id(-1);
           const double weight = edge ? weights[start + e0 + u] : 0.0;
-          cand[u] = weight < wu ? weight : wu;
+          cand[u] = WIDEST ? (weight < mine ? weight : mine) : mine + weight;
         }
 #pragma unroll
         for (int u = 0; u < SMALL_UNROLL; ++u) {
           count[u] = 0;
-          if (w[u] >= 0 && cand[u] > __ldcg(&width[w[u]])) {
-            const double old = atomic_max_double(&width[w[u]], cand[u]);
-            if (cand[u] > old && atomicExch(&stamp[w[u]], step) != step)
+          if (w[u] < 0) continue;
+          const double seen = __ldcg(&value[w[u]]);
+          if (WIDEST ? cand[u] > seen : cand[u] < seen) {
+            const double old = WIDEST ? atomic_max_double(&value[w[u]], cand[u])
+                                      : atomic_min_nonneg(&value[w[u]], cand[u]);
+            const bool better = WIDEST ? cand[u] > old : (cand[u] < old && cand[u] < hi);
+            if (better && atomicExch(&stamp[w[u]], step) != step)
               count[u] = num_pieces(offsets[w[u] + 1] - offsets[w[u]], K);
           }
         }

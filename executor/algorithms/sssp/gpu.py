@@ -2,7 +2,7 @@
 the shared degree-cut frontier operator (:mod:`graphdb.executor.operators.frontier_gpu`).
 
 While a bucket's queue holds at most ``SMALL_FRONTIER`` pieces its rounds run in one thread
-block without returning to the host (``graphdb_frontier_sssp_small``): on road-like graphs most
+block without returning to the host (``graphdb_frontier_relax_rounds``): on road-like graphs most
 rounds are small, and each would otherwise cost a launch and a host read of the queue length."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def sssp_distances_gpu(graph: Graph, source: int, *, K: int = UDC_K,
     m = out.num_edges
     ids = out.targets.dtype
     relax = FRONTIER.kernel("graphdb_frontier_sssp_relax", ids)
-    small = FRONTIER.kernel("graphdb_frontier_sssp_small", ids)
+    small = FRONTIER.kernel("graphdb_frontier_relax_rounds", ids, "false")
     bucket = FRONTIER.kernel("graphdb_frontier_sssp_bucket", ids)
     stream = rt.operator_stream()
     with rt.translate_oom("sssp on the GPU"), stream:
@@ -136,7 +136,7 @@ def sswp_widths_gpu(graph: Graph, source: int, *, K: int = UDC_K,
                     small_frontier: int = SMALL_FRONTIER):
     """(width per vertex as a device float64 array: +inf at the source, -inf unreached; stats).
 
-    Label-correcting rounds over the vertices whose width grew (``graphdb_frontier_sswp_rounds``),
+    Label-correcting rounds over the vertices whose width grew (``graphdb_frontier_relax_rounds``),
     in one thread block while the queue is small, else one many-block launch per round."""
     cp = rt.cp()
     K = check_k(K)
@@ -147,7 +147,7 @@ def sswp_widths_gpu(graph: Graph, source: int, *, K: int = UDC_K,
                               "need them")
     m = out.num_edges
     ids = out.targets.dtype
-    rounds = FRONTIER.kernel("graphdb_frontier_sswp_rounds", ids)
+    rounds = FRONTIER.kernel("graphdb_frontier_relax_rounds", ids, "true")
     stream = rt.operator_stream()
     with rt.translate_oom("sswp on the GPU"), stream:
         if m and graph.derived("weights:out:nan", lambda: bool(cp.isnan(out.weights).any()),
@@ -172,8 +172,8 @@ def sswp_widths_gpu(graph: Graph, source: int, *, K: int = UDC_K,
             rounds((grid,), (SMALL_FRONTIER_THREADS if small else THREADS,), (
                 out.offsets, out.targets, out.weights, width, stamp, queues.vertex[0],
                 queues.piece[0], queues.vertex[1], queues.piece[1], queues.ctrl,
-                np.int32(step), np.int32(K), np.int32(SMALL_MAX_STEPS if small else 1),
-                np.int64(small_frontier)))
+                np.int32(step), np.float64(np.inf), np.int32(K),
+                np.int32(SMALL_MAX_STEPS if small else 1), np.int64(small_frontier)))
             ctrl = queues.ctrl.get()
             ran = int(ctrl[CTRL_STEPS_RUN])
             step += ran
