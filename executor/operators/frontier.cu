@@ -274,28 +274,31 @@ graphdb_frontier_bfs_small(const i64* out_offsets, const Id* out_targets, int* d
       const int most = warp_max(len);
       for (int e0 = 0; e0 < most; e0 += SMALL_UNROLL) {
         Id w[SMALL_UNROLL];
-        i64 count[SMALL_UNROLL];
 #pragma unroll
         for (int u = 0; u < SMALL_UNROLL; ++u) w[u] = e0 + u < len ? out_targets[start + e0 + u] : Id(-1);
+        // One round trip for the claim and the claimed vertex's row: the compare-and-swap goes
+        // out without a load of the depth first, the row's bounds beside it (a small
+        // frontier's level costs its round trips, not its loads).
+        i64 deg[SMALL_UNROLL];
+        int claimed = 0;  // bit u: this lane claimed w[u]
 #pragma unroll
         for (int u = 0; u < SMALL_UNROLL; ++u) {
-          // A stale -1 only costs a CAS that fails: depths never go back to -1.
-          const bool open = w[u] >= 0 && depth[w[u]] < 0;
-          count[u] = open && atomicCAS(&depth[w[u]], -1, next_depth) == -1 ? 0 : -1;
-        }
-#pragma unroll
-        for (int u = 0; u < SMALL_UNROLL; ++u) {
-          if (count[u] == 0) {
-            const i64 deg = out_offsets[w[u] + 1] - out_offsets[w[u]];
-            count[u] = num_pieces(deg, K);
-            found_vertices += 1;
-            found_edges += (u64)deg;
+          deg[u] = 0;
+          if (w[u] >= 0) {
+            deg[u] = out_offsets[w[u] + 1] - out_offsets[w[u]];
+            if (atomicCAS(&depth[w[u]], -1, next_depth) == -1) claimed |= 1 << u;
           }
         }
 #pragma unroll
-        for (int u = 0; u < SMALL_UNROLL; ++u)
-          append_pieces(count[u] > 0 ? w[u] : Id(0), count[u] > 0 ? count[u] : 0, &nxt[0],
+        for (int u = 0; u < SMALL_UNROLL; ++u) {
+          const bool mine = (claimed >> u) & 1;
+          if (mine) {
+            found_vertices += 1;
+            found_edges += (u64)deg[u];
+          }
+          append_pieces(mine ? w[u] : Id(0), mine ? num_pieces(deg[u], K) : 0, &nxt[0],
                         q.out_vertex, q.out_piece);
+        }
       }
     }
     count_level(ctrl, nxt, found_vertices, found_edges, next_depth);
