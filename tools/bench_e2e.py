@@ -460,7 +460,7 @@ def markdown(res: dict) -> str:
                 f"| {key[8:]} | {query}{' (pushed)' if row.get('pushed') else ''} | "
                 f"{row['kernel_ms']:.2f} | {row['result_bytes'] / 1e6:.1f} | {row['copy_ms']:.2f}"
                 f" | {row['whole_ms']:.2f} | {row['ratio']:.2f} | "
-                + (f"{row['cpu_ms']:.0f} | {row['gpu_speedup']:.1f} |" if "cpu_ms" in row
+                + (f"{row['cpu_ms']:.1f} | {row['gpu_speedup']:.1f} |" if "cpu_ms" in row
                    else " | |"))
     lines.append("")
     if "bfs_gteps" in res:

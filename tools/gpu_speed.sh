@@ -17,12 +17,12 @@ python3 -c "import cupy, numpy, pyarrow; print('cupy', cupy.__version__, 'numpy'
     2>&1 | tee -a "$OUT/gpu.txt"
 
 echo "== new GPU tests: result path, pushdown, single-block kernels, sswp/neighbors/paths ($(elapsed) s)"
-timeout 170 python3 -m pytest -q -p no:cacheprovider -o addopts="" -m "not slow" -rf \
+timeout 140 python3 -m pytest -q -p no:cacheprovider -o addopts="" -m "not slow" -rf \
     --durations=10 tests/gpu/test_gpu_results.py tests/gpu/test_gpu_paths.py \
     2>&1 | tee "$OUT/pytest_new.log" | tail -25
 
 echo "== GPU operators, start-up, tiles, the SQL corpus on the GPU, pushdown ($(elapsed) s)"
-timeout 150 python3 -m pytest -q -p no:cacheprovider -o addopts="" -m "not slow" -rf \
+timeout 110 python3 -m pytest -q -p no:cacheprovider -o addopts="" -m "not slow" -rf \
     tests/gpu/test_gpu_operators.py tests/gpu/test_gpu_startup.py tests/gpu/test_pagerank_tiles.py \
     tests/sql tests/executor/test_pushdown.py tests/executor/test_gpu_plans.py \
     2>&1 | tee "$OUT/pytest_rest.log" | tail -25
