@@ -113,7 +113,8 @@ def host_memory_bytes() -> int:
 
 @dataclass(frozen=True)
 class Device:
-    """A device and the bytes operators may use on it."""
+    """A device and the bytes operators may use on it; for a GPU also what the cost model sizes
+    cache blocking by (0 where unknown): its L2 and its memory bandwidth."""
 
     kind: str  # "cpu" or "gpu"
     memory_limit: int
@@ -121,6 +122,8 @@ class Device:
     reason: str = ""
     #: the GPU's L2 cache (PageRank's blocking is sized from it); 0 on the CPU
     l2_bytes: int = 0
+    #: memory bandwidth in bytes/s (the device's memory clock x bus width; 0 unknown)
+    bandwidth: float = 0.0
 
     @property
     def is_gpu(self) -> bool:
@@ -138,17 +141,37 @@ def format_bytes(n: float) -> str:
     return f"{n:.1f} TiB"  # pragma: no cover
 
 
+#: cudaDeviceAttr numbers of the memory clock (kHz) and bus width (bits).
+_MEMORY_CLOCK_KHZ, _MEMORY_BUS_BITS = 36, 37
+
+
+def _memory_bandwidth(runtime, device_id: int, props: dict) -> float:
+    """Bytes/s the device's memory moves at its clock: clock x 2 (double data rate) x bus
+    width; 0.0 where the driver does not say (CUDA 13 dropped the properties' fields)."""
+    try:
+        clock = props.get("memoryClockRate") or runtime.deviceGetAttribute(_MEMORY_CLOCK_KHZ,
+                                                                           device_id)
+        bits = props.get("memoryBusWidth") or runtime.deviceGetAttribute(_MEMORY_BUS_BITS,
+                                                                          device_id)
+        return float(clock) * 1e3 * 2 * float(bits) / 8
+    except Exception:  # noqa: BLE001  (an unknown bandwidth only leaves a figure out)
+        return 0.0
+
+
 def _gpu_device(memory_limit: int | None, reason: str) -> Device:
     import cupy
 
     free, _total = cupy.cuda.runtime.memGetInfo()
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    device_id = cupy.cuda.Device().id
+    props = cupy.cuda.runtime.getDeviceProperties(device_id)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     limit = memory_limit if memory_limit is not None else int(free * DEFAULT_MEMORY_SHARE)
     # The budget is enforced where the bytes are allocated, per operator: the runner caps CuPy's
     # pool at it while a GPU operator runs (executor.gpu.runtime.memory_budget), and the pool's
     # OutOfMemoryError becomes DeviceOutOfMemory, so the caller can fall back to the CPU.
-    return Device("gpu", limit, name=name, reason=reason, l2_bytes=int(props["l2CacheSize"]))
+    return Device("gpu", limit, name=name, reason=reason,
+                  l2_bytes=int(props.get("l2CacheSize", 0)),
+                  bandwidth=_memory_bandwidth(cupy.cuda.runtime, device_id, props))
 
 
 def select_device(setting: str = "auto", memory_limit: int | None = None) -> Device:

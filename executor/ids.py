@@ -38,6 +38,13 @@ class VertexIds:
     def nbytes(self) -> int:
         return int(self.ids.nbytes)
 
+    @property
+    def numeric(self) -> np.ndarray:
+        """The integer ids as int64 numpy (not for string ids)."""
+        if self.strings:
+            raise TypeError(f"graph '{self.graph}' has string vertex ids")
+        return np.ascontiguousarray(self._numeric, dtype=np.int64)
+
     def internal(self, value: Any, algorithm: str, param: str) -> int:
         """The internal id of user id ``value``; a clear error when it is not in the graph."""
         if self.strings:
@@ -65,7 +72,11 @@ class VertexIds:
         return position
 
     def user(self, internal) -> pa.Array:
-        """The user's ids of internal ids (numpy or Arrow integers)."""
+        """The user's ids of internal ids (numpy or Arrow integers): the ids themselves for
+        identity ids, a numpy gather for integer ids, Arrow's take for strings."""
+        internal = np.asarray(internal)
         if self.identity:
-            return to_arrow(np.asarray(internal), pa.int64())
-        return self.ids.take(to_arrow(np.asarray(internal), pa.int64()))
+            return to_arrow(internal, pa.int64())
+        if not self.strings:
+            return to_arrow(np.take(self._numeric, internal), pa.int64())
+        return self.ids.take(to_arrow(internal, pa.int64()))

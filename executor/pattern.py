@@ -12,12 +12,18 @@ pruned, which makes it exactly a BFS bounded at depth ``n`` per source (as khop)
 
 Semantics of ``{m,n}``: one row per (binding, target) such that some walk of ``m..n`` edges
 leads there (reachability, like Kuzu's ``*m..n`` with DISTINCT), not one row per walk.
+
+The expansion is written for numpy and CuPy alike (:class:`PatternArrays` holds the graph's
+arrays in either): on a GPU plan the CSR and the in-edge index stay on the device, every hop's
+gathers, sorts and de-duplications run there, and only the bindings come back. A GPU always
+takes the sparse form (its sorts are fast; a bitmap traversal per start vertex would be a host
+round trip per level and source).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -29,30 +35,62 @@ from .graph import CSR, Graph
 from .operators.frontier import expand_frontier
 from .plan import PatternMatch
 
-__all__ = ["DENSE_FRONTIER_BUDGET", "InIndex", "edge_columns", "frontier_kind", "in_index",
-           "match_pattern"]
+__all__ = ["DENSE_FRONTIER_BUDGET", "InIndex", "PatternArrays", "device_arrays", "edge_columns",
+           "frontier_kind", "host_arrays", "in_index", "match_pattern"]
 
 
 @dataclass(frozen=True)
 class InIndex:
     """In-edges grouped by target, each carrying its out-CSR position (its ``g.edges`` row)."""
 
-    offsets: np.ndarray
-    sources: np.ndarray
-    positions: np.ndarray
+    offsets: Any
+    sources: Any
+    positions: Any
 
 
 def in_index(graph: Graph) -> InIndex:
     """The in-edges with their stored positions, built once per graph version."""
-    return graph.derived("pattern:in_index", lambda: _in_index(graph))
-
-
-def _in_index(graph: Graph) -> InIndex:
     out = graph.out_csr
-    positions = np.argsort(out.targets, kind="stable")
-    offsets = np.zeros(graph.num_vertices + 1, dtype=np.int64)
-    np.cumsum(np.bincount(out.targets, minlength=graph.num_vertices), out=offsets[1:])
-    return InIndex(offsets, out.sources()[positions], positions)
+    return graph.derived("pattern:in_index", lambda: _in_index(np, out.offsets, out.targets,
+                                                                 graph.num_vertices))
+
+
+def _in_index(xp, offsets, targets, n: int) -> InIndex:
+    positions = xp.argsort(targets, kind="stable")
+    in_offsets = xp.zeros(n + 1, dtype=np.int64)
+    in_offsets[1:] = xp.cumsum(xp.bincount(targets, minlength=n))
+    sources = _owners(xp, offsets[1:] - offsets[:-1], int(targets.size))
+    return InIndex(in_offsets, sources[positions].astype(targets.dtype), positions)
+
+
+@dataclass
+class PatternArrays:
+    """A graph as the expansion reads it: numpy arrays on the host, CuPy ones on a device."""
+
+    xp: Any
+    num_vertices: int
+    directed: bool
+    out: Any  # .offsets, .targets
+    inverse: Callable[[], InIndex]
+
+
+def host_arrays(graph: Graph, inverse: Callable[[], InIndex]) -> PatternArrays:
+    return PatternArrays(np, graph.num_vertices, graph.directed, graph.out_csr, inverse)
+
+
+def device_arrays(graph: Graph) -> PatternArrays:
+    """The graph's out-CSR on the current device and its in-edge index built there, both held
+    by the residency owner."""
+    from .gpu import runtime as rt
+
+    cp = rt.cp()
+    out = rt.device_csr(graph, "out")
+
+    def inverse() -> InIndex:
+        return graph.derived("pattern:in_index", lambda: _in_index(
+            cp, out.offsets, out.targets, graph.num_vertices), device=rt.device_name())
+
+    return PatternArrays(cp, graph.num_vertices, graph.directed, out, inverse)
 
 
 #: Byte operations (bitmap clears, ORs, scans) that dense frontiers may spend on one pattern hop
@@ -74,36 +112,44 @@ def frontier_kind(sources: int, num_vertices: int, levels: int) -> tuple[str, st
                       f"{DENSE_FRONTIER_BUDGET:.0e}")
 
 
-def _gather(offsets: np.ndarray, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _owners(xp, counts, total: int):
+    """For each of ``total`` slots, the index of the segment holding it, segments of ``counts``
+    slots in order (numpy's repeat; CuPy's takes no array of counts: a search of the ends)."""
+    if xp is np:
+        return np.repeat(np.arange(counts.size), counts)
+    return xp.searchsorted(xp.cumsum(counts), xp.arange(total, dtype=np.int64), side="right")
+
+
+def _gather(xp, offsets, frontier):
     """(index into ``frontier`` of each gathered edge, edge slot) for all edges of the frontier:
     BFS's gather, also keeping which frontier row and which stored edge each result came from."""
     starts = offsets[frontier]
     counts = offsets[frontier + 1] - starts
     total = int(counts.sum())
-    rows = np.repeat(np.arange(frontier.size), counts)
     if total == 0:
-        return rows, np.zeros(0, dtype=np.int64)
-    seg_first = np.cumsum(counts) - counts
-    slots = np.arange(total, dtype=np.int64) - np.repeat(seg_first - starts, counts)
+        return xp.zeros(0, dtype=np.int64), xp.zeros(0, dtype=np.int64)
+    rows = _owners(xp, counts, total)
+    seg_first = xp.cumsum(counts) - counts
+    slots = xp.arange(total, dtype=np.int64) - (seg_first - starts)[rows]
     return rows, slots
 
 
 class _Expander:
     """One step of expansion in a direction; returns (row, neighbour, edge position)."""
 
-    def __init__(self, graph: Graph, direction: str, inverse: Callable[[], InIndex],
-                 budget: int | None = None):
-        self.graph, self.inverse, self.budget = graph, inverse, budget
+    def __init__(self, graph: PatternArrays, direction: str, budget: int | None = None):
+        self.graph, self.inverse, self.budget = graph, graph.inverse, budget
+        self.xp = graph.xp
         # An undirected graph stores each edge both ways: every direction is the out-CSR.
         self.direction = "out" if not graph.directed else direction
 
-    def gathered(self, frontier: np.ndarray) -> int:
+    def gathered(self, frontier) -> int:
         """Edges one step from ``frontier`` gathers (known before gathering them)."""
-        csr = self.graph.out_csr
+        csr = self.graph.out
         total = int((csr.offsets[frontier + 1] - csr.offsets[frontier]).sum())
         return 2 * total if self.direction == "both" else total
 
-    def _check_budget(self, frontier: np.ndarray, bytes_per_edge: int = 32,
+    def _check_budget(self, frontier, bytes_per_edge: int = 32,
                       held: int = 0) -> None:
         """Refuse before gathering more edges than the memory budget can hold: about 32 bytes
         per gathered edge (row, target, position and the sort keys), or ``bytes_per_edge``
@@ -111,30 +157,31 @@ class _Expander:
         check_budget(self.budget, held + self.gathered(frontier) * bytes_per_edge,
                      f"gather {self.gathered(frontier):,} edges")
 
-    def __call__(self, frontier: np.ndarray, metrics: dict, bytes_per_edge: int = 32,
-                 held: int = 0):
+    def __call__(self, frontier, metrics: dict, bytes_per_edge: int = 32, held: int = 0):
         self._check_budget(frontier, bytes_per_edge, held)
+        xp = self.xp
         parts = []
         if self.direction in ("out", "both"):
-            csr: CSR = self.graph.out_csr
-            rows, slots = _gather(csr.offsets, frontier)
+            csr = self.graph.out
+            rows, slots = _gather(xp, csr.offsets, frontier)
             parts.append((rows, csr.targets[slots].astype(np.int64), slots))
         if self.direction in ("in", "both"):
             inv = self.inverse()
-            rows, slots = _gather(inv.offsets, frontier)
-            parts.append((rows, inv.sources[slots].astype(np.int64), inv.positions[slots]))
-        rows = np.concatenate([p[0] for p in parts])
+            rows, slots = _gather(xp, inv.offsets, frontier)
+            parts.append((rows, inv.sources[slots].astype(np.int64),
+                          inv.positions[slots].astype(np.int64)))
+        rows = xp.concatenate([p[0] for p in parts])
         metrics["edges_scanned"] = metrics.get("edges_scanned", 0) + int(rows.size)
-        return rows, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+        return rows, xp.concatenate([p[1] for p in parts]), xp.concatenate([p[2] for p in parts])
 
 
     def neighbours(self, frontier: np.ndarray, metrics: dict) -> np.ndarray:
-        """Only the neighbours (with repeats) of ``frontier``, for the dense path."""
+        """Only the neighbours (with repeats) of ``frontier``, for the dense path (host)."""
         self._check_budget(frontier)
         parts = []
         # The very gather BFS and khop expand their frontiers with.
         if self.direction in ("out", "both"):
-            parts.append(expand_frontier(self.graph.out_csr, frontier))
+            parts.append(expand_frontier(self.graph.out, frontier))
         if self.direction in ("in", "both"):
             inv = self.inverse()
             parts.append(expand_frontier(CSR(inv.offsets, inv.sources), frontier))
@@ -181,15 +228,19 @@ def _reach_dense(expand: _Expander, source: int, low: int, high: int, n: int, me
     return np.flatnonzero(reached)
 
 
-def _reach(expand: _Expander, start: np.ndarray, low: int, high: int, n: int, metrics: dict,
-           check: Callable[[], None], row_bytes: int = 16) -> tuple[np.ndarray, np.ndarray]:
+def _reach(expand: _Expander, start, low: int, high: int, n: int, metrics: dict,
+           check: Callable[[], None], row_bytes: int = 16):
     """(row, target) pairs with a walk of low..high edges from ``start[row]``, each once.
 
     ``row_bytes``: what the caller will keep per result row; results are counted against the
     expander's budget as they accumulate, so a pattern whose answer would not fit is refused
     before it is built."""
-    sources, inverse = np.unique(start, return_inverse=True)
-    kind, why = frontier_kind(int(sources.size), n, high)
+    xp = expand.xp
+    sources, inverse = xp.unique(start, return_inverse=True)
+    if xp is np:
+        kind, why = frontier_kind(int(sources.size), n, high)
+    else:
+        kind, why = "sparse", "on the GPU: sorted keys for all rows at once"
     metrics["frontier"] = f"{kind} ({why})"
     if kind == "dense":
         # One bitmap traversal per distinct start vertex; rows sharing a start share its answer.
@@ -204,49 +255,51 @@ def _reach(expand: _Expander, start: np.ndarray, low: int, high: int, n: int, me
         np.cumsum([p.size for p in parts], out=offsets[1:])
         targets = np.concatenate(parts).astype(np.int64, copy=False) if parts else \
             np.zeros(0, np.int64)
-        rows, slots = _gather(offsets, inverse.astype(np.int64))
+        rows, slots = _gather(np, offsets, inverse.astype(np.int64))
         return rows.astype(np.int64), targets[slots]
-    rows = np.arange(start.size, dtype=np.int64)
+    rows = xp.arange(start.size, dtype=np.int64)
     verts = start.astype(np.int64)
     found = [(rows, verts)] if low == 0 else []
     # Sorted keys (row * n + vertex) of visited pairs, for pruning when low <= 1. The start is
     # not seeded for low = 1: a walk that returns to it (a cycle) is a match.
-    seen = np.unique(rows * n + verts) if low == 0 else np.zeros(0, np.int64)
+    seen = xp.unique(rows * n + verts) if low == 0 else xp.zeros(0, np.int64)
     for level in range(1, high + 1):
         check()
         if rows.size == 0:
             break
         held = seen.nbytes + sum(r.nbytes + v.nbytes for r, v in found)
         idx, nbrs, _ = expand(verts, metrics, 48, held)  # + the keys, their sort, the union
-        keys = np.unique(rows[idx] * n + nbrs)
+        keys = xp.unique(rows[idx] * n + nbrs)
         if low <= 1:
-            keys = keys[~np.isin(keys, seen, assume_unique=True)]
-            seen = np.union1d(seen, keys)
+            keys = keys[~xp.isin(keys, seen, assume_unique=True)]
+            seen = xp.union1d(seen, keys)
         rows, verts = keys // n, keys % n
         metrics["iterations"] = metrics.get("iterations", 0) + 1
         metrics["max_frontier"] = max(metrics.get("max_frontier", 0), int(keys.size))
         if level >= low:
             found.append((rows, verts))
     if not found:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    keys = np.unique(np.concatenate([r * n + v for r, v in found]))
+        return xp.zeros(0, np.int64), xp.zeros(0, np.int64)
+    keys = xp.unique(xp.concatenate([r * n + v for r, v in found]))
     return keys // n, keys % n
 
 
-def match_pattern(node: PatternMatch, graph: Graph, start: np.ndarray,
-                  inverse: Callable[[], InIndex], metrics: dict,
+def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, metrics: dict,
                   check: Callable[[], None], budget: int | None = None
                   ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """The bindings of ``node``'s pattern from the internal vertex ids ``start``.
+    """The bindings of ``node``'s pattern from the internal vertex ids ``start``, computed with
+    the graph's array module (a GPU's bindings are copied to the host once, at the end).
 
-    Returns (vertex variable -> internal ids, edge variable -> out-CSR positions), row-aligned.
+    Returns (vertex variable -> internal ids, edge variable -> out-CSR positions), row-aligned,
+    numpy.
     """
-    vertices = {node.start: np.asarray(start, dtype=np.int64)}
-    edges: dict[str, np.ndarray] = {}
+    xp = graph.xp
+    vertices = {node.start: xp.asarray(start, dtype=np.int64)}
+    edges: dict[str, Any] = {}
     current = node.start
     for hop in node.hops:
         check()
-        expand = _Expander(graph, hop.direction, inverse, budget)
+        expand = _Expander(graph, hop.direction, budget)
         # Each result row keeps every bound column (8 bytes each), the new one, and the
         # gather's row index and edge slot.
         row_bytes = 8 * (len(vertices) + len(edges) + 4)
@@ -270,6 +323,9 @@ def match_pattern(node: PatternMatch, graph: Graph, start: np.ndarray,
             edges[hop.edge] = positions
         current = hop.target
     metrics["matches"] = int(next(iter(vertices.values())).size)
+    if xp is not np:
+        vertices = {k: xp.asnumpy(v) for k, v in vertices.items()}
+        edges = {k: xp.asnumpy(v) for k, v in edges.items()}
     return vertices, edges
 
 

@@ -27,14 +27,14 @@ import pyarrow.compute as pc
 
 from graphdb.catalog import Catalog, GraphEntry
 
-from . import algorithms, relational
+from . import algorithms, relational, results
 from .algorithms.spec import AlgorithmOutput
 from .arrays import to_arrow, to_numpy, to_table
 from .cancel import cancellable, operator, reporting
 from .device import Device, select_device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
 from .ids import VertexIds
-from .pattern import InIndex, edge_columns, in_index, match_pattern
+from .pattern import device_arrays, edge_columns, host_arrays, in_index, match_pattern
 from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
 from .plan import PlanNode, Sort
 from .residency import RESIDENCY
@@ -175,15 +175,25 @@ class Runner:
             options[name] = value
         if node.subqueries:
             spec.validate(entry, options)
+        graph = self.graph(entry)
         # blocks read while the operator runs (the GPU's upload, pages) fail naming the graph
         with self.catalog.reading(entry):
-            output = self._execute(node, self.graph(entry), options, metrics)
+            output = self._execute(node, graph, options, metrics)
         ids = self.vertex_ids(entry)
-        columns = []
-        for column in spec.columns:
-            values = output.columns[column.name]
-            columns.append(ids.user(values) if column.vertex else to_arrow(values, column.type))
-        return pa.table(columns, names=[c.name for c in spec.columns])
+
+        def device_ids():
+            from .operators.results_gpu import user_ids_on_device
+
+            return user_ids_on_device(graph, ids)
+
+        if output.per_vertex is None or not output.per_vertex.on_device:
+            return results.finish(node.spec.columns, output, ids, device_ids, metrics,
+                                  reduction=node.reduction, top=node.top)
+        from .gpu.runtime import translate_oom
+
+        with translate_oom(f"the result of {node.label}"):
+            return results.finish(node.spec.columns, output, ids, device_ids, metrics,
+                                  reduction=node.reduction, top=node.top)
 
     def _execute(self, node: GraphOperator, graph, options: dict,
                  metrics: dict) -> AlgorithmOutput:
@@ -225,12 +235,7 @@ class Runner:
         else:
             start = np.arange(graph.num_vertices, dtype=np.int64)
         metrics["start_vertices"] = int(start.size)
-
-        def inverse() -> InIndex:
-            return in_index(graph)
-
-        bound, edges = match_pattern(logical, graph, start, inverse, metrics,
-                                     self.check_cancelled, node.budget_bytes)
+        bound, edges = self._match(node, graph, start, metrics)
         # Bytes of CSR targets the expansion read (the edges it gathered).
         scanned = int(metrics.get("edges_scanned", 0))
         metrics["bytes_moved"] = scanned * graph.id_dtype().itemsize
@@ -251,6 +256,24 @@ class Runner:
                                   lambda: self.graph_table(entry, "edges"))
             columns.update({f"{var}.{p}": v for p, v in values.items()})
         return pa.table(columns)
+
+    def _match(self, node: PatternOperator, graph, start: np.ndarray, metrics: dict):
+        """The pattern's bindings: on the GPU the plan names (within its budget; the CPU if
+        the device runs out of memory after all), else on the host."""
+        if node.device == "gpu":
+            from .gpu.runtime import device_name, memory_budget, operator_stream, translate_oom
+
+            RESIDENCY.set_budget(device_name(), node.device_limit_bytes)
+            try:
+                with memory_budget(node.device_limit_bytes), translate_oom(node.label), \
+                        operator_stream():
+                    return match_pattern(node.logical, device_arrays(graph), start, metrics,
+                                         self.check_cancelled, node.budget_bytes)
+            except DeviceOutOfMemory as exc:
+                metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
+        budget = node.host_budget_bytes if node.device == "gpu" else node.budget_bytes
+        return match_pattern(node.logical, host_arrays(graph, lambda: in_index(graph)), start,
+                             metrics, self.check_cancelled, budget)
 
     # -- leaves ---------------------------------------------------------------------------------
     def _run_GraphTableScan(self, node: TableScan, metrics: dict) -> pa.Table:

@@ -15,13 +15,15 @@ networkx's signature in one place:
   :class:`OperatorConfig`), so what EXPLAIN promises is what runs.
 
 Implementations take ``(graph, config, **options)`` with internal vertex ids and return an
-:class:`AlgorithmOutput` of numpy (or CuPy) columns and metrics.
+:class:`AlgorithmOutput`: numpy columns of rows, or (:class:`VertexValues`) one value per vertex,
+numpy or CuPy, of which the result path (:mod:`graphdb.executor.results`) keeps the reached
+vertices and maps the ids; on a GPU it does so on the device and copies only the rows.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -31,7 +33,7 @@ from ..errors import InvalidArgument
 
 __all__ = [
     "MAX_ITERATIONS", "REQUIRED", "DEVICES", "VARIANTS", "Param", "Column", "Variant",
-    "AlgorithmSpec", "AlgorithmOutput", "OperatorConfig",
+    "AlgorithmSpec", "AlgorithmOutput", "OperatorConfig", "VertexValues",
 ]
 
 
@@ -117,9 +119,94 @@ class Column:
 
 
 @dataclass
+class VertexValues:
+    """An output as one value per vertex (its position is the internal id), on the host (numpy)
+    or a device (CuPy): the rows are the vertices whose entry of column ``reached`` is not
+    marked unreached by ``drop`` (see :data:`graphdb.executor.abi.RESULT_DROP`: ``negative``,
+    ``pos_inf``, ``neg_inf``; ``none`` keeps every vertex), in ascending internal id.
+
+    ``values`` holds every output column but ``position``, the vertex column that is the
+    position itself; vertex-valued columns among them (a WCC component) hold internal ids,
+    mapped to the user's like the position."""
+
+    values: dict[str, Any]
+    reached: str | None = None
+    drop: str = "none"
+    position: str = "vertex"
+
+    def __post_init__(self):
+        from ..abi import RESULT_DROP
+
+        assert self.drop in RESULT_DROP and (self.drop == "none") == (self.reached is None), (
+            self.reached, self.drop)
+
+    @property
+    def num_vertices(self) -> int:
+        return int(next(iter(self.values.values())).shape[0])
+
+    @property
+    def on_device(self) -> bool:
+        return not isinstance(next(iter(self.values.values())), np.ndarray)
+
+    def xp(self):
+        """The array module of the values (numpy, or CuPy for device values)."""
+        if not self.on_device:
+            return np
+        import cupy
+
+        return cupy
+
+    def mask(self):
+        """Which vertices are rows (None: all), written for numpy and CuPy alike: the
+        reference of the device compaction (``operators/results.cu``)."""
+        xp = self.xp()
+        if self.reached is None:
+            return None
+        marks = self.values[self.reached]
+        return {"negative": lambda: marks >= 0, "pos_inf": lambda: marks != xp.inf,
+                "neg_inf": lambda: marks != -xp.inf, "zero": lambda: marks != 0}[self.drop]()
+
+    def rows(self) -> dict[str, Any]:
+        """The rows as arrays by column (internal ids; position int64), in the values' array
+        module."""
+        xp = self.xp()
+        mask = self.mask()
+        ids = (xp.arange(self.num_vertices, dtype=np.int64) if mask is None
+               else xp.flatnonzero(mask).astype(np.int64))
+        out = {self.position: ids}
+        out.update({name: values if mask is None else values[ids]
+                    for name, values in self.values.items()})
+        return out
+
+
 class AlgorithmOutput:
-    columns: dict[str, Any]
-    metrics: dict[str, Any] = field(default_factory=dict)
+    """Columns of rows (arrays by output column name), or one value per vertex
+    (``per_vertex``, whose rows ``columns`` gives on first use), and the run's metrics."""
+
+    def __init__(self, columns: dict[str, Any] | None = None,
+                 metrics: dict[str, Any] | None = None,
+                 per_vertex: VertexValues | None = None):
+        assert (columns is None) != (per_vertex is None)
+        self._columns = columns
+        self.metrics = metrics if metrics is not None else {}
+        self.per_vertex = per_vertex
+
+    @classmethod
+    def vertices(cls, values: dict[str, Any], metrics: dict[str, Any] | None = None, *,
+                 reached: str | None = None, drop: str = "none",
+                 position: str = "vertex") -> "AlgorithmOutput":
+        """An output of one value per vertex (see :class:`VertexValues`)."""
+        return cls(None, metrics, VertexValues(values, reached, drop, position))
+
+    @property
+    def columns(self) -> dict[str, Any]:
+        if self._columns is None:
+            self._columns = self.per_vertex.rows()
+        return self._columns
+
+    @columns.setter
+    def columns(self, value: dict[str, Any]) -> None:
+        self._columns, self.per_vertex = value, None
 
 
 #: Device bytes a GPU operator leaves unplanned (see :meth:`OperatorConfig.slack_bytes`).

@@ -43,6 +43,7 @@ __all__ = [
     "memory_budget",
     "operator_stream",
     "translate_oom",
+    "value_ctype",
 ]
 
 EXECUTOR_DIR = Path(__file__).resolve().parent.parent
@@ -58,14 +59,25 @@ def cp():
     return cupy
 
 
+#: C types of the arrays kernels take as template arguments.
+_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
+           np.dtype(np.float64): "double", np.dtype(np.float32): "float"}
+
+
 def id_ctype(dtype: np.dtype) -> str:
     """C type of a vertex-id array, as the kernels' template argument."""
     dtype = np.dtype(dtype)
-    if dtype == np.int32:
-        return "int"
-    if dtype == np.int64:
-        return "long long"
+    if dtype in (np.int32, np.int64):
+        return _CTYPES[dtype]
     raise TypeError(f"vertex ids must be int32 or int64, not {dtype}")
+
+
+def value_ctype(dtype: np.dtype) -> str:
+    """C type of a value array (int32, int64, float32, float64) as a template argument."""
+    try:
+        return _CTYPES[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"no kernel takes {np.dtype(dtype)} values") from None
 
 
 @dataclass(frozen=True)
@@ -125,7 +137,9 @@ class CudaModule:
 
     def __init__(self, path: str, templates: tuple[str, ...] = ()):
         self.path = EXECUTOR_DIR / path
-        self.expressions = tuple(e.format(id=t) for e in templates for t in ("int", "long long"))
+        # (an expression without {id} is listed once)
+        self.expressions = tuple(dict.fromkeys(e.format(id=t) for e in templates
+                                               for t in ("int", "long long")))
         self._loaded: dict[int, Any] = {}
 
     def source(self) -> str:

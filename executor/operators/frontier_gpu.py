@@ -46,10 +46,16 @@ def queue_capacity(n: int, m: int, K: int = UDC_K) -> int:
     return n + m // K + 1
 
 
-#: ``frontier.cu``: the seed, the BFS level (top-down and bottom-up), the SSSP relax and bucket.
+#: ``frontier.cu``: the seed, the BFS level (top-down and bottom-up), the SSSP relax and bucket,
+#: the single-block BFS levels for small frontiers, the label-correcting relaxation rounds (SSSP's
+#: small queues, widest paths), and the read-back of one shortest path.
 FRONTIER = CudaModule("operators/frontier.cu", (
     "graphdb_frontier_seed<{id}>",
     "graphdb_frontier_bfs_level<{id}>",
     "graphdb_frontier_sssp_relax<{id}>",
     "graphdb_frontier_sssp_bucket<{id}>",
+    "graphdb_frontier_bfs_small<{id}>",
+    "graphdb_frontier_relax_rounds<{id},false>",
+    "graphdb_frontier_relax_rounds<{id},true>",
+    "graphdb_frontier_path<{id}>",
 ))

@@ -16,6 +16,7 @@ from graphdb.catalog import GraphEntry
 
 from ..algorithms.spec import AlgorithmSpec, OperatorConfig
 from ..plan import PlanNode
+from ..results import Reduction, TopRows
 from .sizing import Decision
 
 __all__ = ["GraphOperator", "PhysicalNode"]
@@ -65,6 +66,10 @@ class GraphOperator(PhysicalNode):
     config: OperatorConfig
     #: the plan taken if the GPU runs out of memory after all (another process, transients)
     fallback: "GraphOperator | None" = None
+    #: an aggregate or a top-k of the operator's rows pushed down onto it by the planner: its
+    #: output is then that aggregate's table, computed where the values are
+    reduction: "Reduction | None" = None
+    top: "TopRows | None" = None
 
     @property
     def device(self) -> str:

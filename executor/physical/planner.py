@@ -12,6 +12,7 @@ sizes known only when their inputs exist, and EXPLAIN says so.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -45,8 +46,9 @@ from ..plan import (
 )
 from ..relational import HASH_JOIN_REASON
 from ..snapshot import StatementCatalog
+from . import pushdown
 from .nodes import GraphOperator, PhysicalNode
-from .sizing import Decision, choose
+from .sizing import Decision, choose, topology_bytes
 
 __all__ = ["PatternOperator", "PhysicalPlanner", "TableScan"]
 
@@ -60,10 +62,16 @@ class TableScan(PhysicalNode):
 
 @dataclass(eq=False, kw_only=True)
 class PatternOperator(PhysicalNode):
-    """GRAPH_TABLE's frontier expansion, on the CPU, its expansion bounded by the budget."""
+    """GRAPH_TABLE's frontier expansion, on the CPU or a GPU (``device``), its expansion
+    bounded by the budget."""
 
     entry: GraphEntry
     budget_bytes: int
+    device: str = "cpu"
+    #: on a GPU: the device's whole budget (the arrays and the expansion), and the expansion's
+    #: bound on the CPU should the device run out of memory after all
+    device_limit_bytes: int = 0
+    host_budget_bytes: int = 0
 
 
 def _names(names) -> str:
@@ -92,9 +100,20 @@ class PhysicalPlanner:
         self.snapshot, self.device, self.cpu = snapshot, device, cpu
         self.host_budget, self.vertex_ids, self.force = host_budget, vertex_ids, force
         self._memo: dict[int, PhysicalNode] = {}
+        self._parents: Counter | None = None  # parents of each logical node, by id
 
     def plan(self, node: PlanNode) -> PhysicalNode:
         """The physical node of ``node`` (one per logical node, however often it is reached)."""
+        if self._parents is None:  # the root: count every node's parents once
+            self._parents = Counter()
+            seen, stack = set(), [node]
+            while stack:
+                current = stack.pop()
+                if id(current) not in seen:
+                    seen.add(id(current))
+                    for child in current.children():
+                        self._parents[id(child)] += 1
+                        stack.append(child)
         done = self._memo.get(id(node))
         if done is None:
             done = getattr(self, f"plan_{type(node).__name__}")(node)
@@ -109,7 +128,33 @@ class PhysicalPlanner:
                             details=tuple(details))
 
     # -- graph operators ------------------------------------------------------------------------
-    def plan_AlgorithmScan(self, node: AlgorithmScan) -> GraphOperator:
+    def _pushed_down(self, node: Aggregate | Limit) -> GraphOperator | None:
+        """``node`` (an aggregate, or a LIMIT over a sort) computed by the graph operator below
+        it (:mod:`.pushdown`), or None where it stays relational."""
+        if not pushdown.PUSHDOWN:
+            return None
+        below = node.input.input if isinstance(node, Limit) else node.input
+        found = pushdown.reach(below, lambda scan: [c.name for c in
+                                                    algorithms.get(scan.algorithm).columns])
+        between = found.chain + (found.scan,) if found else ()
+        if isinstance(node, Limit):
+            between += (node.input,)
+        if found is None or any(self._parents[id(n)] > 1 for n in between):
+            return None  # a node another parent reads too (a CTE used twice) keeps its rows
+        spec = algorithms.get(found.scan.algorithm)
+        types = {c.name: c.type for c in spec.columns}
+        vertex = {c.name for c in spec.columns if c.vertex}
+        if isinstance(node, Aggregate):
+            entry = self.snapshot.get(found.scan.graph)
+            extra = pushdown.reduction_for(node, found, types, vertex,
+                                           entry.id_type == "string")
+        else:
+            extra = pushdown.top_for(node, found, types, vertex)
+        return None if extra is None else self.plan_AlgorithmScan(found.scan, extra)
+
+    def plan_AlgorithmScan(self, node: AlgorithmScan,
+                           pushed: "pushdown.Reduction | pushdown.TopRows | None" = None
+                           ) -> GraphOperator:
         spec = algorithms.get(node.algorithm)
         entry = self.snapshot.get(node.graph)
         shown = ", ".join([entry.name] + [
@@ -138,10 +183,12 @@ class PhysicalPlanner:
             except DeviceOutOfMemory:
                 pass
         return self._operator(node, spec, entry, options, subqueries, inputs, decision, fallback,
-                              shown)
+                              shown, pushed)
 
     def _operator(self, node, spec, entry, options, subqueries, inputs, decision: Decision,
-                  fallback: GraphOperator | None, shown: str) -> GraphOperator:
+                  fallback: GraphOperator | None, shown: str,
+                  pushed: "pushdown.Reduction | pushdown.TopRows | None" = None
+                  ) -> GraphOperator:
         tuning = spec.tune(entry, decision.device, decision.variant) if spec.tune else None
         variant = decision.variant
         details = [f"{variant.device} · {variant.name} · needs {format_bytes(decision.needed_bytes)}"
@@ -151,27 +198,53 @@ class PhysicalPlanner:
             details.append(f"tuning: {tuning}")
         if fallback is not None:
             details.append(f"if the GPU runs out of memory: cpu · {fallback.variant}")
-        return GraphOperator(logical=node, inputs=tuple(inputs), label=f"{spec.name}({shown})",
+        label = f"{spec.name}({shown})"
+        if pushed is not None:
+            label += f" → {pushed.describe()}"
+            where = ("on the GPU: only its rows cross the bus" if variant.device == "gpu"
+                     else "over the operator's values, not a table of its rows")
+            details.append(f"pushed down: {pushed.describe()} computed {where}")
+        return GraphOperator(logical=node, inputs=tuple(inputs), label=label,
                              details=tuple(details), spec=spec, entry=entry, options=options,
                              subqueries=subqueries, decision=decision,
-                             config=decision.config(tuning), fallback=fallback)
+                             config=decision.config(tuning), fallback=fallback,
+                             reduction=pushed if isinstance(pushed, pushdown.Reduction) else None,
+                             top=pushed if isinstance(pushed, pushdown.TopRows) else None)
 
     def plan_PatternMatch(self, node: PatternMatch) -> PatternOperator:
         entry = self.snapshot.get(node.graph)
         hops = "; ".join(
             f"{h.direction} {h.low}" + (f"..{h.high}" if h.high != h.low else "") + " hop"
             + ("s" if h.high > 1 else "") + f" -> {h.target}" for h in node.hops)
-        budget = int(self.cpu.memory_limit)
+        # On a GPU: the out-CSR and, for hops against the edges' direction, the in-edge index
+        # (offsets, sources, positions) resident; what is left of the budget bounds a hop.
+        n, m = entry.num_vertices, entry.num_edges
+        inward = entry.directed and any(h.direction != "out" for h in node.hops)
+        resident = topology_bytes(entry, ("out",)) + (8 * (n + 1) + 16 * m if inward else 0)
+        device, budget = "cpu", int(self.cpu.memory_limit)
+        if not self.device.is_gpu:
+            why = self.device.reason
+        elif resident < self.device.memory_limit // 2:
+            device, budget = "gpu", int(self.device.memory_limit) - resident
+            why = (f"{self.device.reason}; the out-CSR{' and the in-edge index' if inward else ''}"
+                   f" ({format_bytes(resident)}) fit the GPU budget "
+                   f"({format_bytes(self.device.memory_limit)})")
+        else:
+            why = (f"the graph's arrays ({format_bytes(resident)}) take more than half the GPU "
+                   f"budget ({format_bytes(self.device.memory_limit)}): on the CPU")
+        frontier = ("sorted sparse keys for all rows at once" if device == "gpu" else
+                    "a dense bitmap frontier per start vertex, or sorted sparse keys past "
+                    "starts x vertices x levels = 2e10 (decided when the starts are known)")
         return PatternOperator(
             logical=node, inputs=self._inputs(node), entry=entry, budget_bytes=budget,
+            device=device, device_limit_bytes=int(self.device.memory_limit),
+            host_budget_bytes=int(self.cpu.memory_limit),
             label=f"GRAPH_TABLE {entry.name} {node.text}".rstrip(),
-            details=(f"cpu · frontier expansion from "
+            details=(f"{device} · frontier expansion from "
                      f"{'filtered' if node.start_filter is not None else 'all'} {node.start}; "
                      f"{hops}",
-                     f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: a dense "
-                     "bitmap frontier per start vertex, or sorted sparse keys past "
-                     "starts x vertices x levels = 2e10 (decided when the starts are known)",
-                     "why: pattern matching has no GPU operator yet"))
+                     f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: {frontier}",
+                     f"why: {why}"))
 
     def plan_GraphTableScan(self, node: GraphTableScan) -> TableScan:
         entry = self.snapshot.get(node.graph)
@@ -217,6 +290,9 @@ class PhysicalPlanner:
         return self._simple(node, "IN (SUBQUERY) as a hash set")
 
     def plan_Aggregate(self, node: Aggregate) -> PhysicalNode:
+        pushed = self._pushed_down(node)
+        if pushed is not None:
+            return pushed
         calls = ", ".join(f"{c.function}({c.column or '*'})" for c in node.aggregates)
         keys = f" GROUP BY {len(node.keys)} key{'s' if len(node.keys) != 1 else ''}" \
             if node.keys else ""
@@ -236,6 +312,9 @@ class PhysicalPlanner:
 
     def plan_Limit(self, node: Limit) -> PhysicalNode:
         if isinstance(node.input, Sort) and node.limit is not None:
+            pushed = self._pushed_down(node)
+            if pushed is not None:
+                return pushed
             # ORDER BY + LIMIT run as one top-k selection: one node, the sort's input below it
             sort = node.input
             text = (f"TOP {node.offset + node.limit} BY {_sort_keys(sort)}"

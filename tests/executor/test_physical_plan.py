@@ -60,8 +60,12 @@ def test_variants_by_size(kind):
 
 
 def test_an_algorithm_without_a_gpu_implementation_is_judged_against_the_cpu_budget():
+    import dataclasses
+
     tiny_gpu = Device("gpu", 1000, name="small GPU", reason="test")
-    d = choose(algorithms.get("sswp"), entry(n=100, m=1000), tiny_gpu, CPU, None)
+    sswp = algorithms.get("sswp")  # (every family has a GPU variant now: one without)
+    cpu_only = dataclasses.replace(sswp, variants=(sswp.variant("cpu"),))
+    d = choose(cpu_only, entry(n=100, m=1000), tiny_gpu, CPU, None)
     assert d.device is CPU and d.variant.name == "resident"
     assert "has no GPU implementation" in d.reason
 

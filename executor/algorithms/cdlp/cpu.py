@@ -41,7 +41,4 @@ def cdlp_labels(graph: Graph, max_iterations: int = 10) -> tuple[np.ndarray, int
 def cdlp(graph: Graph, config: OperatorConfig, max_iterations: int = 10) -> AlgorithmOutput:
     """Community label of every vertex (Graphalytics CDLP)."""
     labels, iterations = cdlp_labels(graph, max_iterations)
-    return AlgorithmOutput(
-        {"vertex": np.arange(graph.num_vertices, dtype=np.int64), "label": labels},
-        {"iterations": iterations},
-    )
+    return AlgorithmOutput.vertices({"label": labels}, {"iterations": iterations})

@@ -39,8 +39,4 @@ def cdlp_labels_gpu(graph: Graph, max_iterations: int = 10):
 def cdlp(graph: Graph, config: OperatorConfig, max_iterations: int = 10) -> AlgorithmOutput:
     """GPU twin of :func:`graphdb.executor.algorithms.cdlp.cpu.cdlp`."""
     labels, iterations = cdlp_labels_gpu(graph, max_iterations)
-    return AlgorithmOutput(
-        {"vertex": np.arange(graph.num_vertices, dtype=np.int64),
-         "label": rt.cp().asnumpy(labels)},
-        {"iterations": iterations},
-    )
+    return AlgorithmOutput.vertices({"label": labels}, {"iterations": iterations})

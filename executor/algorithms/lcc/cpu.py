@@ -81,10 +81,4 @@ def lcc_coefficients(graph: Graph) -> np.ndarray:
 
 def lcc(graph: Graph, config: OperatorConfig) -> AlgorithmOutput:
     """Local clustering coefficient of every vertex (Graphalytics LCC)."""
-    return AlgorithmOutput(
-        {
-            "vertex": np.arange(graph.num_vertices, dtype=np.int64),
-            "coefficient": lcc_coefficients(graph),
-        },
-        {},
-    )
+    return AlgorithmOutput.vertices({"coefficient": lcc_coefficients(graph)})

@@ -63,8 +63,4 @@ def lcc_coefficients_gpu(graph: Graph):
 def lcc(graph: Graph, config: OperatorConfig) -> AlgorithmOutput:
     """GPU twin of :func:`graphdb.executor.algorithms.lcc.cpu.lcc`."""
     coefficient = lcc_coefficients_gpu(graph)
-    return AlgorithmOutput(
-        {"vertex": np.arange(graph.num_vertices, dtype=np.int64),
-         "coefficient": rt.cp().asnumpy(coefficient)},
-        {},
-    )
+    return AlgorithmOutput.vertices({"coefficient": coefficient})

@@ -17,6 +17,7 @@ NEIGHBORS = AlgorithmSpec(
               doc="follow out-edges, in-edges or both"),
     ),
     columns=(Column("neighbor", pa.int64(), vertex=True),),
-    variants=(Variant("cpu", "resident", ".cpu:neighbors", 0, reads=("out", "in")),),
+    variants=(Variant("cpu", "resident", ".cpu:neighbors", 0, reads=("out", "in")),
+              Variant("gpu", "resident", ".gpu:neighbors", 0, reads=("out", "in"))),
     doc="Neighbours of a vertex, one row per edge.",
 )

@@ -169,7 +169,4 @@ def pagerank(graph: Graph, config: OperatorConfig, damping: float = 0.85,
              max_iterations: int = 20, tolerance: float = 0.0) -> AlgorithmOutput:
     """Graphalytics PageRank of every vertex (resident, all cores)."""
     rank, iterations = pagerank_ranks(graph, damping, max_iterations, tolerance)
-    return AlgorithmOutput(
-        {"vertex": np.arange(graph.num_vertices, dtype=np.int64), "rank": rank},
-        {"iterations": iterations},
-    )
+    return AlgorithmOutput.vertices({"rank": rank}, {"iterations": iterations})

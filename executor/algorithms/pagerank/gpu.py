@@ -373,13 +373,8 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
 def pagerank(graph: Graph, config: OperatorConfig, damping: float = 0.85,
              max_iterations: int = 20, tolerance: float = 0.0) -> AlgorithmOutput:
     """GPU twin of :func:`graphdb.executor.algorithms.pagerank.cpu.pagerank`."""
-    n = graph.num_vertices
-    if n == 0:
-        return AlgorithmOutput({"vertex": np.zeros(0, dtype=np.int64), "rank": np.zeros(0)},
-                               {"iterations": 0})
+    if graph.num_vertices == 0:
+        return AlgorithmOutput.vertices({"rank": np.zeros(0)}, {"iterations": 0})
     rank, iterations, stats = pagerank_gpu(graph, damping, max_iterations, tolerance,
                                            layout=config.tuning)
-    return AlgorithmOutput(
-        {"vertex": np.arange(n, dtype=np.int64), "rank": rt.cp().asnumpy(rank)},
-        {"iterations": iterations, **stats},
-    )
+    return AlgorithmOutput.vertices({"rank": rank}, {"iterations": iterations, **stats})

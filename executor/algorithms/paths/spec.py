@@ -24,9 +24,13 @@ SHORTEST_PATH = AlgorithmSpec(
         Column("vertex", pa.int64(), vertex=True),
         Column("distance", pa.float64()),
     ),
-    # two sides' parents and hop counts (32), or Dijkstra's distances, predecessors, links (48)
-    variants=(Variant("cpu", "resident", ".cpu:shortest_path", 48,
-                      reads=("out", "in", "weights")),),
+    variants=(
+        # two sides' parents and hop counts (32), or Dijkstra's distances, predecessors, links
+        Variant("cpu", "resident", ".cpu:shortest_path", 48, reads=("out", "in", "weights")),
+        # the SSSP family's GPU state (distances, stamps, piece queues) and the path (4)
+        Variant("gpu", "resident", ".gpu:shortest_path", 48, 2.0,
+                reads=("out", "in", "weights")),
+    ),
     doc="One shortest path from source to target, a row per vertex; empty if unreachable.",
     check=functools.partial(check_weight, algorithm="shortest_path"),
 )

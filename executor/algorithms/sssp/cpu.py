@@ -382,19 +382,13 @@ def sssp(graph: Graph, config: OperatorConfig, source: int,
             {"reached": int(vertices.size), "method": "bfs"},
         )
     dist = sssp_distances(graph, source)
-    reached = np.flatnonzero(dist < np.inf)
-    return AlgorithmOutput(
-        {"vertex": reached, "distance": dist[reached]},
-        {"reached": int(reached.size), "method": "dijkstra"},
-    )
+    return AlgorithmOutput.vertices({"distance": dist}, {"method": "dijkstra"},
+                                    reached="distance", drop="pos_inf")
 
 
 def sswp(graph: Graph, config: OperatorConfig, source: int) -> AlgorithmOutput:
     """Widest-path widths of the vertices reachable from ``source``."""
     check_source(graph, source, "sswp")
     width, settled = sswp_widths(graph, source)
-    reached = np.flatnonzero(width > -np.inf)
-    return AlgorithmOutput(
-        {"vertex": reached, "width": width[reached]},
-        {"iterations": settled, "reached": int(reached.size)},
-    )
+    return AlgorithmOutput.vertices({"width": width}, {"iterations": settled},
+                                    reached="width", drop="neg_inf")

@@ -12,6 +12,7 @@ import functools
 
 import pyarrow as pa
 
+from ...abi import UDC_K
 from ...errors import InvalidArgument
 from ..bfs.spec import SUBWAY_GPU_STATE, SUBWAY_STATE
 from ..common import WEIGHT_PARAM, check_weight
@@ -49,8 +50,12 @@ SSWP = AlgorithmSpec(
     family="sssp",
     params=(Param("source", "vertex", doc="vertex to start from"),),
     columns=(Column("vertex", pa.int64(), vertex=True), Column("width", pa.float64())),
-    # widths (8), the heap's keys (8), vertices (4) and positions (4)
-    variants=(Variant("cpu", "resident", ".cpu:sswp", 24, reads=("out", "weights")),),
+    variants=(
+        # widths (8), the heap's keys (8), vertices (4) and positions (4)
+        Variant("cpu", "resident", ".cpu:sswp", 24, reads=("out", "weights")),
+        # widths (8), stamps (4), two piece queues (16 + 16 / K per edge)
+        Variant("gpu", "resident", ".gpu:sswp", 28, 16 / UDC_K, reads=("out", "weights")),
+    ),
     doc="Widest-path width (largest bottleneck edge weight) from source; +inf at source.",
     check=_needs_weights,
 )

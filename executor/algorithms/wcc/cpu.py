@@ -88,8 +88,5 @@ def wcc_components(graph: Graph) -> np.ndarray:
 def wcc(graph: Graph, config: OperatorConfig) -> AlgorithmOutput:
     """Every vertex with the smallest internal id of its weakly connected component."""
     component = wcc_components(graph)
-    vertices = np.arange(graph.num_vertices, dtype=np.int64)
-    return AlgorithmOutput(
-        {"vertex": vertices, "component": component},
-        {"components": int(np.count_nonzero(component == vertices))},
-    )
+    roots = int(np.count_nonzero(component == np.arange(graph.num_vertices)))
+    return AlgorithmOutput.vertices({"component": component}, {"components": roots})

@@ -61,11 +61,7 @@ def wcc_labels_gpu(graph: Graph, *, seed: int = 0):
 
 
 def wcc(graph: Graph, config: OperatorConfig) -> AlgorithmOutput:
-    """GPU twin of :func:`graphdb.executor.algorithms.wcc.cpu.wcc`."""
+    """GPU twin of :func:`graphdb.executor.algorithms.wcc.cpu.wcc`: the labels stay on the
+    device for the result path."""
     labels, stats = wcc_labels_gpu(graph)
-    n = graph.num_vertices
-    components = rt.cp().asnumpy(labels).astype(np.int64)
-    return AlgorithmOutput(
-        {"vertex": np.arange(n, dtype=np.int64), "component": components},
-        {"components": int(np.unique(components).size) if n else 0, **stats},
-    )
+    return AlgorithmOutput.vertices({"component": labels}, stats)

@@ -65,13 +65,18 @@ __global__ void graphdb_wcc_hook_rest(const i64* offsets, const Id* targets, Id*
   }
 }
 
-// parent[v] = root of v, for all v.
+// parent[v] = root of v, for all v. Each step of the walk is stored at once, so a thread whose
+// walk passes through v jumps from there (no hooking runs meanwhile: every value stored is an
+// ancestor of v, and parent[v] <= v holds throughout). On graphs with long chains (a grid's)
+// the walks then share their work instead of each thread walking its whole chain.
 template <typename Id>
 __global__ void graphdb_wcc_compress(Id* parent, i64 n) {
   const i64 stride = (i64)gridDim.x * blockDim.x;
   for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
     Id cur = parent[v];
-    while (cur != parent[cur]) cur = parent[cur];
-    parent[v] = cur;
+    for (Id next = parent[cur]; next != cur; next = parent[cur]) {
+      parent[v] = next;
+      cur = next;
+    }
   }
 }
