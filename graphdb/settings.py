@@ -61,7 +61,12 @@ _DOCS = {
                          "store",
     "debug_variant": "for testing: 'auto' (the cost model decides), or force graph operators "
                      "onto 'resident', 'streamed' (Subway, edge chunks) or 'pages' variants, "
-                     "with a budget small enough that they stream in several pieces",
+                     "with a budget small enough that they stream in several pieces, or "
+                     "'partitioned' over the GPUs, the cluster or debug_ranks",
+    "gpus": "GPUs of this host a graph operator may be partitioned over: 'all' (used when the "
+            "cost model predicts it faster) or a number (1: one GPU)",
+    "debug_ranks": "for testing: partition graph operators over this many ranks simulated in "
+                   "this process (0: off)",
 }
 
 
@@ -89,6 +94,10 @@ class Settings:
     host_memory_limit: int | None = None
     #: for testing: force a variant family ('auto' lets the cost model decide)
     debug_variant: str = "auto"
+    #: GPUs a graph operator may be partitioned over; None = all of them
+    gpus: int | None = None
+    #: for testing: ranks simulated in this process (0: none)
+    debug_ranks: int = 0
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()
@@ -102,6 +111,17 @@ class Settings:
             return replace(self, memory_limit=parse_bytes(value, "memory_limit"))
         if name in ("buffer_pool_size", "host_memory_limit"):
             return replace(self, **{name: parse_bytes(value, name)})
+        if name == "gpus":
+            if isinstance(value, str) and value.lower() == "all":
+                return replace(self, gpus=None)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InvalidInputError(f"gpus must be 'all' or a positive integer, got {value!r}")
+            return replace(self, gpus=value)
+        if name == "debug_ranks":
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 64:
+                raise InvalidInputError(f"debug_ranks must be an integer from 0 to 64, got "
+                                        f"{value!r}")
+            return replace(self, debug_ranks=value)
         if name == "threads":
             if not isinstance(value, int) or isinstance(value, bool) or \
                     not 1 <= value <= MAX_THREADS:
@@ -120,7 +140,7 @@ class Settings:
         """The value of setting ``name`` as SHOW SETTINGS prints it."""
         value = getattr(self, name.lower())
         if value is None:
-            return {"memory_limit": "auto (a share of free memory)",
+            return {"memory_limit": "auto (a share of free memory)", "gpus": "all",
                     "threads": f"auto ({_DEFAULT_THREADS})",
                     "buffer_pool_size": "auto (a share of physical memory)",
                     "host_memory_limit": "auto (a share of physical memory)"}.get(name.lower(), "NULL")
