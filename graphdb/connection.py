@@ -225,6 +225,11 @@ class Connection:
             if self._temporary:
                 tempdb.remove(self.path)
             raise translate(exc) from None
+        if self.cluster is not None:  # the ranks of one machine share its cores
+            from .cluster import threads_per_rank
+
+            settings = settings.set("threads", threads_per_rank(self.cluster))
+            apply_threads(settings.threads)
         self.settings = settings
         self.catalog = Catalog(self._env, buffers)
         self._runner = Runner(self.catalog, _weak(self._device), _weak(self._host_budget),

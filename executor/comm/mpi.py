@@ -75,7 +75,7 @@ class MpiComm(Communicator):
                 self.fail(f"rank {self.rank} of {self.size} waited {waited:.0f} s in {what} "
                           "for the other ranks: a rank has died or hangs")
             if waited > _SPIN_SECONDS:
-                pause = min(max(pause * 2, 1e-5), 0.01)
+                pause = min(max(pause * 2, 1e-5), 1e-3)
                 time.sleep(pause)
 
     def fail(self, message: str) -> None:
