@@ -200,6 +200,8 @@ class Team:
 
     def owner(self, i: int, vertices) -> Any:
         """The rank owning each of ``vertices`` (on local rank i's device)."""
+        if self.size == 1:
+            return self.xp.zeros(vertices.shape[0], dtype=np.int64)
         return self.xp.searchsorted(self._bounds[i], vertices, side="right")
 
     # -- exchanges ------------------------------------------------------------------------------
@@ -229,7 +231,9 @@ class Team:
         def sort(i, part, v):
             owner = self.owner(i, v)
             order = xp.argsort(owner, kind="stable") if xp is np else xp.argsort(owner)
-            return order, xp.bincount(owner, minlength=self.size)
+            counts = (xp.bincount(owner, minlength=self.size) if owner.size
+                      else xp.zeros(self.size, dtype=np.int64))
+            return order, counts
 
         prepared = self.map(sort, ids)
         sent = [self.comm.fetch(i, c).astype(np.int64) for i, (_, c) in enumerate(prepared)]

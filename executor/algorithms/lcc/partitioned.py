@@ -40,7 +40,8 @@ def _distinct_keys(xp, rows_list, lo: int, n: int):
 def _csr_of(xp, keys, rows: int, n: int):
     """(offsets, targets) of sorted ``row * n + column`` keys."""
     offsets = xp.zeros(rows + 1, dtype=np.int64)
-    offsets[1:] = xp.cumsum(xp.bincount(keys // n, minlength=rows))
+    if keys.size:
+        offsets[1:] = xp.cumsum(xp.bincount(keys // n, minlength=rows))
     return offsets, keys % n
 
 
@@ -84,16 +85,19 @@ def lcc_partitioned(graph: Graph, config: OperatorConfig) -> tuple[np.ndarray, d
         while start < a.shape[0]:
             checkpoint()
             base = int(paths[start - 1]) if start else 0
-            stop = int(xp.searchsorted(paths, base + BLOCK_PATHS, side="right"))
+            stop = int(xp.searchsorted(paths, xp.asarray([base + BLOCK_PATHS]),
+                                       side="right")[0])
             stop = max(stop, start + 1)
             edges, which = expand_rows(xp, d_offsets, a[start:stop])
             owner = v[start:stop][which]
             key = owner * n + target[edges].astype(np.int64)
             pos = xp.minimum(xp.searchsorted(u_keys, key), max(u_keys.shape[0] - 1, 0))
-            found = u_keys[pos] == key
-            closed += xp.bincount(owner[found], minlength=part.size)
+            found = owner[u_keys[pos] == key]
+            if found.size:
+                closed += xp.bincount(found, minlength=part.size)
             start = stop
-        degree = xp.bincount(v, minlength=part.size).astype(np.float64)
+        degree = (xp.bincount(v, minlength=part.size) if v.size
+                  else xp.zeros(part.size, dtype=np.int64)).astype(np.float64)
         pairs = degree * (degree - 1)
         ok = degree >= 2
         coefficient = xp.zeros(part.size, dtype=np.float64)
