@@ -56,6 +56,24 @@ class LocalComm(Communicator):
         return array.get() if hasattr(array, "get") else np.asarray(array)
 
     def allreduce(self, values: list, op: str = "sum") -> list:
+        with self.on(0):
+            return self._allreduce(values, op)
+
+    def allgatherv(self, values: list) -> list:
+        with self.on(0):
+            return self._allgatherv(values)
+
+    def alltoallv(self, values: list, counts: list[np.ndarray],
+                  recv_counts: list[np.ndarray] | None = None) -> tuple[list, list[np.ndarray]]:
+        with self.on(0):
+            return self._alltoallv(values, counts)
+
+    def broadcast(self, values: list, root: int = 0) -> list:
+        with self.on(0):
+            return self._broadcast(values, root)
+
+    # The collectives themselves, on the one device's operator stream (see on()).
+    def _allreduce(self, values: list, op: str) -> list:
         self._check_op(op)
         start = time.perf_counter()
         xp = array_module(values[0])
@@ -66,7 +84,7 @@ class LocalComm(Communicator):
         self._count("allreduce", allreduce_bytes(nbytes, self.size) * self.size, start)
         return out
 
-    def allgatherv(self, values: list) -> list:
+    def _allgatherv(self, values: list) -> list:
         start = time.perf_counter()
         xp = array_module(values[0])
         full = xp.concatenate([xp.ravel(v) for v in values])
@@ -76,8 +94,7 @@ class LocalComm(Communicator):
                     start)
         return out
 
-    def alltoallv(self, values: list, counts: list[np.ndarray],
-                  recv_counts: list[np.ndarray] | None = None) -> tuple[list, list[np.ndarray]]:
+    def _alltoallv(self, values: list, counts: list[np.ndarray]) -> tuple[list, list]:
         start = time.perf_counter()
         counts = self._check_counts(counts)
         xp = array_module(values[0])
@@ -97,7 +114,7 @@ class LocalComm(Communicator):
         self._count("alltoallv", received_bytes, start)
         return out, received
 
-    def broadcast(self, values: list, root: int = 0) -> list:
+    def _broadcast(self, values: list, root: int) -> list:
         start = time.perf_counter()
         out = [values[root].copy() for _ in values]
         self._count("broadcast", sum(broadcast_bytes(values[root].nbytes, r, root)

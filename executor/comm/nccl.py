@@ -151,7 +151,7 @@ class NcclComm(Communicator):
         self.counters.defer(name, timer)
 
     def _empty(self, index: int, size: int, dtype) -> Any:
-        with self.cp.cuda.Device(self.devices[index]):
+        with self.on(index):  # allocated in the order of the stream that writes it
             return self.cp.empty(int(size), dtype=dtype)
 
     def _every(self, local: list[int], what: str) -> np.ndarray:
@@ -245,15 +245,18 @@ class NcclComm(Communicator):
         return outs
 
     def barrier(self) -> None:
-        start = time.perf_counter()
-        token = [self._empty(i, 1, np.int32) for i in range(len(self.ranks))]
-        for i, t in enumerate(token):
+        """Every rank has reached it: an allreduce of one integer, waited for on the host."""
+        nccl = _nccl()
+        tokens = [self._empty(i, 1, np.int32) for i in range(len(self.ranks))]
+        for i, token in enumerate(tokens):
             with self.on(i):
-                t.fill(0)
-        self.allreduce(token)
-        for i, t in enumerate(token):
-            self.fetch(i, t)
-        self.counters.add("barrier", 0, time.perf_counter() - start)
+                token.fill(0)
+        with self._group("barrier", 0):
+            for i, token in enumerate(tokens):
+                self._comms[i].allReduce(token.data.ptr, token.data.ptr, 1, nccl.NCCL_INT32,
+                                         nccl.NCCL_SUM, self._streams[i].ptr)
+        for i, token in enumerate(tokens):
+            self.fetch(i, token)
 
     # -- host side ----------------------------------------------------------------------------------
     def allgatherv_host(self, values: list[np.ndarray]) -> np.ndarray:

@@ -246,6 +246,8 @@ def weigh(spec: AlgorithmSpec, entry: Any, device: Any, host: int, fleet: Fleet,
 
     variant = spec.partitioned(fleet.kind)
     budget = int(device.memory_limit)
+    if not fleet.counts():
+        return single
     baseline = None
     if single is not None:
         baseline = estimate(spec, variant, entry, fleet, 1, "replicated", options)

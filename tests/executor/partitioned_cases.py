@@ -9,6 +9,12 @@ import numpy as np
 
 from graphdb.executor.algorithms import run
 from graphdb.executor.algorithms.spec import OperatorConfig, Placement
+from graphdb.executor.comm import (
+    allgatherv_bytes,
+    allreduce_bytes,
+    alltoallv_bytes,
+    broadcast_bytes,
+)
 from graphdb.executor.graph import Graph
 from graphdb.generators import grid, random_weights, rmat
 
@@ -73,9 +79,62 @@ def agrees(name: str, got: np.ndarray, want: np.ndarray) -> bool:
     return bool(np.array_equal(got, want))
 
 
-def config(backend: str, ranks: int, strategy: str = "replicated",
-           streamed: bool = False) -> OperatorConfig:
+def config(backend: str, ranks: int, strategy: str = "replicated", streamed: bool = False,
+           devices: tuple[int, ...] = ()) -> OperatorConfig:
     budget = 1 << 16 if streamed else None  # several chunks of a few thousand edges
-    return OperatorConfig(placement=Placement(backend, ranks, strategy=strategy,
-                                              streamed=streamed),
+    return OperatorConfig(device="gpu" if devices else "cpu", variant="partitioned",
+                          placement=Placement(backend, ranks, devices, strategy, streamed),
                           budget_bytes=budget, state_bytes=0)
+
+
+def check_collectives(comm, xp=np) -> list[str]:
+    """Every collective's result on each of this process's ranks, and the bytes it counted
+    against the formulas (any backend: ``xp`` is the ranks' array module)."""
+    problems = []
+    size, ranks = comm.size, comm.ranks
+
+    def each(make):
+        out = []
+        for i, r in enumerate(ranks):
+            with comm.on(i):
+                out.append(make(r))
+        return out
+
+    def host(values):
+        return [np.asarray(comm.fetch(i, v)) for i, v in enumerate(values)]
+
+    before = comm.counters.snapshot()
+    for got in host(comm.allreduce(each(lambda r: xp.arange(4.0) * (r + 1)), "sum")):
+        if not np.array_equal(got, np.arange(4.0) * size * (size + 1) / 2):
+            problems.append(f"allreduce gave {got}")
+    for got in host(comm.allreduce(each(lambda r: xp.full(3, r, dtype=np.int64)), "min")):
+        if got.tolist() != [0, 0, 0]:
+            problems.append(f"allreduce min gave {got}")
+    for got in host(comm.allgatherv(each(lambda r: xp.full(r + 1, r, dtype=np.int32)))):
+        if got.tolist() != [r for r in range(size) for _ in range(r + 1)]:
+            problems.append(f"allgatherv gave {got}")
+    sent = each(lambda r: xp.asarray([10 * r + d for d in range(size) for _ in range(d + 1)],
+                                     dtype=np.int64))
+    got, counts = comm.alltoallv(sent, [np.arange(1, size + 1) for _ in ranks])
+    for r, values, count in zip(ranks, host(got), counts):
+        if values.tolist() != [10 * s + r for s in range(size) for _ in range(r + 1)] \
+                or count.tolist() != [r + 1] * size:
+            problems.append(f"alltoallv gave {values} ({count})")
+    for got in host(comm.broadcast(each(lambda r: xp.full(5, r, dtype=np.uint8)),
+                                   root=size - 1)):
+        if got.tolist() != [size - 1] * 5:
+            problems.append(f"broadcast gave {got}")
+    comm.barrier()
+    done = {k: (c.calls, c.bytes) for k, c in comm.counters.since(before).items()}
+    want = {
+        "allreduce": (2, sum(allreduce_bytes(32, size) + allreduce_bytes(24, size)
+                             for _ in ranks)),
+        "allgatherv": (1, sum(allgatherv_bytes([4 * (s + 1) for s in range(size)], r)
+                              for r in ranks)),
+        "alltoallv": (1, sum(alltoallv_bytes(np.full(size, r + 1) * 8, r) for r in ranks)),
+        "broadcast": (1, sum(broadcast_bytes(5, r, size - 1) for r in ranks)),
+        "barrier": (1, 0),
+    }
+    if done != want:
+        problems.append(f"counted {done}, formulas give {want}")
+    return problems

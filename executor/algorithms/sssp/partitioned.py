@@ -79,13 +79,13 @@ def sssp_partitioned(graph: Graph, config: OperatorConfig,
             active[nr] = False
             edges, which = expand_rows(xp, part.out.offsets, nr)
             targets = part.out.targets[edges].astype(np.int64)
-            return min_by_key(xp, targets, dist[nr][which] + w[edges])
+            return min_by_key(xp, targets, dist[nr][which] + w[edges], team.n)
 
         candidates = team.map(relax, near, dists, actives, weights)
         routed = team.route([c[0] for c in candidates], [c[1] for c in candidates])
 
         def merge(i, part, ids, values, dist, active):
-            ids, values = min_by_key(xp, ids - part.lo, values)
+            ids, values = min_by_key(xp, ids - part.lo, values, part.size)
             better = values < dist[ids]
             ids, values = ids[better], values[better]
             dist[ids] = values
