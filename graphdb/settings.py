@@ -74,6 +74,15 @@ _DOCS = {
 _CHOICES = {"device": DEVICE_CHOICES, "debug_variant": DEBUG_VARIANTS}
 
 
+def _integer(name: str, value: Any, low: int, high: int | None, alternative: str = "") -> int:
+    """An integer setting's value, refused outside ``low..high``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < low \
+            or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise InvalidInputError(f"{name} must be {alternative}an integer {span}, got {value!r}")
+    return value
+
+
 def apply_threads(threads: int | None) -> None:
     """Make the ``threads`` setting real: Arrow's CPU thread pool is process-wide (the numba
     kernels size their pool from it when they run)."""
@@ -114,14 +123,9 @@ class Settings:
         if name == "gpus":
             if isinstance(value, str) and value.lower() == "all":
                 return replace(self, gpus=None)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InvalidInputError(f"gpus must be 'all' or a positive integer, got {value!r}")
-            return replace(self, gpus=value)
+            return replace(self, gpus=_integer(name, value, 1, None, "'all' or "))
         if name == "debug_ranks":
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 64:
-                raise InvalidInputError(f"debug_ranks must be an integer from 0 to 64, got "
-                                        f"{value!r}")
-            return replace(self, debug_ranks=value)
+            return replace(self, debug_ranks=_integer(name, value, 0, 64))
         if name == "threads":
             if not isinstance(value, int) or isinstance(value, bool) or \
                     not 1 <= value <= MAX_THREADS:

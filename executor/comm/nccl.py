@@ -24,14 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .base import (
-    Communicator,
-    allgatherv_bytes,
-    allreduce_bytes,
-    alltoallv_bytes,
-    broadcast_bytes,
-    displacements,
-)
+from . import base
+from .base import Communicator, displacements
 
 __all__ = ["NcclComm", "nccl_dtype"]
 
@@ -167,7 +161,7 @@ class NcclComm(Communicator):
         code = {"sum": nccl.NCCL_SUM, "min": nccl.NCCL_MIN, "max": nccl.NCCL_MAX}[op]
         values = [v if v.flags.c_contiguous else v.copy() for v in values]
         outs = [self._empty(i, v.size, v.dtype) for i, v in enumerate(values)]
-        received = sum(allreduce_bytes(v.nbytes, self.size) for v in values)
+        received = sum(base.allreduce_bytes(v.nbytes, self.size) for v in values)
         with self._group("allreduce", received):
             for i, (v, out) in enumerate(zip(values, outs)):
                 self._comms[i].allReduce(v.data.ptr, out.data.ptr, v.size, nccl_dtype(v.dtype),
@@ -181,7 +175,7 @@ class NcclComm(Communicator):
         counts = self._every([v.size for v in values], "allgatherv (sizes)")
         first = displacements(counts)
         outs = [self._empty(i, counts.sum(), dtype) for i in range(len(values))]
-        received = sum(allgatherv_bytes(counts * itemsize, r) for r in self.ranks)
+        received = sum(base.allgatherv_bytes(counts * itemsize, r) for r in self.ranks)
         code = nccl_dtype(dtype)
         with self._group("allgatherv", received):
             for i, rank in enumerate(self.ranks):
@@ -208,7 +202,7 @@ class NcclComm(Communicator):
         itemsize = dtype.itemsize
         code = nccl_dtype(dtype)
         outs = [self._empty(i, rc.sum(), dtype) for i, rc in enumerate(recv_counts)]
-        received = sum(alltoallv_bytes(rc * itemsize, r)
+        received = sum(base.alltoallv_bytes(rc * itemsize, r)
                        for r, rc in zip(self.ranks, recv_counts))
         with self._group("alltoallv", received):
             for i, rank in enumerate(self.ranks):
@@ -237,7 +231,7 @@ class NcclComm(Communicator):
     def broadcast(self, values: list, root: int = 0) -> list:
         values = [v if v.flags.c_contiguous else v.copy() for v in values]
         outs = [self._empty(i, v.size, v.dtype).reshape(v.shape) for i, v in enumerate(values)]
-        received = sum(broadcast_bytes(v.nbytes, r, root) for r, v in zip(self.ranks, values))
+        received = sum(base.broadcast_bytes(v.nbytes, r, root) for r, v in zip(self.ranks, values))
         with self._group("broadcast", received):
             for i, (v, out) in enumerate(zip(values, outs)):
                 self._comms[i].broadcast(v.data.ptr, out.data.ptr, v.size, nccl_dtype(v.dtype),

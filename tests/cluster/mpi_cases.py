@@ -15,15 +15,7 @@ import numpy as np
 
 from graphdb.executor.comm import communicator, set_cluster
 from graphdb.executor.comm.mpi import MpiComm
-from tests.executor.partitioned_cases import (
-    CASES,
-    agrees,
-    check_collectives,
-    config,
-    graphs,
-    partitioned,
-    single,
-)
+from tests.executor import partitioned_cases as cases
 
 
 def main() -> int:
@@ -39,18 +31,18 @@ def main() -> int:
         devices = (local_rank(comm) % cupy.cuda.runtime.getDeviceCount(),)
         cupy.cuda.Device(devices[0]).use()
         xp = cupy
-    exchange = communicator(config("mpi", comm.size, devices=devices).placement)
-    problems = [f"rank {comm.rank}: {p}" for p in check_collectives(exchange, xp)]
-    cases = 0
-    for name, graph in graphs().items():
-        runs = [(a, config("mpi", comm.size, devices=devices)) for a in sorted(CASES)]
-        runs += [(a, config("mpi", comm.size, "split", devices=devices))
+    exchange = communicator(cases.config("mpi", comm.size, devices=devices).placement)
+    problems = [f"rank {comm.rank}: {p}" for p in cases.check_collectives(exchange, xp)]
+    count = 0
+    for name, graph in cases.graphs().items():
+        runs = [(a, cases.config("mpi", comm.size, devices=devices)) for a in sorted(cases.CASES)]
+        runs += [(a, cases.config("mpi", comm.size, "split", devices=devices))
                  for a in ("pagerank", "cdlp")]
-        runs += [("pagerank", config("mpi", comm.size, streamed=True, devices=devices))]
+        runs += [("pagerank", cases.config("mpi", comm.size, streamed=True, devices=devices))]
         for algorithm, cfg in runs:
-            got, metrics = partitioned(algorithm, graph, cfg)
-            cases += 1
-            if not agrees(algorithm, got, single(algorithm, graph)):
+            got, metrics = cases.partitioned(algorithm, graph, cfg)
+            count += 1
+            if not cases.agrees(algorithm, got, cases.single(algorithm, graph)):
                 problems.append(f"rank {comm.rank}: {algorithm} on {name} "
                                 f"({cfg.placement.strategy}) differs from one device")
             if metrics["ranks"] != comm.size or metrics["backend"] != exchange.backend:
@@ -61,7 +53,7 @@ def main() -> int:
             for p in rank_problems:
                 print(p)
         if not any(every):
-            print(f"ok {cases} cases on {comm.size} ranks")
+            print(f"ok {count} cases on {comm.size} ranks")
     return 1 if any(every) else 0
 
 

@@ -16,19 +16,11 @@ import pytest
 import scipy.sparse as sp
 
 import graphdb
-from tests.executor.partitioned_cases import (
-    CASES,
-    agrees,
-    check_collectives,
-    config,
-    graphs,
-    partitioned,
-    single,
-)
+from tests.executor import partitioned_cases as cases
 
 pytestmark = pytest.mark.gpu
 
-GRAPHS = graphs()
+GRAPHS = cases.graphs()
 
 
 def _gpus() -> tuple[int, ...]:
@@ -39,23 +31,24 @@ def _gpus() -> tuple[int, ...]:
 
 @pytest.fixture(scope="module")
 def reference():
-    return {(g, a): single(a, graph) for g, graph in GRAPHS.items() for a in CASES}
+    return {(g, a): cases.single(a, graph) for g, graph in GRAPHS.items() for a in cases.CASES}
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 @pytest.mark.parametrize("graph", sorted(GRAPHS))
-@pytest.mark.parametrize("algorithm", sorted(CASES))
+@pytest.mark.parametrize("algorithm", sorted(cases.CASES))
 def test_ranks_simulated_on_one_gpu(reference, algorithm, graph, ranks):
-    got, metrics = partitioned(algorithm, GRAPHS[graph], config("local", ranks, devices=(0,)))
-    assert agrees(algorithm, got, reference[graph, algorithm]), (algorithm, graph, ranks)
+    got, metrics = cases.partitioned(algorithm, GRAPHS[graph],
+                                     cases.config("local", ranks, devices=(0,)))
+    assert cases.agrees(algorithm, got, reference[graph, algorithm]), (algorithm, graph, ranks)
     assert metrics["ranks"] == ranks
 
 
 @pytest.mark.parametrize("strategy,streamed", [("split", False), ("replicated", True)])
 def test_split_and_streamed_pagerank_on_one_gpu(reference, strategy, streamed):
-    got, _ = partitioned("pagerank", GRAPHS["rmat"],
-                         config("local", 2, strategy, streamed, devices=(0,)))
-    assert agrees("pagerank", got, reference["rmat", "pagerank"])
+    got, _ = cases.partitioned("pagerank", GRAPHS["rmat"],
+                               cases.config("local", 2, strategy, streamed, devices=(0,)))
+    assert cases.agrees("pagerank", got, reference["rmat", "pagerank"])
 
 
 def test_simulated_collectives_on_one_gpu():
@@ -63,7 +56,7 @@ def test_simulated_collectives_on_one_gpu():
 
     from graphdb.executor.comm import LocalComm
 
-    assert check_collectives(LocalComm(3, kind="gpu"), cupy) == []
+    assert cases.check_collectives(LocalComm(3, kind="gpu"), cupy) == []
 
 
 def test_nccl_collectives_on_every_gpu():
@@ -74,17 +67,18 @@ def test_nccl_collectives_on_every_gpu():
     for devices in {(0,), _gpus()}:
         comm = NcclComm(devices)
         try:
-            assert check_collectives(comm, cupy) == [], devices
+            assert cases.check_collectives(comm, cupy) == [], devices
         finally:
             comm.close()
 
 
 @pytest.mark.parametrize("graph", sorted(GRAPHS))
-@pytest.mark.parametrize("algorithm", sorted(CASES))
+@pytest.mark.parametrize("algorithm", sorted(cases.CASES))
 def test_partitioned_over_nccl(reference, algorithm, graph):
     gpus = _gpus()
-    got, metrics = partitioned(algorithm, GRAPHS[graph], config("nccl", len(gpus), devices=gpus))
-    assert agrees(algorithm, got, reference[graph, algorithm]), (algorithm, graph, gpus)
+    got, metrics = cases.partitioned(algorithm, GRAPHS[graph],
+                                     cases.config("nccl", len(gpus), devices=gpus))
+    assert cases.agrees(algorithm, got, reference[graph, algorithm]), (algorithm, graph, gpus)
     assert (metrics["ranks"], metrics["backend"]) == (len(gpus), "nccl")
 
 

@@ -18,6 +18,7 @@ from ...graph import Graph
 from ...operators.frontier_gpu import FRONTIER, THREADS, PieceQueues, check_k, queue_capacity
 from ..common import check_source
 from ..spec import AlgorithmOutput, OperatorConfig
+from .cpu import as_khop
 
 __all__ = ["bfs", "bfs_depths_gpu", "khop"]
 
@@ -108,6 +109,4 @@ def bfs(graph: Graph, config: OperatorConfig, source: int,
 
 def khop(graph: Graph, config: OperatorConfig, source: int, k: int) -> AlgorithmOutput:
     """GPU twin of :func:`graphdb.executor.algorithms.bfs.cpu.khop`."""
-    out = bfs(graph, config, source, k)
-    out.columns = {"vertex": out.columns["vertex"], "hops": out.columns["depth"]}
-    return out
+    return as_khop(bfs(graph, config, source, k))

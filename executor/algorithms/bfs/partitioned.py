@@ -21,6 +21,7 @@ from ...graph import Graph
 from ...operators.partitioned import Team, expand_rows, pull_sum
 from ..common import check_source
 from ..spec import AlgorithmOutput, OperatorConfig
+from .cpu import as_khop
 
 __all__ = ["bfs", "bfs_levels_partitioned", "khop"]
 
@@ -135,6 +136,4 @@ def bfs(graph: Graph, config: OperatorConfig, source: int,
 
 def khop(graph: Graph, config: OperatorConfig, source: int, k: int) -> AlgorithmOutput:
     """Partitioned twin of :func:`graphdb.executor.algorithms.bfs.cpu.khop`."""
-    out = bfs(graph, config, source, k)
-    out.columns = {"vertex": out.columns["vertex"], "hops": out.columns["depth"]}
-    return out
+    return as_khop(bfs(graph, config, source, k))
