@@ -339,11 +339,11 @@ class Connection:
         force = settings.debug_variant == "partitioned"
         if self.cluster is not None:
             devices = (_current_gpu(),) if device.is_gpu else ()
-            return Fleet("mpi", self.cluster.size, devices, device.kind, False,
+            return Fleet("mpi", self.cluster.size, devices, device.kind, force,
                          f"a cluster job of {self.cluster.size} ranks")
         if settings.debug_ranks:
             devices = (_current_gpu(),) if device.is_gpu else ()
-            return Fleet("local", settings.debug_ranks, devices, device.kind, False,
+            return Fleet("local", settings.debug_ranks, devices, device.kind, force,
                          f"debug_ranks = {settings.debug_ranks}")
         if not device.is_gpu:
             return None
@@ -353,7 +353,7 @@ class Connection:
         if settings.gpus is not None:
             ids = ids[:settings.gpus]
         if len(ids) >= 2 or (ids and force):
-            return Fleet("nccl", len(ids), tuple(ids), "gpu", False,
+            return Fleet("nccl", len(ids), tuple(ids), "gpu", force,
                          f"{len(ids)} GPUs of this host")
         return None
 

@@ -144,13 +144,12 @@ def choose(spec: AlgorithmSpec, entry: GraphEntry, device: Device, cpu: Device,
     if device.is_gpu and spec.variant("gpu") is None:
         device, why_device = cpu, f"{spec.name} has no GPU implementation"
     if fleet is None or not fleet.active or fleet.kind != device.kind \
-            or spec.partitioned(device.kind) is None:
+            or spec.partitioned(device.kind) is None or force not in ("auto", "partitioned"):
         return _one_device(spec, entry, device, host, force, why_device)
     from .scaling import weigh
 
     try:
-        single = _one_device(spec, entry, device, host, "auto" if force == "partitioned"
-                             else force, why_device)
+        single = _one_device(spec, entry, device, host, "auto", why_device)
     except DeviceOutOfMemory as exc:
         single, refusal = None, exc
     else:

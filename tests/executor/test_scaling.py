@@ -116,6 +116,14 @@ def test_streamed_ranks_when_their_rows_do_not_fit():
     assert d.placement.streamed and d.placement.strategy == "replicated"
 
 
+def test_one_gpu_runs_partitioned_only_when_forced():
+    assert nccl(1).counts() == ()
+    forced = Fleet("nccl", 1, (0,), "gpu", force=True)
+    assert forced.counts() == (1,)
+    d = choose(algorithms.get("bfs"), GRID, gpu(), CPU, None, "partitioned", forced, {})
+    assert d.placement == forced.placement(1, "replicated", False)
+
+
 def test_a_cluster_uses_all_of_its_ranks_or_one():
     fleet = Fleet("mpi", 6, (), "cpu")
     assert fleet.counts() == (6,)
