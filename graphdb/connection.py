@@ -328,7 +328,14 @@ class Connection:
 
     @property
     def rank(self) -> int:
-        """This process's rank in its cluster job (0 outside one)."""
+        """This process's rank in its cluster job (``connect(path, cluster="mpi")`` under
+        ``mpiexec``); 0 outside one.
+
+        >>> import graphdb
+        >>> with graphdb.connect() as con:
+        ...     con.rank
+        0
+        """
         return 0 if self.cluster is None else self.cluster.ranks[0]
 
     def _fleet(self, device):
