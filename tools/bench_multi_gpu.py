@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
 
 from graphdb.executor.algorithms import REGISTRY, implementation  # noqa: E402
 from graphdb.executor.algorithms.spec import OperatorConfig, Placement  # noqa: E402
-from graphdb.executor.graph import CSR, Graph  # noqa: E402
+from graphdb.executor.graph import Graph  # noqa: E402
 from graphdb.executor.residency import RESIDENCY  # noqa: E402
 
 ALGORITHMS = ("bfs", "sssp", "pagerank", "wcc")
@@ -49,38 +49,25 @@ TOLERANCE = {"pagerank": 1e-4}
 # -- graphs ---------------------------------------------------------------------------------------
 
 
-def _csr_on_device(cp, src, dst, n, weights):
-    order = cp.argsort(src)
-    offsets = cp.zeros(n + 1, dtype=np.int64)
-    cp.cumsum(cp.bincount(src, minlength=n), out=offsets[1:])
-    targets = dst[order].astype(np.int32)
-    w = None if weights is None else weights[order].get()
-    return CSR(offsets.get(), targets.get(), w)
-
-
 def build_graph(kind: str, size: int, seed: int = 0) -> Graph:
-    """R-MAT (``size`` = scale; directed, weighted) or a size x size grid (undirected,
-    weighted), generated on the current GPU, held as host CSR arrays."""
+    """R-MAT (``size`` = scale; directed) or a size x size grid (undirected), integer weights
+    1..100, generated on the current GPU; its device CSR is the one-GPU operators' and its host
+    copies are what the ranks' segments are cut from."""
     import cupy as cp
 
-    from tools.gpu_graphs import grid_edges_gpu, rmat_edges_gpu
+    from tools.gpu_graphs import graph_from_device_edges, grid_edges_gpu, rmat_edges_gpu
 
     if kind == "rmat":
-        n = 1 << size
-        src, dst = rmat_edges_gpu(size, seed=seed)
-        directed = True
+        n, (src, dst), directed = 1 << size, rmat_edges_gpu(size, seed=seed), True
     else:
-        n = size * size
-        src, dst = grid_edges_gpu(size, size)
-        loop = src == dst
-        src, dst = cp.concatenate([src, dst[~loop]]), cp.concatenate([dst, src[~loop]])
-        directed = False
+        n, (src, dst), directed = size * size, grid_edges_gpu(size, size), False
     weights = cp.random.RandomState(seed + 1).randint(1, 101, size=src.size).astype(np.float64)
-    out = _csr_on_device(cp, src, dst, n, weights)
-    inn = _csr_on_device(cp, dst, src, n, weights) if directed else None
+    graph = graph_from_device_edges(src, dst, n, directed=directed, weights=weights,
+                                    name=f"{kind}{size}")
     del src, dst, weights
+    graph.host_copies()
     cp.get_default_memory_pool().free_all_blocks()
-    return Graph.from_csr(f"{kind}{size}", out, directed=directed, inn=inn)
+    return graph
 
 
 def entry_of(graph: Graph) -> SimpleNamespace:
