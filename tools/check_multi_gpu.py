@@ -10,7 +10,8 @@ order, each step's output under ``$OUT`` (default ``./multi-gpu-check``), the su
 2. ``pytest tests/gpu/test_partitioned_gpu.py``: NCCL collectives and byte counts on 1 and all
    GPUs, every partitioned operator on 1-3 ranks simulated on GPU 0 and over NCCL on all GPUs
    against the CPU, split state, streamed ranks, SQL with ``debug_variant = 'partitioned'``;
-3. the partitioned operators on R-MAT 20 and a 1024 x 1024 grid against the one-GPU operators
+   then the SQL corpus and the Graphalytics cases on 3 ranks simulated on the GPU;
+3. the partitioned operators on R-MAT 20 and a 512 x 512 grid against the one-GPU operators
    (``tools/bench_multi_gpu.py --quick``: times, bytes per step, the planner's choice);
 4. the same cases through MPI with one rank per GPU (NCCL over MPI; ``mpiexec -n <GPUs>``)
    when mpi4py and mpiexec are installed.
@@ -83,12 +84,17 @@ def main() -> int:
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
         "tests/gpu/test_partitioned_gpu.py", "tests/executor/test_partitioned.py"],
         out, 300, env))
-    if "skipped" in steps[-1]["tail"].splitlines()[-1]:  # a GPU test that did not run failed
-        steps[-1]["ok"] = False
+    steps.append(step("sql_gpu_partitioned", [
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+        "tests/sql/test_sql_files.py", "tests/graphdb/test_graphalytics_sql.py",
+        "-k", "gpu-partitioned"], out, 240, env))
+    for done in steps:  # a GPU test that did not run failed
+        if done["tail"] and "skipped" in done["tail"].splitlines()[-1]:
+            done["ok"] = False
     if not args.skip_bench:
         steps.append(step("bench_quick", [
             sys.executable, "tools/bench_multi_gpu.py", "--quick", "--repeats", "2",
-            "--out", str(out / "bench")], out, 240, env))
+            "--sources", "2", "--out", str(out / "bench")], out, 200, env))
     mpiexec = Path(sys.executable).with_name("mpiexec")
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
     try:
