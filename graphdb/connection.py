@@ -236,14 +236,6 @@ class Connection:
                               _weak(self._debug_variant), _weak(self._fleet))
         self._device_cache: tuple[tuple, Any] | None = None
         self._closed = False
-        if self.cluster is not None:
-            from .cluster import check_copies
-
-            try:
-                check_copies(self, self.cluster)
-            except Error:
-                self.close()
-                raise
         # One statement at a time: the shell runs queries in a worker thread.
         self._lock = threading.RLock()
         self._registered: dict[str, pa.Table] = {}
@@ -259,6 +251,14 @@ class Connection:
                                      "the graphs, as SHOW GRAPHS lists them")
         self.register_table_function("buffer_stats", _weak(self.buffer_stats),
                                      "buffer pool counters, one row per pool")
+        if self.cluster is not None:
+            from .cluster import check_copies
+
+            try:
+                check_copies(self, self.cluster)
+            except Error:
+                self.close()
+                raise
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
