@@ -116,15 +116,18 @@ class MpiComm(Communicator):
     def allgatherv(self, values: list) -> list:
         start = time.perf_counter()
         (value,) = values
-        value = np.ascontiguousarray(value).ravel()
+        out, counts = self._gatherv(np.ascontiguousarray(value).ravel())
+        self._count("allgatherv", allgatherv_bytes(counts * out.itemsize, self.rank), start)
+        return [out]
+
+    def _gatherv(self, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         counts = self.sizes(value.size, "allgatherv (sizes)")
         out = np.empty(int(counts.sum()), dtype=value.dtype)
         kind = _datatype(value.dtype)
         self._wait(self.world.Iallgatherv([value, kind],
                                           [out, (counts, displacements(counts)), kind]),
                    "allgatherv")
-        self._count("allgatherv", allgatherv_bytes(counts * value.itemsize, self.rank), start)
-        return [out]
+        return out, counts
 
     def alltoallv(self, values: list, counts: list[np.ndarray],
                   recv_counts: list[np.ndarray] | None = None) -> tuple[list, list[np.ndarray]]:
@@ -159,7 +162,9 @@ class MpiComm(Communicator):
 
     # -- host side ----------------------------------------------------------------------------------
     def allgatherv_host(self, values: list[np.ndarray]) -> np.ndarray:
-        return self.allgatherv([np.asarray(values[0])])[0]
+        """The results' gather: not an exchange of the operator's steps, so not counted (as
+        the other backends, which gather on the host of one process, count nothing)."""
+        return self._gatherv(np.ascontiguousarray(values[0]).ravel())[0]
 
     def bcast_object(self, obj: Any, root: int = 0) -> Any:
         """Control (statements, identifiers): a pickled object, no deadline (rank 0 may wait

@@ -3,7 +3,8 @@
 
 Every rank checks the MPI collectives and their byte counts against the formulas, then runs
 every partitioned operator of tests/executor/partitioned_cases.py over the job's ranks and
-compares it with the single-device result it computes itself. Rank 0 prints one line per failed
+compares it with the single-device result it computes itself (and PageRank's exchanged bytes
+with the formula). Rank 0 prints one line per failed
 case and ``ok <cases>``; the exit status is non-zero when any rank saw a failure.
 """
 
@@ -13,9 +14,23 @@ import sys
 
 import numpy as np
 
-from graphdb.executor.comm import communicator, set_cluster
+from graphdb.executor.comm import (
+    allgatherv_bytes,
+    allreduce_bytes,
+    communicator,
+    set_cluster,
+)
 from graphdb.executor.comm.mpi import MpiComm
+from graphdb.executor.partition import segments
 from tests.executor import partitioned_cases as cases
+
+
+def pagerank_bytes(graph, size: int, rank: int, iterations: int = 20) -> int:
+    """What one rank receives in a replicated PageRank: every other rank's contributions and
+    the allreduce of two numbers per iteration, and the first dangling total."""
+    sizes = segments(graph, size, ("in",)).sizes()
+    return (iterations * (allgatherv_bytes(sizes * 8, rank) + allreduce_bytes(16, size))
+            + allreduce_bytes(8, size))
 
 
 def main() -> int:
@@ -47,6 +62,12 @@ def main() -> int:
                                 f"({cfg.placement.strategy}) differs from one device")
             if metrics["ranks"] != comm.size or metrics["backend"] != exchange.backend:
                 problems.append(f"rank {comm.rank}: {algorithm} ran on {metrics}")
+            if (algorithm, cfg.placement.strategy, cfg.placement.streamed) == (
+                    "pagerank", "replicated", False):
+                want = pagerank_bytes(graph, comm.size, comm.rank)
+                if metrics["bytes_exchanged"] != want:
+                    problems.append(f"rank {comm.rank}: pagerank on {name} received "
+                                    f"{metrics['bytes_exchanged']} bytes, the formula {want}")
     every = comm.allgather_object(problems)
     if comm.rank == 0:
         for rank_problems in every:
