@@ -320,6 +320,10 @@ def cpu_worker(args) -> int:
 
     comm = MpiComm(timeout=600)
     set_cluster(comm)
+    from graphdb.cluster import threads_per_rank
+    from graphdb.settings import apply_threads
+
+    apply_threads(threads_per_rank(comm))  # the ranks of this machine share its cores
     src, dst = rmat(args.cpu_scale, seed=0)
     graph = Graph.from_edges(src, dst, 1 << args.cpu_scale,
                              weights=random_weights(len(src), seed=1), name="rmat-cpu")
