@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from .errors import DeviceUnavailable
 
-__all__ = ["Device", "DEVICE_CHOICES", "gpu_available", "select_device", "host_memory_bytes",
-           "warm_up"]
+__all__ = ["Device", "DEVICE_CHOICES", "gpu_available", "gpu_count", "select_device",
+           "host_memory_bytes", "warm_up"]
 
 DEVICE_CHOICES = ("auto", "cpu", "gpu")
 
@@ -101,6 +101,15 @@ def _probe() -> tuple[bool, str]:
 
 def gpu_available() -> bool:
     return _gpu_probe()[0]
+
+
+def gpu_count() -> int:
+    """CUDA devices this process sees (0 without a usable GPU)."""
+    if not gpu_available():
+        return 0
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceCount())
 
 
 def host_memory_bytes() -> int:

@@ -254,8 +254,10 @@ class StoredGraph(Graph):
     def id_dtype(self) -> np.dtype:
         return self.buffers.array_info(self.graph_id, "out_targets").dtype
 
-    def edge_range(self, start: int, stop: int, direction: str = "out") -> CSR:
-        """The edges of vertices ``start..stop-1`` (offsets rebased to 0), read block-wise."""
+    def edge_range(self, start: int, stop: int, direction: str = "out", *,
+                   weights: bool = True) -> CSR:
+        """The edges of vertices ``start..stop-1`` (offsets rebased to 0), read block-wise
+        (with their weights on a weighted graph, unless ``weights=False``)."""
         d = self._direction(direction)
         read = self.buffers.read_range
         offsets = read(self.graph_id, f"{d}_offsets", start, stop + 1)
@@ -264,7 +266,8 @@ class StoredGraph(Graph):
             self._corrupt(f"array '{d}_offsets' gives edges {e0}..{e1} to vertices "
                           f"{start}..{stop - 1}")
         targets = read(self.graph_id, f"{d}_targets", e0, e1)
-        weights = read(self.graph_id, f"{d}_weights", e0, e1) if self.weighted else None
+        weights = (read(self.graph_id, f"{d}_weights", e0, e1)
+                   if self.weighted and weights else None)
         # Checked as a whole array is (catalog.validation), before a kernel sees the range.
         self._corrupt(offsets_problem(offsets - e0, len(targets), f"{d}_offsets")
                       or targets_problem(targets, self.num_vertices, f"{d}_targets"))

@@ -36,6 +36,7 @@ from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCan
 from .ids import VertexIds
 from .pattern import device_arrays, edge_columns, host_arrays, in_index, match_pattern
 from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
+from .physical.scaling import Fleet
 from .plan import PlanNode, Sort
 from .residency import RESIDENCY
 from .snapshot import StatementCatalog
@@ -57,9 +58,12 @@ class Runner:
 
     def __init__(self, catalog: Catalog, device_for: Callable[[], Device],
                  host_budget_for: Callable[[], int | None] = lambda: None,
-                 force_for: Callable[[], str] = lambda: "auto"):
+                 force_for: Callable[[], str] = lambda: "auto",
+                 fleet_for: Callable[[Device], Fleet | None] = lambda device: None):
         self.catalog = catalog
         self.device_for = device_for
+        #: the ranks a statement on ``device`` may partition graph operators over
+        self.fleet_for = fleet_for
         #: host memory the streamed operators may keep topology in (None: a share of RAM)
         self.host_budget_for = host_budget_for
         #: the debug_variant setting
@@ -81,7 +85,8 @@ class Runner:
         device = self.device_for()
         cpu = device if not device.is_gpu else select_device("cpu")
         planner = PhysicalPlanner(snapshot or self.snapshot(), device, cpu,
-                                  self.host_budget_for(), self.vertex_ids, self.force_for())
+                                  self.host_budget_for(), self.vertex_ids, self.force_for(),
+                                  self.fleet_for(device))
         return planner.plan(logical)
 
     # -- running --------------------------------------------------------------------------------
@@ -207,18 +212,23 @@ class Runner:
         if node.device != "gpu":
             output = impl(graph, node.config, **options)
         else:
-            from .gpu.runtime import device_name, memory_budget, translate_oom
+            from .gpu.runtime import device_names, memory_budget, translate_oom
 
-            device = device_name()
-            RESIDENCY.set_budget(device, node.decision.budget_bytes)
-            RESIDENCY.make_room(device, node.decision.state_bytes)
+            placement = node.decision.placement
+            devices = placement.devices if placement is not None and placement.devices else None
+            for device in device_names(devices):
+                RESIDENCY.set_budget(device, node.decision.budget_bytes)
+                RESIDENCY.make_room(device, node.decision.state_bytes)
             try:
-                with memory_budget(node.decision.budget_bytes), translate_oom(node.label):
+                budget = (memory_budget(node.decision.budget_bytes) if devices is None
+                          else memory_budget(node.decision.budget_bytes, devices))
+                with budget, translate_oom(node.label):
                     output = impl(graph, node.config, **options)
             except DeviceOutOfMemory as exc:
                 if node.fallback is None:
                     raise
-                RESIDENCY.forget(graph.key, device)  # what it holds there may be the cause
+                for device in device_names(devices):  # what it holds there may be the cause
+                    RESIDENCY.forget(graph.key, device)
                 output = self._execute(node.fallback, graph, options, metrics)
                 metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
         metrics.update(output.metrics)

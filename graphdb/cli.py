@@ -119,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--format", default="table", choices=OUTPUT_FORMATS, help="output format")
     q.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
     q.add_argument("--timer", action="store_true", help="print the time taken (on stderr)")
+    q.add_argument("--cluster", choices=("mpi",),
+                   help="run as one rank of an MPI job (mpiexec -n N graphdb query ...): every "
+                        "rank reads its own copy of DB, rank 0 prints")
 
     d = sub.add_parser("demo", help="build a sample database and run showcase queries",
                        description="Build a sample database (graphs 'social' and 'roads') and "
@@ -143,6 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--bail", action="store_true", help="stop at the first error")
     s.add_argument("--mode", choices=OUTPUT_FORMATS, help="output mode (default: table)")
     s.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
+    s.add_argument("--cluster", choices=("mpi",),
+                   help="run as one rank of an MPI job: rank 0 reads the statements")
     return parser
 
 
@@ -164,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         from .repl import run_shell
 
         return run_shell(args.db, commands=args.commands, bail=args.bail, mode=args.mode,
-                         device=args.device)
+                         device=args.device, cluster=args.cluster)
     except Error as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
@@ -228,13 +233,19 @@ def ingest_summary(summary: dict, db: str | None, detailed: bool = False) -> str
 
 
 def _query(args) -> int:
-    from .connection import connect_for_reading
+    from .connection import connect, connect_for_reading
     from .formatting import render
 
     # Read-only unless the statement writes (then reopened read-write): a user who may only
-    # read the database can query it, and a query never waits for a writer.
-    with connect_for_reading(args.db, create=False, device=args.device) as con:
+    # read the database can query it, and a query never waits for a writer. A cluster rank
+    # opens its copy read-only.
+    opened = (connect(args.db, create=False, device=args.device, cluster=args.cluster)
+              if args.cluster else connect_for_reading(args.db, create=False,
+                                                       device=args.device))
+    with opened as con:
         result = con.execute(args.sql)
+        if con.rank != 0:
+            return 0  # every rank ran the statement; rank 0 speaks for the job
     table = result.arrow()
     if result.kind == "explain" and table.column_names == ["plan"]:
         sys.stdout.write("\n".join(table.column("plan").to_pylist()) + "\n")

@@ -56,7 +56,8 @@ _FUNCTION_COLUMNS = ("name", "kind", "signature", "columns", "description")
 def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
             create: bool = True, device: str = "auto",
             memory_limit: int | str | None = None, buffer_pool_size: int | str | None = None,
-            page_size: int | None = None, mode: int | None = None) -> "Connection":
+            page_size: int | None = None, mode: int | None = None, gpus: Any = None,
+            cluster: str | None = None, cluster_timeout: float | None = None) -> "Connection":
     """Open (or create) the database at ``path`` (a directory); no path, or ``":memory:"``,
     makes an in-memory database that disappears when the connection closes.
 
@@ -69,6 +70,10 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
     removed on close, at exit, and even when the process is killed (see :mod:`graphdb.tempdb`).
     ``device='gpu'`` fails here, not at the first query, when no GPU can be used.
 
+    ``gpus``: the GPUs of this host graph operators may be partitioned over (a list of device
+    ids, a count, or None for all). ``cluster="mpi"``: this process is one rank of an MPI job
+    (started by ``mpiexec``); see :mod:`graphdb.cluster`.
+
     Examples
     --------
     >>> import graphdb
@@ -78,7 +83,8 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
     """
     return Connection(path, read_only=read_only, create=create, device=device,
                       memory_limit=memory_limit, buffer_pool_size=buffer_pool_size,
-                      page_size=page_size, mode=mode)
+                      page_size=page_size, mode=mode, gpus=gpus, cluster=cluster,
+                      cluster_timeout=cluster_timeout)
 
 
 def connect_for_reading(path: str | os.PathLike | None, **options) -> "Connection":
@@ -128,6 +134,43 @@ def _unweak(function):
     return ref() if isinstance(ref, weakref.WeakMethod) else function
 
 
+def _gpu_list(gpus: Any) -> tuple[int, ...] | None:
+    """connect()'s ``gpus``: None (all), a count, or device ids."""
+    if gpus is None or (isinstance(gpus, str) and gpus.lower() == "all"):
+        return None
+    if isinstance(gpus, int) and not isinstance(gpus, bool):
+        if gpus < 1:
+            raise InterfaceError(f"gpus must be positive, got {gpus}")
+        return tuple(range(gpus))
+    try:
+        ids = tuple(int(g) for g in gpus)
+    except (TypeError, ValueError):
+        raise InterfaceError(f"gpus must be 'all', a count or a list of device ids, "
+                             f"got {gpus!r}") from None
+    if not ids or len(set(ids)) != len(ids) or min(ids) < 0:
+        raise InterfaceError(f"gpus must list distinct device ids, got {gpus!r}")
+    return ids
+
+
+def _current_gpu() -> int:
+    import cupy
+
+    return int(cupy.cuda.Device().id)
+
+
+def _cluster_gpu(comm) -> None:
+    """A cluster rank takes the GPU of its place among the ranks of its machine."""
+    from graphdb.executor.device import gpu_count
+
+    count = gpu_count()
+    if count:
+        import cupy
+
+        from .cluster import local_rank
+
+        cupy.cuda.Device(local_rank(comm) % count).use()
+
+
 def _require_gpu(memory_limit: int | None) -> None:
     """Raise OperationalError, with what to do instead, where ``device = 'gpu'`` cannot work."""
     from graphdb.executor.errors import DeviceUnavailable
@@ -145,7 +188,18 @@ class Connection:
     def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False,
                  create: bool = True, device: str = "auto",
                  memory_limit: int | str | None = None, buffer_pool_size: int | str | None = None,
-                 page_size: int | None = None, mode: int | None = None):
+                 page_size: int | None = None, mode: int | None = None, gpus: Any = None,
+                 cluster: str | None = None, cluster_timeout: float | None = None):
+        self._gpu_ids = _gpu_list(gpus)
+        self.cluster = None
+        if cluster is not None:  # a rank of a job: its own read-only copy of the database
+            from .cluster import join
+
+            if path is None or str(path) in ("", MEMORY):
+                raise InterfaceError("a cluster connection needs the path of the database "
+                                     "copy each rank reads")
+            self.cluster = join(cluster, cluster_timeout)
+            read_only, create = True, False
         self._temporary = path is None or str(path) in ("", MEMORY)
         #: reopen read-write at the first write (see connect_for_reading)
         self._reopen_for_writes = False
@@ -171,10 +225,15 @@ class Connection:
             if self._temporary:
                 tempdb.remove(self.path)
             raise translate(exc) from None
+        if self.cluster is not None:  # the ranks of one machine share its cores
+            from .cluster import threads_per_rank
+
+            settings = settings.set("threads", threads_per_rank(self.cluster))
+            apply_threads(settings.threads)
         self.settings = settings
         self.catalog = Catalog(self._env, buffers)
         self._runner = Runner(self.catalog, _weak(self._device), _weak(self._host_budget),
-                              _weak(self._debug_variant))
+                              _weak(self._debug_variant), _weak(self._fleet))
         self._device_cache: tuple[tuple, Any] | None = None
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.
@@ -192,6 +251,14 @@ class Connection:
                                      "the graphs, as SHOW GRAPHS lists them")
         self.register_table_function("buffer_stats", _weak(self.buffer_stats),
                                      "buffer pool counters, one row per pool")
+        if self.cluster is not None:
+            from .cluster import check_copies
+
+            try:
+                check_copies(self, self.cluster)
+            except Error:
+                self.close()
+                raise
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -254,8 +321,48 @@ class Connection:
     def _device(self):
         key = (self.settings.device, self.settings.memory_limit)
         if self._device_cache is None or self._device_cache[0] != key:
+            if self.cluster is not None and key[0] != "cpu":
+                _cluster_gpu(self.cluster)
             self._device_cache = (key, select_device(*key))
         return self._device_cache[1]
+
+    @property
+    def rank(self) -> int:
+        """This process's rank in its cluster job (``connect(path, cluster="mpi")`` under
+        ``mpiexec``); 0 outside one.
+
+        >>> import graphdb
+        >>> with graphdb.connect() as con:
+        ...     con.rank
+        0
+        """
+        return 0 if self.cluster is None else self.cluster.ranks[0]
+
+    def _fleet(self, device):
+        """The ranks a statement on ``device`` may partition graph operators over."""
+        from graphdb.executor.physical.scaling import Fleet
+
+        settings = self.settings
+        force = settings.debug_variant == "partitioned"
+        if self.cluster is not None:
+            devices = (_current_gpu(),) if device.is_gpu else ()
+            return Fleet("mpi", self.cluster.size, devices, device.kind, force,
+                         f"a cluster job of {self.cluster.size} ranks")
+        if settings.debug_ranks:
+            devices = (_current_gpu(),) if device.is_gpu else ()
+            return Fleet("local", settings.debug_ranks, devices, device.kind, force,
+                         f"debug_ranks = {settings.debug_ranks}")
+        if not device.is_gpu:
+            return None
+        from graphdb.executor.device import gpu_count
+
+        ids = self._gpu_ids if self._gpu_ids is not None else tuple(range(gpu_count()))
+        if settings.gpus is not None:
+            ids = ids[:settings.gpus]
+        if len(ids) >= 2 or (ids and force):
+            return Fleet("nccl", len(ids), tuple(ids), "gpu", force,
+                         f"{len(ids)} GPUs of this host")
+        return None
 
     # -- statements -----------------------------------------------------------------------------
     def execute(self, sql: str, parameters: Any = None) -> Result:

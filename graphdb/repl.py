@@ -30,7 +30,7 @@ from typing import Callable
 
 from graphdb.executor.device import warm_up
 
-from .connection import Connection, connect_for_reading
+from .connection import Connection, connect, connect_for_reading
 from .errors import Error
 from .formatting import render
 from .progress import ProgressReport, describe_report
@@ -347,11 +347,22 @@ def _interactive(shell: Shell) -> None:
 
 
 def run_shell(db: str | None, *, commands: list[str] | None = None, bail: bool = False,
-              mode: str | None = None, device: str = "auto") -> int:
+              mode: str | None = None, device: str = "auto", cluster: str | None = None) -> int:
     """The shell on ``db`` (in memory without one). ``commands``: statements to run instead of
-    reading input (``-c``). Returns the exit status: 1 when a statement of a script failed."""
-    # Read-only until the first write (DROP GRAPH): see connection.connect_for_reading.
-    with connect_for_reading(db, device=device) as con:
+    reading input (``-c``). ``cluster``: one rank of an MPI job; rank 0 reads the statements
+    and sends them to the others (:mod:`graphdb.cluster`). Returns the exit status: 1 when a
+    statement of a script failed."""
+    if cluster is not None:
+        from .cluster import Leader, follow
+
+        con = connect(db, device=device, cluster=cluster)
+        if con.rank != 0:
+            with con:
+                return follow(con, con.cluster)
+        con = Leader(con, con.cluster)
+    else:  # read-only until the first write (DROP GRAPH): see connection.connect_for_reading
+        con = connect_for_reading(db, device=device)
+    with con:
         interactive = commands is None and sys.stdin.isatty() and sys.stdout.isatty()
         shell = Shell(con, sys.stdout, sys.stdout if interactive else sys.stderr, sys.stderr,
                       interactive=interactive)

@@ -61,12 +61,26 @@ _DOCS = {
                          "store",
     "debug_variant": "for testing: 'auto' (the cost model decides), or force graph operators "
                      "onto 'resident', 'streamed' (Subway, edge chunks) or 'pages' variants, "
-                     "with a budget small enough that they stream in several pieces",
+                     "with a budget small enough that they stream in several pieces, or "
+                     "'partitioned' over the GPUs, the cluster or debug_ranks",
+    "gpus": "GPUs of this host a graph operator may be partitioned over: 'all' (used when the "
+            "cost model predicts it faster) or a number (1: one GPU)",
+    "debug_ranks": "for testing: partition graph operators over this many ranks simulated in "
+                   "this process (0: off)",
 }
 
 
 #: Settings whose value is one of a few words.
 _CHOICES = {"device": DEVICE_CHOICES, "debug_variant": DEBUG_VARIANTS}
+
+
+def _integer(name: str, value: Any, low: int, high: int | None, alternative: str = "") -> int:
+    """An integer setting's value, refused outside ``low..high``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < low \
+            or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise InvalidInputError(f"{name} must be {alternative}an integer {span}, got {value!r}")
+    return value
 
 
 def apply_threads(threads: int | None) -> None:
@@ -89,6 +103,10 @@ class Settings:
     host_memory_limit: int | None = None
     #: for testing: force a variant family ('auto' lets the cost model decide)
     debug_variant: str = "auto"
+    #: GPUs a graph operator may be partitioned over; None = all of them
+    gpus: int | None = None
+    #: for testing: ranks simulated in this process (0: none)
+    debug_ranks: int = 0
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()
@@ -102,6 +120,12 @@ class Settings:
             return replace(self, memory_limit=parse_bytes(value, "memory_limit"))
         if name in ("buffer_pool_size", "host_memory_limit"):
             return replace(self, **{name: parse_bytes(value, name)})
+        if name == "gpus":
+            if isinstance(value, str) and value.lower() == "all":
+                return replace(self, gpus=None)
+            return replace(self, gpus=_integer(name, value, 1, None, "'all' or "))
+        if name == "debug_ranks":
+            return replace(self, debug_ranks=_integer(name, value, 0, 64))
         if name == "threads":
             if not isinstance(value, int) or isinstance(value, bool) or \
                     not 1 <= value <= MAX_THREADS:
@@ -120,7 +144,7 @@ class Settings:
         """The value of setting ``name`` as SHOW SETTINGS prints it."""
         value = getattr(self, name.lower())
         if value is None:
-            return {"memory_limit": "auto (a share of free memory)",
+            return {"memory_limit": "auto (a share of free memory)", "gpus": "all",
                     "threads": f"auto ({_DEFAULT_THREADS})",
                     "buffer_pool_size": "auto (a share of physical memory)",
                     "host_memory_limit": "auto (a share of physical memory)"}.get(name.lower(), "NULL")

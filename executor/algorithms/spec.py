@@ -33,7 +33,8 @@ from ..errors import InvalidArgument
 
 __all__ = [
     "MAX_ITERATIONS", "REQUIRED", "DEVICES", "VARIANTS", "Param", "Column", "Variant",
-    "AlgorithmSpec", "AlgorithmOutput", "OperatorConfig", "VertexValues",
+    "AlgorithmSpec", "AlgorithmOutput", "OperatorConfig", "Partitioning", "Placement",
+    "STRATEGIES", "TRAFFIC", "VertexValues",
 ]
 
 
@@ -54,8 +55,15 @@ PARAM_KINDS = ("int", "float", "bool", "str", "vertex")
 DEVICES = ("cpu", "gpu")
 #: resident: the topology is held in the budget; subway: only the active vertices' edges move
 #: (traversals); edge_centric: every edge streams each iteration in chunks (all-active
-#: algorithms); pages: slotted pages stream from the store, no host copy of the topology.
-VARIANTS = ("resident", "subway", "edge_centric", "pages")
+#: algorithms); pages: slotted pages stream from the store, no host copy of the topology;
+#: partitioned: the graph cut into vertex-range segments over several ranks (GPUs, or the
+#: processes of a cluster).
+VARIANTS = ("resident", "subway", "edge_centric", "pages", "partitioned")
+
+#: Vertex state of a partitioned operator: ``replicated`` on every rank (GTS Strategy-P; each
+#: rank computes its owned vertices and the owned slices are gathered), or ``split`` (GTS
+#: Strategy-S: a rank keeps its owned vertices and the remote ones its edges read).
+STRATEGIES = ("replicated", "split")
 
 
 @dataclass(frozen=True)
@@ -228,7 +236,8 @@ class OperatorConfig:
     budget_bytes: int | None = None
     state_bytes: int = 0
     host_budget_bytes: int | None = None
-    gpus: int = 1
+    #: where the ranks of a partitioned variant run (None: one device)
+    placement: "Placement | None" = None
     #: the family's own tuning, filled by its spec's ``tune`` (e.g. PageRank's blocking)
     tuning: Any = None
 
@@ -238,6 +247,13 @@ class OperatorConfig:
         if self.device != "gpu" or self.budget_bytes is None:
             return 0
         return min(DEVICE_SLACK, int(self.budget_bytes) // 8)
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the operator runs on."""
+        if self.device != "gpu":
+            return 0
+        return 1 if self.placement is None else max(1, len(self.placement.devices))
 
     def free_bytes(self) -> int:
         """Bytes of the budget left beside the vertex state and the slack (for pieces, chunks,
@@ -260,16 +276,74 @@ class OperatorConfig:
         return cls(device, variant, budget, int(state_bytes), **kw)
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where the ranks of a partitioned operator run, as the physical planner decided.
+
+    ``backend``: ``local`` (every rank in this process: tests, several ranks on one device),
+    ``nccl`` (the GPUs ``devices`` of this host, one process) or ``mpi`` (a cluster job, one
+    rank per process; ``devices`` is this process's GPU, if its ranks use one). ``ranks`` is
+    the number of segments; ``strategy`` one of :data:`STRATEGIES`; ``streamed``: each rank
+    streams its segment's edges every pass instead of holding them (they do not fit)."""
+
+    backend: str
+    ranks: int
+    devices: tuple[int, ...] = ()
+    strategy: str = "replicated"
+    streamed: bool = False
+
+    def __post_init__(self):
+        assert self.backend in ("local", "nccl", "mpi"), self.backend
+        assert self.strategy in STRATEGIES, self.strategy
+
+
 #: Stored forms a variant may read (the planner counts their bytes): ``out``/``in`` CSR (offsets
 #: and targets; ``in`` is the out-CSR itself on an undirected graph), ``weights`` of each CSR
 #: read (on a weighted graph).
 FORMS = ("out", "in", "weights")
 
 
+#: What the ranks of a partitioned variant exchange each step, as the scaling model
+#: (:mod:`graphdb.executor.physical.scaling`) prices it: ``pull`` (a value per vertex: the owned
+#: slices), ``frontier`` (discovered vertices to their owners, or a frontier bitmap),
+#: ``relax`` (candidate distances to their owners), ``labels`` (a label per vertex, reduced by
+#: MIN), ``rows`` (remote out-rows, once).
+TRAFFIC = ("pull", "frontier", "relax", "labels", "rows")
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """How a partitioned variant divides the work, for the planner: ``shared_per_vertex`` bytes
+    each rank holds per vertex of the graph beside its owned state (the replicated vector,
+    bitmaps; with split state, per owned and ghost vertex), its ``traffic`` (one of
+    :data:`TRAFFIC`), the vertex-state ``strategies`` it has (preferred first), whether it can
+    stream its rows when they do not fit (``streams``), and what travels, as EXPLAIN says it
+    (``exchange``; ``split_exchange`` with split state)."""
+
+    shared_per_vertex: float
+    traffic: str
+    exchange: str
+    strategies: tuple[str, ...] = ("replicated",)
+    streams: bool = False
+    #: what travels with split state, when the variant has it
+    split_exchange: str = ""
+
+    def describe(self, strategy: str) -> str:
+        return self.split_exchange if strategy == "split" and self.split_exchange \
+            else self.exchange
+
+    def __post_init__(self):
+        assert self.traffic in TRAFFIC, self.traffic
+        assert set(self.strategies) <= set(STRATEGIES), self.strategies
+
+
 @dataclass(frozen=True)
 class Variant:
     """One implementation: ``implementation`` is ``"module:function"`` (module relative to the
-    family's package, imported on first use so that CPU installs never import CuPy)."""
+    family's package, imported on first use so that CPU installs never import CuPy).
+
+    A ``partitioned`` variant's ``state_per_vertex`` and ``state_per_edge`` count per *owned*
+    vertex and per edge of a rank's segment; ``partitioning`` says the rest."""
 
     device: str
     name: str
@@ -277,10 +351,12 @@ class Variant:
     state_per_vertex: int
     state_per_edge: float = 0.0
     reads: tuple[str, ...] = ("out",)
+    partitioning: Partitioning | None = None
 
     def __post_init__(self):
         assert self.device in DEVICES and self.name in VARIANTS, (self.device, self.name)
         assert set(self.reads) <= set(FORMS), self.reads
+        assert (self.name == "partitioned") == (self.partitioning is not None), self.name
 
     def state_bytes(self, num_vertices: int, num_edges: int) -> int:
         """Bytes of the vertex state (and per-edge scratch) this variant keeps in the budget."""
@@ -288,7 +364,9 @@ class Variant:
 
     @property
     def streamed(self) -> bool:
-        return self.name != "resident"
+        """Whether the topology streams through the budget (a partitioned variant's ranks hold
+        theirs, unless placed streamed)."""
+        return self.name not in ("resident", "partitioned")
 
 
 @dataclass(frozen=True)
@@ -325,8 +403,13 @@ class AlgorithmSpec:
         return next((v for v in self.variants if v.device == device and v.name == name), None)
 
     def variants_on(self, device: str) -> tuple[Variant, ...]:
-        """This device's variants, resident first, then the streamed ones in preference order."""
-        return tuple(v for v in self.variants if v.device == device)
+        """This device's one-device variants, resident first, then the streamed ones in
+        preference order (the partitioned one is :meth:`partitioned`)."""
+        return tuple(v for v in self.variants if v.device == device and v.partitioning is None)
+
+    def partitioned(self, device: str) -> Variant | None:
+        """The variant that runs over several ranks on ``device``, if the family has one."""
+        return self.variant(device, "partitioned")
 
     def validate(self, entry: Any, options: dict[str, Any]) -> None:
         """The bind-time check against the graph (``check``), if the spec has one."""

@@ -38,6 +38,7 @@ __all__ = [
     "device_csr",
     "device_info",
     "device_name",
+    "device_names",
     "grid_for",
     "id_ctype",
     "memory_budget",
@@ -186,19 +187,38 @@ def apply_memory_limit(limit_bytes: int | None) -> None:
 
 
 @contextlib.contextmanager
-def memory_budget(limit_bytes: int) -> Iterator[None]:
-    """Cap CuPy's pool at one operator's budget while it runs, then restore the previous cap.
+def memory_budget(limit_bytes: int, devices=None) -> Iterator[None]:
+    """Cap CuPy's pool at one operator's budget while it runs, then restore the previous cap:
+    on the current device, or on each of ``devices`` (a partitioned operator's GPUs: the
+    budget is per GPU; CuPy's pool keeps a limit per device).
 
     The pool is process-wide while ``memory_limit`` is a connection setting: setting the cap for
     good would let one connection's ``SET memory_limit`` starve every other one in the process.
     """
-    pool = cp().get_default_memory_pool()
-    previous = pool.get_limit()
-    apply_memory_limit(limit_bytes)
+    cupy = cp()
+    pool = cupy.get_default_memory_pool()
+    restore = []
+    for device in (devices or [None]):
+        with contextlib.ExitStack() as on:
+            if device is not None:
+                on.enter_context(cupy.cuda.Device(device))
+            restore.append((device, pool.get_limit()))
+            apply_memory_limit(limit_bytes)
     try:
         yield
     finally:
-        pool.set_limit(size=previous)
+        for device, previous in restore:
+            with contextlib.ExitStack() as on:
+                if device is not None:
+                    on.enter_context(cupy.cuda.Device(device))
+                pool.set_limit(size=previous)
+
+
+def device_names(devices=None) -> list[str]:
+    """The residency owner's names of ``devices`` (GPU ids), or of the current device."""
+    if devices:
+        return [f"gpu:{d}" for d in devices]
+    return [device_name()]
 
 
 @contextlib.contextmanager

@@ -48,6 +48,7 @@ from ..relational import HASH_JOIN_REASON
 from ..snapshot import StatementCatalog
 from . import pushdown
 from .nodes import GraphOperator, PhysicalNode
+from .scaling import Fleet
 from .sizing import Decision, choose, topology_bytes
 
 __all__ = ["PatternOperator", "PhysicalPlanner", "TableScan"]
@@ -74,6 +75,51 @@ class PatternOperator(PhysicalNode):
     host_budget_bytes: int = 0
 
 
+_WHERE = {"nccl": "NCCL", "mpi": "MPI", "local": "simulated in this process"}
+
+
+def partitioned_details(decision: Decision, entry: GraphEntry) -> list[str]:
+    """EXPLAIN's lines for a partitioned plan: ranks and budget, the segments, the vertex
+    state, what travels and how much per step, and why this many ranks."""
+    placement, variant = decision.placement, decision.variant
+    ranks = placement.ranks
+    unit = "GPU" if variant.device == "gpu" else "rank"
+    where = _WHERE[placement.backend]
+    if placement.backend == "nccl":
+        where += ", GPUs " + ", ".join(str(d) for d in placement.devices)
+    elif placement.backend == "mpi" and variant.device == "gpu":
+        where += ", NCCL between the GPUs"
+    edges = topology_bytes(entry, tuple(f for f in variant.reads if f != "weights"))
+    directions = sorted({"out" if r == "in" and not entry.directed else r
+                         for r in variant.reads if r != "weights"})
+    read = entry.num_edges * len(directions)
+    partitioning = variant.partitioning
+    if partitioning.traffic == "pull":
+        state = ("replicated on every rank (GTS Strategy-P)" if placement.strategy == "replicated"
+                 else "split: each rank keeps its vertices and the remote ones its rows read "
+                      "(GTS Strategy-S)")
+    elif partitioning.traffic == "labels":
+        state = "a label per vertex on every rank"
+    else:
+        state = "each rank keeps its own vertices' (owner computes)"
+    if placement.streamed:
+        state += "; each rank streams its rows every pass (they do not fit its budget)"
+    est = decision.estimate
+    lines = [
+        f"{variant.device} · partitioned · {ranks} {unit}{'s' if ranks > 1 else ''} ({where}) · "
+        f"needs {format_bytes(decision.needed_bytes)} of {format_bytes(decision.budget_bytes)} "
+        f"per {unit} ({decision.device.name})",
+        f"partitions: {ranks} vertex-range segments balanced by {' + '.join(directions)}-edges, "
+        f"about {read // max(ranks, 1):,} edges ({format_bytes(edges // max(ranks, 1))}) each",
+        f"vertex state: {state}",
+        f"exchange: {partitioning.describe(placement.strategy)}"
+        + (f"; about {format_bytes(est.bytes_per_step)} per {unit} per step, {est.steps} steps"
+           if est is not None else ""),
+        f"why {decision.scaling_reason or decision.reason}",
+    ]
+    return lines
+
+
 def _names(names) -> str:
     shown = [n for n in names if not n.startswith("__")]
     if not names:
@@ -96,9 +142,11 @@ class PhysicalPlanner:
 
     def __init__(self, snapshot: StatementCatalog, device: Device, cpu: Device,
                  host_budget: int | None, vertex_ids: Callable[[GraphEntry], VertexIds],
-                 force: str = "auto"):
+                 force: str = "auto", fleet: Fleet | None = None):
         self.snapshot, self.device, self.cpu = snapshot, device, cpu
         self.host_budget, self.vertex_ids, self.force = host_budget, vertex_ids, force
+        #: the ranks graph operators may be partitioned over (the host's GPUs, a cluster)
+        self.fleet = fleet
         self._memo: dict[int, PhysicalNode] = {}
         self._parents: Counter | None = None  # parents of each logical node, by id
 
@@ -173,9 +221,11 @@ class PhysicalPlanner:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
             options[name] = value
         spec.validate(entry, options)
-        decision = choose(spec, entry, self.device, self.cpu, self.host_budget, self.force)
+        decision = choose(spec, entry, self.device, self.cpu, self.host_budget, self.force,
+                          self.fleet, options)
         fallback = None
-        if decision.variant.device == "gpu":
+        in_cluster = decision.placement is not None and decision.placement.backend == "mpi"
+        if decision.variant.device == "gpu" and not in_cluster:  # all ranks fall back, or none
             try:
                 cpu = choose(spec, entry, self.cpu, self.cpu, self.host_budget, self.force)
                 fallback = self._operator(node, spec, entry, options, subqueries, inputs, cpu,
@@ -191,9 +241,15 @@ class PhysicalPlanner:
                   ) -> GraphOperator:
         tuning = spec.tune(entry, decision.device, decision.variant) if spec.tune else None
         variant = decision.variant
-        details = [f"{variant.device} · {variant.name} · needs {format_bytes(decision.needed_bytes)}"
-                   f" of {format_bytes(decision.budget_bytes)} ({decision.device.name})",
-                   f"why: {decision.reason}"]
+        if decision.placement is not None:
+            details = partitioned_details(decision, entry)
+        else:
+            details = [f"{variant.device} · {variant.name} · needs "
+                       f"{format_bytes(decision.needed_bytes)} of "
+                       f"{format_bytes(decision.budget_bytes)} ({decision.device.name})",
+                       f"why: {decision.reason}"]
+            if decision.scaling_reason:
+                details.append(f"why {decision.scaling_reason}")
         if tuning is not None:
             details.append(f"tuning: {tuning}")
         if fallback is not None:

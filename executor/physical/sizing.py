@@ -10,7 +10,12 @@ the graph's catalog entry:
    and its vertex state fit the device budget; otherwise a streamed variant whose vertex state
    fits with room left to stream: ``subway`` and ``edge_centric`` keep the topology in host memory
    (within the host budget, ``SET host_memory_limit``), ``pages`` stream it from the store;
-3. none: :class:`DeviceOutOfMemory` at plan time, naming the sizes.
+3. none: :class:`DeviceOutOfMemory` at plan time, naming the sizes;
+4. with several ranks at hand (the GPUs of the host, a cluster job: a :class:`.scaling.Fleet`)
+   and a partitioned variant, how many ranks: each rank count whose per-rank bytes fit the
+   budget (vertex state replicated, else split, else the edges streamed) is predicted by
+   :mod:`.scaling` against the one-device plan, and more ranks are taken only when predicted
+   faster; a graph that fits no single device but fits the ranks together runs partitioned.
 
 The operators receive the same figures (:class:`OperatorConfig`) and split their budget with
 them, so what EXPLAIN shows is what runs. A decision is made once, when the statement is
@@ -24,11 +29,15 @@ from typing import Any
 
 from graphdb.catalog import GraphEntry
 
-from ..algorithms.spec import AlgorithmSpec, OperatorConfig, Variant
+from ..algorithms.spec import AlgorithmSpec, OperatorConfig, Placement, Variant
 from ..device import Device, format_bytes, host_memory_bytes
 from ..errors import DeviceOutOfMemory
 
 __all__ = ["DEBUG_VARIANTS", "Decision", "HOST_SHARE", "choose", "topology_bytes"]
+
+#: Bytes a second a rank streams its rows in at, placed streamed (PCIe to a GPU, the buffer
+#: pool on the CPU).
+STREAM_BANDWIDTH = {"gpu": 2.5e10, "cpu": 1e10}
 
 #: Share of physical memory the host side of a streamed plan may take by default.
 HOST_SHARE = 0.5
@@ -41,7 +50,7 @@ DEFAULT_PAGE_BYTES = 2 << 20
 #: The ``debug_variant`` setting (tests run the SQL corpus under each): 'auto' lets this model
 #: decide; the others force that kind of variant where the algorithm has one, with a budget cut
 #: to its vertex state plus a quarter of the topology, so that it streams in several pieces.
-DEBUG_VARIANTS = ("auto", "resident", "streamed", "pages")
+DEBUG_VARIANTS = ("auto", "resident", "streamed", "pages", "partitioned")
 
 
 def topology_bytes(entry: GraphEntry, forms: tuple[str, ...]) -> int:
@@ -74,16 +83,27 @@ class Decision:
     #: bytes of vertex state (and scratch) the variant keeps in the budget
     state_bytes: int
     reason: str
+    #: a partitioned plan's ranks (then the bytes above are one rank's, against one device's
+    #: budget), or None
+    placement: Placement | None = None
+    #: the scaling model's figures for this plan and for one device (when a fleet was weighed)
+    estimate: Any = None
+    baseline: Any = None
+    #: why this many devices, when more were at hand (EXPLAIN's "why N GPUs" line)
+    scaling_reason: str = ""
 
     @property
     def needed_bytes(self) -> int:
-        """Bytes of the device budget the plan takes."""
-        return self.state_bytes + (0 if self.variant.streamed else self.topology_bytes)
+        """Bytes of the device budget the plan takes (per rank when partitioned)."""
+        held = 0 if self.variant.streamed or (self.placement and self.placement.streamed) \
+            else self.topology_bytes
+        return self.state_bytes + held
 
     def config(self, tuning: Any = None) -> OperatorConfig:
         return OperatorConfig(device=self.variant.device, variant=self.variant.name,
                               budget_bytes=self.budget_bytes, state_bytes=self.state_bytes,
-                              host_budget_bytes=self.host_budget_bytes, tuning=tuning)
+                              host_budget_bytes=self.host_budget_bytes,
+                              placement=self.placement, tuning=tuning)
 
 
 def _min_free(variant: Variant, entry: GraphEntry) -> int:
@@ -112,15 +132,40 @@ def _forced(spec: AlgorithmSpec, entry: GraphEntry, device: Device, force: str, 
 
 
 def choose(spec: AlgorithmSpec, entry: GraphEntry, device: Device, cpu: Device,
-           host_budget: int | None, force: str = "auto") -> Decision:
+           host_budget: int | None, force: str = "auto", fleet: Any = None,
+           options: dict | None = None) -> Decision:
     """The decision for ``spec`` on ``entry``: on ``device`` when it is a GPU that can run the
-    algorithm, else on ``cpu`` (the host's budget); raises :class:`DeviceOutOfMemory` when no
-    variant fits. ``force``: the ``debug_variant`` setting."""
+    algorithm, else on ``cpu`` (the host's budget), over several ranks of ``fleet`` (a
+    :class:`.scaling.Fleet`) when that is predicted faster or nothing else fits; raises
+    :class:`DeviceOutOfMemory` when no variant fits. ``force``: the ``debug_variant`` setting;
+    ``options``: the call's arguments (iterations, depth limits)."""
     host = int(host_budget if host_budget is not None else host_memory_bytes() * HOST_SHARE)
     why_device = device.reason
     if device.is_gpu and spec.variant("gpu") is None:
         device, why_device = cpu, f"{spec.name} has no GPU implementation"
-    if force != "auto":
+    if fleet is None or not fleet.active or fleet.kind != device.kind \
+            or spec.partitioned(device.kind) is None or force not in ("auto", "partitioned"):
+        return _one_device(spec, entry, device, host, force, why_device)
+    from .scaling import weigh
+
+    try:
+        single = _one_device(spec, entry, device, host, "auto", why_device)
+    except DeviceOutOfMemory as exc:
+        single, refusal = None, exc
+    else:
+        refusal = None
+    decision = weigh(spec, entry, device, host, fleet, options or {}, single,
+                     force == "partitioned" or fleet.force, why_device)
+    if decision is None:
+        assert refusal is not None
+        raise refusal
+    return decision
+
+
+def _one_device(spec: AlgorithmSpec, entry: GraphEntry, device: Device, host: int, force: str,
+                why_device: str) -> Decision:
+    """The one-device decision (steps 1-3 of the module docstring)."""
+    if force not in ("auto", "partitioned"):
         forced = _forced(spec, entry, device, force, host, why_device)
         if forced is not None:
             return forced

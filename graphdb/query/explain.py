@@ -19,7 +19,11 @@ __all__ = ["WIDTH", "explain_lines"]
 #: Columns the tree fits in.
 WIDTH = 100
 #: Operator metrics that repeat the node's details (kept in the metrics for the Python API).
-_RESTATED = frozenset({"device", "variant", "plan", "plan_reason", "strategy", "budget_bytes"})
+_RESTATED = frozenset({"device", "variant", "plan", "plan_reason", "strategy", "budget_bytes",
+                       "backend", "streamed"})
+#: Byte counts shown in KiB/MiB/GiB, and seconds shown in ms.
+_BYTES = frozenset({"bytes_moved", "bytes_exchanged", "bytes_per_step"})
+_SECONDS = frozenset({"collective_seconds"})
 #: Lists longer than this show their first and last values only (per-iteration series).
 _LIST_SHOWN = 6
 
@@ -52,8 +56,10 @@ def _actual(node: PhysicalNode, stats: dict) -> str:
         if key in _RESTATED or isinstance(value, dict) or (
                 isinstance(value, list) and value and isinstance(value[0], dict)):
             continue  # restated above, or structured detail kept for the Python API
-        if key == "bytes_moved":
-            parts.append(f"bytes moved {format_bytes(value)}")
+        if key in _BYTES:
+            parts.append(f"{key.replace('_', ' ')} {format_bytes(value)}")
+        elif key in _SECONDS:
+            parts.append(f"{key.replace('_seconds', ' time')} {value * 1000:.2f} ms")
         else:
             parts.append(f"{key.replace('_', ' ')} {_brief(value)}")
     return ", ".join(parts)

@@ -20,7 +20,10 @@ from tests.graphalytics import CASES, DATA_DIR, compare, load_input
 #: (device, debug_variant) of every run of the cases
 MODES = [pytest.param(device, variant, id=f"{device}-{variant}",
                       marks=[pytest.mark.gpu] if device == "gpu" else [])
-         for device in ("cpu", "gpu") for variant in ("auto", "streamed", "pages")]
+         for device in ("cpu", "gpu")
+         for variant in ("auto", "streamed", "pages", "partitioned")]
+#: Ranks of the 'partitioned' mode: simulated in the process (debug_ranks).
+RANKS = 3
 
 
 def _sql_literal(value) -> str:
@@ -70,6 +73,8 @@ def test_case(loaded, case, device, variant):
     con, names = loaded
     con.execute(f"SET device = '{device}'")
     con.execute(f"SET debug_variant = '{variant}'")
+    if variant == "partitioned":
+        con.execute(f"SET debug_ranks = {RANKS}")
     try:
         problems = compare(case, _run(con, names[case.name], case))
     finally:

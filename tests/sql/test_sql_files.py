@@ -173,7 +173,10 @@ def run_block(con, block: Block, where: str) -> None:
 #: (device, debug_variant) of every run of the corpus
 MODES = [pytest.param(device, variant, id=f"{device}-{variant}",
                       marks=[pytest.mark.gpu] if device == "gpu" else [])
-         for device in ("cpu", "gpu") for variant in ("auto", "streamed", "pages")]
+         for device in ("cpu", "gpu")
+         for variant in ("auto", "streamed", "pages", "partitioned")]
+#: Ranks of the 'partitioned' mode: simulated in the process (debug_ranks).
+RANKS = 3
 
 
 @pytest.mark.parametrize("device,variant", MODES)
@@ -182,6 +185,8 @@ def test_sql_file(path: Path, tmp_path: Path, device: str, variant: str) -> None
     default = (device, variant) == ("cpu", "auto")
     with graphdb.connect(tmp_path / "db", device=device) as con:
         con.execute(f"SET debug_variant = '{variant}'")
+        if variant == "partitioned":
+            con.execute(f"SET debug_ranks = {RANKS}")
         for block in parse_file(path):
             if not default and block.sql.lstrip().upper().startswith("EXPLAIN"):
                 continue  # describes the plan, which the mode changes

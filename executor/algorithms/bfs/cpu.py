@@ -25,7 +25,7 @@ from ...graph import Graph
 from ..common import check_source, kernel_csr
 from ..spec import AlgorithmOutput, OperatorConfig
 
-__all__ = ["KERNELS", "bfs", "bfs_depths", "bfs_levels", "bfs_search", "khop"]
+__all__ = ["KERNELS", "as_khop", "bfs", "bfs_depths", "bfs_levels", "bfs_search", "khop"]
 
 UNREACHED = -1
 
@@ -276,8 +276,16 @@ def bfs(graph, config: OperatorConfig, source: int,
     )
 
 
+def as_khop(out: AlgorithmOutput) -> AlgorithmOutput:
+    """A BFS stopped after level k as khop's output (``depth`` named ``hops``)."""
+    if out.per_vertex is not None:
+        out.per_vertex.values = {"hops": out.per_vertex.values["depth"]}
+        out.per_vertex.reached = "hops"
+    else:
+        out.columns = {"vertex": out.columns["vertex"], "hops": out.columns["depth"]}
+    return out
+
+
 def khop(graph, config: OperatorConfig, source: int, k: int) -> AlgorithmOutput:
     """The vertices within ``k`` hops of ``source``: a BFS that stops after level ``k``."""
-    out = bfs(graph, config, source, k)
-    out.columns = {"vertex": out.columns["vertex"], "hops": out.columns["depth"]}
-    return out
+    return as_khop(bfs(graph, config, source, k))

@@ -33,6 +33,7 @@ from ...graph import Graph
 from ...operators.frontier_gpu import FRONTIER, THREADS, PieceQueues, check_k, queue_capacity
 from ..common import check_source
 from ..spec import AlgorithmOutput, OperatorConfig
+from .cpu import as_khop
 
 __all__ = ["bfs", "bfs_depths_gpu", "khop"]
 
@@ -139,7 +140,4 @@ def bfs(graph: Graph, config: OperatorConfig, source: int,
 
 def khop(graph: Graph, config: OperatorConfig, source: int, k: int) -> AlgorithmOutput:
     """GPU twin of :func:`graphdb.executor.algorithms.bfs.cpu.khop`."""
-    out = bfs(graph, config, source, k)
-    out.per_vertex.values = {"hops": out.per_vertex.values["depth"]}
-    out.per_vertex.reached = "hops"
-    return out
+    return as_khop(bfs(graph, config, source, k))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ...abi import UDC_K
-from ..spec import AlgorithmSpec, Column, Param, Variant
+from ..spec import AlgorithmSpec, Column, Param, Partitioning, Variant
 
 __all__ = ["BFS", "KHOP"]
 
@@ -22,6 +22,13 @@ _GPU_STATE, _GPU_STATE_PER_EDGE = 4 + 2 * 8, 2 * 8 / UDC_K
 SUBWAY_STATE, SUBWAY_GPU_STATE = 18, 18 + 20
 #: Pages: depth (4) and the next-pages bitmap's byte (1).
 PAGES_STATE = 5
+#: Partitioned, per owned vertex: depth (8), the frontier and its next (16); every rank holds
+#: the frontier bitmap (1/8) and, bottom-up, it unpacked (1) and as values (8) per vertex.
+PARTITIONED_STATE = 24
+PARTITIONING = Partitioning(
+    shared_per_vertex=9.125, traffic="frontier",
+    exchange="top-down: discovered vertices routed to their owners (alltoallv); bottom-up: the "
+             "frontier as a bitmap (allgatherv, |V|/8 bytes)")
 
 
 def _variants(name: str) -> tuple[Variant, ...]:
@@ -33,6 +40,8 @@ def _variants(name: str) -> tuple[Variant, ...]:
                 reads=("out", "in")),
         Variant("gpu", "subway", f".streamed:subway_{name}", SUBWAY_GPU_STATE),
         Variant("gpu", "pages", f".streamed:pages_{name}", PAGES_STATE, reads=()),
+        *(Variant(device, "partitioned", f".partitioned:{name}", PARTITIONED_STATE,
+                  reads=("out", "in"), partitioning=PARTITIONING) for device in ("cpu", "gpu")),
     )
 
 

@@ -12,9 +12,18 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..spec import MAX_ITERATIONS, AlgorithmSpec, Column, Param, Variant
+from ..spec import MAX_ITERATIONS, AlgorithmSpec, Column, Param, Partitioning, Variant
 
 __all__ = ["CDLP"]
+
+#: Partitioned: labels and new labels per owned vertex (16), the relations' scratch per edge of
+#: a rank's rows as on one device (64), the exchanged labels (8 per vertex it reads).
+PARTITIONING = Partitioning(
+    shared_per_vertex=8, traffic="pull", strategies=("replicated", "split"),
+    exchange="the owned vertices' labels to every rank (allgatherv); the count of changes "
+             "(allreduce)",
+    split_exchange="the labels each rank's rows read, from their owners (alltoallv); the count "
+                   "of changes (allreduce)")
 
 CDLP = AlgorithmSpec(
     name="cdlp",
@@ -31,6 +40,8 @@ CDLP = AlgorithmSpec(
         Variant("cpu", "edge_centric", ".streamed:edge_centric_cdlp", 16, reads=("out", "in")),
         Variant("gpu", "resident", ".gpu:cdlp", 16, 64.0, reads=("out",)),
         Variant("gpu", "edge_centric", ".streamed:edge_centric_cdlp", 16, reads=("out", "in")),
+        *(Variant(device, "partitioned", ".partitioned:cdlp", 16, 64.0, reads=("out", "in"),
+                  partitioning=PARTITIONING) for device in ("cpu", "gpu")),
     ),
     doc="Community label of every vertex by deterministic label propagation (Graphalytics).",
     all_active=True,

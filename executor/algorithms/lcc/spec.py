@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..spec import AlgorithmSpec, Column, Variant
+from ..spec import AlgorithmSpec, Column, Partitioning, Variant
 
 __all__ = ["LCC"]
+
+PARTITIONING = Partitioning(
+    shared_per_vertex=0, traffic="rows",
+    exchange="the distinct out-rows of every remote neighbour, fetched from their owners once "
+             "(alltoallv)")
 
 LCC = AlgorithmSpec(
     name="lcc",
@@ -23,6 +28,8 @@ LCC = AlgorithmSpec(
         # edges (about 40 B an edge with their sort keys)
         Variant("cpu", "resident", ".cpu:lcc", 16, 40.0),
         Variant("gpu", "resident", ".gpu:lcc", 16, 40.0),
+        *(Variant(device, "partitioned", ".partitioned:lcc", 16, 48.0, reads=("out", "in"),
+                  partitioning=PARTITIONING) for device in ("cpu", "gpu")),
     ),
     doc="Local clustering coefficient of every vertex (Graphalytics definition).",
     all_active=True,

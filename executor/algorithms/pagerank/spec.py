@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..spec import MAX_ITERATIONS, AlgorithmSpec, Column, Param, Variant
+from ..spec import MAX_ITERATIONS, AlgorithmSpec, Column, Param, Partitioning, Variant
 
 __all__ = ["PAGERANK"]
 
@@ -25,6 +25,16 @@ def _tune(entry, device, variant: Variant):
 
     return default_layout(entry.num_vertices, entry.num_edges, device.l2_bytes)
 
+
+#: Partitioned, per owned vertex: rank, inverse out-degree, contribution, sums, the new rank
+#: (8 B each); every rank holds the exchanged contributions (8, and the next ones while they
+#: arrive: 16 per vertex; with split state per owned and ghost vertex).
+PARTITIONING = Partitioning(
+    shared_per_vertex=16, traffic="pull", strategies=("replicated", "split"), streams=True,
+    exchange="the owned vertices' contributions to every rank (allgatherv); the dangling total "
+             "and the change (allreduce)",
+    split_exchange="the contributions each rank's in-rows read, from their owners (alltoallv); "
+                   "the dangling total and the change (allreduce)")
 
 PAGERANK = AlgorithmSpec(
     name="pagerank",
@@ -49,6 +59,8 @@ PAGERANK = AlgorithmSpec(
         Variant("gpu", "edge_centric", ".streamed:edge_centric_pagerank", 28,
                 reads=("in",)),
         Variant("gpu", "pages", ".streamed:pages_pagerank", 28, reads=()),
+        *(Variant(device, "partitioned", ".partitioned:pagerank", 40, reads=("in",),
+                  partitioning=PARTITIONING) for device in ("cpu", "gpu")),
     ),
     doc="PageRank of every vertex (LDBC Graphalytics definition).",
     all_active=True,

@@ -16,7 +16,7 @@ from ...abi import UDC_K
 from ...errors import InvalidArgument
 from ..bfs.spec import SUBWAY_GPU_STATE, SUBWAY_STATE
 from ..common import WEIGHT_PARAM, check_weight
-from ..spec import AlgorithmSpec, Column, Param, Variant
+from ..spec import AlgorithmSpec, Column, Param, Partitioning, Variant
 
 __all__ = ["SSSP", "SSWP"]
 
@@ -26,6 +26,13 @@ def _needs_weights(entry, options) -> None:
         raise InvalidArgument(
             f"sswp(): graph '{entry.name}' has no edge weights; widest paths need them")
 
+
+#: Partitioned: distances (8), active flags (1) and the near set (8) per owned vertex; unit
+#: weights of an unweighted graph (8 per edge).
+PARTITIONING = Partitioning(
+    shared_per_vertex=0, traffic="relax",
+    exchange="candidate distances routed to the owners of their vertices and merged by MIN "
+             "(alltoallv); near-far buckets")
 
 SSSP = AlgorithmSpec(
     name="sssp",
@@ -40,6 +47,8 @@ SSSP = AlgorithmSpec(
         Variant("gpu", "resident", ".gpu:sssp", 44, 2.0, reads=("out", "weights")),
         Variant("gpu", "subway", ".streamed:subway_sssp", SUBWAY_GPU_STATE,
                 reads=("out", "weights")),
+        *(Variant(device, "partitioned", ".partitioned:sssp", 17, 8.0, reads=("out", "weights"),
+                  partitioning=PARTITIONING) for device in ("cpu", "gpu")),
     ),
     doc="Shortest-path distance from source to every reachable vertex.",
     check=functools.partial(check_weight, algorithm="sssp"),

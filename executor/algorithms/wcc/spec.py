@@ -10,9 +10,16 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..bfs.spec import SUBWAY_GPU_STATE, SUBWAY_STATE
-from ..spec import AlgorithmSpec, Column, Variant
+from ..spec import AlgorithmSpec, Column, Partitioning, Variant
 
 __all__ = ["WCC"]
+
+#: Partitioned: every rank holds the local labels, its rows' offsets over all vertices, the
+#: merged labels, the proposals and a jump's temporary (8 B each) per vertex.
+PARTITIONING = Partitioning(
+    shared_per_vertex=40, traffic="labels",
+    exchange="a label per vertex, merged by MIN (allreduce) after local linking, then in a few "
+             "hook rounds")
 
 WCC = AlgorithmSpec(
     name="wcc",
@@ -29,6 +36,8 @@ WCC = AlgorithmSpec(
         # the parents (4 B with int32 ids); a directed graph's in-edges are hooked too
         Variant("gpu", "resident", ".gpu:wcc", 4, reads=("out", "in")),
         Variant("gpu", "subway", ".streamed:subway_wcc", SUBWAY_GPU_STATE, reads=("out", "in")),
+        *(Variant(device, "partitioned", ".partitioned:wcc", 0, reads=("out",),
+                  partitioning=PARTITIONING) for device in ("cpu", "gpu")),
     ),
     doc="Weakly connected component of every vertex, named by its smallest vertex.",
     all_active=True,
