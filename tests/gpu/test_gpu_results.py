@@ -313,7 +313,8 @@ def test_graph_table_on_the_gpu_equals_the_cpu(databases, pattern):
     from graphdb.executor.physical import PatternOperator
 
     gpu, cpu, name = databases
-    sql = f"SELECT * FROM GRAPH_TABLE (g MATCH {pattern.format(s=repr(name(0)))})"
+    # the quantifiers' braces are not placeholders: replace, not str.format
+    sql = f"SELECT * FROM GRAPH_TABLE (g MATCH {pattern.replace('{s}', repr(name(0)))})"
     op = next(n for n in gpu.plan(sql).walk() if isinstance(n, PatternOperator))
     assert op.device == "gpu", op.details
     got = gpu.execute(sql).fetchall()
