@@ -98,12 +98,18 @@ def options(name: str, source: int) -> dict:
             "wcc": {}}[name]
 
 
+def _host(values) -> np.ndarray:
+    """numpy of an output column (a one-GPU operator's rows stay on the device)."""
+    return values.get() if hasattr(values, "get") else np.asarray(values)
+
+
 def dense(name: str, columns: dict, n: int) -> np.ndarray:
     column = {"bfs": "depth", "sssp": "distance", "pagerank": "rank", "wcc": "component"}[name]
+    vertex, values = _host(columns["vertex"]), _host(columns[column])
     if name in ("pagerank", "wcc"):
-        return np.asarray(columns[column])[np.argsort(columns["vertex"])]
+        return values[np.argsort(vertex)]
     out = np.full(n, np.inf)
-    out[np.asarray(columns["vertex"])] = columns[column]
+    out[vertex] = values
     return out
 
 
