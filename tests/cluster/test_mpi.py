@@ -50,6 +50,23 @@ def _env() -> dict:
             "GRAPHDB_DISABLE_GPU": "1"}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _mpi_runtime_agrees():
+    """Skip (not hang) where mpiexec and the MPI library mpi4py loads are different runtimes:
+    each rank then starts as a job of one and the collectives wait for peers that never come
+    (seen on a machine with a system Open MPI beside the mpich wheel; MPI4PY_MPIABI=mpich or
+    MPI4PY_LIBMPI choose the library)."""
+    probe = [sys.executable, "-c", "from mpi4py import MPI; print(MPI.COMM_WORLD.Get_size())"]
+    try:
+        done = job(probe, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.skip("mpiexec -n 2 did not finish a two-rank hello in 60 s")
+    sizes = done.stdout.split()
+    if done.returncode != 0 or sizes != ["2", "2"]:
+        pytest.skip(f"mpiexec and mpi4py's MPI library disagree (ranks saw sizes {sizes}, "
+                    f"status {done.returncode}): {done.stderr.strip()[:300]}")
+
+
 def job(args: list[str], ranks: int = 2, timeout: float = 180, stdin: str | None = None):
     return subprocess.run([_mpiexec(), "-n", str(ranks), *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT, env=_env(), input=stdin)
