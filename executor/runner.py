@@ -15,6 +15,7 @@ checkpoint`) with :class:`QueryCancelled`.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import Counter
@@ -127,8 +128,12 @@ class Runner:
         handler = getattr(self, f"_run_{node.kind}")
         start = time.perf_counter()
         metrics: dict[str, Any] = {}
+        # a graph's blocks read while its node runs (a GPU upload, pages, a pattern's rows) fail
+        # naming the graph (an input's own graph is named by its own node, the innermost)
+        entry = getattr(node, "entry", None)
+        reading = self.catalog.reading(entry) if entry is not None else contextlib.nullcontext()
         try:
-            with operator(*_progress_label(node)):
+            with operator(*_progress_label(node)), reading:
                 table = handler(node, metrics)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
             raise ExecutionError(_arrow_error(exc)) from None
@@ -181,9 +186,7 @@ class Runner:
         if node.subqueries:
             spec.validate(entry, options)
         graph = self.graph(entry)
-        # blocks read while the operator runs (the GPU's upload, pages) fail naming the graph
-        with self.catalog.reading(entry):
-            output = self._execute(node, graph, options, metrics)
+        output = self._execute(node, graph, options, metrics)
         ids = self.vertex_ids(entry)
 
         def device_ids():

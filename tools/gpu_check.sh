@@ -56,7 +56,7 @@ session=()
 if python3 -m pytest --help 2>/dev/null | grep -q -- "--session-timeout"; then
   session=(--session-timeout 250)
 fi
-step tests 270 pytest.log 30 python3 -m pytest tests -q -o addopts="" -m "not slow" \
+step tests "${TESTS_S:-270}" pytest.log 30 python3 -m pytest tests -q -o addopts="" -m "not slow" \
   -p no:cacheprovider -W ignore::DeprecationWarning -rfE --durations=10 ${session[@]+"${session[@]}"}
 
 export DB="$WORK/demo"
