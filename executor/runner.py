@@ -221,7 +221,7 @@ class Runner:
             devices = placement.devices if placement is not None and placement.devices else None
             for device in device_names(devices):
                 RESIDENCY.set_budget(device, node.decision.budget_bytes)
-                RESIDENCY.make_room(device, node.decision.state_bytes)
+                RESIDENCY.make_room(device, node.decision.reserved_bytes)
             try:
                 budget = (memory_budget(node.decision.budget_bytes) if devices is None
                           else memory_budget(node.decision.budget_bytes, devices))

@@ -99,6 +99,15 @@ class Decision:
             else self.topology_bytes
         return self.state_bytes + held
 
+    @property
+    def reserved_bytes(self) -> int:
+        """Device bytes to free in the residency owner before the operator runs: its vertex
+        state, which it allocates itself (a resident variant's topology is an entry of the
+        owner, which makes its own room); a streamed variant sizes its buffers to the rest of
+        the budget, so nothing another graph left there may stay."""
+        streamed = self.variant.streamed or (self.placement and self.placement.streamed)
+        return self.budget_bytes if streamed else self.state_bytes
+
     def config(self, tuning: Any = None) -> OperatorConfig:
         return OperatorConfig(device=self.variant.device, variant=self.variant.name,
                               budget_bytes=self.budget_bytes, state_bytes=self.state_bytes,

@@ -319,3 +319,29 @@ def test_graph_table_on_the_gpu_equals_the_cpu(databases, pattern):
     assert op.device == "gpu", op.details
     got = gpu.execute(sql).fetchall()
     assert sorted(got, key=repr) == sorted(cpu.execute(sql).fetchall(), key=repr)
+
+
+def test_a_streamed_plan_frees_what_other_graphs_left_on_the_device(tmp_path):
+    """A streamed variant sizes its buffers to the whole budget beside its vertex state, so the
+    device copies another graph's resident query left must go first: without that the chunks
+    ran out of memory and the query fell back to the CPU (bench_streaming saw it on an H200)."""
+    import graphdb
+
+    src, dst = rmat(13, 8, seed=2)
+    big_src, big_dst = rmat(16, 16, seed=3)
+    with graphdb.connect(tmp_path / "db", device="gpu") as con:
+        con.ingest("small", pa.table({"src": src, "dst": dst}))
+        con.ingest("big", pa.table({"src": big_src, "dst": big_dst}))
+        con.execute("SELECT count(*) FROM bfs(small, 0)").fetchall()  # its CSR stays resident
+        con.execute("SET debug_variant = 'streamed'")  # state + a quarter of the topology
+        plan = "\n".join(r[0] for r in con.execute(
+            "EXPLAIN ANALYZE SELECT count(*) FROM pagerank(big, max_iterations => 3)").fetchall())
+        assert "gpu · edge_centric" in plan and "ran on the CPU" not in plan, plan
+        got = con.execute("SELECT vertex, rank FROM pagerank(big, max_iterations => 3) "
+                          "ORDER BY vertex").fetchall()
+        con.execute("SET device = 'cpu'")
+        con.execute("SET debug_variant = 'auto'")
+        want = con.execute("SELECT vertex, rank FROM pagerank(big, max_iterations => 3) "
+                           "ORDER BY vertex").fetchall()
+    assert [v for v, _ in got] == [v for v, _ in want]
+    np.testing.assert_allclose([r for _, r in got], [r for _, r in want], rtol=1e-9)
