@@ -46,6 +46,15 @@ class CSR:
     targets: np.ndarray  # int32 (int64 when V >= 2**31), length E
     weights: np.ndarray | None = None  # float64, length E, aligned with targets
 
+    def __post_init__(self):
+        # A graph's arrays are shared by every statement that reads its version (the residency
+        # owner caches them): nothing may write them. Read-only makes a stray in-place write
+        # (scipy's sum_duplicates on a view, say) fail loudly instead of corrupting later
+        # answers.
+        for array in (self.offsets, self.targets, self.weights):
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
+
     @property
     def num_vertices(self) -> int:
         return len(self.offsets) - 1

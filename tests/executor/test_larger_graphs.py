@@ -192,9 +192,9 @@ def test_sssp_buckets_of_any_width_match_scipy(
 
 
 @pytest.mark.parametrize("name, graph, source", GRAPHS, ids=IDS)
-def test_lcc_in_small_blocks_matches_one_block(name, graph, source, monkeypatch):
+def test_lcc_in_small_chunks_matches_one_chunk(name, graph, source, monkeypatch):
     whole = lcc.lcc_coefficients(graph)
-    monkeypatch.setattr(lcc, "BLOCK_PATHS", 37)
+    monkeypatch.setattr(lcc, "CHUNK_VERTICES", 37)
     assert np.array_equal(lcc.lcc_coefficients(graph), whole)
     if not graph.directed:
         import networkx as nx

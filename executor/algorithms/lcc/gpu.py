@@ -2,8 +2,9 @@
 
 N(v) is v's set of distinct neighbours, in or out, v excluded; d = |N(v)|; the coefficient is the
 number of directed edges a -> b with a, b in N(v) (an undirected edge counts both ways), over
-d(d - 1), and 0 when d < 2. The neighbour sets and the distinct out-edges are built on the
-device by sorting edge keys; the counting kernel is ``cuda/lcc.cu``.
+d(d - 1), and 0 when d < 2. The count is the CPU's degree-ordered one (lcc/cpu.py): the
+weighted neighbour relation and its higher-ranked part are built on the device by sorting edge
+keys; the counting kernel is ``lcc.cu``.
 """
 
 from __future__ import annotations
@@ -18,16 +19,14 @@ __all__ = ["LCC_KERNELS", "lcc", "lcc_coefficients_gpu"]
 
 THREADS = 256
 
-#: ``lcc.cu``: the closed-path count of every (vertex, neighbour) entry, a warp each.
+#: ``lcc.cu``: the closed pairs of every (vertex, neighbour) entry, a warp each.
 LCC_KERNELS = rt.CudaModule("algorithms/lcc/lcc.cu", ("graphdb_lcc_count<{id}>",))
 
 
-def _distinct_csr(cp, src, dst, n: int, ids):
-    """Sorted, duplicate-free CSR of the pairs (src, dst) without self loops, and its row ids."""
-    keep = src != dst
-    key = cp.unique(src[keep].astype(np.int64) * n + dst[keep].astype(np.int64))
-    rows = (key // n).astype(ids)
-    targets = (key % n).astype(ids)
+def _csr(cp, keys, n: int, ids):
+    """(offsets, targets, rows) of sorted distinct keys ``row * n + target``."""
+    rows = (keys // n).astype(ids)
+    targets = (keys % n).astype(ids)
     offsets = cp.zeros(n + 1, dtype=np.int64)
     cp.cumsum(cp.bincount(rows, minlength=n), out=offsets[1:])
     return offsets, targets, rows
@@ -42,20 +41,32 @@ def lcc_coefficients_gpu(graph: Graph):
         if n == 0 or out.num_edges == 0:
             return cp.zeros(n, dtype=np.float64)
         src = cp.searchsorted(out.offsets[1:], cp.arange(out.num_edges, dtype=np.int64),
-                              side="right").astype(ids)
-        dst = out.targets
-        d_off, d_tg, _ = _distinct_csr(cp, src, dst, n, ids)
-        both_src = cp.concatenate((src, dst))
-        both_dst = cp.concatenate((dst, src))
-        s_off, s_tg, s_rows = _distinct_csr(cp, both_src, both_dst, n, ids)
-        del src, dst, both_src, both_dst
+                              side="right")
+        dst = out.targets.astype(np.int64)
+        keep = src != dst
+        directed = cp.unique(src[keep] * n + dst[keep])  # distinct directed edges
+        del src, dst, keep
+        a, b = directed // n, directed % n
+        # both orientations of each directed edge: a pair's count is w = D[a,b] + D[b,a]
+        keys, weights = cp.unique(cp.concatenate((directed, b * n + a)), return_counts=True)
+        del directed, a, b
+        s_off, s_tg, s_rows = _csr(cp, keys, n, ids)
+        degree = s_off[1:] - s_off[:-1]
+        rank = cp.empty(n, dtype=np.int64)
+        rank[cp.lexsort(cp.stack((cp.arange(n), degree)))] = cp.arange(n)
+        up = rank[s_tg] > rank[s_rows]
+        kept = cp.zeros(up.size + 1, dtype=np.int64)
+        cp.cumsum(up, out=kept[1:])
+        p_off = kept[s_off]
+        p_tg, p_w = s_tg[up], weights[up].astype(np.uint8)
+        del keys, weights, up, kept, rank
         counts = cp.zeros(n, dtype=np.uint64)
         entries = int(s_tg.size)
         if entries:
             kernel = LCC_KERNELS.kernel("graphdb_lcc_count", ids)
             kernel((rt.grid_for(entries * 32, THREADS),), (THREADS,), (
-                s_off, s_tg, s_rows, np.int64(entries), d_off, d_tg, counts))
-        d = (s_off[1:] - s_off[:-1]).astype(np.float64)
+                s_off, s_tg, s_rows, np.int64(entries), p_off, p_tg, p_w, counts))
+        d = degree.astype(np.float64)
         denom = d * (d - 1)
         return cp.where(d >= 2, counts.astype(np.float64) / cp.maximum(denom, 1), 0.0)
 
