@@ -143,20 +143,27 @@ class Hop:
 class PatternMatch(PlanNode):
     """Bindings of a linear path pattern, computed by frontier expansion over the CSR.
 
-    Starts from the vertices of ``start`` (all, or those whose ids ``start_ids`` lists), then
-    expands one hop after the other: a single edge gathers the frontier's neighbours with their edge positions; ``{m,n}`` keeps one frontier per source and
-    level (reachability: each (source, target) pair once). Output columns are
-    ``<variable>.<property>`` for the requested ``vertex_properties`` / ``edge_properties``.
+    Starts from the vertices of ``start`` (all, or those whose ids ``start_ids`` gives), then
+    expands one hop after the other: a single edge gathers the frontier's neighbours with their
+    edge positions; ``{m,n}`` keeps one frontier per source and level (reachability: each
+    (source, target) pair once). Output columns are ``<variable>.<property>`` for the requested
+    ``vertex_properties`` / ``edge_properties``, or, with ``outputs``, (name, column) each:
+    the COLUMNS list when it only names properties.
     """
 
     graph: str
     start: str
-    #: the user ids of the start vertices (first column), or None: every vertex
-    start_ids: PlanNode | None
+    #: the user ids of the start vertices: the first column of a query, or the values
+    #: themselves (``WHERE a.id = 7``); None: every vertex
+    start_ids: PlanNode | tuple | None
     hops: tuple[Hop, ...]
     vertex_properties: tuple[tuple[str, str], ...]  # (variable, property)
     edge_properties: tuple[tuple[str, str], ...]
     text: str = ""
+    outputs: tuple[tuple[str, str], ...] | None = None
+
+    def children(self) -> tuple["PlanNode", ...]:
+        return (self.start_ids,) if isinstance(self.start_ids, PlanNode) else ()
 
 
 # -- catalog statements -------------------------------------------------------------------------

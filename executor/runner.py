@@ -329,7 +329,9 @@ class Runner:
         graph = self.graph(entry)
         ids = self.vertex_ids(entry)
         if logical.start_ids is not None:
-            internal = ids.internal_many(self._input(node).column(0))
+            given = (to_arrow(list(logical.start_ids)) if isinstance(logical.start_ids, tuple)
+                     else self._input(node).column(0))
+            internal = ids.internal_many(given)
             start = np.unique(internal[internal >= 0])
         else:
             start = np.arange(graph.num_vertices, dtype=np.int64)
@@ -354,6 +356,9 @@ class Runner:
             values = edge_columns(graph, edges[var], props, ids.ids, weight_column(entry),
                                   lambda: self.edge_properties(entry))
             columns.update({f"{var}.{p}": v for p, v in values.items()})
+        if logical.outputs is not None:
+            return pa.table([columns[c] for _, c in logical.outputs],
+                            names=[n for n, _ in logical.outputs])
         return pa.table(columns)
 
     def _match(self, node: PatternOperator, graph, start: np.ndarray, metrics: dict):
@@ -414,6 +419,8 @@ class Runner:
         direct = node.logical.direct
         if direct is not None:
             table = self._input(node)
+            if direct[0][1] is None:  # count(*)
+                return pa.table([to_arrow([table.num_rows], pa.int64())], names=[direct[0][0]])
             return table.select([c for _, c in direct]).rename_columns([n for n, _ in direct])
         inputs, kept = self._relations(node, run=True)
         table, profile = self.sql.run(node.logical.sql, inputs, kept,

@@ -39,6 +39,7 @@ from graphdb.executor.physical import pushdown
 from graphdb.executor.plan import (
     AlgorithmScan,
     GraphTableScan,
+    PatternMatch,
     PlanNode,
     RelationalQuery,
     ValuesScan,
@@ -287,7 +288,7 @@ class _Binder:
         """Bind a FROM item; False when it must wait (a call whose arguments name columns)."""
         if isinstance(node, GraphTable):
             sql, inputs = bind_graph_table(node, self.ctx, self.generate, self._vertices_name,
-                                           self.fresh)
+                                           self.fresh, self._constant)
             self._edit(node, sql, inputs, [(inputs[-1][0], "GRAPH_TABLE " + node.this.name)])
             return True
         call = node.this
@@ -622,10 +623,12 @@ class _Binder:
         source = select.args.get("from_") or select.args.get("from")
         name, node = query.inputs[0]
         item = source.this if source is not None else None
-        if not isinstance(item, exp.Table) or item.args.get("alias") is not None and \
-                item.args["alias"].args.get("columns"):
+        if not isinstance(item, (exp.Table, GraphTable)) or item.args.get("alias") is not None \
+                and item.args["alias"].args.get("columns"):
             return query
-        if isinstance(node, GraphTableScan):
+        if isinstance(node, PatternMatch) and node.outputs is not None:
+            columns = [n for n, _ in node.outputs]
+        elif isinstance(node, GraphTableScan):
             columns = self.ctx.graph_columns(node.graph, node.table)
         elif isinstance(node, AlgorithmScan) and not node.lateral:
             columns = [c.name for c in algorithms.get(node.algorithm).columns]
@@ -636,6 +639,8 @@ class _Binder:
             select.args.get("offset")
         if select.args.get("group") is None and not ordered:
             direct = shortcut.plain()
+            if direct is None and not (pushdown.PUSHDOWN and isinstance(node, AlgorithmScan)):
+                direct = shortcut.row_count()  # (an operator counts its own rows: pushed down)
             if direct is not None:
                 return replace(query, direct=direct)
         if not pushdown.PUSHDOWN or not isinstance(node, AlgorithmScan):
@@ -717,6 +722,16 @@ class _Shortcut:
     def plain(self) -> tuple[tuple[str, str], ...] | None:
         out = self.columns_of()
         return None if out is None else tuple(out)
+
+    def row_count(self) -> tuple[tuple[str, None]] | None:
+        """((output name, None),) of ``SELECT count(*)`` alone: the input's row count."""
+        projections = self.select.expressions
+        target = projections[0].this if isinstance(projections[0], exp.Alias) else \
+            projections[0]
+        if len(projections) == 1 and isinstance(target, exp.Count) and \
+                isinstance(target.this, exp.Star):
+            return ((self.name(projections[0]), None),)
+        return None
 
     def reduction(self, node: AlgorithmScan, ctx: Context):
         """(Reduction, direct) of aggregates [GROUP BY one column], or None."""

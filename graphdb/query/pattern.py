@@ -100,13 +100,42 @@ class _Scope:
         return var, prop
 
 
+def _start_values(conditions: list[exp.Expression], start: str,
+                  value: Callable[[exp.Expression], tuple | None]) -> tuple | None:
+    """The ids of ``WHERE start.id = x`` or ``start.id IN (x, y)`` (literals or parameters):
+    the start set without a query, else None."""
+    if len(conditions) != 1:
+        return None
+    condition = conditions[0]
+
+    def is_id(node: exp.Expression) -> bool:
+        return isinstance(node, exp.Column) and node.name.lower() == "id" and \
+            node.table.lower() == start.lower()
+
+    found = None
+    if isinstance(condition, exp.EQ):
+        for a, b in ((condition.this, condition.expression),
+                     (condition.expression, condition.this)):
+            if is_id(a) and value(b) is not None:
+                found = [value(b)[0]]
+    elif isinstance(condition, exp.In) and is_id(condition.this) and condition.expressions \
+            and not condition.args.get("query"):
+        listed = [value(v) for v in condition.expressions]
+        found = [v[0] for v in listed] if all(v is not None for v in listed) else None
+    if found is None or any(isinstance(v, (list, tuple, dict, bool)) for v in found):
+        return None
+    return tuple(v for v in found if v is not None)
+
+
 def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Expression], str],
-                     vertices_name: Callable[[str], str], fresh: Callable[[], str]
+                     vertices_name: Callable[[str], str], fresh: Callable[[], str],
+                     value: Callable[[exp.Expression], tuple | None]
                      ) -> tuple[str, list[tuple[str, object]]]:
-    """The SQL that stands for ``table`` in the query around it (a derived table, aliased) and
-    the relations it reads, (name, plan node) each. ``generate`` writes an expression as SQL
-    (parameters filled in), ``vertices_name(graph)`` names a graph's vertex table, ``fresh()``
-    names the operator's result."""
+    """The SQL that stands for ``table`` in the query around it (a derived table or the
+    operator's result, aliased) and the relations it reads, (name, plan node) each.
+    ``generate`` writes an expression as SQL (parameters filled in), ``vertices_name(graph)``
+    names a graph's vertex table, ``fresh()`` names the operator's result, ``value(node)`` is
+    ``(the value,)`` of a literal or a parameter, else None."""
     graph = ctx.graph(table.this.name)
     pattern = list(table.args["pattern"])
     vertices, edges, single = _var_names(pattern)
@@ -146,8 +175,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     pushed = [c for c, v in by_var if v == {start}]
     rest = [c for c, v in by_var if v != {start}]
     inputs: list[tuple[str, object]] = []
-    start_ids = None
-    if pushed:
+    start_ids = _start_values(pushed, start, value)
+    if pushed and start_ids is None:
         name = vertices_name(graph)
         where = " AND ".join(f"({generate(c)})" for c in pushed)
         start_ids = RelationalQuery(
@@ -187,9 +216,19 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     text = _pattern_text(pattern)
     if pushed:
         text += f" start {start} WHERE " + " AND ".join(c.sql() for c in pushed)
+    alias = table.args.get("alias")
+    alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
+    plain = [c.this if isinstance(c, exp.Alias) else c for c in outputs]
+    result = fresh()
+    if not rest and all(isinstance(c, exp.Column) for c in plain):
+        # COLUMNS only names properties: the operator's result is the table, named as asked
+        named = tuple((output_name(c), "{}.{}".format(*scope.resolve(p)))
+                      for c, p in zip(outputs, plain))
+        node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
+                            tuple(edge_props), text, named)
+        return f"{result} AS {alias_sql}", inputs + [(result, node)]
     node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
                         tuple(edge_props), text)
-    result = fresh()
     inputs.append((result, node))
 
     def over_result(expression: exp.Expression) -> str:
@@ -206,6 +245,4 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     select = ", ".join(f'{over_result(c.this if isinstance(c, exp.Alias) else c)} AS '
                        + '"' + output_name(c).replace('"', '""') + '"' for c in outputs)
     where = (" WHERE " + " AND ".join(f"({over_result(c)})" for c in rest)) if rest else ""
-    alias = table.args.get("alias")
-    alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
     return f"(SELECT {select} FROM {result} AS __pattern{where}) AS {alias_sql}", inputs
