@@ -147,7 +147,9 @@ def bench_queries(con, duck, sources: list[int], rounds: int) -> list[dict]:
     for name, sql in QUERIES.items():
         ours_sql = sql.format(v="g.vertices", e="g.edges", a="g.adjacency")
         theirs_sql = sql.format(v="vertices", e="edges", a="adjacency")
-        points = sources if "?" in sql else [None]
+        # as many timings of a query without a source as of one with (a busy machine's
+        # spikes then weigh alike)
+        points = sources if "?" in sql else [None] * len(sources)
 
         def ours(v):
             return con.execute(ours_sql, [v] if v is not None else None).arrow()
@@ -156,7 +158,7 @@ def bench_queries(con, duck, sources: list[int], rounds: int) -> list[dict]:
             text = theirs_sql.replace("?", str(v)) if v is not None else theirs_sql
             return duck.sql(text).to_arrow_table()
 
-        for v in points:  # warm both, and check the answers agree
+        for v in dict.fromkeys(points):  # warm both, and check the answers agree
             a, b = ours(v), theirs(v)
             if _rows(a) != _rows(b):
                 raise SystemExit(f"answers differ for {name!r} (source {v})")
