@@ -111,3 +111,23 @@ def test_lateral_rows_without_a_source_give_no_rows(con):
     left = con.execute("SELECT t.s, k.vertex FROM (VALUES (0), (123456)) t(s) "
                        "LEFT JOIN LATERAL khop(d, t.s, 0) k ON true ORDER BY 1").fetchall()
     assert left == [(0, 0), (123456, None)]
+
+
+def test_weight_is_named_or_none_never_guessed(tmp_path):
+    edges = tmp_path / "e.csv"
+    edges.write_text("src,dst,weight,cost\n1,2,5,1.5\n2,3,7,2.5\n")
+    with graphdb.connect() as con:
+        con.ingest("auto", edges)  # the column named weight
+        con.ingest("none", edges, weight=None)
+        con.ingest("cost", edges, weight="cost")
+        shown = {r[0]: r[2] for r in con.execute("SHOW GRAPHS").fetchall()}
+        assert shown == {"auto": True, "none": False, "cost": True}
+        assert con.execute("SELECT * FROM none.edges ORDER BY src").fetchall() == [
+            (1, 2, 5, 1.5), (2, 3, 7, 2.5)]  # every column kept, by name and type
+        assert [c for c, _ in con.execute("DESCRIBE cost.edges").fetchall()] == [
+            "src", "dst", "cost", "weight"]
+        assert con.execute("SELECT distance FROM sssp(cost, 1) WHERE vertex = 3").fetchone() \
+            == (4.0,)
+        # and any numeric column at query time, whatever the graph was loaded with
+        assert con.execute("SELECT distance FROM sssp(none, 1, weight => 'weight') "
+                           "WHERE vertex = 3").fetchone() == (12.0,)
