@@ -30,7 +30,7 @@ from .validation import (
     targets_problem,
 )
 
-__all__ = ["Catalog", "StoredCSR", "valid_graph_name"]
+__all__ = ["Catalog", "StoredCSR", "edge_rows", "valid_graph_name"]
 
 #: Arrow files verified (size, checksum, table checks) in this process: (path, inode, size,
 #: mtime) -> True. A version never changes, so a file is checked once per process, not per
@@ -51,6 +51,25 @@ class StoredCSR(NamedTuple):
     offsets: np.ndarray
     targets: np.ndarray
     weights: np.ndarray | None
+
+
+def edge_rows(entry: GraphEntry, src: pa.Array, dst: pa.Array, weights: np.ndarray | None,
+              properties: pa.Table | None) -> pa.Table:
+    """Rows of ``g.edges`` from their parts (each aligned with the rows): the weight under the
+    column name it was loaded with (and as an integer where it was loaded from integers: float64
+    holds those exactly), then the edge properties."""
+    columns = {"src": src, "dst": dst}
+    if weights is not None:
+        values = np.ascontiguousarray(weights, dtype=np.float64)  # (pa.array imports pandas)
+        array = pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
+        if entry.stats.get("weight_type", "").startswith(("int", "uint")):
+            array = array.cast(pa.int64())
+        columns[entry.stats.get("weight_column") or "weight"] = array
+    table = pa.table(columns)
+    if properties is not None:
+        for field, column in zip(properties.schema, properties.columns):
+            table = table.append_column(field, column)
+    return table
 
 
 class Catalog:
@@ -234,31 +253,33 @@ class Catalog:
         return self._arrow(entry, "vertices.arrow").schema
 
     def edge_table(self, entry: GraphEntry) -> pa.Table:
-        """``g.edges``: ``src``, ``dst`` (user ids), ``weight`` if weighted, edge properties.
-
-        Rows are in stored (out-CSR) order; an undirected edge appears in both directions (with
-        the same properties).
-        """
+        """Every stored edge in out-CSR order: ``src``, ``dst`` (user ids), the weight under
+        its own name if weighted, the edge properties. An undirected edge appears in both
+        directions (with the same properties); ``g.edges`` lists it once (the executor's
+        :mod:`~graphdb.executor.graph_tables`)."""
         ids = self.vertex_ids(entry)
         csr = self.read_csr(entry, "out", weights=entry.weighted)
         sources = np.repeat(np.arange(entry.num_vertices, dtype=np.int64), np.diff(csr.offsets))
-        columns = {"src": ids.take(pa.array(sources)),
-                   "dst": ids.take(pa.array(csr.targets.astype(np.int64)))}
-        if entry.weighted:
-            columns["weight"] = pa.array(csr.weights)
-        table = pa.table(columns)
-        props = self._arrow(entry, "edges.arrow")
-        if props is not None:
-            for field, column in zip(props.schema, props.columns):
-                table = table.append_column(field, column)
-        return table
+        return edge_rows(entry, ids.take(pa.array(sources)),
+                         ids.take(pa.array(csr.targets.astype(np.int64))), csr.weights,
+                         self.edge_properties(entry))
+
+    def edge_properties(self, entry: GraphEntry) -> pa.Table | None:
+        """The edge property columns (memory-mapped, checked), one row per stored edge in
+        out-CSR order (an undirected edge's two stored copies have the same values); None
+        without any."""
+        return self._arrow(entry, "edges.arrow")
 
     def edge_schema(self, entry: GraphEntry) -> pa.Schema:
-        """The columns of ``g.edges`` without building the table (binding needs only names)."""
+        """The columns of ``g.edges`` without building the table (binding needs only names):
+        ``src``, ``dst``, the weight under its own name (float64, or int64 where it was loaded
+        from integers) and the edge properties."""
         id_type = pa.string() if entry.id_type == "string" else pa.int64()
         fields = [pa.field("src", id_type), pa.field("dst", id_type)]
         if entry.weighted:
-            fields.append(pa.field("weight", pa.float64()))
+            integer = entry.stats.get("weight_type", "").startswith(("int", "uint"))
+            fields.append(pa.field(entry.stats.get("weight_column") or "weight",
+                                   pa.int64() if integer else pa.float64()))
         props = self._arrow(entry, "edges.arrow")
         if props is not None:
             fields.extend(props.schema)

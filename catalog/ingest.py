@@ -66,7 +66,7 @@ class IngestOptions:
     vertex_format: str = "auto"
     src: str | None = None  # column names or 1-based positions
     dst: str | None = None
-    weight: str | None = None
+    weight: str | None = None  # column name or position; None: the column named 'weight'; 'none'
     vertex_id: str | None = None  # id column of the vertex file (default: the first)
     delimiter: str | None = None  # edge text files: default from the format
     header: bool | None = None  # edge text files: default True for csv/tsv, False otherwise
@@ -388,6 +388,9 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
 
     progress.phase("commit")
     stats = _stats(out, arrays, options, counts, n)
+    if chosen.weight is not None:  # g.edges shows the weight under its own name and type
+        stats["weight_column"] = chosen.weight
+        stats["weight_type"] = str(schema.field(chosen.weight).type)
     # The property schemas, as DESCRIBE shows them (the Arrow files hold the exact types).
     stats["vertex_properties"] = ", ".join(f"{f.name} {f.type}" for f in vertices
                                            if f.name != "id")

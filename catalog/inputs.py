@@ -49,6 +49,10 @@ def pick_column(names: list[str], wanted: str | None, position: int, role: str, 
                       file=path)
 
 
+#: ``--weight none``: an unweighted graph, whatever the columns are called.
+NO_WEIGHT = "none"
+
+
 def is_number(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_floating(t)
 
@@ -71,17 +75,16 @@ class EdgeColumns:
                 file=path)
         s = pick_column(names, src, 0, "the source", path)
         d = pick_column(names, dst, 1, "the destination", path)
-        if weight == "":  # asked for no weight: every other column is a property
+        if weight is not None and (weight == "" or weight.lower() == NO_WEIGHT):
             w = None
         elif weight is not None:
             w = pick_column(names, weight, 2, "the weight", path)
         else:
-            # Without --weight: a column named 'weight' (a headerless file's third column is
-            # named so), else a numeric third column of a three-column file.
+            # Without --weight: the column named 'weight' (a headerless file's third column is
+            # named so: SNAP and Graphalytics files define it as the weight), never a guess
+            # by position: a CSV's third column may be a year, not a distance.
             named = [c for c in names if c.lower() == "weight" and c not in (s, d)]
-            third = [names[2]] if len(names) == 3 and names[2] not in (s, d) else []
-            w = named[0] if named else next(
-                (c for c in third if is_number(schema.field(c).type)), None)
+            w = named[0] if named else None
         props = [c for c in names if c not in (s, d, w)]
         return cls(s, d, w, props)
 

@@ -1,7 +1,7 @@
 """Errors raised by the executor. The front end maps them onto the PEP 249 hierarchy."""
 
 __all__ = ["ExecutionError", "InvalidArgument", "DeviceUnavailable", "DeviceOutOfMemory",
-           "QueryCancelled"]
+           "QueryCancelled", "SQLError"]
 
 
 class ExecutionError(Exception):
@@ -22,3 +22,17 @@ class DeviceOutOfMemory(ExecutionError):
 
 class QueryCancelled(ExecutionError):
     """The query was cancelled (Ctrl-C in the shell, or Connection.interrupt())."""
+
+
+class SQLError(ExecutionError):
+    """The relational engine refused or failed a statement.
+
+    ``kind`` says which of its stages and why: 'parser', 'binder', 'catalog', 'conversion',
+    'out_of_range', 'invalid_input', 'not_implemented', 'out_of_memory' or 'internal'. The
+    message is the engine's own, first line first; ``shown`` maps the internal names of the
+    statement's relations to what the user wrote, for the front end to put back.
+    """
+
+    def __init__(self, kind: str, message: str, shown: dict[str, str] | None = None):
+        super().__init__(message)
+        self.kind, self.shown = kind, dict(shown or {})

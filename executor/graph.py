@@ -26,6 +26,7 @@ import numpy as np
 from graphdb.catalog import CorruptGraph
 from graphdb.catalog.validation import offsets_problem, targets_problem
 
+from .arrays import to_numpy
 from .residency import RESIDENCY, Residency
 
 __all__ = ["CSR", "Graph", "StoredGraph", "index_dtype"]
@@ -119,6 +120,11 @@ class Graph:
     directions, so its ``num_edges`` is twice the number of undirected edges the user loaded.
     """
 
+    #: the name of the column the stored weights came from (None: unweighted)
+    weight_name: str | None = "weight"
+    #: the stored edge properties, aligned with the out-CSR (None: the graph has none)
+    properties: Callable[[], Any] | None = None
+
     def __init__(self, name: str, num_vertices: int, num_edges: int, directed: bool,
                  weighted: bool, *, read: Callable[[str], np.ndarray],
                  key: Hashable | None = None, residency: Residency = RESIDENCY):
@@ -188,6 +194,25 @@ class Graph:
     def weights(self, direction: str = "out") -> np.ndarray | None:
         """Edge weights aligned with the out- or in-CSR; None on an unweighted graph."""
         return self._array(f"{self._direction(direction)}_weights") if self.weighted else None
+
+    def weights_of(self, column: str | None) -> np.ndarray | None:
+        """The weights a weighted traversal uses, aligned with the out-CSR: the graph's own for
+        None or their column's name, else the numeric edge property ``column`` (float64, NULL
+        as NaN: a shortest-path search refuses it), which a stored graph reads from its
+        properties (:attr:`properties`)."""
+        if column is None or column.lower() == (self.weight_name or "").lower():
+            return self.weights("out")
+
+        def load() -> np.ndarray:
+            table = self.properties() if self.properties is not None else None
+            names = [] if table is None else table.column_names
+            found = [n for n in names if n.lower() == column.lower()]
+            if not found:
+                raise KeyError(column)
+            values = table.column(found[0]).cast("float64").fill_null(float("nan"))
+            return to_numpy(values)
+
+        return self.derived(f"weights:out:{column.lower()}", load)
 
     def id_dtype(self) -> np.dtype:
         """The dtype of the stored vertex ids (the out-CSR's targets), which kernels take for

@@ -71,6 +71,28 @@ class VertexIds:
                 f"{algorithm}(): {param} {value!r} is not a vertex of graph '{self.graph}'")
         return position
 
+    def internal_many(self, values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """The internal ids of many user ids (int64), -1 for those not in the graph (NULLs and
+        values of another type included)."""
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        if self.strings:
+            if not pa.types.is_string(values.type):
+                values = values.cast(pa.string())
+            return to_numpy(pc.index_in(values, value_set=self.ids).fill_null(-1)).astype(
+                np.int64)
+        out = np.full(len(values), -1, dtype=np.int64)
+        ids = self._numeric
+        if not len(ids) or not (pa.types.is_integer(values.type)
+                                or pa.types.is_floating(values.type)):
+            return out
+        present = ~to_numpy(values.is_null())
+        numbers = to_numpy(values.fill_null(0))
+        positions = np.minimum(np.searchsorted(ids, numbers), len(ids) - 1)
+        hit = present & (ids[positions] == numbers)
+        out[hit] = positions[hit]
+        return out
+
     def user(self, internal) -> pa.Array:
         """The user's ids of internal ids (numpy or Arrow integers): the ids themselves for
         identity ids, a numpy gather for integer ids, Arrow's take for strings."""

@@ -330,8 +330,9 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
 
 
 def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.Array,
-                 edge_table: Callable[[], pa.Table]) -> dict[str, pa.Array]:
-    """Edge properties by stored position; src/dst/weight straight from the CSR."""
+                 weight: str | None, properties: Callable[[], pa.Table]) -> dict[str, pa.Array]:
+    """Edge properties by stored position; src/dst and the weight (column ``weight``) straight
+    from the CSR, the others from ``properties()`` (the stored property columns)."""
     out = {}
     csr = graph.out_csr
     for prop in props:
@@ -340,9 +341,9 @@ def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.
             out[prop] = ids.take(to_arrow(src, pa.int64()))
         elif prop == "dst":
             out[prop] = ids.take(to_arrow(csr.targets[positions].astype(np.int64)))
-        elif prop == "weight" and graph.weighted:
+        elif prop == weight:
             out[prop] = to_arrow(graph.weights("out")[positions])
         else:
-            out[prop] = edge_table().column(prop).take(to_arrow(positions, pa.int64()))
+            out[prop] = properties().column(prop).take(to_arrow(positions, pa.int64()))
     return out
 

@@ -1,8 +1,8 @@
 """The logical plan: plain frozen dataclasses that the front end builds and the executor runs.
 
-Expressions are ``pyarrow.compute.Expression`` objects over the input's column names, so the plan
-carries no SQL and the executor needs no import from the layers above it. ``text`` fields keep
-the SQL of an expression for EXPLAIN only.
+Graph operators are nodes of their own; everything relational is one :class:`RelationalQuery`
+whose SQL (DuckDB's dialect, written by the front end) reads the graph operators' results as
+named relations. The executor needs no import from the layers above it.
 
 A node object may appear under several parents (a CTE referenced twice); the runner computes it
 once per query.
@@ -14,13 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 __all__ = [
-    "PlanNode", "AlgorithmScan", "GraphTableScan", "ValuesScan", "SingleRow", "Filter",
-    "Project", "Rename", "Join", "MarkJoin", "Aggregate", "AggregateCall", "Distinct", "UnionAll",
-    "SetOperation", "Sort",
-    "Limit", "Hop", "PatternMatch", "ShowGraphs", "DescribeGraph",
+    "PlanNode", "AlgorithmScan", "lateral_column", "GraphTableScan", "ValuesScan", "RelationalQuery", "Hop",
+    "PatternMatch", "ShowGraphs", "DescribeGraph",
 ]
 
 
@@ -41,144 +38,89 @@ class PlanNode:
 # -- leaves -------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class AlgorithmScan(PlanNode):
-    """Run a graph algorithm; its rows become the input of the operators above."""
+    """Run a graph algorithm; its rows become a relation of the query.
+
+    The multi-source form (``FROM persons p, LATERAL khop(g, p.id, 2)``): the arguments named in
+    ``lateral`` take the values of the columns of input ``sources``, one column each in that
+    order; the operator runs for every distinct row of them without NULLs (one operator however
+    many rows ask, not one call per row), and its output starts with one column per lateral
+    argument (:func:`lateral_column`) saying which arguments produced each row.
+    """
 
     algorithm: str
     graph: str
     #: bound options (internal values except parameters of kind ``vertex``, still user ids); a
     #: value may be a :class:`PlanNode`, a scalar subquery the runner evaluates first
     options: tuple[tuple[str, Any], ...]
+    sources: PlanNode | None = None
+    lateral: tuple[str, ...] = ()
+    #: all the query wants of the rows: an aggregate or a top-k of them
+    #: (:class:`~graphdb.executor.results.Reduction` / :class:`~graphdb.executor.results.TopRows`),
+    #: which the operator computes where its values are (on a GPU, only those rows move)
+    summary: Any = None
 
     def children(self) -> tuple["PlanNode", ...]:
-        return tuple(v for _, v in self.options if isinstance(v, PlanNode))
+        subqueries = tuple(v for k, v in self.options
+                           if isinstance(v, PlanNode) and k not in self.lateral)
+        return subqueries + ((self.sources,) if self.sources is not None else ())
+
+
+def lateral_column(param: str) -> str:
+    """The output column of a multi-source :class:`AlgorithmScan` holding argument ``param``."""
+    return f"__arg_{param}"
 
 
 @dataclass(frozen=True, eq=False)
 class GraphTableScan(PlanNode):
-    """``g.vertices`` or ``g.edges`` of a stored graph."""
+    """``g.vertices``, ``g.edges`` or ``g.adjacency`` of a stored graph.
+
+    ``g.edges`` lists every edge once, as stored; on an undirected graph each edge once, from
+    its smaller endpoint to its larger. ``g.adjacency`` lists every (src, dst) pair a traversal
+    follows: the same as ``g.edges`` on a directed graph, both directions of each edge on an
+    undirected one. ``sources`` (user ids) is a filter ``src IN sources`` pushed into the scan:
+    only those vertices' rows of the CSR are read.
+    """
 
     graph: str
-    table: str  # "vertices" | "edges"
+    table: str  # "vertices" | "edges" | "adjacency"
+    sources: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True, eq=False)
 class ValuesScan(PlanNode):
-    """A table known when planning (built-in table functions such as ``settings()``)."""
+    """A table known when planning (built-in table functions such as ``settings()``, tables the
+    program registered). ``kept``: the same table from one statement to the next (a registered
+    one), which the relational engine keeps registered."""
 
     name: str
     table: pa.Table = field(repr=False)
+    kept: bool = False
 
 
+# -- the relational part ----------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class SingleRow(PlanNode):
-    """One row with no columns: the input of ``SELECT`` without ``FROM``."""
+class RelationalQuery(PlanNode):
+    """Everything of a query that is not a graph operator: one SQL statement (DuckDB's dialect)
+    over named relations, each the Arrow result of a plan node (a graph operator, a scan of
+    ``g.vertices``/``g.edges``, a table known when planning).
 
+    ``inputs`` maps the names the SQL reads to their plan nodes; ``shown`` maps each input
+    name to what the user wrote (EXPLAIN and error messages say ``bfs(g, 1)``, not an internal
+    name).
 
-# -- relational operators -----------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class Filter(PlanNode):
-    input: PlanNode
-    predicate: pc.Expression
-    text: str = ""
-
-
-@dataclass(frozen=True, eq=False)
-class Project(PlanNode):
-    input: PlanNode
-    names: tuple[str, ...]
-    expressions: tuple[pc.Expression, ...]
-
-
-@dataclass(frozen=True, eq=False)
-class Rename(PlanNode):
-    """Relabel the columns by position (no data moves)."""
-
-    input: PlanNode
-    names: tuple[str, ...]
-
-
-@dataclass(frozen=True, eq=False)
-class Join(PlanNode):
-    """Join two inputs whose column names are disjoint.
-
-    ``kind``: 'inner', 'left', 'cross', or 'single' (a scalar subquery: the right side has at
-    most one row, joined to every left row, NULLs when it has none). Equality keys run as an
-    Acero hash join; ``residual`` is the rest of the ON condition.
+    ``direct``: the statement only picks columns of its one input (``SELECT vertex, depth FROM
+    bfs(g, 1)``, or of the summary its graph operator computes: ``SELECT count(*) FROM
+    khop(g, 1, 2)``): (output name, input column) each. The runner answers it from the input
+    itself, without the relational engine's ~1 ms per statement.
     """
 
-    left: PlanNode
-    right: PlanNode
-    kind: str
-    left_keys: tuple[str, ...] = ()
-    right_keys: tuple[str, ...] = ()
-    residual: pc.Expression | None = None
-    text: str = ""
+    sql: str
+    inputs: tuple[tuple[str, PlanNode], ...]
+    shown: tuple[tuple[str, str], ...] = ()
+    direct: tuple[tuple[str, str | None], ...] | None = None
 
-
-@dataclass(frozen=True, eq=False)
-class MarkJoin(PlanNode):
-    """Adds boolean column ``output``: whether ``column`` of a row is in ``right``'s first column
-    (``x IN (SELECT ...)``)."""
-
-    left: PlanNode
-    right: PlanNode
-    column: str
-    output: str
-
-
-@dataclass(frozen=True)
-class AggregateCall:
-    output: str
-    function: str  # Arrow hash aggregate name without the hash_ prefix: sum, mean, count, ...
-    column: str | None  # None for count(*)
-    distinct: bool = False
-
-
-@dataclass(frozen=True, eq=False)
-class Aggregate(PlanNode):
-    """GROUP BY ``keys`` (input column names; none for a global aggregate)."""
-
-    input: PlanNode
-    keys: tuple[str, ...]
-    aggregates: tuple[AggregateCall, ...]
-
-
-@dataclass(frozen=True, eq=False)
-class Distinct(PlanNode):
-    input: PlanNode
-
-
-@dataclass(frozen=True, eq=False)
-class UnionAll(PlanNode):
-    """Rows of every input, in order; columns are matched by position and named after the first."""
-
-    inputs: tuple[PlanNode, ...]
-    names: tuple[str, ...]
-
-
-@dataclass(frozen=True, eq=False)
-class SetOperation(PlanNode):
-    """``intersect`` or ``except`` of two inputs, as sets (distinct rows), by position."""
-
-    left: PlanNode
-    right: PlanNode
-    kind: str
-    names: tuple[str, ...]
-
-
-@dataclass(frozen=True, eq=False)
-class Sort(PlanNode):
-    input: PlanNode
-    keys: tuple[tuple[str, str], ...]  # (column, "ascending" | "descending")
-    nulls_first: tuple[bool, ...] = ()
-    labels: tuple[str, ...] = ()  # the keys as written, for EXPLAIN (columns may be internal)
-
-
-@dataclass(frozen=True, eq=False)
-class Limit(PlanNode):
-    input: PlanNode
-    limit: int | None
-    offset: int = 0
+    def children(self) -> tuple["PlanNode", ...]:
+        return tuple(node for _, node in self.inputs)
 
 
 # -- graph pattern matching ---------------------------------------------------------------------
@@ -201,20 +143,27 @@ class Hop:
 class PatternMatch(PlanNode):
     """Bindings of a linear path pattern, computed by frontier expansion over the CSR.
 
-    Starts from the vertices of ``start`` (all, or those of the vertex table passing
-    ``start_filter``), then expands one hop after the other: a single edge gathers the
-    frontier's neighbours with their edge positions; ``{m,n}`` keeps one frontier per source and
-    level (reachability: each (source, target) pair once). Output columns are
-    ``<variable>.<property>`` for the requested ``vertex_properties`` / ``edge_properties``.
+    Starts from the vertices of ``start`` (all, or those whose ids ``start_ids`` gives), then
+    expands one hop after the other: a single edge gathers the frontier's neighbours with their
+    edge positions; ``{m,n}`` keeps one frontier per source and level (reachability: each
+    (source, target) pair once). Output columns are ``<variable>.<property>`` for the requested
+    ``vertex_properties`` / ``edge_properties``, or, with ``outputs``, (name, column) each:
+    the COLUMNS list when it only names properties.
     """
 
     graph: str
     start: str
-    start_filter: pc.Expression | None
+    #: the user ids of the start vertices: the first column of a query, or the values
+    #: themselves (``WHERE a.id = 7``); None: every vertex
+    start_ids: PlanNode | tuple | None
     hops: tuple[Hop, ...]
     vertex_properties: tuple[tuple[str, str], ...]  # (variable, property)
     edge_properties: tuple[tuple[str, str], ...]
     text: str = ""
+    outputs: tuple[tuple[str, str], ...] | None = None
+
+    def children(self) -> tuple["PlanNode", ...]:
+        return (self.start_ids,) if isinstance(self.start_ids, PlanNode) else ()
 
 
 # -- catalog statements -------------------------------------------------------------------------

@@ -1,257 +1,223 @@
-"""Relational operators on Arrow tables: joins, aggregation, distinct, union, sort.
+"""The relational engine: an embedded DuckDB reading the graph operators' Arrow results.
 
-Everything heavy runs inside Arrow: hash joins and hash aggregation in Acero (through
-``Table.join`` / ``Table.group_by``), filters and projections as compute expressions. The
-Python here only arranges inputs (unifying key types, row ids for outer joins with residual
-conditions) and checks SQL rules that Arrow does not know about.
+Every query's relational part (joins, aggregates, windows, subqueries, dates, strings, NULL
+logic) is one SQL statement that DuckDB runs over named relations: Arrow tables handed over
+zero-copy (DuckDB scans their buffers in place and pushes column selections into the scan).
+Nothing relational is implemented here; this module owns the DuckDB side of the boundary:
+
+- one DuckDB database per process, created on the first relational statement (importing and
+  starting DuckDB costs ~0.1 s that a graph-only session never pays), and one DuckDB connection
+  (a cursor of that database) per :class:`SQLEngine`, i.e. per graphdb connection, so that two
+  graphdb connections never see each other's relations;
+- relations: a statement's own inputs (an algorithm's result) are registered for the statement
+  and dropped after it; a table that stays the same object from one statement to the next (a
+  resident ``g.edges``) is registered once and kept (registering costs ~0.2 ms, as much as
+  a point lookup takes), until it is replaced or :meth:`SQLEngine.forget` drops it;
+- results come back as an Arrow table; HUGEINT columns (DuckDB's exact ``sum`` of BIGINTs) come
+  back as int64 when every value fits, else as exact 128-bit decimals: never wrapped;
+- DuckDB's exceptions become :class:`~graphdb.executor.errors.SQLError` (its kind from
+  DuckDB's exception class), interrupts :class:`~graphdb.executor.errors.QueryCancelled`;
+- EXPLAIN: DuckDB's physical plan of a statement (``EXPLAIN (FORMAT json)``), and under
+  ANALYZE its profile with the rows and time of each operator.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import json
+import threading
+import warnings
+from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from .arrays import scalar, to_arrow
-from .errors import ExecutionError, InvalidArgument
-from .plan import AggregateCall
+from .errors import QueryCancelled, SQLError
 
-__all__ = ["HASH_JOIN_REASON", "hash_join_build_side", "join", "single_join", "mark_join", "aggregate", "distinct", "union_all",
-           "set_operation", "sort", "top_k",
-           "project", "CROSS_JOIN_LIMIT"]
+__all__ = ["SQLEngine"]
 
-#: Rows a cross join may produce before it is refused (a missing ON condition, usually).
-CROSS_JOIN_LIMIT = 50_000_000
+_DATABASE: Any = None
+_DATABASE_LOCK = threading.Lock()
 
-#: Rows of cross product built (and filtered) at a time by the nested-loop join.
-CROSS_CHUNK_ROWS = 1 << 20
-
-_ACERO_KIND = {"inner": "inner", "left": "left outer", "right": "right outer",
-               "full": "full outer"}
-
-_SWAPPED = {"inner": "inner", "left": "right", "right": "left", "full": "full"}
-
-#: pyarrow >= 25 places nulls per sort key (the global option is deprecated there).
-_PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
+#: DuckDB exception class name -> SQLError kind.
+_KINDS = {
+    "ParserException": "parser", "SyntaxException": "parser",
+    "BinderException": "binder", "CatalogException": "catalog",
+    "ConversionException": "conversion", "TypeMismatchException": "conversion",
+    "InvalidTypeException": "conversion",
+    "OutOfRangeException": "out_of_range", "InvalidInputException": "invalid_input",
+    "NotImplementedException": "not_implemented", "OutOfMemoryException": "out_of_memory",
+    "PermissionException": "invalid_input", "IOException": "io", "HTTPException": "io",
+    "ConstraintException": "invalid_input",
+}
 
 
-#: What EXPLAIN says of a hash join before the sizes of its inputs are known.
-HASH_JOIN_REASON = ("Acero hash join; its hash table is built on the smaller input "
-                    "(sizes known at run time)")
+def _database():
+    """The process's DuckDB database (in memory: it holds no tables, only views of Arrow)."""
+    global _DATABASE
+    with _DATABASE_LOCK:
+        if _DATABASE is None:
+            import duckdb
+
+            _DATABASE = duckdb.connect(":memory:")
+        return _DATABASE
 
 
-def hash_join_build_side(left_rows: int, right_rows: int) -> str:
-    """'right' or 'left': the input to build the hash table on, the smaller one (ties: right,
-    Acero's own build side, so no swap is needed)."""
-    return "right" if right_rows <= left_rows else "left"
+def _to_arrow(relation) -> pa.Table:
+    """A DuckDB relation's rows as one Arrow table (duckdb 2 renamed ``arrow()``)."""
+    fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+    table = fetch()
+    if isinstance(table, pa.RecordBatchReader):
+        table = table.read_all()
+    return _exact_integers(table)
 
 
-def _common_type(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
-    if a == b:
-        return None
-    numeric = (pa.types.is_integer, pa.types.is_floating)
-    if any(f(a) for f in numeric) and any(f(b) for f in numeric):
-        return pa.float64() if pa.types.is_floating(a) or pa.types.is_floating(b) else pa.int64()
-    if pa.types.is_null(a):
-        return b
-    if pa.types.is_null(b):
-        return a
-    raise ExecutionError(f"type mismatch: cannot join a {a} key with a {b} key")
+def _exact_integers(table: pa.Table) -> pa.Table:
+    """HUGEINT columns (Arrow ``decimal128(38, 0)``) as int64 where every value fits."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_decimal128(field.type) and field.type.scale == 0 \
+                and field.type.precision == 38:
+            try:
+                column = table.column(i).cast(pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                continue  # beyond 64 bits: the exact decimal stays
+            table = table.set_column(i, pa.field(field.name, pa.int64()), column)
+    return table
 
 
-def _align_keys(left: pa.Table, right: pa.Table, lkeys, rkeys):
-    for lk, rk in zip(lkeys, rkeys):
-        target = _common_type(left.schema.field(lk).type, right.schema.field(rk).type)
-        if target is not None:
-            left = left.set_column(left.schema.get_field_index(lk), lk, left[lk].cast(target))
-            right = right.set_column(right.schema.get_field_index(rk), rk,
-                                     right[rk].cast(target))
-    return left, right
+class SQLEngine:
+    """The DuckDB connection of one graphdb connection (statements run one at a time on it)."""
 
+    def __init__(self, threads: int | None = None):
+        self._cursor: Any = None
+        self._threads = threads
+        self._kept: dict[str, Any] = {}  # name -> the object registered under it
+        self._lock = threading.RLock()
 
-def _cross(left: pa.Table, right: pa.Table, residual: pc.Expression | None = None,
-           check: Callable[[], None] | None = None) -> pa.Table:
-    """Nested-loop join: the product in chunks of about CROSS_CHUNK_ROWS rows, each filtered by
-    ``residual`` at once, so the whole product never sits in memory and a cancel is noticed
-    between chunks."""
-    total = left.num_rows * right.num_rows
-    if total > CROSS_JOIN_LIMIT:
-        raise ExecutionError(f"cross join of {left.num_rows:,} x {right.num_rows:,} rows is too "
-                             "large; add a join condition (ON a.x = b.y)")
-    step = max(1, CROSS_CHUNK_ROWS // max(right.num_rows, 1))
-    pieces = [_glue(left.slice(0, 0), right.slice(0, 0))]
-    for start in range(0, left.num_rows, step):
-        if check is not None:
-            check()
-        part = left.slice(start, step)
-        li = np.repeat(np.arange(part.num_rows), right.num_rows)
-        ri = np.tile(np.arange(right.num_rows), part.num_rows)
-        piece = _glue(part.take(li), right.take(ri))
-        pieces.append(piece.filter(residual) if residual is not None else piece)
-    return pa.concat_tables(pieces)
+    # -- the connection -------------------------------------------------------------------------
+    def _connection(self):
+        if self._cursor is None:
+            self._cursor = _database().cursor()
+            if self._threads:
+                self._cursor.execute(f"SET threads = {int(self._threads)}")
+        return self._cursor
 
+    def set_threads(self, threads: int | None) -> None:
+        """DuckDB's worker threads (None: one per core)."""
+        with self._lock:
+            self._threads = threads
+            if self._cursor is not None:
+                self._cursor.execute("RESET threads" if not threads
+                                     else f"SET threads = {int(threads)}")
 
-def _glue(left: pa.Table, right: pa.Table) -> pa.Table:
-    return pa.table(list(left.columns) + list(right.columns),
-                    names=left.column_names + right.column_names)
+    def interrupt(self) -> None:
+        """Stop the running statement (safe from another thread)."""
+        cursor = self._cursor
+        if cursor is not None:
+            cursor.interrupt()
 
+    def close(self) -> None:
+        with self._lock:
+            if self._cursor is not None:
+                self._cursor.close()
+            self._cursor, self._kept = None, {}
 
-def join(left: pa.Table, right: pa.Table, kind: str, lkeys, rkeys,
-         residual: pc.Expression | None, metrics: dict | None = None,
-         check: Callable[[], None] | None = None) -> pa.Table:
-    """SQL join; ``kind`` is inner, left, right, full or cross. ``check`` raises to cancel."""
-    if kind == "cross" or (not lkeys and kind == "inner"):
-        return _cross(left, right, residual, check)
-    if (residual is not None and kind == "left") or not lkeys:
-        # LEFT JOIN with a non-equality part (or none at all): matched rows, then the rest.
-        return _left_join_residual(left, right, lkeys, rkeys, residual, check)
-    left, right = _align_keys(left, right, lkeys, rkeys)
-    names = left.column_names + right.column_names
-    side = hash_join_build_side(left.num_rows, right.num_rows)
-    if metrics is not None:
-        metrics["build_side"] = f"{side} ({min(left.num_rows, right.num_rows)} rows)"
-    if side == "right":
-        out = left.join(right, keys=list(lkeys), right_keys=list(rkeys),
-                        join_type=_ACERO_KIND[kind], coalesce_keys=False, use_threads=True)
-    else:
-        # Acero builds its hash table on the right input: give it the smaller one.
-        out = right.join(left, keys=list(rkeys), right_keys=list(lkeys),
-                         join_type=_ACERO_KIND[_SWAPPED[kind]], coalesce_keys=False,
-                         use_threads=True)
-    out = out.select(names)
-    return out.filter(residual) if residual is not None else out
+    # -- relations ------------------------------------------------------------------------------
+    def forget(self, prefix: str) -> None:
+        """Unregister the kept relations whose names start with ``prefix`` (a dropped graph)."""
+        with self._lock:
+            for name in [n for n in self._kept if n.startswith(prefix)]:
+                del self._kept[name]
+                if self._cursor is not None:
+                    self._cursor.unregister(name)
 
+    def _register(self, inputs: dict[str, pa.Table], kept: dict[str, pa.Table]) -> list[str]:
+        """Register a statement's relations; returns the names to drop after it."""
+        cursor = self._connection()
+        for name, table in kept.items():
+            if self._kept.get(name) is not table:
+                cursor.register(name, table)
+                self._kept[name] = table
+        for name, table in inputs.items():
+            cursor.register(name, table)
+        return list(inputs)
 
-def _left_join_residual(left, right, lkeys, rkeys, residual, check=None) -> pa.Table:
-    """LEFT JOIN whose ON has a non-equality part: inner join + filter, then the left rows that
-    found no partner, padded with NULLs."""
-    rowid = "__left_row"
-    numbered = left.append_column(rowid, to_arrow(np.arange(left.num_rows)))
-    matched = join(numbered, right, "inner" if lkeys else "cross", lkeys, rkeys, residual,
-                   check=check)
-    seen = pc.unique(matched[rowid])
-    missing = numbered.filter(pc.invert(pc.is_in(numbered[rowid], value_set=seen)))
-    pad = pa.table([pa.nulls(missing.num_rows, f.type) for f in right.schema],
-                   names=right.column_names)
-    out = pa.concat_tables([matched, _glue(missing, pad)])
-    return out.drop_columns([rowid])
+    def _release(self, names: list[str]) -> None:
+        for name in names:
+            self._cursor.unregister(name)
 
+    # -- what the engine offers -------------------------------------------------------------
+    def functions(self) -> list[tuple[str, str, str, str]]:
+        """(name, kind, signature, description) of every scalar, aggregate and window function
+        a query can call (DuckDB's), one row per name: its first signature, its description
+        (or what kind of function it is, where DuckDB gives none)."""
+        with self._lock:
+            cursor = self._connection()
+            rows = self._guarded(lambda: cursor.execute("""
+                SELECT function_name, function_type, parameters, description
+                FROM duckdb_functions()
+                WHERE function_type IN ('scalar', 'aggregate', 'window', 'macro')
+                ORDER BY function_name, function_type, function_oid""").fetchall(), None)
+        seen, out = set(), []
+        for name, kind, parameters, description in rows:
+            if name in seen or not name[:1].isalpha() or name.startswith("__"):
+                continue
+            seen.add(name)
+            kind = "scalar" if kind == "macro" else kind
+            out.append((name, kind, f"{name}({', '.join(parameters or [])})",
+                        description or f"{kind} function (DuckDB)"))
+        return out
 
-def single_join(left: pa.Table, right: pa.Table) -> pa.Table:
-    """A scalar subquery's value attached to every row (NULL when it returned no row)."""
-    if right.num_rows > 1:
-        raise InvalidArgument(f"a subquery used as a value returned {right.num_rows} rows; "
-                             "it must return at most one (add LIMIT 1 or an aggregate)")
-    column = right.column(0)
-    value = column[0] if right.num_rows else scalar(None, column.type)
-    return left.append_column(right.column_names[0],
-                              pa.array([value.as_py()] * left.num_rows, column.type))
+    # -- statements -----------------------------------------------------------------------------
+    def run(self, sql: str, inputs: dict[str, pa.Table], kept: dict[str, pa.Table] | None = None,
+            shown: dict[str, str] | None = None, profile: bool = False
+            ) -> tuple[pa.Table, list[dict] | None]:
+        """The result of ``sql`` over ``inputs`` (registered for this statement only) and
+        ``kept`` (registered until replaced); with ``profile``, also DuckDB's profile of it
+        (the operator tree with each operator's rows and seconds)."""
+        with self._lock:
+            names = self._register(inputs, kept or {})
+            cursor = self._cursor
+            try:
+                if profile:
+                    cursor.execute("SET enable_profiling = 'no_output'")
+                    cursor.execute("SET profiling_mode = 'standard'")
+                table = self._guarded(lambda: _to_arrow(cursor.sql(sql)), shown)
+                tree = None
+                if profile:
+                    info = json.loads(cursor.get_profiling_information(format="json"))
+                    tree = info.get("operator") or info.get("children") or []
+                return table, tree
+            finally:
+                if profile:
+                    cursor.execute("RESET enable_profiling")
+                self._release(names)
 
+    def explain(self, sql: str, inputs: dict[str, pa.Table],
+                kept: dict[str, pa.Table] | None = None,
+                shown: dict[str, str] | None = None) -> list[dict]:
+        """DuckDB's physical plan of ``sql`` (a list of operator trees, from
+        ``EXPLAIN (FORMAT json)``), without running it."""
+        with self._lock:
+            names = self._register(inputs, kept or {})
+            try:
+                cursor = self._cursor
+                rows = self._guarded(
+                    lambda: cursor.execute(f"EXPLAIN (FORMAT json) {sql}").fetchall(), shown)
+            finally:
+                self._release(names)
+        text = rows[0][1] if rows else "[]"
+        return json.loads(text)
 
-def mark_join(left: pa.Table, right: pa.Table, column: str, output: str) -> pa.Table:
-    values = pc.unique(right.column(0).combine_chunks())
-    probe = left[column]
-    target = _common_type(probe.type, values.type)
-    if target is not None:
-        probe, values = probe.cast(target), values.cast(target)
-    return left.append_column(output, pc.is_in(probe, value_set=values))
+    @staticmethod
+    def _guarded(work, shown: dict[str, str] | None):
+        """``work()``, with DuckDB's exceptions as the executor's."""
+        import duckdb
 
-
-def aggregate(table: pa.Table, keys, calls: tuple[AggregateCall, ...]) -> pa.Table:
-    if not keys and all(c.function == "count_all" for c in calls):
-        # count(*) alone needs no grouping (nor Acero, whose import pulls in pandas)
-        rows = to_arrow([table.num_rows], pa.int64())
-        return pa.table([rows] * len(calls), names=[c.output for c in calls])
-    specs, names = [], []
-    for call in calls:
-        if call.function == "count_all":
-            specs.append(([], "count_all"))
-            names.append("count_all")
-            continue
-        options = None
-        if call.function in ("stddev", "variance"):
-            options = pc.VarianceOptions(ddof=1)  # SQL's stddev/variance are the sample ones
-        elif call.function in ("count", "count_distinct"):
-            options = pc.CountOptions(mode="only_valid")
-        specs.append((call.column, call.function, options))
-        names.append(f"{call.column}_{call.function}")
-    ordered = any(c.function in ("first", "last") for c in calls)
-    result = table.group_by(list(keys), use_threads=not ordered).aggregate(specs)
-    columns = [result[k] for k in keys] + [result[n] for n in names]
-    return pa.table(columns, names=list(keys) + [c.output for c in calls])
-
-
-def distinct(table: pa.Table) -> pa.Table:
-    if table.num_columns == 0:
-        return table.slice(0, min(1, table.num_rows))
-    names = table.column_names
-    unique = [f"__d{i}" for i in range(len(names))]  # group_by needs distinct names
-    out = table.rename_columns(unique).group_by(unique, use_threads=False).aggregate([])
-    return out.select(unique).rename_columns(names)
-
-
-def union_all(tables: list[pa.Table], names: list[str]) -> pa.Table:
-    renamed = [t.rename_columns(names) for t in tables]
-    try:
-        return pa.concat_tables(renamed, promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise ExecutionError(f"type mismatch in UNION: {exc}") from None
-
-
-def set_operation(left: pa.Table, right: pa.Table, kind: str, names) -> pa.Table:
-    """INTERSECT / EXCEPT: distinct left rows with (without) an equal row on the right."""
-    keys = [f"__s{i}" for i in range(len(names))]
-    left = distinct(left.rename_columns(keys))
-    right = distinct(right.rename_columns(keys))
-    left, right = _align_keys(left, right, keys, keys)
-    join_type = "left semi" if kind == "intersect" else "left anti"
-    out = left.join(right, keys=keys, join_type=join_type, use_threads=True)
-    return out.select(keys).rename_columns(list(names))
-
-
-def sort(table: pa.Table, keys, nulls_first) -> pa.Table:
-    if not table.num_rows:
-        return table
-    firsts = nulls_first or (False,) * len(keys)
-    if _PER_KEY_NULLS:
-        sort_keys = [(c, d, "at_start" if f else "at_end") for (c, d), f in zip(keys, firsts)]
-        indices = pc.sort_indices(table, sort_keys=sort_keys)
-    else:
-        placement = "at_start" if firsts[0] else "at_end"
-        indices = pc.sort_indices(table, sort_keys=list(keys), null_placement=placement)
-    return table.take(indices)
-
-
-def top_k(table: pa.Table, keys, nulls_first, k: int) -> pa.Table | None:
-    """The first ``k`` rows in ``keys`` order without sorting the rest, or None where the full
-    sort is needed: Arrow's selection has no NULL placement, so key columns with NULLs sort."""
-    if k >= table.num_rows or any(table[c].null_count for c, _ in keys):
-        return None
-    chosen = table.take(pc.select_k_unstable(table, k=k, sort_keys=list(keys)))
-    return sort(chosen, keys, nulls_first)
-
-
-def project(table: pa.Table, names, expressions) -> pa.Table:
-    if not expressions:
-        # No columns, but the row count still matters (count(*) above): keep a null column.
-        return pa.table({"__rows": pa.nulls(table.num_rows)})
-    columns = set(table.column_names)
-    picked = []
-    for expr in expressions:
-        text = str(expr)
-        if text in columns and table.column_names.count(text) == 1 and expr.equals(
-                pc.field(text)):
-            picked.append(table[text])
-        else:
-            break
-    else:  # pure column selection/renaming: no compute needed
-        return pa.table(picked, names=list(names))
-    import pyarrow.acero as acero  # ~20 ms (it loads pyarrow.dataset): only when computing
-
-    decl = acero.Declaration.from_sequence([
-        acero.Declaration("table_source", acero.TableSourceNodeOptions(table)),
-        acero.Declaration("project", acero.ProjectNodeOptions(list(expressions), list(names))),
-    ])
-    return decl.to_table(use_threads=False)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # DuckDB's notes on copies it makes
+                return work()
+        except duckdb.InterruptException:
+            raise QueryCancelled("query cancelled") from None
+        except duckdb.Error as exc:
+            raise SQLError(_KINDS.get(type(exc).__name__, "internal"), str(exc),
+                           shown) from None

@@ -3,9 +3,10 @@
 The plan says what runs where (:mod:`graphdb.executor.physical`); the runner only executes it:
 graph operators through the implementation their decision names (on a GPU inside its memory
 budget, taking the planned CPU fallback if the device runs out of memory after all), pattern
-matching through :mod:`graphdb.executor.pattern`, relational operators on pyarrow
-(:mod:`graphdb.executor.relational`). Every operator's time, output rows and metrics are recorded
-for ``EXPLAIN ANALYZE``. A node reached twice (a CTE used twice) is computed once, and every
+matching through :mod:`graphdb.executor.pattern`, the relational part on the connection's DuckDB
+(:mod:`graphdb.executor.relational`), which reads the graph operators' results in place. Every
+operator's time, output rows and metrics are recorded for ``EXPLAIN ANALYZE``. A node reached
+twice (the source list of a LATERAL and the query around it) is computed once, and every
 intermediate is released as soon as its last consumer has read it.
 
 :meth:`Runner.cancel` may be called from another thread (Ctrl-C in the shell); the running
@@ -18,27 +19,28 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphdb.catalog import Catalog, GraphEntry
 
-from . import algorithms, relational, results
+from . import algorithms, results
 from .algorithms.spec import AlgorithmOutput
-from .arrays import to_arrow, to_numpy, to_table
+from .arrays import to_arrow, to_table
 from .cancel import cancellable, operator, reporting
 from .device import Device, select_device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
+from .graph_tables import edge_table, table_name, weight_column
 from .ids import VertexIds
 from .pattern import device_arrays, edge_columns, host_arrays, in_index, match_pattern
 from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
+from .physical.planner import RelationalOperator
 from .physical.scaling import Fleet
-from .plan import PlanNode, Sort
+from .plan import GraphTableScan, PlanNode, ValuesScan, lateral_column
+from .relational import SQLEngine
 from .residency import RESIDENCY
 from .snapshot import StatementCatalog
 from .stored import graph_key, open_graph
@@ -71,10 +73,14 @@ class Runner:
         self.force_for = force_for
         self.stats: dict[int, OperatorStats] = {}  # id(physical node) -> what it did
         self._results: dict[int, pa.Table] = {}
-        self._remaining: Counter = Counter()
+        self._remaining: dict[int, int] = {}  # id(node) -> consumers yet to read it
         self._cancel = threading.Event()
         #: ``callback(operator, step, total)`` for the progress of running operators, or None
         self.progress: Callable[[str, int, int | None], None] | None = None
+        #: the relational engine (this connection's DuckDB)
+        self.sql = SQLEngine()
+        #: profile the relational part (EXPLAIN ANALYZE)
+        self.profile = False
 
     # -- planning -------------------------------------------------------------------------------
     def snapshot(self) -> StatementCatalog:
@@ -93,7 +99,11 @@ class Runner:
     # -- running --------------------------------------------------------------------------------
     def run(self, plan: PhysicalNode) -> pa.Table:
         self.stats, self._results = {}, {}
-        self._remaining = Counter(id(i) for node in plan.walk() for i in node.inputs)
+        remaining: dict[int, int] = {}
+        for node in plan.walk():
+            for child in node.inputs:
+                remaining[id(child)] = remaining.get(id(child), 0) + 1
+        self._remaining = remaining
         self._cancel.clear()
         try:
             # The versions the statement reads stay on disk until it ends, whatever other
@@ -101,10 +111,11 @@ class Runner:
             with self.catalog.snapshot(), cancellable(self._cancel), reporting(self.progress):
                 return self._run(plan)
         finally:
-            self._results, self._remaining = {}, Counter()
+            self._results, self._remaining = {}, {}
 
     def cancel(self) -> None:
         self._cancel.set()
+        self.sql.interrupt()
 
     def check_cancelled(self) -> None:
         if self._cancel.is_set():
@@ -115,7 +126,7 @@ class Runner:
         child = node.inputs[index]
         table = self._run(child)
         key = id(child)
-        self._remaining[key] -= 1
+        self._remaining[key] = self._remaining.get(key, 0) - 1
         if self._remaining[key] <= 0:
             self._results.pop(key, None)
         return table
@@ -140,7 +151,7 @@ class Runner:
         self.stats[key] = OperatorStats(node.label, time.perf_counter() - start, table.num_rows,
                                         metrics)
         self.check_cancelled()  # inputs are computed on the way down; check on the way up too
-        if self._remaining[key] > 0:
+        if self._remaining.get(key, 0) > 0:
             self._results[key] = table
         return table
 
@@ -155,20 +166,32 @@ class Runner:
             self.catalog.vertex_ids(entry), entry.name, entry.id_type))
 
     def graph_table(self, entry: GraphEntry, which: str) -> pa.Table:
-        """``g.vertices`` / ``g.edges`` of a graph version."""
-        reader = self.catalog.vertex_table if which == "vertices" else self.catalog.edge_table
-        return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", f"table:{which}",
-                             lambda: reader(entry))
+        """``g.vertices`` / ``g.edges`` / ``g.adjacency`` of a graph version, whole."""
+        if which == "adjacency" and entry.directed:
+            which = "edges"
+        if which == "vertices":
+            build = lambda: self.catalog.vertex_table(entry)  # noqa: E731
+        else:
+            build = lambda: edge_table(entry, self.graph(entry),  # noqa: E731
+                                       self.vertex_ids(entry), which, self.edge_properties(entry))
+        return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", f"table:{which}", build)
+
+    def edge_properties(self, entry: GraphEntry) -> pa.Table | None:
+        """The stored edge properties of a graph version (memory-mapped), held while it lives."""
+        return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "edge_properties",
+                             lambda: self.catalog.edge_properties(entry))
 
     def forget(self, entry: GraphEntry) -> None:
         """Release everything held for a dropped or replaced graph version."""
         RESIDENCY.forget(graph_key(self.catalog, entry))
+        self.sql.forget(table_name(entry, ""))
 
     def close(self, last: bool) -> None:
         """Release what this runner holds now: its results, and when ``last`` (no other
         connection of this process has the database open) all the process holds of its
         graphs."""
-        self._results, self._remaining, self.stats = {}, Counter(), {}
+        self._results, self._remaining, self.stats = {}, {}, {}
+        self.sql.close()
         if last:
             RESIDENCY.forget_database(str(self.catalog.path))
 
@@ -183,6 +206,9 @@ class Runner:
             if param.kind == "vertex" and value is not None:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
             options[name] = value
+        if node.logical.lateral:
+            return self._run_many(node, options, self._input(node, len(node.inputs) - 1),
+                                  metrics)
         if node.subqueries:
             spec.validate(entry, options)
         graph = self.graph(entry)
@@ -202,6 +228,67 @@ class Runner:
         with translate_oom(f"the result of {node.label}"):
             return results.finish(node.spec.columns, output, ids, device_ids, metrics,
                                   reduction=node.reduction, top=node.top)
+
+    def _columns(self, node: GraphOperator, output: AlgorithmOutput,
+                 lead: dict[str, pa.Array] | None = None) -> pa.Table:
+        """The operator's output as Arrow, vertex columns as the user's ids; ``lead`` columns
+        first (a multi-source run's arguments)."""
+        ids = self.vertex_ids(node.entry)
+        columns = dict(lead or {})
+        for column in node.spec.columns:
+            values = output.columns[column.name]
+            columns[column.name] = (ids.user(values) if column.vertex
+                                    else to_arrow(values, column.type))
+        return pa.table(columns)
+
+    def _run_many(self, node: GraphOperator, options: dict, rows: pa.Table,
+                  metrics: dict) -> pa.Table:
+        """The multi-source form: one run for the distinct argument rows of ``rows`` (NULLs and
+        vertices not in the graph give no rows, as an inner join would)."""
+        spec, entry, lateral = node.spec, node.entry, node.logical.lateral
+        rows = rows.rename_columns([f"c{i}" for i in range(rows.num_columns)]).drop_null()
+        if rows.num_rows:
+            rows = rows.group_by(rows.column_names, use_threads=False).aggregate([])
+        ids = self.vertex_ids(entry)
+        graph = self.graph(entry)
+        values: dict[str, list] = {}
+        keep = np.ones(rows.num_rows, dtype=bool)
+        for i, name in enumerate(lateral):
+            param = spec.param(name)
+            column = rows.column(i)
+            if param.kind == "vertex":
+                internal = ids.internal_many(column)
+                keep &= internal >= 0
+                values[name] = internal.tolist()
+            else:
+                values[name] = [param.coerce(v, spec.name) for v in column.to_pylist()]
+        runs = np.flatnonzero(keep)
+        metrics["runs"] = int(runs.size)
+        if spec.many is not None and lateral == (spec.many[0],):
+            impl = algorithms.many(spec)
+            found = np.asarray(values[lateral[0]], dtype=np.int64)[runs]
+            output = impl(graph, node.config, **{**options, lateral[0]: found})
+            metrics.update(output.metrics)
+            internal = output.columns[lateral[0]]
+            lead = {lateral_column(lateral[0]): ids.user(internal)}
+            return self._columns(node, output, lead)
+        tables = []
+        for r in runs:
+            run = {**options, **{name: values[name][r] for name in lateral}}
+            spec.validate(entry, run)
+            self.check_cancelled()
+            output = self._execute(node, graph, run, {})
+            table = self._columns(node, output)
+            lead = {lateral_column(name): pa.repeat(rows.column(i)[int(r)], table.num_rows)
+                    for i, name in enumerate(lateral)}
+            tables.append(pa.table({**lead, **dict(zip(table.column_names, table.columns))}))
+        if not tables:
+            empty = self._columns(node, AlgorithmOutput(
+                {c.name: np.zeros(0, dtype=np.int64) for c in spec.columns}))
+            lead = {lateral_column(name): pa.array([], rows.schema.field(i).type)
+                    for i, name in enumerate(lateral)}
+            return pa.table({**lead, **dict(zip(empty.column_names, empty.columns))})
+        return pa.concat_tables(tables)
 
     def _execute(self, node: GraphOperator, graph, options: dict,
                  metrics: dict) -> AlgorithmOutput:
@@ -241,10 +328,11 @@ class Runner:
         logical, entry = node.logical, node.entry
         graph = self.graph(entry)
         ids = self.vertex_ids(entry)
-        if logical.start_filter is not None:
-            vertices = self.graph_table(entry, "vertices")
-            mask = pc.fill_null(_mask(vertices, logical.start_filter), False)
-            start = np.flatnonzero(to_numpy(mask))
+        if logical.start_ids is not None:
+            given = (to_arrow(list(logical.start_ids)) if isinstance(logical.start_ids, tuple)
+                     else self._input(node).column(0))
+            internal = ids.internal_many(given)
+            start = np.unique(internal[internal >= 0])
         else:
             start = np.arange(graph.num_vertices, dtype=np.int64)
         metrics["start_vertices"] = int(start.size)
@@ -265,9 +353,12 @@ class Runner:
         for var, prop in logical.edge_properties:
             by_edge.setdefault(var, []).append(prop)
         for var, props in by_edge.items():
-            values = edge_columns(graph, edges[var], props, ids.ids,
-                                  lambda: self.graph_table(entry, "edges"))
+            values = edge_columns(graph, edges[var], props, ids.ids, weight_column(entry),
+                                  lambda: self.edge_properties(entry))
             columns.update({f"{var}.{p}": v for p, v in values.items()})
+        if logical.outputs is not None:
+            return pa.table([columns[c] for _, c in logical.outputs],
+                            names=[n for n, _ in logical.outputs])
         return pa.table(columns)
 
     def _match(self, node: PatternOperator, graph, start: np.ndarray, metrics: dict):
@@ -290,69 +381,97 @@ class Runner:
 
     # -- leaves ---------------------------------------------------------------------------------
     def _run_GraphTableScan(self, node: TableScan, metrics: dict) -> pa.Table:
-        return self.graph_table(node.entry, node.logical.table)
+        scan, entry = node.logical, node.entry
+        if scan.sources is None:
+            return self.graph_table(entry, scan.table)
+        ids = self.vertex_ids(entry)
+        internal = ids.internal_many(to_arrow(list(scan.sources)))
+        sources = np.unique(internal[internal >= 0])
+        metrics["sources"] = int(sources.size)
+        return edge_table(entry, self.graph(entry), ids, scan.table, self.edge_properties(entry),
+                          sources)
 
     def _run_ValuesScan(self, node: PhysicalNode, metrics: dict) -> pa.Table:
         return node.logical.table
 
-    def _run_SingleRow(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        return pa.table({"__row": to_arrow([0], pa.int8())})
+    # -- the relational part --------------------------------------------------------------------
+    def _relations(self, node: RelationalOperator, run: bool
+                   ) -> tuple[dict[str, pa.Table], dict[str, pa.Table]]:
+        """(inputs of this statement, inputs kept registered) of ``node``, each table under its
+        name: computed (``run``) or, for EXPLAIN, empty tables of the right schema where
+        computing would run a graph operator."""
+        inputs: dict[str, pa.Table] = {}
+        kept: dict[str, pa.Table] = {}
+        for i, (name, child) in enumerate(zip(node.names, node.inputs)):
+            logical = child.logical
+            whole = (isinstance(logical, GraphTableScan) and logical.sources is None) or (
+                isinstance(logical, ValuesScan) and logical.kept)
+            if run:
+                table = self._input(node, i)
+            elif isinstance(child, (GraphOperator, PatternOperator)):
+                table = self.empty_result(child)
+            else:
+                table = self._run(child)
+            (kept if whole else inputs)[name] = table
+        return inputs, kept
 
-    # -- relational operators -------------------------------------------------------------------
-    def _run_Filter(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        table = self._input(node)
-        return table.filter(node.logical.predicate) if table.num_rows else table
-
-    def _run_Project(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        return relational.project(self._input(node), node.logical.names,
-                                  node.logical.expressions)
-
-    def _run_Rename(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        return self._input(node).rename_columns(list(node.logical.names))
-
-    def _run_Join(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        j = node.logical
-        left, right = self._input(node, 0), self._input(node, 1)
-        if j.kind == "single":
-            return relational.single_join(left, right)
-        return relational.join(left, right, j.kind, j.left_keys, j.right_keys, j.residual,
-                               metrics, self.check_cancelled)
-
-    def _run_MarkJoin(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        return relational.mark_join(self._input(node, 0), self._input(node, 1),
-                                    node.logical.column, node.logical.output)
-
-    def _run_Aggregate(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        return relational.aggregate(self._input(node), node.logical.keys,
-                                    node.logical.aggregates)
-
-    def _run_Distinct(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        return relational.distinct(self._input(node))
-
-    def _run_UnionAll(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        return relational.union_all([self._input(node, i) for i in range(len(node.inputs))],
-                                    list(node.logical.names))
-
-    def _run_SetOperation(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        return relational.set_operation(self._input(node, 0), self._input(node, 1),
-                                        node.logical.kind, node.logical.names)
-
-    def _run_Sort(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        return relational.sort(self._input(node), node.logical.keys, node.logical.nulls_first)
-
-    def _run_Limit(self, node: PhysicalNode, metrics: dict) -> pa.Table:
-        limit = node.logical
-        if isinstance(limit.input, Sort) and limit.limit is not None:
-            # ORDER BY ... LIMIT k: select the first k rows, then order only those (top-k).
-            sort = limit.input
+    def _run_RelationalQuery(self, node: RelationalOperator, metrics: dict) -> pa.Table:
+        direct = node.logical.direct
+        if direct is not None:
             table = self._input(node)
-            top = relational.top_k(table, sort.keys, sort.nulls_first, limit.offset + limit.limit)
-            if top is not None:
-                metrics["top_k"] = limit.offset + limit.limit
-                return top.slice(limit.offset, limit.limit)
-            return relational.sort(table, sort.keys, sort.nulls_first).slice(limit.offset,
-                                                                              limit.limit)
-        return self._input(node).slice(limit.offset, limit.limit)
+            if direct[0][1] is None:  # count(*)
+                return pa.table([to_arrow([table.num_rows], pa.int64())], names=[direct[0][0]])
+            return table.select([c for _, c in direct]).rename_columns([n for n, _ in direct])
+        inputs, kept = self._relations(node, run=True)
+        table, profile = self.sql.run(node.logical.sql, inputs, kept,
+                                      dict(node.logical.shown), profile=self.profile)
+        if profile is not None:
+            metrics["duckdb_profile"] = profile
+        return table
+
+    def sql_plan(self, node: RelationalOperator) -> list[dict]:
+        """DuckDB's plan of a relational node, without running any graph operator: the whole
+        graph tables as they are, empty results of the right columns for the rest."""
+        inputs, kept = self._relations(node, run=False)
+        return self.sql.explain(node.logical.sql, inputs, kept, dict(node.logical.shown))
+
+    def relations(self, node: RelationalOperator) -> dict[str, list[str]]:
+        """What each input of a relational node is (as the user wrote it) -> its columns."""
+        shown = dict(node.logical.shown)
+        out = {}
+        for name, child in zip(node.names, node.inputs):
+            if isinstance(child, TableScan):
+                schema = (self.catalog.vertex_schema(child.entry)
+                          if child.logical.table == "vertices"
+                          else self.catalog.edge_schema(child.entry))
+                columns = schema.names
+            elif isinstance(child, (GraphOperator, PatternOperator)):
+                columns = self.empty_result(child).column_names
+            else:
+                columns = child.logical.table.column_names
+            out[shown.get(name, name)] = columns
+        return out
+
+    def empty_result(self, node: PhysicalNode) -> pa.Table:
+        """A table with no rows and the columns ``node`` outputs."""
+        logical = node.logical
+        if isinstance(node, GraphOperator):
+            id_type = pa.string() if node.entry.id_type == "string" else pa.int64()
+            fields = [pa.field(c.name, id_type if c.vertex else c.type) for c in node.spec.columns]
+            kinds = {"vertex": id_type, "int": pa.int64(), "float": pa.float64(),
+                     "bool": pa.bool_(), "str": pa.string()}
+            fields[:0] = [pa.field(lateral_column(name), kinds[node.spec.param(name).kind])
+                          for name in logical.lateral]
+            return _empty(fields)
+        if isinstance(node, PatternOperator):
+            vertices = self.catalog.vertex_schema(node.entry)
+            edges = self.catalog.edge_schema(node.entry)
+            fields = [pa.field(f"{v}.{p}", vertices.field(p).type)
+                      for v, p in logical.vertex_properties]
+            fields += [pa.field(f"{v}.{p}", edges.field(p).type)
+                       for v, p in logical.edge_properties]
+            return _empty(fields)
+        return self._run(node).slice(0, 0)
 
     # -- catalog statements ---------------------------------------------------------------------
     def _run_ShowGraphs(self, node: PhysicalNode, metrics: dict) -> pa.Table:
@@ -383,17 +502,17 @@ class Runner:
         return to_table({"property": [r[0] for r in rows], "value": [r[1] for r in rows]})
 
 
+def _empty(fields: list[pa.Field]) -> pa.Table:
+    """A table of no rows (``Schema.empty_table`` would import pandas)."""
+    return pa.Table.from_batches([], schema=pa.schema(fields))
+
+
 def _scalar(table: pa.Table, what: str) -> Any:
     """The one value of a one-column subquery result (NULL when it has no row)."""
     if table.num_rows > 1:
         raise InvalidArgument(f"{what}: the subquery returned {table.num_rows} rows; it must "
                               "return at most one (add LIMIT 1 or an aggregate)")
     return table.column(0)[0].as_py() if table.num_rows else None
-
-
-def _mask(table: pa.Table, predicate: pc.Expression) -> pa.Array:
-    """The boolean value of ``predicate`` on every row of ``table``."""
-    return relational.project(table, ["m"], [predicate]).column(0).combine_chunks()
 
 
 def _progress_label(node: PhysicalNode) -> tuple[str, int | None]:

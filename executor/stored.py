@@ -9,6 +9,7 @@ from __future__ import annotations
 from graphdb.catalog import Catalog, GraphEntry
 
 from .graph import StoredGraph
+from .graph_tables import weight_column
 
 __all__ = ["graph_key", "open_graph"]
 
@@ -20,7 +21,7 @@ def graph_key(catalog: Catalog, entry: GraphEntry) -> tuple:
 
 def open_graph(catalog: Catalog, entry: GraphEntry) -> StoredGraph:
     """A lazily read :class:`StoredGraph` for a committed catalog entry."""
-    return StoredGraph(
+    graph = StoredGraph(
         name=entry.name,
         num_vertices=entry.num_vertices,
         num_edges=entry.num_edges,
@@ -31,3 +32,6 @@ def open_graph(catalog: Catalog, entry: GraphEntry) -> StoredGraph:
         buffers=catalog.buffers,
         graph_id=entry.graph_id,
     )
+    graph.weight_name = weight_column(entry)
+    graph.properties = lambda: catalog.edge_properties(entry)
+    return graph

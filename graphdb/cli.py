@@ -39,9 +39,10 @@ def add_ingest_options(p: argparse.ArgumentParser) -> None:
                    help="format of the vertex file (default: from its extension)")
     p.add_argument("--src", metavar="COL", help="source column (name, or 1-based position)")
     p.add_argument("--dst", metavar="COL", help="destination column")
-    p.add_argument("--weight", metavar="COL",
-                   help="weight column (default: a numeric column named 'weight', or the third "
-                        "of three columns; '' for none); other columns become edge properties")
+    p.add_argument("--weight", metavar="COL", default="auto",
+                   help="weight column, by name or 1-based position; 'none' for an unweighted "
+                        "graph (default: the column named 'weight', if any); it keeps its name, "
+                        "and other columns become edge properties")
     p.add_argument("--vertex-id", metavar="COL",
                    help="id column of the vertex file (default: the first)")
     p.add_argument("--delimiter", metavar="CHAR",

@@ -32,12 +32,12 @@ from .errors import (
     translate,
 )
 from .progress import ProgressReport
-from .query.explain import explain_lines
-from .query.expressions import aggregate_functions, scalar_functions
+from .query.binder import bind_query
+from .query.explain import explain_lines, sql_plan_lines
 from .query.names import is_sql_keyword
 from .query.parser import Statement, parse
-from .query.planner import Context, bind_parameters, plan_query
 from .query.statements import describe_target, set_item
+from .query.tables import Context
 from .result import Result
 from .settings import Settings, apply_threads
 
@@ -531,22 +531,21 @@ class Connection:
 
         >>> import graphdb
         >>> graphdb.connect().plan("SELECT 1 AS one").kind
-        'Rename'
+        'RelationalQuery'
         """
 
         def work():
             snapshot = self._runner.snapshot()
-            logical = plan_query(bind_parameters(parse(sql).ast, parameters),
-                                 self.context(snapshot))[0]
+            statement = parse(sql)
+            logical = bind_query(statement.ast, statement.text, parameters,
+                                 self.context(snapshot))
             return self._runner.plan(logical, snapshot)
 
         return self._guarded(work)
 
     def _execute(self, statement: Statement, parameters: Any) -> tuple[pa.Table, str | None]:
         ast = statement.ast
-        if ast is not None:
-            ast = bind_parameters(ast, parameters)
-        elif parameters:
+        if statement.kind not in ("select", "copy_to") and parameters:
             raise InvalidInputError(f"{statement.kind.replace('_', ' ').upper()} takes no "
                                     "parameters")
         kind = statement.kind
@@ -571,7 +570,7 @@ class Connection:
             if kind == "copy_to":
                 from .export import write_table
 
-                logical = plan_query(ast, self.context(snapshot))[0]
+                logical = bind_query(ast, statement.text, parameters, self.context(snapshot))
                 table = self._runner.run(self._runner.plan(logical, snapshot))
                 rows = write_table(table, statement.path, statement.options)
                 return to_table({"Count": [rows]}), None
@@ -582,9 +581,9 @@ class Connection:
             elif kind == "show_graphs":
                 plan = ShowGraphs()
             elif kind == "describe":
-                plan = self._describe(ast, snapshot)
+                plan = self._describe(ast, statement.text, snapshot)
             else:
-                plan, _names = plan_query(ast, self.context(snapshot))
+                plan = bind_query(ast, statement.text, parameters, self.context(snapshot))
             physical = self._runner.plan(plan, snapshot)
             if statement.explain:
                 return self._explain(physical, statement.analyze), None
@@ -595,22 +594,37 @@ class Connection:
         total = None
         if analyze:
             start = time.perf_counter()
-            self._runner.run(plan)
+            self._runner.profile = True
+            try:
+                self._runner.run(plan)
+            finally:
+                self._runner.profile = False
             total = time.perf_counter() - start
             stats = dict(self._runner.stats)
-        lines = explain_lines(plan, stats)
+        sql_plans = {}
+        for node in plan.walk():
+            if node.kind != "RelationalQuery" or node.logical.direct is not None:
+                continue
+            if analyze:
+                trees = stats[id(node)].metrics.get("duckdb_profile") or []
+            else:
+                trees = self._runner.sql_plan(node)
+            sql_plans[id(node)] = sql_plan_lines(trees, self._runner.relations(node), analyze)
+        lines = explain_lines(plan, stats, sql_plans)
         if total is not None:
             lines.append(f"Total: {total * 1000:.2f} ms")
         return to_table({"plan": lines})
 
-    def _describe(self, ast, snapshot):
-        kind, target = describe_target(ast)
+    def _describe(self, ast, text: str, snapshot):
+        kind, target = describe_target(ast, text)
         if kind == "graph":
             return DescribeGraph(snapshot.get(target).name)
         # DESCRIBE g.edges or DESCRIBE SELECT ...: the columns and their types
         if kind == "table":
-            target = parse(f"SELECT * FROM {target} LIMIT 0").ast
-        query = plan_query(target, self.context(snapshot))[0]
+            statement = parse(f"SELECT * FROM {target} LIMIT 0")
+        else:
+            statement = parse(target)
+        query = bind_query(statement.ast, statement.text, None, self.context(snapshot))
         schema = self._runner.run(self._runner.plan(query, snapshot)).schema
         return ValuesScan("describe", to_table({
             "column": [f.name for f in schema], "type": [str(f.type) for f in schema]}))
@@ -627,6 +641,8 @@ class Connection:
             self.catalog.buffers.resize(settings.buffer_pool_size)
         self.settings = settings
         apply_threads(settings.threads)
+        if name == "threads":
+            self._runner.sql.set_threads(settings.threads)
         return f"{name} = {self.settings.display(name)}"
 
     def _reset(self, name: str) -> str:
@@ -635,6 +651,7 @@ class Connection:
             self.settings = self.settings.reset(n)
         self.catalog.buffers.resize(self.settings.buffer_pool_size)
         apply_threads(self.settings.threads)
+        self._runner.sql.set_threads(self.settings.threads)
         if name.lower() == "all":
             return "all settings reset"
         return f"{name.lower()} reset to {self.settings.display(name.lower())}"
@@ -700,8 +717,7 @@ class Connection:
             columns = ", ".join(_FUNCTION_COLUMNS if _unweak(function) == self._functions_table
                                 else function().column_names)
             rows.append((name, "table", f"{name}()", columns, self._table_function_docs[name]))
-        rows += [(n, "scalar", sig, "", doc) for n, sig, doc in scalar_functions()]
-        rows += [(n, "aggregate", sig, "", doc) for n, sig, doc in aggregate_functions()]
+        rows += [(n, kind, sig, "", doc) for n, kind, sig, doc in self._runner.sql.functions()]
         return to_table({k: [r[i] for r in rows] for i, k in enumerate(_FUNCTION_COLUMNS)})
 
     def graph(self, name: str) -> "GraphHandle":
@@ -757,7 +773,7 @@ class Connection:
     # -- ingest ---------------------------------------------------------------------------------
     def ingest(self, graph: str, edges: Any, *, vertices: Any = None,
                undirected: bool = False, format: str = "auto", src: str | None = None,
-               dst: str | None = None, weight: str | None = None, replace: bool = False,
+               dst: str | None = None, weight: str | None = "auto", replace: bool = False,
                vertex_format: str = "auto", vertex_id: str | None = None,
                delimiter: str | None = None, header: bool | None = None, id_type: str = "auto",
                self_loops: str = "keep", duplicates: str = "keep", merge_weights: str = "min",
@@ -771,6 +787,11 @@ class Connection:
         networkx graph (with every node and edge attribute; its nodes are the vertices).
         ``vertices`` likewise: a vertex file or table (an id column, then properties). A graph
         may have no edges when ``vertices`` gives its vertices.
+
+        ``weight``: the weight column (a name or a 1-based position); ``"auto"`` (default) the
+        column named ``weight`` if there is one (of a networkx graph: the attribute
+        ``weight``, when every edge has a number there); ``None`` (or ``"none"``) an
+        unweighted graph. The column keeps its name in ``g.edges``.
 
         ``progress``: False (default), True (a progress bar on stderr when it is a terminal),
         or a :class:`graphdb.catalog.progress.Progress`. Returns a summary: |V|, |E| read and

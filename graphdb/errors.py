@@ -126,6 +126,12 @@ def translate(exc: BaseException) -> BaseException:
         new = CatalogError(str(exc))
     elif isinstance(exc, xe.InvalidArgument):
         new = InvalidInputError(str(exc))
+    elif isinstance(exc, xe.SQLError):
+        from graphdb.executor.algorithms import REGISTRY
+
+        from .query.diagnostics import sql_error
+
+        new = sql_error(exc.kind, str(exc), exc.shown, sorted(REGISTRY))
     elif isinstance(exc, (xe.DeviceUnavailable, xe.DeviceOutOfMemory, xe.QueryCancelled)):
         new = OperationalError(str(exc))
     elif isinstance(exc, xe.ExecutionError):

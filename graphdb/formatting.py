@@ -39,10 +39,30 @@ MIN_CELL = 8
 _GAP = 3  # ' │ ' between columns
 
 
+def interval_text(value: Any) -> str:
+    """An INTERVAL (Arrow's month-day-nano triple) as DuckDB writes it: ``1 year 2 months 3
+    days 04:05:06``."""
+    months, days, nanos = value.months, value.days, value.nanoseconds
+    parts = []
+    for count, unit in ((months // 12 if months >= 0 else -(-months // 12), "year"),
+                        (months % 12 if months >= 0 else -(-months % 12), "month"),
+                        (days, "day")):
+        if count:
+            parts.append(f"{count} {unit}{'s' if abs(count) != 1 else ''}")
+    if nanos or not parts:
+        sign = "-" if nanos < 0 else ""
+        seconds, rest = divmod(abs(nanos), 10**9)
+        clock = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        parts.append(clock + (f".{rest:09d}".rstrip("0") if rest else ""))
+    return " ".join(parts)
+
+
 def format_value(value: Any) -> str:
     """A value as a table shows it."""
     if value is None:
         return "NULL"
+    if isinstance(value, pa.MonthDayNano):
+        return interval_text(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
@@ -78,6 +98,8 @@ def json_ready(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, datetime.timedelta):
         return value.total_seconds()
+    if isinstance(value, pa.MonthDayNano):
+        return interval_text(value)
     if isinstance(value, decimal.Decimal):
         return float(value) if value.is_finite() else None
     if isinstance(value, bytes):

@@ -68,7 +68,8 @@ class GraphHandle:
         return self.connection.execute(f"SELECT * FROM {self.name}.vertices").arrow()
 
     def edges(self) -> pa.Table:
-        """``g.edges``: ``src``, ``dst`` (user ids), ``weight`` when weighted, properties.
+        """``g.edges``: ``src``, ``dst`` (user ids), the weight under its own name when
+        weighted, properties; an undirected edge once.
 
         >>> import graphdb, networkx as nx
         >>> g = graphdb.connect().from_networkx("g", nx.DiGraph([(1, 2, {"w": 0.5})]))

@@ -126,8 +126,9 @@ def ingest_objects(con: "Connection", graph: str, edges: Any, vertices: Any,
         if vertices is not None:
             raise InvalidInputError("a networkx graph brings its own vertices: leave vertices "
                                     "out (node attributes become vertex properties)")
-        edges, vertices, directed, weight = _networkx_tables(edges, options.get("weight",
-                                                                                "weight"))
+        weight = options.get("weight", "auto")  # auto: the attribute named weight
+        edges, vertices, directed, weight = _networkx_tables(
+            edges, "weight" if weight == "auto" else weight)
         options = dict(options, undirected=not directed, weight=weight, src="src", dst="dst")
     with tempfile.TemporaryDirectory(prefix="graphdb-import-",
                                      dir=options.get("temp_dir")) as tmp:

@@ -36,6 +36,8 @@ def ingest(con: "Connection", graph: str, edges: Any, *, vertices: Any = None,
         raise CatalogError(f"'{graph}' is an SQL keyword: a graph name must work unquoted "
                            f"in queries (bfs(g, 1), g.edges); choose another, e.g. "
                            f"{graph}_graph")
+    weight = options.get("weight", "auto")  # the column named weight, if any / none / a name
+    options["weight"] = None if weight == "auto" else "" if weight is None else weight
     start = time.perf_counter()
     try:
         limit = None if memory_limit is None else parse_bytes(memory_limit, "memory_limit")

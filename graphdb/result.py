@@ -39,7 +39,7 @@ class Result:
     >>> with graphdb.connect() as con:
     ...     result = con.execute("SELECT 1 AS one, 'a' AS letter")
     ...     result.description[0][:2], result.fetchall()
-    (('one', 'BIGINT'), [(1, 'a')])
+    (('one', 'INTEGER'), [(1, 'a')])
     """
 
     def __init__(self, table: pa.Table, *, elapsed: float = 0.0, message: str | None = None,
@@ -69,7 +69,7 @@ class Result:
 
         >>> import graphdb
         >>> [(name, code) for name, code, *_ in graphdb.connect().execute("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) t(n, s)").description]
-        [('n', 'BIGINT'), ('s', 'VARCHAR')]
+        [('n', 'INTEGER'), ('s', 'VARCHAR')]
         """
         out = []
         for f in self._table.schema:
@@ -299,7 +299,7 @@ class Cursor:
 
         >>> import graphdb
         >>> graphdb.connect().cursor().execute("SELECT 1 AS one").description[0][:2]
-        ('one', 'BIGINT')
+        ('one', 'INTEGER')
         """
         return None if self._result is None else self._result.description
 

@@ -10,7 +10,7 @@ Examples
 >>> with graphdb.connect() as con:
 ...     code = con.execute("SELECT 1 AS one").description[0][1]
 >>> code, code == graphdb.NUMBER, code == graphdb.STRING
-('BIGINT', True, False)
+('INTEGER', True, False)
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ them; :func:`run` runs one directly.
 from __future__ import annotations
 
 from . import bfs, cdlp, lcc, neighbors, pagerank, paths, sssp, wcc  # noqa: F401 (registering)
-from .registry import REGISTRY, get, implementation, register, run
+from .registry import REGISTRY, get, implementation, many, register, run
 from .spec import (
     AlgorithmOutput,
     AlgorithmSpec,
@@ -19,4 +19,4 @@ from .spec import (
 )
 
 __all__ = ["REGISTRY", "AlgorithmOutput", "AlgorithmSpec", "Column", "OperatorConfig", "Param",
-           "Variant", "get", "implementation", "register", "run"]
+           "Variant", "get", "implementation", "many", "register", "run"]

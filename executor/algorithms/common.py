@@ -7,16 +7,20 @@ CPU, GPU and streamed implementations cannot accept different things.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+from ..cancel import checkpoint
 from ..errors import InvalidArgument
 from ..graph import Graph
-from .spec import Param
+from .spec import AlgorithmOutput, Param
 
 __all__ = [
     "WEIGHT_PARAM",
+    "own_weights",
+    "per_source",
+    "weight_columns",
     "check_non_negative",
     "check_source",
     "check_weight",
@@ -59,48 +63,105 @@ WEIGHT_PARAM = Param(
     "weight",
     "str",
     default=None,
-    doc="edge weight column; NULL: the graph's weights if any, else hop counts",
+    doc="the numeric edge column to add up; NULL: the graph's weights if any, else hop counts",
 )
+
+#: Arrow type names of the edge properties a traversal can take as weights.
+_NUMERIC = ("int", "uint", "float", "double", "halffloat", "decimal")
+
+
+def weight_columns(entry: Any) -> dict[str, str]:
+    """The numeric edge columns of a graph version (lower-cased name -> name), from its catalog
+    entry: the weight column it was loaded with and the numeric edge properties."""
+    stats = getattr(entry, "stats", None) or {}
+    out = {}
+    if entry.weighted:
+        name = stats.get("weight_column") or "weight"
+        out[name.lower()] = name
+    for item in (stats.get("edge_properties") or "").split(", "):
+        name, _, kind = item.rpartition(" ")
+        if name and kind.startswith(_NUMERIC):
+            out.setdefault(name.lower(), name)
+    return out
 
 
 def check_weight(entry: Any, options: dict[str, Any], *, algorithm: str) -> None:
     """Refuse a ``weight`` argument the graph cannot honour, from its catalog entry alone.
 
     ``None`` means the graph's own weights when it has them, else unit weights. A named weight
-    needs a weighted graph; the only edge weight column is called ``weight``.
+    is the graph's weight column or any numeric edge property (chosen at query time).
     """
     weight = options.get("weight")
     if weight is None:
         return
-    if not entry.weighted:
+    known = weight_columns(entry)
+    if weight.lower() in known:
+        return
+    if not known:
         raise InvalidArgument(
             f"{algorithm}(): graph '{entry.name}' has no edge weights, so weight => {weight!r} "
-            "cannot be used; leave weight NULL for hop counts"
-        )
-    if weight.lower() != "weight":
-        raise InvalidArgument(
-            f"{algorithm}(): graph '{entry.name}' has no edge column {weight!r}; available: weight"
-        )
+            "cannot be used; leave weight NULL for hop counts")
+    stats = getattr(entry, "stats", None) or {}
+    columns = [item.rpartition(" ")[0].lower()
+               for item in (stats.get("edge_properties") or "").split(", ")]
+    problem = "is not numeric" if weight.lower() in columns else "does not exist"
+    raise InvalidArgument(f"{algorithm}(): weight => {weight!r}: graph '{entry.name}' has no "
+                          f"edge column {weight!r} of numbers (it {problem}); available: "
+                          + ", ".join(sorted(known.values())))
 
 
-def edge_weights(graph: Graph) -> np.ndarray | None:
-    """The weights of the out-CSR a weighted traversal uses, or ``None`` for unit weights."""
-    return graph.weights("out")
+def own_weights(entry: Any, options: dict[str, Any]) -> bool:
+    """Whether a run uses the graph's stored weights (or none): what the GPU and streamed
+    variants read. Another column is read from the properties by the CPU's resident variant."""
+    weight = options.get("weight")
+    if weight is None or not entry.weighted:
+        return weight is None
+    stats = getattr(entry, "stats", None) or {}
+    return weight.lower() == (stats.get("weight_column") or "weight").lower()
 
 
-def check_non_negative(graph: Graph, weights: Any, algorithm: str) -> None:
-    """Raise :class:`InvalidArgument` when a shortest-path search meets negative or NaN weights.
+def edge_weights(graph: Graph, weight: str | None = None) -> np.ndarray | None:
+    """The weights of the out-CSR a weighted traversal uses (the graph's own, or the numeric
+    edge column ``weight``), or ``None`` for unit weights."""
+    return graph.weights_of(weight)
+
+
+def check_non_negative(graph: Graph, weights: Any, algorithm: str,
+                       weight: str | None = None) -> None:
+    """Raise :class:`InvalidArgument` when a shortest-path search meets negative or NaN weights
+    (of column ``weight``; None: the graph's own).
 
     ``weights`` are numpy or CuPy (a GPU operator checks on the device, where they are); the
-    verdict is kept per graph version, so the scan runs once."""
+    verdict is kept per graph version and column, so the scan runs once."""
     if weights is None or weights.size == 0:
         return
 
     def scan() -> bool:
         return not bool(weights.min() >= 0)  # NaN compares false, so it is refused too
 
-    if graph.derived("weights:out:negative_or_nan", scan, nbytes=lambda _: 0):
+    key = "weights:out:negative_or_nan" + ("" if weight is None else f":{weight.lower()}")
+    if graph.derived(key, scan, nbytes=lambda _: 0):
+        what = "edge weights" if weight is None else f"values in edge column '{weight}'"
         raise InvalidArgument(
-            f"{algorithm}(): graph '{graph.name}' has negative (or NaN) edge weights; "
+            f"{algorithm}(): graph '{graph.name}' has negative (or NaN/NULL) {what}; "
             "shortest paths need weights >= 0"
         )
+
+
+def per_source(run: Callable[[int], AlgorithmOutput], sources: np.ndarray,
+               columns: tuple[str, ...], param: str = "source") -> AlgorithmOutput:
+    """The multi-source form of a single-source algorithm (:attr:`AlgorithmSpec.many`): the
+    rows of ``run(s)`` for every source ``s`` in ``sources``, with column ``param`` saying
+    which source each row came from. One operator: the rows stay numpy arrays until the end,
+    the user's ids are mapped once, and a cancel stops it between two sources."""
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in (param,) + columns}
+    for source in np.asarray(sources, dtype=np.int64):
+        checkpoint()
+        out = run(int(source))
+        rows = len(out.columns[columns[0]])
+        parts[param].append(np.full(rows, source, dtype=np.int64))
+        for name in columns:
+            parts[name].append(np.asarray(out.columns[name]))
+    merged = {name: np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+              for name, arrays in parts.items()}
+    return AlgorithmOutput(merged, {"sources": int(len(sources))})

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from ..errors import InvalidArgument
 from .spec import AlgorithmOutput, AlgorithmSpec, OperatorConfig, Variant
 
-__all__ = ["REGISTRY", "get", "implementation", "register", "run"]
+__all__ = ["REGISTRY", "get", "implementation", "many", "register", "run"]
 
 REGISTRY: dict[str, AlgorithmSpec] = {}
 _RESOLVED: dict[tuple[str, str, str], Callable[..., AlgorithmOutput]] = {}
@@ -32,16 +32,25 @@ def get(name: str) -> AlgorithmSpec | None:
     return REGISTRY.get(name.lower())
 
 
-def implementation(spec: AlgorithmSpec, variant: Variant) -> Callable[..., AlgorithmOutput]:
-    """The function that runs ``variant`` of ``spec`` (imported on first use)."""
-    key = (spec.name, variant.device, variant.name)
+def _resolve(spec: AlgorithmSpec, key: tuple[str, str, str], path: str) -> Callable:
+    """The function ``"module:function"`` of ``spec``'s family package (imported on first use)."""
     func = _RESOLVED.get(key)
     if func is None:
-        module, name = variant.implementation.split(":")
+        module, name = path.split(":")
         package = f"{__name__.rpartition('.')[0]}.{spec.family}"
         func = getattr(importlib.import_module(module, package), name)
         _RESOLVED[key] = func
     return func
+
+
+def implementation(spec: AlgorithmSpec, variant: Variant) -> Callable[..., AlgorithmOutput]:
+    """The function that runs ``variant`` of ``spec`` (imported on first use)."""
+    return _resolve(spec, (spec.name, variant.device, variant.name), variant.implementation)
+
+
+def many(spec: AlgorithmSpec) -> Callable[..., AlgorithmOutput]:
+    """The multi-source form a spec declares (:attr:`AlgorithmSpec.many`)."""
+    return _resolve(spec, (spec.name, "cpu", "many"), spec.many[1])
 
 
 def run(name: str, graph: Any, options: dict[str, Any],

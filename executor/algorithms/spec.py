@@ -385,6 +385,12 @@ class AlgorithmSpec:
     #: The family's tuning for a plan: ``tune(entry, device, variant)`` returns what goes into
     #: :attr:`OperatorConfig.tuning` (None: nothing to tune).
     tune: Callable[[Any, Any, Variant], Any] | None = None
+    #: The multi-source form (``LATERAL khop(g, p.id, 2)``): ``(param, "module:function")``, a
+    #: CPU implementation taking the internal ids of many values of vertex parameter ``param``
+    #: at once (``function(graph, config, param=array, **options)``), whose output columns add
+    #: ``param`` (the value each row came from). Without one, the runner runs the algorithm once
+    #: per distinct value, still as one operator.
+    many: tuple[str, str] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

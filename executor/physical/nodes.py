@@ -32,8 +32,6 @@ class PhysicalNode:
     label: str = ""
     #: EXPLAIN's lines under the label (decisions and their reasons)
     details: tuple[str, ...] = ()
-    #: EXPLAIN folds it into its input (a Rename: no work)
-    folded: bool = False
 
     @property
     def kind(self) -> str:

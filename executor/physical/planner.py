@@ -5,58 +5,48 @@ Graph operators are decided here and nowhere else: the catalog entry of the stat
 version (:class:`~graphdb.executor.snapshot.StatementCatalog`), the arguments checked against it
 and the source vertices mapped to internal ids (before any device is touched), the device and
 variant by :func:`.sizing.choose`, the family's tuning, and, on a GPU, the CPU plan to take if the
-device runs out of memory after all. Relational operators are mapped one to one; their few
-run-time choices (a hash join's build side, a pattern's dense or sparse frontiers) depend on
-sizes known only when their inputs exist, and EXPLAIN says so.
+device runs out of memory after all; a summary of its rows the query asks for (``count(*)``,
+``ORDER BY x LIMIT k``: the logical scan's ``summary``) is computed by the operator itself
+(:mod:`.pushdown`). The relational part of a query is one node (:class:`RelationalOperator`):
+DuckDB plans it when it runs, over its inputs' results, and EXPLAIN shows DuckDB's plan of it
+(:mod:`graphdb.executor.relational`).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from graphdb.catalog import GraphEntry
 
 from .. import algorithms
+from ..algorithms.common import own_weights
 from ..device import Device, format_bytes
 from ..errors import DeviceOutOfMemory
 from ..ids import VertexIds
 from ..plan import (
-    Aggregate,
     AlgorithmScan,
     DescribeGraph,
-    Distinct,
-    Filter,
     GraphTableScan,
-    Join,
-    Limit,
-    MarkJoin,
     PatternMatch,
     PlanNode,
-    Project,
-    Rename,
-    SetOperation,
+    RelationalQuery,
     ShowGraphs,
-    SingleRow,
-    Sort,
-    UnionAll,
     ValuesScan,
 )
-from ..relational import HASH_JOIN_REASON
 from ..snapshot import StatementCatalog
 from . import pushdown
 from .nodes import GraphOperator, PhysicalNode
 from .scaling import Fleet
 from .sizing import Decision, choose, topology_bytes
 
-__all__ = ["PatternOperator", "PhysicalPlanner", "TableScan"]
+__all__ = ["PatternOperator", "PhysicalPlanner", "RelationalOperator", "TableScan"]
 
 
 @dataclass(eq=False, kw_only=True)
 class TableScan(PhysicalNode):
-    """``g.vertices`` / ``g.edges`` of the statement's version of a graph."""
+    """``g.vertices`` / ``g.edges`` / ``g.adjacency`` of the statement's version of a graph."""
 
     entry: GraphEntry
 
@@ -73,6 +63,14 @@ class PatternOperator(PhysicalNode):
     #: bound on the CPU should the device run out of memory after all
     device_limit_bytes: int = 0
     host_budget_bytes: int = 0
+
+
+@dataclass(eq=False, kw_only=True)
+class RelationalOperator(PhysicalNode):
+    """The query's relational part: its SQL, run by DuckDB over the inputs' results, each under
+    its name (``names[i]`` is the name of ``inputs[i]``)."""
+
+    names: tuple[str, ...]
 
 
 _WHERE = {"nccl": "NCCL", "mpi": "MPI", "local": "simulated in this process"}
@@ -120,18 +118,13 @@ def partitioned_details(decision: Decision, entry: GraphEntry) -> list[str]:
     return lines
 
 
-def _names(names) -> str:
-    shown = [n for n in names if not n.startswith("__")]
-    if not names:
-        return "(no columns: only the row count is used)"
-    return ", ".join(shown) if shown else f"{len(names)} computed column" + (
-        "s" if len(names) > 1 else "")
 
 
-def _sort_keys(node: Sort) -> str:
-    labels = node.labels or tuple(c for c, _ in node.keys)
-    return ", ".join(f"{label} {'DESC' if d == 'descending' else 'ASC'}"
-                     for label, (_, d) in zip(labels, node.keys))
+def _argument(name: str, value: Any, lateral: set[str]) -> str:
+    """An argument as EXPLAIN shows it."""
+    if name in lateral:
+        return "(each row)"
+    return "(subquery)" if isinstance(value, PlanNode) else repr(value)
 
 
 class PhysicalPlanner:
@@ -148,20 +141,9 @@ class PhysicalPlanner:
         #: the ranks graph operators may be partitioned over (the host's GPUs, a cluster)
         self.fleet = fleet
         self._memo: dict[int, PhysicalNode] = {}
-        self._parents: Counter | None = None  # parents of each logical node, by id
 
     def plan(self, node: PlanNode) -> PhysicalNode:
         """The physical node of ``node`` (one per logical node, however often it is reached)."""
-        if self._parents is None:  # the root: count every node's parents once
-            self._parents = Counter()
-            seen, stack = set(), [node]
-            while stack:
-                current = stack.pop()
-                if id(current) not in seen:
-                    seen.add(id(current))
-                    for child in current.children():
-                        self._parents[id(child)] += 1
-                        stack.append(child)
         done = self._memo.get(id(node))
         if done is None:
             done = getattr(self, f"plan_{type(node).__name__}")(node)
@@ -176,42 +158,19 @@ class PhysicalPlanner:
                             details=tuple(details))
 
     # -- graph operators ------------------------------------------------------------------------
-    def _pushed_down(self, node: Aggregate | Limit) -> GraphOperator | None:
-        """``node`` (an aggregate, or a LIMIT over a sort) computed by the graph operator below
-        it (:mod:`.pushdown`), or None where it stays relational."""
-        if not pushdown.PUSHDOWN:
-            return None
-        below = node.input.input if isinstance(node, Limit) else node.input
-        found = pushdown.reach(below, lambda scan: [c.name for c in
-                                                    algorithms.get(scan.algorithm).columns])
-        between = found.chain + (found.scan,) if found else ()
-        if isinstance(node, Limit):
-            between += (node.input,)
-        if found is None or any(self._parents[id(n)] > 1 for n in between):
-            return None  # a node another parent reads too (a CTE used twice) keeps its rows
-        spec = algorithms.get(found.scan.algorithm)
-        types = {c.name: c.type for c in spec.columns}
-        vertex = {c.name for c in spec.columns if c.vertex}
-        if isinstance(node, Aggregate):
-            entry = self.snapshot.get(found.scan.graph)
-            extra = pushdown.reduction_for(node, found, types, vertex,
-                                           entry.id_type == "string")
-        else:
-            extra = pushdown.top_for(node, found, types, vertex)
-        return None if extra is None else self.plan_AlgorithmScan(found.scan, extra)
-
-    def plan_AlgorithmScan(self, node: AlgorithmScan,
-                           pushed: "pushdown.Reduction | pushdown.TopRows | None" = None
-                           ) -> GraphOperator:
+    def plan_AlgorithmScan(self, node: AlgorithmScan) -> GraphOperator:
         spec = algorithms.get(node.algorithm)
+        pushed = node.summary if pushdown.PUSHDOWN and not node.lateral else None
         entry = self.snapshot.get(node.graph)
-        shown = ", ".join([entry.name] + [
-            f"{k} => {'(subquery)' if isinstance(v, PlanNode) else repr(v)}"
-            for k, v in node.options])
+        lateral = set(node.lateral)
+        shown = ", ".join([entry.name] + [f"{k} => {_argument(k, v, lateral)}"
+                                          for k, v in node.options])
         options: dict[str, Any] = {}
         subqueries: dict[str, int] = {}
         inputs: list[PhysicalNode] = []
         for name, value in node.options:
+            if name in lateral:
+                continue
             if isinstance(value, PlanNode):  # a scalar subquery: its value comes at run time
                 subqueries[name] = len(inputs)
                 inputs.append(self.plan(value))
@@ -220,7 +179,23 @@ class PhysicalPlanner:
             if param.kind == "vertex" and value is not None:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
             options[name] = value
-        spec.validate(entry, options)
+        why_cpu = []
+        if node.sources is not None:
+            inputs.append(self.plan(node.sources))
+            # One run for every row's arguments: on the CPU, where the per-source searches are
+            # cheap to start; a GPU run per source would pay its launch and transfer each time.
+            why_cpu.append("one run for the distinct arguments of every row: " + (
+                f"{spec.name}'s multi-source form" if spec.many is not None
+                and node.lateral == (spec.many[0],) else "one run after another"))
+        if options.get("weight") is not None and not own_weights(entry, options):
+            why_cpu.append(f"weights from edge column '{options['weight']}': the CPU's resident "
+                           "variant reads them from the edge properties")
+        spec.validate(entry, options)  # (the arguments every row shares)
+        if why_cpu:
+            decision = choose(replace(spec, variants=(spec.variant("cpu"),)), entry, self.cpu,
+                              self.cpu, self.host_budget)
+            return self._operator(node, spec, entry, options, subqueries, inputs, decision, None,
+                                  shown, *why_cpu, pushed=pushed)
         decision = choose(spec, entry, self.device, self.cpu, self.host_budget, self.force,
                           self.fleet, options)
         fallback = None
@@ -229,14 +204,14 @@ class PhysicalPlanner:
             try:
                 cpu = choose(spec, entry, self.cpu, self.cpu, self.host_budget, self.force)
                 fallback = self._operator(node, spec, entry, options, subqueries, inputs, cpu,
-                                          None, shown)
+                                          None, shown, pushed=pushed)
             except DeviceOutOfMemory:
                 pass
         return self._operator(node, spec, entry, options, subqueries, inputs, decision, fallback,
-                              shown, pushed)
+                              shown, pushed=pushed)
 
     def _operator(self, node, spec, entry, options, subqueries, inputs, decision: Decision,
-                  fallback: GraphOperator | None, shown: str,
+                  fallback: GraphOperator | None, shown: str, *extra: str,
                   pushed: "pushdown.Reduction | pushdown.TopRows | None" = None
                   ) -> GraphOperator:
         tuning = spec.tune(entry, decision.device, decision.variant) if spec.tune else None
@@ -252,6 +227,7 @@ class PhysicalPlanner:
                 details.append(f"why {decision.scaling_reason}")
         if tuning is not None:
             details.append(f"tuning: {tuning}")
+        details.extend(extra)
         if fallback is not None:
             details.append(f"if the GPU runs out of memory: cpu · {fallback.variant}")
         label = f"{spec.name}({shown})"
@@ -297,21 +273,38 @@ class PhysicalPlanner:
             host_budget_bytes=int(self.cpu.memory_limit),
             label=f"GRAPH_TABLE {entry.name} {node.text}".rstrip(),
             details=(f"{device} · frontier expansion from "
-                     f"{'filtered' if node.start_filter is not None else 'all'} {node.start}; "
+                     f"{'filtered' if node.start_ids is not None else 'all'} {node.start}; "
                      f"{hops}",
                      f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: {frontier}",
                      f"why: {why}"))
 
     def plan_GraphTableScan(self, node: GraphTableScan) -> TableScan:
         entry = self.snapshot.get(node.graph)
-        return TableScan(logical=node, entry=entry, label=f"SCAN {entry.name}.{node.table}")
+        details = ()
+        if node.sources is not None:
+            shown = ", ".join(repr(v) for v in node.sources[:5]) + (
+                ", ..." if len(node.sources) > 5 else "")
+            details = (f"filter pushed into the scan: src IN ({shown}); only those vertices' "
+                       "rows of the CSR are read",)
+        elif node.table != "vertices":
+            details = ("every edge, built once from the CSR and kept while the graph is "
+                       "resident",)
+        return TableScan(logical=node, entry=entry, label=f"SCAN {entry.name}.{node.table}",
+                         details=details)
+
+    # -- the relational part --------------------------------------------------------------------
+    def plan_RelationalQuery(self, node: RelationalQuery) -> RelationalOperator:
+        names = tuple(name for name, _ in node.inputs)
+        if node.direct is not None:  # columns of the input as they are: no engine
+            label = "PROJECT " + ", ".join(n for n, _ in node.direct)
+            return RelationalOperator(logical=node, inputs=self._inputs(node), names=names,
+                                      label=label)
+        return RelationalOperator(logical=node, inputs=self._inputs(node), names=names,
+                                  label="DUCKDB", details=())
 
     # -- leaves and statements ------------------------------------------------------------------
     def plan_ValuesScan(self, node: ValuesScan) -> PhysicalNode:
         return self._simple(node, f"TABLE FUNCTION {node.name}() ({node.table.num_rows} rows)")
-
-    def plan_SingleRow(self, node: SingleRow) -> PhysicalNode:
-        return self._simple(node, "SINGLE ROW")
 
     def plan_ShowGraphs(self, node: ShowGraphs) -> PhysicalNode:
         return self._simple(node, "SHOW GRAPHS")
@@ -319,63 +312,3 @@ class PhysicalPlanner:
     def plan_DescribeGraph(self, node: DescribeGraph) -> TableScan:
         entry = self.snapshot.get(node.graph)
         return TableScan(logical=node, entry=entry, label=f"DESCRIBE {entry.name}")
-
-    # -- relational operators -------------------------------------------------------------------
-    def plan_Filter(self, node: Filter) -> PhysicalNode:
-        return self._simple(node, f"FILTER {node.text}")
-
-    def plan_Project(self, node: Project) -> PhysicalNode:
-        return self._simple(node, f"PROJECT {_names(node.names)}")
-
-    def plan_Rename(self, node: Rename) -> PhysicalNode:
-        planned = self._simple(node, f"RENAME {_names(node.names)}")
-        planned.folded = True
-        return planned
-
-    def plan_Join(self, node: Join) -> PhysicalNode:
-        if node.kind == "single":
-            return self._simple(node, f"SCALAR SUBQUERY {node.text}")
-        kind = {"cross": "CROSS JOIN", "inner": "HASH JOIN", "left": "LEFT HASH JOIN",
-                "right": "RIGHT HASH JOIN", "full": "FULL HASH JOIN"}[node.kind]
-        if node.kind == "left" and not node.left_keys:
-            kind = "LEFT NESTED-LOOP JOIN"
-        details = (HASH_JOIN_REASON,) if node.left_keys else ()
-        return self._simple(node, f"{kind}{' ON ' + node.text if node.text else ''}", *details)
-
-    def plan_MarkJoin(self, node: MarkJoin) -> PhysicalNode:
-        return self._simple(node, "IN (SUBQUERY) as a hash set")
-
-    def plan_Aggregate(self, node: Aggregate) -> PhysicalNode:
-        pushed = self._pushed_down(node)
-        if pushed is not None:
-            return pushed
-        calls = ", ".join(f"{c.function}({c.column or '*'})" for c in node.aggregates)
-        keys = f" GROUP BY {len(node.keys)} key{'s' if len(node.keys) != 1 else ''}" \
-            if node.keys else ""
-        return self._simple(node, f"HASH AGGREGATE {calls}{keys}".rstrip())
-
-    def plan_Distinct(self, node: Distinct) -> PhysicalNode:
-        return self._simple(node, "DISTINCT (hash)")
-
-    def plan_UnionAll(self, node: UnionAll) -> PhysicalNode:
-        return self._simple(node, f"UNION ALL of {len(node.inputs)} inputs")
-
-    def plan_SetOperation(self, node: SetOperation) -> PhysicalNode:
-        return self._simple(node, f"{node.kind.upper()} (hash semi/anti join on all columns)")
-
-    def plan_Sort(self, node: Sort) -> PhysicalNode:
-        return self._simple(node, f"SORT {_sort_keys(node)}")
-
-    def plan_Limit(self, node: Limit) -> PhysicalNode:
-        if isinstance(node.input, Sort) and node.limit is not None:
-            pushed = self._pushed_down(node)
-            if pushed is not None:
-                return pushed
-            # ORDER BY + LIMIT run as one top-k selection: one node, the sort's input below it
-            sort = node.input
-            text = (f"TOP {node.offset + node.limit} BY {_sort_keys(sort)}"
-                    + (f" OFFSET {node.offset}" if node.offset else ""))
-            return PhysicalNode(logical=node, inputs=(self.plan(sort.input),), label=text,
-                                details=("a partial sort; a full sort when a key has NULLs",))
-        return self._simple(node, f"LIMIT {node.limit if node.limit is not None else 'ALL'} "
-                                  f"OFFSET {node.offset}")

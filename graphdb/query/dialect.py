@@ -1,7 +1,9 @@
-"""The GraphSQL dialect of sqlglot: SQL plus the SQL/PGQ ``GRAPH_TABLE`` table expression.
+"""The GraphSQL dialect of sqlglot: DuckDB's SQL plus the SQL/PGQ ``GRAPH_TABLE`` table expression.
 
-Table functions with named arguments (``pagerank(g, damping => 0.85)``) parse in the base
-dialect. What the base grammar lacks is the SQL:2023 property-graph query::
+The relational part of every query runs on DuckDB, so the dialect is sqlglot's DuckDB dialect:
+what parses here is what DuckDB will run (``//``, ``::``, ``QUALIFY``, ``GROUP BY ALL``, list
+literals, ...). Table functions with named arguments (``pagerank(g, damping => 0.85)``) parse in
+it as they are. What it lacks is the SQL:2023 property-graph query::
 
     GRAPH_TABLE ( g MATCH (a)-[e]->(b) WHERE a.id = 7 COLUMNS (b.id AS friend) ) [AS alias]
 
@@ -10,19 +12,31 @@ The dialect adds it by overriding one grammar rule, ``_parse_table``, which look
 token here and its WHERE and COLUMNS clauses by sqlglot's own expression rules. The result is a
 :class:`GraphTable` node holding :class:`NodePattern` and :class:`EdgePattern` nodes, so the
 binder sees an ordinary AST.
+
+The binder rewrites a query by replacing pieces of its text (a graph function call by the name
+of its result, a ``?`` by a value), so the parser records where some nodes are:
+``node.meta["span"] = (first, last)`` character offsets (inclusive) for every FROM item
+(:meth:`_parse_table`), every select-list item, every placeholder, every function call and every
+operand of AND (and so every function argument).
 """
 
 from __future__ import annotations
 
-from sqlglot import exp, generator, parser, tokens
-from sqlglot.dialects.dialect import Dialect
+from sqlglot import exp, generator
+from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.tokens import TokenType
 
-__all__ = ["GraphSQL", "GraphTable", "NodePattern", "EdgePattern"]
+__all__ = ["GraphSQL", "GraphTable", "NodePattern", "EdgePattern", "span"]
 
 
 #: SQL/PGQ path search prefixes and modes that this subset does not implement.
 _PATH_PREFIXES = {"ANY", "ALL", "SHORTEST", "WALK", "TRAIL", "ACYCLIC", "SIMPLE"}
+
+
+def span(node: exp.Expression) -> tuple[int, int] | None:
+    """``(first, last)`` character offsets of ``node`` in the statement text, if recorded."""
+    meta = node._meta
+    return None if meta is None else meta.get("span")
 
 
 class NodePattern(exp.Expression):
@@ -55,18 +69,42 @@ class GraphTable(exp.Expression):
         return alias.name if alias is not None else ""
 
 
-class GraphSQLParser(parser.Parser):
+class GraphSQLParser(DuckDB.Parser):
+    def _spanned(self, parse):
+        """Run ``parse()`` and record the span of the tokens it consumed on its result."""
+        first = self._index
+        node = parse()
+        if isinstance(node, exp.Expression) and self._index > first:
+            node.meta["span"] = (self._tokens[first].start, self._tokens[self._index - 1].end)
+        return node
+
     def _parse_table(self, *args, **kwargs):
         if (self._curr and self._curr.text.upper() == "GRAPH_TABLE" and self._next
                 and self._next.token_type == TokenType.L_PAREN):
+            first = self._index
             self._advance(2)
             table = self._parse_graph_table()
             self._match_r_paren()
             alias = self._parse_table_alias()
             if alias is not None:
                 table.set("alias", alias)
+            table.meta["span"] = (self._tokens[first].start, self._tokens[self._index - 1].end)
             return table
-        return super()._parse_table(*args, **kwargs)
+        return self._spanned(lambda: super(GraphSQLParser, self)._parse_table(*args, **kwargs))
+
+    def _parse_projections(self):
+        return self._parse_csv(lambda: self._spanned(self._parse_expression)), None
+
+    def _parse_placeholder(self):
+        return self._spanned(super()._parse_placeholder)
+
+    def _parse_function(self, *args, **kwargs):
+        return self._spanned(lambda: super(GraphSQLParser, self)._parse_function(*args,
+                                                                                 **kwargs))
+
+    def _parse_equality(self, parse_is: bool = True):
+        # the operands of AND and the arguments of calls: the pieces the binder moves around
+        return self._spanned(lambda: super(GraphSQLParser, self)._parse_equality(parse_is))
 
     def _parse_graph_table(self) -> GraphTable:
         graph = self._parse_id_var(any_token=False)
@@ -163,9 +201,11 @@ class GraphSQLParser(parser.Parser):
         return empty
 
 
-class GraphSQLTokenizer(tokens.Tokenizer):
+class GraphSQLTokenizer(DuckDB.Tokenizer):
     # SETTINGS is a ClickHouse keyword in the base tokenizer; here it names a table function.
-    KEYWORDS = {k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SETTINGS"}
+    # '?::' is another dialect's operator; here it is a parameter and a cast (?::DATE).
+    KEYWORDS = {k: v for k, v in DuckDB.Tokenizer.KEYWORDS.items()
+                if k not in ("SETTINGS", "?::")}
 
 
 def _graph_table_sql(gen, node: GraphTable) -> str:
@@ -194,13 +234,13 @@ def _edge_pattern_sql(gen, node: EdgePattern) -> str:
 
 # Printable by any generator, so error messages and column names can quote a pattern: the base
 # generator is what ``node.sql()`` uses, and these classes exist only in this dialect's trees.
-generator.Generator.TRANSFORMS = {
-    **generator.Generator.TRANSFORMS, GraphTable: _graph_table_sql,
-    NodePattern: _node_pattern_sql, EdgePattern: _edge_pattern_sql}
+for _generator in (generator.Generator, DuckDB.Generator):
+    _generator.TRANSFORMS = {
+        **_generator.TRANSFORMS, GraphTable: _graph_table_sql,
+        NodePattern: _node_pattern_sql, EdgePattern: _edge_pattern_sql}
 
 
-class GraphSQL(Dialect):
-    #: NULLs sort last in both directions unless NULLS FIRST is written (as DuckDB does).
-    NULL_ORDERING = "nulls_are_last"
+class GraphSQL(DuckDB):
     Tokenizer = GraphSQLTokenizer
     Parser = GraphSQLParser
+

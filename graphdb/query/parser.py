@@ -1,7 +1,15 @@
-"""Parsing: SQL text to sqlglot statements, with errors that carry line and column."""
+"""Parsing: SQL text to sqlglot statements, with errors that carry line and column.
+
+A parsed statement keeps its text and tokens: the binder writes the relational SQL by replacing
+pieces of the text (:mod:`.dialect` records where they are). Statements are immutable once
+parsed, so :func:`parse` keeps the last few hundred by their text: a program that runs the same
+parameterised query again pays for the parse once.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 import re
 from dataclasses import dataclass, field
@@ -20,6 +28,8 @@ __all__ = ["Statement", "parse", "split_statements"]
 # sqlglot logs a warning when it falls back to a generic Command; we handle those ourselves.
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
+_DIALECT = GraphSQL()
+
 _LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*", re.S)
 
 
@@ -34,7 +44,7 @@ class Statement:
 
     kind: str
     ast: exp.Expression | None
-    text: str
+    text: str  # what was parsed: the spans recorded in ``ast`` are offsets into it
     explain: bool = False
     analyze: bool = False
     name: str = ""  # the object of DROP GRAPH / RESET, the graph a load creates
@@ -47,8 +57,9 @@ def _strip(sql: str) -> str:
     return _LEADING.sub("", sql).strip().rstrip(";").strip()
 
 
+@functools.lru_cache(maxsize=256)
 def parse(sql: str) -> Statement:
-    """Parse exactly one statement."""
+    """Parse exactly one statement (the result is shared: do not change it)."""
     text = _strip(sql)
     if not text:
         raise ParseError("empty statement")
@@ -59,9 +70,7 @@ def parse(sql: str) -> Statement:
         analyze = rest[:7].upper() == "ANALYZE" and (len(rest) == 7 or not rest[7].isalnum())
         if analyze:
             rest = rest[7:].lstrip()
-        inner = parse(rest)
-        inner.explain, inner.analyze = True, analyze
-        return inner
+        return dataclasses.replace(parse(rest), explain=True, analyze=analyze)
     if head == "SHOW":
         if len(words) == 2 and words[1].upper() in ("GRAPHS", "TABLES"):
             return Statement("show_graphs", None, text)
@@ -90,7 +99,7 @@ def parse(sql: str) -> Statement:
         inner = parse(parts["query"])
         if inner.kind != "select" or inner.explain:
             raise ParseError("COPY (...) TO takes a query: COPY (SELECT ...) TO 'file'", 1, 1)
-        return Statement("copy_to", inner.ast, text, path=parts["path"],
+        return Statement("copy_to", inner.ast, inner.text, path=parts["path"],
                          options=parts["options"])
     if head == "CREATE" and len(words) > 1 and words[1].upper() in ("GRAPH", "OR"):
         parts = parse_create_graph(text)
@@ -103,10 +112,9 @@ def parse(sql: str) -> Statement:
             return Statement("reset", None, text, name="all")
         raise ParseError("expected RESET setting_name (or RESET ALL)", 1, 1)
     try:
-        dialect = GraphSQL()
-        tokens = dialect.tokenize(text)
+        tokens = _DIALECT.tokenize(text)
         _check_nesting(tokens)
-        statements = [s for s in dialect.parser().parse(tokens, text) if s is not None]
+        statements = [s for s in _DIALECT.parser().parse(tokens, text) if s is not None]
     except SqlglotParseError as err:
         first = err.errors[0] if err.errors else {}
         message = _readable(first.get("description", str(err)))

@@ -6,7 +6,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from .planner import constant
+from ..errors import BinderError
+from .tables import constant
 
 __all__ = ["set_item", "describe_target"]
 
@@ -17,14 +18,18 @@ def set_item(ast: exp.Expression) -> tuple[str, Any]:
     name = (item.this.name if hasattr(item.this, "name") else item.this.sql()).lower()
     if isinstance(item.expression, exp.Column):  # SET device = cpu
         return name, item.expression.name
-    return name, constant(item.expression, f"SET {name}")
+    known, value = constant(item.expression)
+    if not known:
+        raise BinderError(f"SET {name} must be a constant, got {item.expression.sql()}")
+    return name, value
 
 
-def describe_target(ast: exp.Expression) -> tuple[str, Any]:
-    """('graph', name), ('table', 'g.edges' SQL) or ('query', AST) of a DESCRIBE statement."""
+def describe_target(ast: exp.Expression, text: str) -> tuple[str, Any]:
+    """('graph', name), ('table', 'g.edges' SQL) or ('query', its text) of a DESCRIBE
+    statement (``text``)."""
     target = ast.this
     if isinstance(target, exp.Table) and target.args.get("db") is not None:
-        return "table", target.sql()
+        return "table", target.sql(dialect="duckdb")
     if isinstance(target, exp.Query):
-        return "query", target
+        return "query", text.split(None, 1)[1]
     return "graph", target.name

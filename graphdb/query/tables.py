@@ -1,8 +1,8 @@
-"""Binding the leaves of FROM: graph algorithms, ``g.vertices``/``g.edges``, built-in table
-functions and CTE names.
+"""What the names in FROM stand for: graph algorithms, ``g.vertices``/``g.edges``/``g.adjacency``,
+built-in table functions, tables the program registered.
 
-Algorithm calls are bound generically against :data:`graphdb.executor.algorithms.REGISTRY`: the first
-argument names a graph, then positional arguments in declared order, then named ones
+Algorithm calls are bound generically against :data:`graphdb.executor.algorithms.REGISTRY`: the
+first argument names a graph, then positional arguments in declared order, then named ones
 (``name => value``); defaults fill the rest and :meth:`Param.coerce` validates each value.
 """
 
@@ -17,44 +17,60 @@ from sqlglot import exp
 
 from graphdb.catalog import Catalog
 from graphdb.executor import algorithms
-from graphdb.executor.plan import AlgorithmScan, GraphTableScan, PlanNode, ValuesScan
+from graphdb.executor.graph_tables import GRAPH_TABLES
+from graphdb.executor.plan import AlgorithmScan, PlanNode
 
 from ..errors import BinderError
-from .expressions import literal_value
-from .scope import suggest
 
-__all__ = ["Context", "bind_algorithm", "plan_table_function", "plan_named_table", "GRAPH_TABLES"]
+__all__ = ["Context", "GRAPH_TABLES", "LATERAL", "bind_algorithm", "constant", "graph_argument",
+           "suggest", "unknown_function"]
 
-GRAPH_TABLES = ("vertices", "edges")
+
+def suggest(name: str, known: list[str], what: str) -> str:
+    """'; did you mean X?' for the closest of ``known``, else the list of them."""
+    close = difflib.get_close_matches(name, known, n=1)
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    return f" ({what}: {', '.join(known)})" if known else ""
 
 
 @dataclass
 class Context:
     """What binding needs from the connection.
 
-    ``graph_columns(graph, table)`` lists the columns of ``g.vertices``/``g.edges``;
-    ``builtins`` maps a table-function name to a callable returning its ``pa.Table``;
-    ``tables`` maps a lower-case name to a registered table (``con.register``).
+    ``catalog`` is the statement's view of the catalog; ``graph_columns(graph, table)`` lists
+    the columns of ``g.vertices``/``g.edges``; ``builtins`` maps a table-function name to a
+    callable returning its ``pa.Table``; ``tables`` maps a lower-case name to a table the
+    program registered (a relation of every query under that name).
     """
 
     catalog: Catalog
     graph_columns: Callable[[str, str], list[str]]
     builtins: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
     tables: dict[str, pa.Table] = field(default_factory=dict)
-    ctes: dict[str, tuple[PlanNode, list[str]]] = field(default_factory=dict)
-    _counter: int = 0
-
-    def fresh(self, prefix: str) -> str:
-        """A column name no user query can clash with."""
-        self._counter += 1
-        return f"__{prefix}{self._counter}"
 
     def graph(self, name: str) -> str:
         """The catalog's spelling of graph ``name`` (raises with suggestions)."""
         return self.catalog.get(name).name
 
+    def is_graph(self, name: str) -> bool:
+        lower = name.lower()
+        return any(g.lower() == lower for g in self.catalog.names())
 
-def _graph_arg(node: exp.Expression, function: str) -> str:
+
+class _Lateral:
+    """The value of an argument that each row of the query gives (``khop(g, p.id, 2)``)."""
+
+    def __repr__(self) -> str:
+        return "(each row)"
+
+
+#: Placeholder value of an argument bound per row (see :class:`AlgorithmScan.lateral`).
+LATERAL: Any = _Lateral()
+
+
+def graph_argument(node: exp.Expression, function: str) -> str:
+    """The graph a function's first argument names."""
     if isinstance(node, (exp.Column, exp.Identifier)) and not getattr(node, "table", ""):
         return node.name
     if isinstance(node, exp.Literal) and node.is_string:
@@ -62,31 +78,48 @@ def _graph_arg(node: exp.Expression, function: str) -> str:
     raise BinderError(f"{function}(): the first argument must name a graph, got {node.sql()}")
 
 
-def _argument(node: exp.Expression, where: str, ctx: Context) -> Any:
-    """A constant, or a plan for a scalar subquery (``bfs(g, (SELECT ... LIMIT 1))``)."""
-    if isinstance(node, exp.Subquery):
-        from .planner import plan_query  # the planner imports this module
+def constant(node: exp.Expression) -> tuple[bool, Any]:
+    """(True, value) when ``node`` is a literal (a number, string, TRUE/FALSE, NULL, a signed
+    number, in parentheses or not); (False, None) otherwise."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return True, node.this
+        text = node.this.replace("_", "")
+        try:
+            return True, int(text)
+        except ValueError:
+            try:
+                return True, float(text)
+            except ValueError:
+                return False, None
+    if isinstance(node, exp.Neg):
+        known, value = constant(node.this)
+        if known and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True, -value
+        return False, None
+    if isinstance(node, exp.Boolean):
+        return True, node.this
+    if isinstance(node, exp.Null):
+        return True, None
+    return False, None
 
-        plan, names = plan_query(node.this, ctx)
-        if len(names) != 1:
-            raise BinderError(f"{where}: the subquery must return one column, not {len(names)}")
-        return plan
-    try:
-        return literal_value(node)
-    except BinderError:
-        raise BinderError(f"{where} must be a constant or a (SELECT ...) subquery, "
-                          f"got {node.sql()}") from None
+
+def unknown_function(name: str, extra: list[str] = ()) -> BinderError:
+    known = sorted(set(algorithms.REGISTRY) | set(extra))
+    close = difflib.get_close_matches(name.lower(), known, n=1)
+    hint = f"did you mean {close[0]}()?" if close else f"functions: {', '.join(known)}"
+    return BinderError(f"unknown table function {name}(); {hint}")
 
 
 def bind_algorithm(name: str, graph: str, positional: list[Any],
-                   named: dict[str, Any]) -> AlgorithmScan:
-    """Bind Python argument values to an algorithm's declared parameters."""
+                   named: dict[str, Any], sources: PlanNode | None = None) -> AlgorithmScan:
+    """Bind argument values (constants, :class:`PlanNode` s of scalar subqueries, or
+    :data:`LATERAL`) to an algorithm's declared parameters."""
     spec = algorithms.get(name)
     if spec is None:
-        known = sorted(algorithms.REGISTRY)
-        close = difflib.get_close_matches(name.lower(), known, n=1)
-        hint = f"did you mean {close[0]}()?" if close else f"functions: {', '.join(known)}"
-        raise BinderError(f"unknown table function {name}(); {hint}")
+        raise unknown_function(name)
     if len(positional) > len(spec.params):
         raise BinderError(f"{spec.name}() takes at most {len(spec.params)} arguments after the "
                           f"graph, got {len(positional)}: {spec.signature()}")
@@ -100,7 +133,7 @@ def bind_algorithm(name: str, graph: str, positional: list[Any],
         if param.name in bound:
             raise BinderError(f"{spec.name}(): argument '{param.name}' given twice")
         bound[param.name] = value
-    options = []
+    options, lateral = [], []
     for param in spec.params:
         if param.name not in bound:
             if param.required:
@@ -108,79 +141,10 @@ def bind_algorithm(name: str, graph: str, positional: list[Any],
                                   f"{spec.signature()}")
             continue
         value = bound[param.name]
-        if not isinstance(value, PlanNode):  # a subquery's value is checked when it is known
+        if value is LATERAL:
+            lateral.append(param.name)
+            value = None
+        elif not isinstance(value, PlanNode):  # a subquery's value is checked when it is known
             value = param.coerce(value, spec.name)
         options.append((param.name, value))
-    return AlgorithmScan(spec.name, graph, tuple(options))
-
-
-def plan_table_function(call: exp.Func, ctx: Context) -> tuple[PlanNode, list[str]]:
-    name = (call.name if isinstance(call, exp.Anonymous) else call.sql_name()).lower()
-    args = list(call.expressions) if isinstance(call, exp.Anonymous) else [
-        a for a in call.args.values() if isinstance(a, exp.Expression)]
-    if name in ctx.builtins:
-        if args:
-            raise BinderError(f"{name}() takes no arguments")
-        return _values(name, ctx.builtins[name]())
-    spec = algorithms.get(name)
-    if spec is None:
-        known = sorted(set(algorithms.REGISTRY) | set(ctx.builtins))
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"did you mean {close[0]}()?" if close else f"functions: {', '.join(known)}"
-        raise BinderError(f"unknown table function {name}(); {hint}")
-    if not args or isinstance(args[0], exp.Kwarg):
-        raise BinderError(f"{name}() needs a graph as its first argument: {spec.signature()}")
-    graph = ctx.graph(_graph_arg(args[0], name))
-    positional, named, seen_named = [], {}, False
-    for arg in args[1:]:
-        if isinstance(arg, (exp.Kwarg, exp.PropertyEQ)):
-            seen_named = True
-            key = arg.this.name
-            if key.lower() in (k.lower() for k in named):
-                raise BinderError(f"{name}(): argument '{key.lower()}' given twice")
-            named[key] = _argument(arg.expression, f"{name}(): argument '{key}'", ctx)
-        elif seen_named:
-            raise BinderError(f"{name}(): positional arguments must come before named ones")
-        else:
-            where = (f"{name}(): argument '{spec.params[len(positional)].name}'"
-                     if len(positional) < len(spec.params) else f"{name}(): argument")
-            positional.append(_argument(arg, where, ctx))
-    node = bind_algorithm(name, graph, positional, named)
-    return node, [c.name for c in spec.columns]
-
-
-def _values(name: str, table: pa.Table) -> tuple[PlanNode, list[str]]:
-    return ValuesScan(name, table), list(table.column_names)
-
-
-def plan_named_table(table: exp.Table, ctx: Context) -> tuple[PlanNode, list[str], str]:
-    """``FROM name`` or ``FROM g.vertices``: (plan, columns, default qualifier)."""
-    name, db = table.name, table.args.get("db")
-    if db is not None:
-        graph = ctx.graph(db.name)
-        which = name.lower()
-        if which not in GRAPH_TABLES:
-            raise BinderError(f"graph '{graph}' has no table '{name}'"
-                              + suggest(which, list(GRAPH_TABLES), "tables"))
-        return GraphTableScan(graph, which), ctx.graph_columns(graph, which), name
-    cte = ctx.ctes.get(name) or next(
-        (v for k, v in ctx.ctes.items() if k.lower() == name.lower()), None)
-    if cte is not None:
-        return cte[0], list(cte[1]), name
-    registered = ctx.tables.get(name.lower())
-    if registered is not None:  # a named Arrow relation (con.register)
-        node, columns = _values(name, registered)
-        return node, columns, name
-    if name.lower() in ctx.builtins:
-        node, columns = _values(name.lower(), ctx.builtins[name.lower()]())
-        return node, columns, name
-    graphs = ctx.catalog.names()
-    if name in graphs or name.lower() in (g.lower() for g in graphs):
-        raise BinderError(f"'{name}' is a graph, not a table: query {name}.vertices, "
-                          f"{name}.edges, a function such as bfs({name}, 1), or "
-                          f"GRAPH_TABLE ({name} MATCH ...)")
-    known = sorted(ctx.ctes) + sorted(ctx.tables) + [f"{g}.{t}" for g in graphs
-                                                     for t in GRAPH_TABLES]
-    if isinstance(table.this, exp.Identifier) and algorithms.get(name) is not None:
-        raise BinderError(f"{name} is a table function: write {name}(graph, ...)")
-    raise BinderError(f"unknown table '{name}'" + suggest(name, known, "tables"))
+    return AlgorithmScan(spec.name, graph, tuple(options), sources, tuple(lateral))

@@ -77,4 +77,4 @@ def test_edge_schema_matches_the_edge_table(con, tmp_path):
     edges.write_text("s,d,weight,kind\na,b,1.5,x\nb,c,2,y\n")
     con.ingest("g", edges)
     entry = con.catalog.get("g")
-    assert con.catalog.edge_schema(entry) == con.catalog.edge_table(entry).schema
+    assert con.catalog.edge_schema(entry) == con.execute("SELECT * FROM g.edges").arrow().schema

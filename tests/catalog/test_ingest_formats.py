@@ -30,8 +30,9 @@ def test_tsv_with_named_columns_and_weight(tmp_path):
     f = write_text(tmp_path / "e.tsv", "w\ta\tb\n0.5\t1\t2\n1.5\t1\t3\n2\t2\t3\n3\t3\t1\n")
     catalog, entry = load(tmp_path / "db", f, src="a", dst="b", weight="w")
     assert entry.weighted
-    assert edge_set(catalog, entry, "weight") == [(1, 2, 0.5), (1, 3, 1.5), (2, 3, 2.0),
-                                                  (3, 1, 3.0)]
+    # the weight keeps its name (issue 16: it was renamed 'weight')
+    assert edge_set(catalog, entry, "w") == [(1, 2, 0.5), (1, 3, 1.5), (2, 3, 2.0),
+                                             (3, 1, 3.0)]
 
 
 @pytest.mark.parametrize("sep", ["\t", " "])

@@ -146,5 +146,5 @@ def test_group_counts_and_types_by_hand(con):
     assert [str(t) for t in table.schema.types] == ["int64", "int64"]
     empty = con.execute(_sql(con, "SELECT max(distance), count(*), avg(step) FROM "
                                   "shortest_path(g, {s}, {far})")).arrow()
-    assert empty.to_pylist() == [{"MAX(distance)": None, "COUNT(*)": 0, "AVG(step)": None}]
+    assert empty.to_pylist() == [{"max(distance)": None, "count(*)": 0, "avg(step)": None}]
     assert [str(t) for t in empty.schema.types] == ["double", "int64", "double"]

@@ -85,7 +85,11 @@ def test_malformed_file_names_the_line(db_path, tmp_path, capsys):
 def test_weight_column_and_undirected(db_path, tmp_path, capsys):
     edges = tmp_path / "roads.tsv"
     edges.write_text("from\tto\tminutes\n1\t2\t5\n2\t3\t7\n")
-    code, out, _ = run(["ingest", db_path, "roads", edges, "--undirected"], capsys)
+    # a third column is not a weight unless named so (issue 16: it was taken by position)
+    code, out, _ = run(["ingest", db_path, "plain", edges, "--undirected"], capsys)
+    assert code == 0 and "undirected, unweighted" in out
+    code, out, _ = run(["ingest", db_path, "roads", edges, "--undirected", "--weight",
+                        "minutes"], capsys)
     assert code == 0 and "undirected, weighted" in out
     code, out, _ = run(["query", db_path, "SELECT vertex, depth FROM bfs(roads, 3) ORDER BY vertex",
                         "--format", "csv"], capsys)

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from rich.cells import cell_len
 
+import graphdb
 from graphdb.formatting import format_value, render
 
 TABLE = pa.table({
@@ -45,3 +46,14 @@ def test_middle_columns_are_left_out_first():
 def test_numbers_print_as_written():
     assert [format_value(v) for v in (123456789.0, 0.5, 1e-9, 1.5e20, math.inf, None)] == [
         "123456789.0", "0.5", "1e-09", "1.5e+20", "inf", "NULL"]
+
+
+@pytest.mark.parametrize("interval", ["1 day", "14 months 2 days 3 hours 0.5 seconds", "0 days",
+                                      "-90 minutes", "-1 year", "2 hours 1 microsecond"])
+def test_intervals_print_as_duckdb_writes_them(interval):
+    """An INTERVAL shows as DuckDB's own text of it (the shell, JSON), not Arrow's triple."""
+    duckdb = pytest.importorskip("duckdb")
+    with graphdb.connect() as con:
+        value = con.execute(f"SELECT INTERVAL '{interval}'").fetchone()[0]
+    expected = duckdb.connect().execute(f"SELECT CAST(INTERVAL '{interval}' AS VARCHAR)")
+    assert format_value(value) == expected.fetchone()[0]

@@ -28,7 +28,7 @@ def test_cli_ingest_with_options_then_query_by_string_id(tmp_path, capsys):
         entry = con.catalog.get("g")
         assert entry.num_edges == 2
         edges = con.catalog.edge_table(entry)
-        assert sorted(zip(edges.column("src").to_pylist(), edges.column("weight").to_pylist(),
+        assert sorted(zip(edges.column("src").to_pylist(), edges.column("w").to_pylist(),
                           edges.column("since").to_pylist())) == [("ann", 7.0, 2001),
                                                                   ("bob", 1.0, 2002)]
 

@@ -104,7 +104,8 @@ def test_version(capsys):
 def test_import_in_the_shell(tmp_path):
     edges = tmp_path / "e.csv"
     edges.write_text("a,b,minutes\n1,2,5\n2,3,7\n")
-    proc = shell(str(tmp_path / "db"), f".import {edges} roads --undirected\n.import nope.csv x\n"
+    proc = shell(str(tmp_path / "db"), f".import {edges} roads --undirected --weight minutes\n"
+                 ".import nope.csv x\n"
                  ".mode csv\nSELECT vertex, distance FROM sssp(roads, 3) ORDER BY vertex;\n")
     assert "Loaded graph 'roads': 3 vertices, 2 edges (undirected, weighted)" in proc.stderr
     assert "Error near line 2:" in proc.stderr and "does not exist" in proc.stderr

@@ -3,7 +3,8 @@
 The format follows DuckDB's sqllogictest and Kuzu's ``.test`` files. Blocks are separated by
 blank lines; ``#`` starts a comment line.
 
-    load NAME FILE [--undirected] [--vertices FILE]     ingest tests/sql/data/FILE as graph NAME
+    load NAME FILE [--undirected] [--vertices FILE] [--weight COL|none]
+                                                        ingest tests/sql/data/FILE as graph NAME
     require function NAME                               skip the file unless NAME is registered
 
     statement ok
@@ -135,7 +136,9 @@ def run_block(con, block: Block, where: str) -> None:
         name, file = parts[1], parts[2]
         vertices = str(DATA / parts[parts.index("--vertices") + 1]) if "--vertices" in parts \
             else None
-        con.ingest(name, DATA / file, vertices=vertices, undirected="--undirected" in parts)
+        weight = parts[parts.index("--weight") + 1] if "--weight" in parts else "auto"
+        con.ingest(name, DATA / file, vertices=vertices, undirected="--undirected" in parts,
+                   weight=None if weight == "none" else weight)
         return
     if block.kind == "statement" and block.mode.startswith("error"):
         wanted = block.mode.split()[1:]

@@ -22,10 +22,11 @@ from graphdb.storage.compiled import KernelSet
 
 from ...abi import DIRECTION_ALPHA, DIRECTION_BETA
 from ...graph import Graph
-from ..common import check_source, kernel_csr
+from ..common import check_source, kernel_csr, per_source
 from ..spec import AlgorithmOutput, OperatorConfig
 
-__all__ = ["KERNELS", "as_khop", "bfs", "bfs_depths", "bfs_levels", "bfs_search", "khop"]
+__all__ = ["KERNELS", "as_khop", "bfs", "bfs_depths", "bfs_levels", "bfs_many", "bfs_search",
+           "khop", "khop_many"]
 
 UNREACHED = -1
 
@@ -289,3 +290,14 @@ def as_khop(out: AlgorithmOutput) -> AlgorithmOutput:
 def khop(graph, config: OperatorConfig, source: int, k: int) -> AlgorithmOutput:
     """The vertices within ``k`` hops of ``source``: a BFS that stops after level ``k``."""
     return as_khop(bfs(graph, config, source, k))
+
+
+def bfs_many(graph, config: OperatorConfig, source: np.ndarray,
+             max_depth: int | None = None) -> AlgorithmOutput:
+    """:func:`bfs` from each of many sources (``FROM t, LATERAL bfs(g, t.v)``)."""
+    return per_source(lambda s: bfs(graph, config, s, max_depth), source, ("vertex", "depth"))
+
+
+def khop_many(graph, config: OperatorConfig, source: np.ndarray, k: int) -> AlgorithmOutput:
+    """:func:`khop` from each of many sources (``FROM t, LATERAL khop(g, t.v, 2)``)."""
+    return per_source(lambda s: khop(graph, config, s, k), source, ("vertex", "hops"))

@@ -55,6 +55,7 @@ BFS = AlgorithmSpec(
     columns=(Column("vertex", pa.int64(), vertex=True), Column("depth", pa.int64())),
     variants=_variants("bfs"),
     doc="Vertices reachable from source with their BFS depth (hops).",
+    many=("source", ".cpu:bfs_many"),
 )
 
 KHOP = AlgorithmSpec(
@@ -67,4 +68,5 @@ KHOP = AlgorithmSpec(
     columns=(Column("vertex", pa.int64(), vertex=True), Column("hops", pa.int64())),
     variants=_variants("khop"),
     doc="Vertices within k hops of source (source included at 0 hops).",
+    many=("source", ".cpu:khop_many"),
 )

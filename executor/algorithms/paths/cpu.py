@@ -135,13 +135,13 @@ def shortest_path(graph: Graph, config: OperatorConfig, source: int, target: int
     """One shortest path from ``source`` to ``target``, a row per vertex; none if unreachable."""
     check_source(graph, source, "shortest_path")
     check_source(graph, target, "shortest_path")
-    weights = edge_weights(graph)
+    weights = edge_weights(graph, weight)
     if weights is None:
         path = bidirectional_bfs_path(graph, source, target)
         dist = None if path is None else np.arange(len(path), dtype=np.float64)
         method = "bidirectional_bfs"
     else:
-        check_non_negative(graph, weights, "shortest_path")
+        check_non_negative(graph, weights, "shortest_path", weight)
         found = dijkstra_path(graph, source, target, weights)
         path, dist = (None, None) if found is None else found
         method = "dijkstra_bounded"

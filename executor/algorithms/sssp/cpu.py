@@ -23,10 +23,11 @@ from graphdb.storage.compiled import KernelSet
 from ...errors import InvalidArgument
 from ...graph import Graph
 from ..bfs.cpu import bfs_levels
-from ..common import check_non_negative, check_source, edge_weights, kernel_csr
+from ..common import check_non_negative, check_source, edge_weights, kernel_csr, per_source
 from ..spec import AlgorithmOutput, OperatorConfig
 
-__all__ = ["KERNELS", "bucket_width", "dijkstra", "sssp", "sssp_distances", "sswp", "sswp_widths"]
+__all__ = ["KERNELS", "bucket_width", "dijkstra", "sssp", "sssp_distances", "sssp_many", "sswp",
+           "sswp_widths"]
 
 KERNELS = KernelSet(__name__)
 
@@ -298,7 +299,7 @@ def dijkstra(
     return dist, (pred if predecessors else None)
 
 
-def sssp_distances(graph: Graph, source: int) -> np.ndarray:
+def sssp_distances(graph: Graph, source: int, weight: str | None = None) -> np.ndarray:
     """Shortest-path distance of every vertex from ``source``.
 
     Parameters
@@ -307,6 +308,8 @@ def sssp_distances(graph: Graph, source: int) -> np.ndarray:
         The graph.
     source : int
         Internal id of the start vertex.
+    weight : str or None
+        The numeric edge column to add up; None: the graph's weights.
 
     Returns
     -------
@@ -321,13 +324,13 @@ def sssp_distances(graph: Graph, source: int) -> np.ndarray:
     InvalidArgument
         Negative or NaN weights.
     """
-    weights = edge_weights(graph)
+    weights = edge_weights(graph, weight)
     if weights is None:
         vertices, depth = bfs_levels(graph, source)
         dist = np.full(graph.num_vertices, np.inf)
         dist[vertices] = depth
         return dist
-    check_non_negative(graph, weights, "sssp")
+    check_non_negative(graph, weights, "sssp", weight)
     return dijkstra(graph, source, weights)[0]
 
 
@@ -374,16 +377,22 @@ def sssp(graph: Graph, config: OperatorConfig, source: int,
          weight: str | None = None) -> AlgorithmOutput:
     """Shortest-path distances of the vertices reachable from ``source``."""
     check_source(graph, source, "sssp")
-    weights = edge_weights(graph)
+    weights = edge_weights(graph, weight)
     if weights is None:  # unit weights: hop counts from the BFS, already only reached vertices
         vertices, depth = bfs_levels(graph, source)
         return AlgorithmOutput(
             {"vertex": vertices, "distance": depth.astype(np.float64)},
             {"reached": int(vertices.size), "method": "bfs"},
         )
-    dist = sssp_distances(graph, source)
+    dist = sssp_distances(graph, source, weight)
     return AlgorithmOutput.vertices({"distance": dist}, {"method": "dijkstra"},
                                     reached="distance", drop="pos_inf")
+
+
+def sssp_many(graph: Graph, config: OperatorConfig, source: np.ndarray,
+              weight: str | None = None) -> AlgorithmOutput:
+    """:func:`sssp` from each of many sources (``FROM t, LATERAL sssp(g, t.v)``)."""
+    return per_source(lambda s: sssp(graph, config, s, weight), source, ("vertex", "distance"))
 
 
 def sswp(graph: Graph, config: OperatorConfig, source: int) -> AlgorithmOutput:

@@ -52,6 +52,7 @@ SSSP = AlgorithmSpec(
     ),
     doc="Shortest-path distance from source to every reachable vertex.",
     check=functools.partial(check_weight, algorithm="sssp"),
+    many=("source", ".cpu:sssp_many"),
 )
 
 SSWP = AlgorithmSpec(
