@@ -97,20 +97,20 @@ def read_range(array: np.ndarray, start: int, stop: int) -> np.ndarray:
 # -- the edges of one direction --------------------------------------------------------------
 
 
-def _direction(source: EdgeSource, key: str, undirected: bool, payload: str | None):
-    """A callable yielding ``key``/``other``(/``payload``) chunks of one direction: keyed by
-    ``key`` ('src' or 'dst'); an undirected graph's edges forward, then every edge again
-    reversed (a self loop only once). Forward edges first: the stored order then does not
-    depend on the chunk size."""
+def _direction(source: EdgeSource, key: str, undirected: bool, carry: dict | None = None):
+    """A callable yielding ``key``/``other`` chunks of one direction, with the columns of
+    ``carry`` (``{name in the chunk: spooled column}``): keyed by ``key`` ('src' or 'dst'); an
+    undirected graph's edges forward, then every edge again reversed (a self loop only once).
+    Forward edges first: the stored order then does not depend on the chunk size."""
     other = "dst" if key == "src" else "src"
+    carry = carry or {}
 
     def chunks():
         for reverse in (False, True) if undirected else (False,):
             for chunk in source.chunks():
                 k, o = (chunk[other], chunk[key]) if reverse else (chunk[key], chunk[other])
                 out = {"key": k, "other": o}
-                if payload is not None:
-                    out["payload"] = chunk[payload]
+                out.update((name, chunk[column]) for name, column in carry.items())
                 if reverse:
                     back = k != o
                     out = {c: v[back] for c, v in out.items()}
@@ -161,8 +161,8 @@ class _Sort:
         threads = max(1, (os.cpu_count() or 1) // len(keys))
 
         def degrees(key: str) -> np.ndarray:
-            return count_keys((c["key"] for c in _direction(source, key, self.undirected,
-                                                            None)()), 0, span, threads)
+            chunks = _direction(source, key, self.undirected)()
+            return count_keys((c["key"] for c in chunks), 0, span, threads)
 
         with ThreadPoolExecutor(len(keys)) as pool:
             counts = list(pool.map(degrees, keys))
@@ -208,7 +208,8 @@ class _Sort:
         for i, column in enumerate(columns):
             fill = starts if i == len(columns) - 1 else starts.copy()
             values = None if column is None else np.empty(total, _DTYPES[column])
-            scatter(_direction(source, key, self.undirected, column)(), 0, fill, renumber.lut,
+            carry = {} if column is None else {"payload": column}
+            scatter(_direction(source, key, self.undirected, carry)(), 0, fill, renumber.lut,
                     targets, values, threads)
             if column is not None:
                 out[column] = values
@@ -218,7 +219,7 @@ class _Sort:
         columns = _payload_columns(self.weighted, self.with_rows)
         edges = {"key": [], "other": []}
         edges.update((c, []) for c in columns)
-        for chunk in _direction_full(source, self.undirected, columns)():
+        for chunk in _direction(source, "src", self.undirected, {c: c for c in columns})():
             for c, v in chunk.items():
                 edges[c].append(v)
         edges = {c: np.concatenate(v) if v else np.zeros(0, np.int64) for c, v in edges.items()}
@@ -273,8 +274,8 @@ class _Sort:
         out_columns.update((c, d) for c, d in columns.items() if c not in ("key", "other"))
         output = Spool(self.tmpdir, f"{name}.csr", out_columns, budget_bytes=self.budget // 3)
         offsets = _Offsets(renumber.n, self.tmpdir / f"{name}.offsets", self.budget // 8)
-        chunks = _direction_full(source, self.undirected if key == "src" else False,
-                                 [c for c in columns if c not in ("key", "other")], key)
+        chunks = _direction(source, key, self.undirected if key == "src" else False,
+                            {c: c for c in columns if c not in ("key", "other")})
         rows = source.rows * (2 if self.undirected and key == "src" else 1)
         try:
             merged = _Buckets(self, columns, cap, renumber, offsets, output, name).sort(
@@ -289,24 +290,6 @@ class _Sort:
 
 
 _DTYPES = {"weight": np.dtype(np.float64), "row": np.dtype(np.int64)}
-
-
-def _direction_full(source: EdgeSource, undirected: bool, columns: list[str], key: str = "src"):
-    """Like :func:`_direction`, carrying every payload column under its own name."""
-    other = "dst" if key == "src" else "src"
-
-    def chunks():
-        for reverse in (False, True) if undirected else (False,):
-            for chunk in source.chunks():
-                k, o = (chunk[other], chunk[key]) if reverse else (chunk[key], chunk[other])
-                out = {"key": k, "other": o}
-                out.update((c, chunk[c]) for c in columns)
-                if reverse:
-                    back = k != o
-                    out = {c: v[back] for c, v in out.items()}
-                yield out
-
-    return chunks
 
 
 class _Buckets:

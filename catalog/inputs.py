@@ -260,8 +260,9 @@ def _check_weights(weight: np.ndarray, f: InputFile, first_row: int, column: str
             continue
         if not policy.keep_invalid_weights:
             row = int(np.argmax(bad))
-            raise f.error_at(first_row + row, f"weight {float(weight[row])!r} in column '{column}' is "
-                             f"{what}; pass --invalid-weights keep to store such weights")
+            raise f.error_at(first_row + row, f"weight {float(weight[row])!r} in column "
+                             f"'{column}' is {what}; pass --invalid-weights keep to store such "
+                             "weights")
         setattr(counts, f"weights_{name}", getattr(counts, f"weights_{name}") + found)
 
 
@@ -300,9 +301,10 @@ def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColu
             missing = ids.missing(keys)
             if missing.any():
                 row = int(np.argmax(missing))
-                raise f.error_at(first_row + row, f"{role} vertex {excerpt(column[row].as_py())} is not "
-                                 f"in the vertex file {check_missing} (pass --missing-vertices add "
-                                 "to add such vertices)")
+                shown = excerpt(column[row].as_py())
+                raise f.error_at(first_row + row, f"{role} vertex {shown} is not in the vertex "
+                                 f"file {check_missing} (pass --missing-vertices add to add such "
+                                 "vertices)")
     loops = src_keys == dst_keys
     n_loops = int(np.count_nonzero(loops))
     keep = None

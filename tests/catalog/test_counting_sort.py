@@ -188,4 +188,5 @@ def test_count_and_scatter_on_several_threads_equal_one(threads):
     np.testing.assert_array_equal(placed[0][1], placed[1][1])
     keys = np.concatenate([c["key"] for c in chunks])
     order = np.argsort(keys, kind="stable")
-    np.testing.assert_array_equal(placed[0][0], lut[np.concatenate([c["other"] for c in chunks])[order]])
+    others = np.concatenate([c["other"] for c in chunks])
+    np.testing.assert_array_equal(placed[0][0], lut[others[order]])
