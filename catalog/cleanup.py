@@ -4,9 +4,11 @@ An ingest spills edges and sorted runs to temporary files: inside the new graph'
 (``graphs/<id>/tmp``) or, with ``--temp-dir``, in ``<temp dir>/graphdb-ingest-<id>``. A process
 killed mid-ingest cannot remove them. So:
 
-* a read-write open of the database removes the spill folders of graph directories that no
-  committed entry references (and a copy a killed compaction left), when no other process is
-  writing (it takes the writer lock without waiting, or leaves it to the next open);
+* a read-write open of the database that finds spill folders (or a copy a killed compaction
+  left) removes those of graph directories that no committed entry references, when no other
+  process is writing (it takes the writer lock without waiting, or leaves it to the next open;
+  an open that finds nothing to remove does not ask for the lock at all, so it never makes a
+  writer starting at that moment find the database busy);
 * an ingest given a temp directory removes the ``graphdb-ingest-*`` folders there whose ingest
   is over: a running ingest holds a lock on its folder (``flock`` on the directory), which the
   kernel releases when the process dies.
@@ -25,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from graphdb.storage.compact import remove_copy
+from graphdb.storage.compact import COPY_DIR, remove_copy
 from graphdb.storage.errors import DatabaseLocked
 
 __all__ = ["TEMP_PREFIX", "holding", "remove_killed_writes", "remove_stale_temp"]
@@ -41,13 +43,20 @@ def remove_killed_writes(env, referenced_ids: Callable[[], set[str] | None]) -> 
     """Spill folders of killed ingests inside the database, removed (see the module);
     ``referenced_ids()`` gives the graph ids in use (None: unknown, nothing is removed)."""
     removed: list[Path] = []
+    graphs = env.path / "graphs"
+    try:
+        leftovers = (env.path / COPY_DIR).exists() or any(
+            (folder / "tmp").is_dir() for folder in graphs.iterdir())
+    except OSError:
+        return removed
+    if not leftovers:
+        return removed  # the usual open: the writer lock is not even asked for
     try:
         with env.writer_lock():
             remove_copy(env.path)
             referenced = referenced_ids()
             if referenced is None:
                 return removed
-            graphs = env.path / "graphs"
             for folder in graphs.iterdir() if graphs.is_dir() else ():
                 tmp = folder / "tmp"
                 if folder.name not in referenced and tmp.is_dir():
