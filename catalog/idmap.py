@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrays import arrow_values, column_values
 from .errors import IngestError, excerpt
 from .renumber import internal_dtype
 
@@ -109,7 +110,7 @@ class _SortedRuns:
     def add(self, values: np.ndarray) -> None:
         if not len(values):
             return
-        run = pc.unique(pa.array(values)).to_numpy()  # a hash table: no sort per batch
+        run = column_values(pc.unique(arrow_values(values)))  # a hash table: no sort per batch
         self._pending.append(run)
         self._pending_size += len(run)
         if self._pending_size > max(len(self.sorted), self.pending_limit):
@@ -129,7 +130,7 @@ class IdSet:
         self.kind = kind  # None until the first ids arrive (or forced by --id-type)
         self.pending_limit = pending_limit  # spread-out ids: unmerged ids held at most
         self.lo = self.hi = None  # integer mode: smallest and largest id seen
-        self._strings = pa.array([], pa.string())  # string mode: first-seen dictionary
+        self._strings = pa.nulls(0, pa.string())  # string mode: first-seen dictionary
         self._members: np.ndarray | None = None  # frozen integer mode: the vertex file's ids
         self._extra: list[np.ndarray] = []  # integer ids seen outside the spooled edges
         self.frozen = False  # no new ids (a vertex file and --missing-vertices error)
@@ -181,8 +182,8 @@ class IdSet:
                     "vertex id {} is above 2^63-1, the largest integer id; load with "
                     "--id-type string")
         if pa.types.is_int32(column.type):  # ids parsed narrow: kept so (catalog.inputs)
-            return column.to_numpy(zero_copy_only=False)
-        return np.asarray(pc.cast(column, pa.int64(), safe=False).to_numpy(zero_copy_only=False))
+            return column_values(column)
+        return column_values(pc.cast(column, pa.int64(), safe=False))
 
     def add_keys(self, keys: np.ndarray) -> None:
         """Integer ids that are vertices but are not among the spooled edges' keys (a vertex
@@ -206,15 +207,16 @@ class IdSet:
         # One hash table of the dictionary per call: callers pass large chunks so this stays
         # a small share of the work.
         position = pc.index_in(local, value_set=self._strings)
-        known = np.asarray(position.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        known = column_values(position, any_nulls=True).astype(np.int64)  # and so ...
+        known[~column_values(pc.is_valid(position))] = -1  # ... new strings get none
         new = known < 0
         if new.any():
             if not add or self.frozen:
                 known[new] = -1
             else:
                 known[new] = len(self._strings) + np.arange(int(new.sum()))
-                self._strings = pa.concat_arrays([self._strings, local.filter(pa.array(new))])
-        return known[encoded.indices.to_numpy(zero_copy_only=False)]
+                self._strings = pa.concat_arrays([self._strings, local.filter(arrow_values(new))])
+        return known[column_values(encoded.indices)]
 
     # -- membership (vertex files with --missing-vertices error) ----------------------------------
     def freeze(self) -> None:
@@ -246,10 +248,10 @@ class IdSet:
         """How keys become internal ids; ``key_chunks()`` yields every spooled key column
         chunk (read again only for spread-out integer ids) and ``rows`` counts them."""
         if self.kind == "string":
-            order = pc.sort_indices(self._strings).to_numpy()
+            order = column_values(pc.sort_indices(self._strings))
             rank = np.empty(len(order), dtype=internal_dtype(len(order)))
             rank[order] = np.arange(len(order), dtype=rank.dtype)
-            return IdMapper(self._strings.take(pa.array(order)), lut=rank)
+            return IdMapper(self._strings.take(arrow_values(order)), lut=rank)
         if self.lo >= 0 and self.hi < dense_span_limit(rows, budget):
             return DenseKeys(self.hi + 1)
         if self._members is not None:  # frozen: the vertex file's ids are all the ids
@@ -261,4 +263,5 @@ class IdSet:
             for keys in self._extra:
                 runs.add(keys)
             distinct = runs.merge()
-        return IdMapper(pa.array(distinct, pa.int64()), sorted_keys=distinct)
+        return IdMapper(arrow_values(distinct.astype(np.int64, copy=False)),
+                        sorted_keys=distinct)

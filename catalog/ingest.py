@@ -33,6 +33,7 @@ from graphdb.storage.compiled import preload
 from graphdb.storage.mapped import trim_heap
 from graphdb.storage.topology import RELEASE_EVERY
 
+from .arrays import arrow_values
 from .cleanup import TEMP_PREFIX, holding, remove_stale_temp
 from .counting import COUNT_KEYS, SCATTER
 from .csrbuild import CSR, MERGE_WEIGHTS, EdgeSource, Topology, build_topology, read_range
@@ -165,7 +166,7 @@ class _PropertyFile:
             table = pa.ipc.open_file(source).read_all()
             with pa.ipc.new_file(str(out), table.schema) as writer:
                 for start in range(0, len(rows), chunk):
-                    writer.write_table(table.take(pa.array(np.asarray(rows[start:start + chunk]))))
+                    writer.write_table(table.take(arrow_values(read_range(rows, start, start + chunk))))
                 if not len(rows):
                     writer.write_table(table.slice(0, 0))
 
@@ -179,7 +180,7 @@ def _vertex_table(ids: pa.Array, internal: np.ndarray | None, props: pa.Table | 
         return table
     position = np.full(len(ids), -1, dtype=np.int64)
     position[internal] = np.arange(len(internal))
-    take = pa.array(position, mask=position < 0)
+    take = arrow_values(position, valid=position >= 0)
     for name in props.column_names:
         table = table.append_column(props.schema.field(name), props.column(name).take(take))
     return table
@@ -226,7 +227,7 @@ def _sort(spool: SpoolSet | DeviceSpool, ids: IdSet, options: IngestOptions, wei
                                       extra_keys=ids.extra_keys, **common)
             renumber = topology.renumber
             return _Sorted(topology, renumber.n,
-                           lambda: (pa.array(k) for k in renumber.keys()), renumber)
+                           lambda: (arrow_values(k) for k in renumber.keys()), renumber)
         mapper = plan
         source = EdgeSource(lambda: _mapped(host_chunks(chunk_rows), mapper), spool.rows,
                             in_memory)
@@ -242,7 +243,7 @@ def _sort_on_device(spool: DeviceSpool, plan: DenseKeys | IdMapper, ids: IdSet,
         built = device_topology(spool.xp, spool, plan.span, undirected=options.undirected,
                                 renumber=True, extra_keys=list(ids.extra_keys()))
         numbering = built.renumber
-        ids_of = lambda: (pa.array(k) for k in numbering.keys())  # noqa: E731
+        ids_of = lambda: (arrow_values(k) for k in numbering.keys())  # noqa: E731
         internal = numbering
     else:
         built = device_topology(spool.xp, spool, plan.n, undirected=options.undirected,

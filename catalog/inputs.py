@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrays import arrow_values, column_values
 from .errors import IngestError, excerpt
 from .idmap import IdSet
 from .readers import InputFile, InputFiles
@@ -286,7 +287,7 @@ def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColu
         null = _first_null(wcol)
         if null is not None:
             raise f.error_at(first_row + null, f"missing weight in column '{columns.weight}'")
-        weight = wcol.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        weight = column_values(wcol.cast(pa.float64()))
         _check_weights(weight, f, first_row, columns.weight, policy, counts)
     try:
         add = check_missing is None
@@ -323,7 +324,7 @@ def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColu
     if property_sink is not None:
         props = table.select(columns.properties)
         if keep is not None:
-            props = props.filter(pa.array(keep))
+            props = props.filter(arrow_values(keep))
         # The row of an edge in the property file written alongside (kept edges only).
         arrays["row"] = np.arange(spool.rows, spool.rows + len(src_keys), dtype=np.int64)
         property_sink(props)

@@ -151,13 +151,15 @@ def test_preload_loads_for_large_ingests_within_the_memory_limit():
 def test_a_small_ingest_loads_neither_numba_nor_scipy(tmp_path):
     """Below MIN_EDGES an ingest in a fresh process keeps to numpy: numba's import
     would cost more than the kernels save. Neither the in-memory nor the bucketed sort needs
-    scipy (12 MB resident, which a small memory limit cannot spare)."""
+    scipy (12 MB resident, which a small memory limit cannot spare), and the ingest converts
+    between Arrow and numpy without pyarrow's pandas probe (45 MB)."""
     edges = tmp_path / "e.csv"
     edges.write_text("src,dst\n" + "".join(f"{i},{(7 * i) % 1000}\n" for i in range(3000)))
     code = ("import sys, graphdb; con = graphdb.connect(sys.argv[1]); "
             "con.ingest('g', sys.argv[2]); con.ingest('h', sys.argv[2], memory_limit='1MiB'); "
             "assert 'numba' not in sys.modules, 'numba loaded by a small ingest'; "
-            "assert 'scipy' not in sys.modules, 'scipy loaded by an ingest'")
+            "assert 'scipy' not in sys.modules, 'scipy loaded by an ingest'; "
+            "assert 'pandas' not in sys.modules, 'pandas loaded by an ingest'")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "db"), str(edges)], check=True,
                    cwd=Path(__file__).resolve().parents[2], timeout=120)
 
