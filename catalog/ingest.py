@@ -443,8 +443,9 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     return entry
 
 
-#: Vertices whose degrees the statistics look at a time (offsets may be a file's memory map).
-STATS_CHUNK = 1 << 20
+#: Vertices whose degrees the statistics look at a time (offsets may be a file's memory map):
+#: ~24 bytes of temporaries each, 6 MiB.
+STATS_CHUNK = 1 << 18
 
 
 def _stats(out: CSR, arrays: dict, options: IngestOptions, counts, n: int) -> dict:

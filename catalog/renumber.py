@@ -19,7 +19,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["Renumber", "internal_dtype", "mark_bits"]
+__all__ = ["KEYS_AT_ONCE", "Renumber", "internal_dtype", "mark_bits"]
+
+#: Keys looked at a time when counting or listing present keys (a byte, then 8, per key).
+KEYS_AT_ONCE = 1 << 18
 
 
 def internal_dtype(n: int) -> np.dtype:
@@ -116,18 +119,19 @@ class Renumber:
             return np.ones(stop - start, dtype=bool)
         if self._present is not None:
             return self._present[start:stop]
-        keys = np.arange(start, stop, dtype=np.uint64)
-        bit = np.left_shift(np.uint64(1), keys & np.uint64(63))
-        return (self._bits[(keys >> np.uint64(6)).astype(np.int64)] & bit) != 0
+        first, last = start // 64, -(-stop // 64)
+        words = np.ascontiguousarray(self._bits[first:last]).view(np.uint8)
+        flags = np.unpackbits(words, bitorder="little").view(bool)  # a byte per key
+        return flags[start - 64 * first:stop - 64 * first]
 
     def count(self, start: int, stop: int) -> int:
         """How many of the keys ``start..stop-1`` are present."""
         if self.identity:
             return stop - start
-        return sum(int(np.count_nonzero(self.present(a, min(stop, a + (1 << 20)))))
-                   for a in range(start, stop, 1 << 20))
+        return sum(int(np.count_nonzero(self.present(a, min(stop, a + KEYS_AT_ONCE))))
+                   for a in range(start, stop, KEYS_AT_ONCE))
 
-    def keys(self, chunk: int = 1 << 20) -> Iterator[np.ndarray]:
+    def keys(self, chunk: int = KEYS_AT_ONCE) -> Iterator[np.ndarray]:
         """The present keys in ascending order (int64), at most ``chunk`` keys of the span
         looked at a time: the ``id`` column of the vertex table, written piece by piece."""
         for start in range(0, self.span, chunk):
