@@ -63,6 +63,9 @@ from .spool import SpoolSet
 __all__ = ["IngestOptions", "arrow_records", "build_graph_arrays", "default_memory_limit",
            "run_ingest", "write_graph"]
 
+#: Inputs of fewer rows (estimated) sort on the CPU unless --device gpu: bringing up CuPy and a
+#: CUDA context (a second or more in a fresh process) costs more than the sort it would save.
+GPU_MIN_ROWS = 8_000_000
 #: Host bytes per edge of the CSR arrays a device sort hands back (both directions' targets,
 #: weights): the device sorts only graphs whose arrays fit half the host's memory limit.
 HOST_BYTES_PER_EDGE = 24
@@ -257,7 +260,7 @@ def _sort_on_device(spool: DeviceSpool, plan: DenseKeys | IdMapper, ids: IdSet,
 
 def _device_for(options: IngestOptions, rows: int, budget: int):
     """The array module of the device that sorts (CuPy), or None for the CPU."""
-    if options.device == "cpu":
+    if options.device == "cpu" or (options.device == "auto" and rows < GPU_MIN_ROWS):
         return None
     xp = device_xp(options.device)
     if xp is None:
