@@ -1,16 +1,20 @@
 """The ingest pipeline: edge file(s) (and optionally a vertex file) become a stored graph.
 
-    read (streamed batches; large text files in parallel byte-range parts) -> ids to keys,
-    checks, policies -> spool (memory, then temp files)
-    -> id mapping (dense ids in ascending order of the user's ids) -> out-CSR (+ in-CSR of a
-    directed graph) by a bucketed counting sort under the memory budget -> edge properties in
-    stored order -> write_graph: the Arrow files, then ONE LMDB write transaction with the CSR
-    blocks and the catalog entry. The topology is stored once, as CSR blocks: slotted pages are
-    built from them when first needed (catalog.pages), or right after the commit with ``pages``.
+    read (streamed batches; large text files in parallel byte-range parts, ids as 32-bit
+    integers when they fit) -> ids to keys, checks, policies -> spool (memory, then temp files;
+    or the GPU's memory) -> how keys become internal ids (raw ids renumbered by the sort, or a
+    mapping for strings and spread-out integers) -> out-CSR (+ in-CSR of a directed graph) by a
+    counting sort, in memory or in buckets under the memory limit (catalog.csrbuild; on the GPU:
+    catalog.devicebuild) -> edge properties in stored order -> write_graph: the Arrow files, then
+    ONE LMDB write transaction with the CSR blocks and the catalog entry. The topology is stored
+    once, as CSR blocks: slotted pages are built from them when first needed (catalog.pages), or
+    right after the commit with ``pages``.
 
 Everything is written into a new graph directory (temporary files in its ``tmp`` folder, or under
 ``temp_dir``). Until the transaction commits nothing refers to that directory, so a failed or
-killed ingest leaves no visible trace (the catalog removes unreferenced directories).
+killed ingest leaves no visible trace (the catalog removes unreferenced directories, and the
+next open removes a killed ingest's spill files: catalog.cleanup). Peak memory stays within
+``memory_limit`` plus a fixed overhead, whatever the input's size.
 """
 
 from __future__ import annotations
