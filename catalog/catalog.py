@@ -15,12 +15,15 @@ import numpy as np
 import pyarrow as pa
 
 from graphdb.storage import BufferManager, Environment
+from graphdb.storage.compact import COMPACT_WHEN_FREE, Space
 from graphdb.storage.env import valid_graph_id
 from graphdb.storage.errors import CorruptData, DatabaseLocked, DiskFull, StorageError
 
+from .cleanup import remove_killed_writes
 from .entries import GraphEntry, valid_graph_name
 from .errors import CatalogError, CorruptGraph, GraphChanged, GraphExists, GraphNotFound
 from .ingest import IngestOptions, run_ingest
+from .pages import PageStatus, ensure_pages, page_status
 from .snapshot import Snapshot, free_retired, read_sequence, retire_version, retired_versions
 from .validation import (
     array_problem,
@@ -103,6 +106,8 @@ class Catalog:
         self._layouts_checked: set[str] = set()
         #: entries parsed and checked, by their stored bytes (a version's entry never changes)
         self._parsed: OrderedDict[tuple[str, bytes], GraphEntry] = OrderedDict()
+        if not env.read_only:  # spill files of killed ingests (catalog.cleanup)
+            remove_killed_writes(env, self._referenced)
 
     # -- snapshots ------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -347,13 +352,23 @@ class Catalog:
             raw = None if raw is None else bytes(raw)
         return raw is None or _salvage_graph_id(raw) != entry.graph_id
 
+
+    def page_status(self, entry: GraphEntry) -> PageStatus:
+        """Whether ``entry``'s slotted pages exist, or what building them first costs."""
+        return page_status(self.env, entry)
+
+    def ensure_pages(self, entry: GraphEntry) -> PageStatus:
+        """Build ``entry``'s slotted pages from its CSR blocks unless they exist (the one call
+        a page-streamed operator makes before it reads pages)."""
+        return ensure_pages(self.env, entry)
+
     # -- writing --------------------------------------------------------------------------------
     def ingest(self, name: str, edges: str, options: IngestOptions = IngestOptions(), *,
                replace: bool = False, progress=None) -> GraphEntry:
         """Load an edge file (or a glob of files) as graph ``name``; visible only once committed.
 
         ``progress``: a :class:`graphdb.catalog.progress.Progress` to report to (default: silent)."""
-        if not valid_graph_name(name):
+        if not valid_graph_name(name):  # before any work: a name is checked, not a file read
             raise CatalogError(
                 f"invalid graph name '{str(name)[:80]}': use letters, digits and underscores, "
                 "starting with a letter or underscore (at most 255)"
@@ -382,7 +397,9 @@ class Catalog:
             except BaseException:
                 self._remove_orphans()
                 raise
-            self._free_retired()
+            self._space_back()
+            if options.pages:
+                self.ensure_pages(entry)
             return entry
 
     def drop(self, name: str) -> str:
@@ -391,7 +408,7 @@ class Catalog:
         can be dropped too: its key goes, and only data under a generated id is ever freed."""
         with self.env.writer_lock():
             dropped = self._drop_locked(name)
-            self._free_retired()
+            self._space_back()
             return dropped
 
     def _drop_locked(self, name: str) -> str:
@@ -416,7 +433,7 @@ class Catalog:
             if not retired_versions(self.env):
                 return
             with self.env.writer_lock():
-                self._free_retired()
+                self._space_back()
         except (DatabaseLocked, StorageError, CorruptGraph):
             pass  # best effort: the next writer frees them
 
@@ -437,16 +454,43 @@ class Catalog:
         except GraphNotFound:
             return None
 
-    def _remove_orphans(self) -> list[str]:
-        """Remove graph directories of killed ingests: those no entry and no retired version
-        references. Skipped when an entry is too damaged to tell which directory it uses."""
+    def _space_back(self) -> None:
+        """Free the retired versions no statement reads any more, then give the file's space
+        back when more than half of it is free (storage.compact): after a drop, a replace, or
+        the last reader of a retired version closing. The caller holds the writer lock."""
+        self._free_retired()
+        self.env.compact(COMPACT_WHEN_FREE)
+
+    def vacuum(self) -> Space:
+        """Give the free space of the database file back (VACUUM): free what no statement
+        reads any more, then copy-compact the file, whatever share is free. CatalogError when
+        it cannot (another process, or another connection of this one, has it open)."""
+        with self.env.writer_lock():
+            self._free_retired()
+            after = self.env.compact()
+            if after is None:
+                if self.env.space().free_bytes == 0:
+                    return self.env.space()
+                raise CatalogError(
+                    f"cannot compact '{self.env.path}' while another process (or another "
+                    "connection of this one) has it open; close them and run VACUUM again")
+            return after
+
+    def _referenced(self) -> set[str] | None:
+        """Graph ids that a committed entry or a retired version references; None when an entry
+        is too damaged to tell which directory it uses."""
         with self.env.read_txn() as txn:
             raw = self._raw_entries(txn)
         referenced = {_salvage_graph_id(v) for v in raw.values()}
         if None in referenced:
-            return []
-        referenced |= {graph_id for _key, graph_id, _s in retired_versions(self.env)}
-        return self.env.remove_unreferenced(referenced)
+            return None
+        return referenced | {graph_id for _key, graph_id, _s in retired_versions(self.env)}
+
+    def _remove_orphans(self) -> list[str]:
+        """Remove graph directories of killed ingests: those no entry and no retired version
+        references. Skipped when an entry is too damaged to tell which directory it uses."""
+        referenced = self._referenced()
+        return [] if referenced is None else self.env.remove_unreferenced(referenced)
 
     @property
     def path(self) -> Path:

@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 __all__ = ["CatalogError", "CorruptGraph", "GraphChanged", "GraphNotFound", "GraphExists",
-           "IngestError", "IngestWarning"]
+           "IngestError", "IngestWarning", "excerpt"]
+
+#: Characters of a user's value an error message quotes at most.
+EXCERPT_CHARS = 60
+
+
+def excerpt(value, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(value)`` cut to about ``limit`` characters: messages quote a value, never echo a
+    20 MB field whole."""
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class CatalogError(Exception):

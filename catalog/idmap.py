@@ -4,31 +4,35 @@ Ascending order is an invariant other code relies on (binary-search id lookup, C
 
 While the input streams by, every id column is turned into int64 *keys*: integer ids are their own
 keys; a string id's key is its position in a dictionary of the strings seen so far (first-seen
-order). Edges are kept as keys (in memory or spilled to disk) until every id has been seen; then
-:meth:`IdSet.finish` turns keys into internal ids with one lookup each:
+order). Edges are kept as keys (in memory or spilled to disk); once every id has been seen,
+:meth:`IdSet.finish` says how keys become internal ids:
 
-* integer ids, dense (non-negative and a moderate maximum): a presence bitmap whose running count
-  is the internal id (no sort at all: np.unique over 32 M ids costs seconds);
-* integer ids, sparse (e.g. 64-bit hashes): sorted unique runs merged as they come, then a
-  binary search;
-* strings: the dictionary sorted once; a key's internal id is its rank.
+* integer ids that are non-negative and not spread out much wider than there can be vertices
+  (generated graphs, most datasets): nothing is collected while reading but the smallest and
+  largest id. The edges are sorted by the raw id itself and the ids that never occur are dropped
+  afterwards (:mod:`graphdb.catalog.renumber`): a :class:`DenseKeys`;
+* integer ids spread out (e.g. 64-bit hashes, negative ids): the distinct ids are collected from
+  the spooled keys afterwards (sorted unique runs, merged as they come), then each key is found
+  by binary search: an :class:`IdMapper`;
+* strings: the dictionary sorted once; a key's internal id is its rank: an :class:`IdMapper`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import IngestError
+from .arrays import arrow_values, column_values
+from .errors import IngestError, excerpt
+from .renumber import internal_dtype
 
-__all__ = ["IdSet", "IdMapper"]
+__all__ = ["DenseKeys", "IdMapper", "IdSet", "dense_span_limit", "sorted_search"]
 
 _INT64_MAX = np.iinfo(np.int64).max
-
-
-def internal_dtype(n: int) -> np.dtype:
-    return np.dtype(np.int32) if n < 2**31 else np.dtype(np.int64)
 
 
 def sorted_search(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
@@ -40,6 +44,30 @@ def sorted_search(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
     return found
 
 
+def dense_span_limit(rows: int, budget: int) -> int:
+    """The largest raw-id range sorted by raw id: a few times the vertices ``rows`` edges (and
+    vertex rows) can have, and no more than the memory limit can hold a bit and a running count
+    per id of (0.19 bytes per id, in a quarter of the limit)."""
+    return min(max(1 << 16, 4 * (2 * rows + 1)), max(1 << 16, int(budget * 4 // 3)))
+
+
+@dataclass(frozen=True)
+class DenseKeys:
+    """Keys are the raw integer ids, all in ``0..span-1``; the sort renumbers them."""
+
+    span: int
+
+
+def _refuse(column: pa.Array, bad: pa.Array, message: str) -> None:
+    """Raise ``message`` (the value quoted in it) for the first row where ``bad`` holds; the
+    error carries the row, which the caller turns into a line."""
+    row = pc.index(bad.fill_null(False), True).as_py()
+    if row >= 0:
+        error = IngestError(message.format(excerpt(column[row].as_py())))
+        error.row = row
+        raise error
+
+
 class IdMapper:
     """Keys -> internal ids, and the sorted user ids (the ``id`` column of ``g.vertices``)."""
 
@@ -49,15 +77,8 @@ class IdMapper:
         self.n = len(ids)
         self._lut, self._sorted = lut, sorted_keys
         self.dtype = internal_dtype(self.n)
-        # Ids that are exactly 0..V-1 (generated graphs, many datasets) map to themselves.
-        self.identity = lut is None and sorted_keys is None
 
     def __call__(self, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        if self.identity:
-            if out is None:
-                return keys.astype(self.dtype)
-            out[...] = keys
-            return out
         if self._lut is not None:
             return np.take(self._lut, keys, out=out)
         if out is None:
@@ -66,24 +87,52 @@ class IdMapper:
         return out
 
     @property
+    def lut(self) -> np.ndarray | None:
+        """The lookup table from key to internal id (string ids), if that is the form."""
+        return self._lut
+
+    @property
     def nbytes(self) -> int:
         arrays = [a for a in (self._lut, self._sorted) if a is not None]
         return sum(a.nbytes for a in arrays) + self.ids.nbytes
 
 
-class IdSet:
-    """The set of vertex ids seen so far, of one kind: ``int`` or ``string``."""
+class _SortedRuns:
+    """Distinct integers collected run by run: each run deduplicated by a hash table, runs
+    merged into one sorted array once they outweigh it (or ``pending_limit``)."""
 
-    def __init__(self, kind: str | None = None, dense_limit: int = 1 << 27,
-                 pending_limit: int = 1 << 22):
-        self.kind = kind  # None until the first ids arrive (or forced by --id-type)
-        self.dense_limit = dense_limit  # largest id space kept as a bitmap
-        self.pending_limit = pending_limit  # sparse ids: unmerged ids held at most
-        self._present = np.zeros(0, dtype=bool)  # dense integer mode
-        self._sorted: np.ndarray | None = None  # sparse integer mode: sorted unique ids
+    def __init__(self, pending_limit: int):
+        self.pending_limit = pending_limit
+        self.sorted = np.zeros(0, dtype=np.int64)
         self._pending: list[np.ndarray] = []
         self._pending_size = 0
-        self._strings = pa.array([], pa.string())  # string mode: first-seen dictionary
+
+    def add(self, values: np.ndarray) -> None:
+        if not len(values):
+            return
+        run = column_values(pc.unique(arrow_values(values)))  # a hash table: no sort per batch
+        self._pending.append(run)
+        self._pending_size += len(run)
+        if self._pending_size > max(len(self.sorted), self.pending_limit):
+            self.merge()
+
+    def merge(self) -> np.ndarray:
+        if self._pending:
+            self.sorted = np.unique(np.concatenate([self.sorted] + self._pending))
+            self._pending, self._pending_size = [], 0
+        return self.sorted
+
+
+class IdSet:
+    """The ids seen so far, of one kind: ``int`` or ``string``."""
+
+    def __init__(self, kind: str | None = None, pending_limit: int = 1 << 22):
+        self.kind = kind  # None until the first ids arrive (or forced by --id-type)
+        self.pending_limit = pending_limit  # spread-out ids: unmerged ids held at most
+        self.lo = self.hi = None  # integer mode: smallest and largest id seen
+        self._strings = pa.nulls(0, pa.string())  # string mode: first-seen dictionary
+        self._members: np.ndarray | None = None  # frozen integer mode: the vertex file's ids
+        self._extra: list[np.ndarray] = []  # integer ids seen outside the spooled edges
         self.frozen = False  # no new ids (a vertex file and --missing-vertices error)
 
     # -- turning a column into keys ------------------------------------------------------------
@@ -94,8 +143,13 @@ class IdSet:
         if pa.types.is_string(t) or pa.types.is_large_string(t):
             return "string"
         if pa.types.is_floating(t):
-            as_int = pc.cast(column, pa.int64(), safe=False)
-            if pc.all(pc.equal(pc.cast(as_int, t), column)).as_py() is not False:
+            # Whole numbers (ids a reader took for numbers) are integer ids, if exact.
+            _refuse(column, pc.invert(pc.is_finite(column)),
+                    "vertex id {} is not a number that can name a vertex")
+            if pc.all(pc.equal(pc.floor(column), column)).as_py() is not False:
+                _refuse(column, pc.greater_equal(pc.abs(column), pa.scalar(2.0**53)),
+                        "vertex id {} is too large to be read exactly as a number; load with "
+                        "--id-type string")
                 return "int"
         return "string"
 
@@ -110,46 +164,40 @@ class IdSet:
             text = column.cast(pa.string())
             integer = pc.match_substring_regex(text, r"^\s*[-+]?\d+\s*$").fill_null(False)
             row = max(pc.index(integer, False).as_py(), 0)
-            error = IngestError(f"vertex id {text[row].as_py()!r} is text but the ids so far are "
-                                "integers; load with --id-type string to read every id as text")
+            error = IngestError(f"vertex id {excerpt(text[row].as_py())} is text but the ids so "
+                                "far are integers; load with --id-type string to read every id "
+                                "as text")
             error.row = row  # the caller names the line
             raise error
         values = self._int_values(column)
-        if add and not self.frozen:
-            self._add_ints(values)
+        if add and not self.frozen and len(values):
+            lo, hi = int(values.min()), int(values.max())
+            self.lo = lo if self.lo is None else min(self.lo, lo)
+            self.hi = hi if self.hi is None else max(self.hi, hi)
         return values
 
     def _int_values(self, column: pa.Array) -> np.ndarray:
-        if pa.types.is_uint64(column.type) and len(column) and pc.max(column).as_py() > _INT64_MAX:
-            raise IngestError("vertex ids above 2^63-1 are not supported as integers; "
-                              "load with --id-type string")
-        return np.asarray(pc.cast(column, pa.int64(), safe=False).to_numpy(zero_copy_only=False))
+        if pa.types.is_uint64(column.type) and len(column):
+            _refuse(column, pc.greater(column, pa.scalar(_INT64_MAX, pa.uint64())),
+                    "vertex id {} is above 2^63-1, the largest integer id; load with "
+                    "--id-type string")
+        if pa.types.is_int32(column.type):  # ids parsed narrow: kept so (catalog.inputs)
+            return column_values(column)
+        return column_values(pc.cast(column, pa.int64(), safe=False))
 
-    def _add_ints(self, values: np.ndarray) -> None:
-        if not len(values):
+    def add_keys(self, keys: np.ndarray) -> None:
+        """Integer ids that are vertices but are not among the spooled edges' keys (a vertex
+        file's, the endpoints of dropped self loops)."""
+        if self.kind == "string" or not len(keys):
             return
-        if self._sorted is None:
-            lo, hi = (v.as_py() for v in pc.min_max(values).values())  # one pass
-            if lo >= 0 and hi < self.dense_limit:
-                if hi >= len(self._present):
-                    grown = np.zeros(max(hi + 1, 2 * len(self._present)), dtype=bool)
-                    grown[: len(self._present)] = self._present
-                    self._present = grown
-                self._present[values] = True
-                return
-            # Ids too spread out for a bitmap: switch to sorted unique runs.
-            self._sorted = np.flatnonzero(self._present).astype(np.int64)
-            self._present = np.zeros(0, dtype=bool)
-        run = pc.unique(pa.array(values)).to_numpy()  # a hash table: no sort per batch
-        self._pending.append(run)
-        self._pending_size += len(run)
-        if self._pending_size > max(len(self._sorted), self.pending_limit):
-            self._merge_pending()
+        keys = np.asarray(keys, dtype=np.int64)
+        self._extra.append(np.unique(keys))
+        lo, hi = int(keys.min()), int(keys.max())
+        self.lo = lo if self.lo is None else min(self.lo, lo)
+        self.hi = hi if self.hi is None else max(self.hi, hi)
 
-    def _merge_pending(self) -> None:
-        if self._pending:
-            self._sorted = np.unique(np.concatenate([self._sorted] + self._pending))
-            self._pending, self._pending_size = [], 0
+    def extra_keys(self) -> Iterator[np.ndarray]:
+        yield from self._extra
 
     def _string_keys(self, column: pa.Array, add: bool) -> np.ndarray:
         encoded = pc.dictionary_encode(column)
@@ -159,58 +207,61 @@ class IdSet:
         # One hash table of the dictionary per call: callers pass large chunks so this stays
         # a small share of the work.
         position = pc.index_in(local, value_set=self._strings)
-        known = np.asarray(position.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        known = column_values(position, any_nulls=True).astype(np.int64)  # and so ...
+        known[~column_values(pc.is_valid(position))] = -1  # ... new strings get none
         new = known < 0
         if new.any():
             if not add or self.frozen:
                 known[new] = -1
             else:
                 known[new] = len(self._strings) + np.arange(int(new.sum()))
-                self._strings = pa.concat_arrays([self._strings, local.filter(pa.array(new))])
-        return known[encoded.indices.to_numpy(zero_copy_only=False)]
+                self._strings = pa.concat_arrays([self._strings, local.filter(arrow_values(new))])
+        return known[column_values(encoded.indices)]
 
     # -- membership (vertex files with --missing-vertices error) ----------------------------------
+    def freeze(self) -> None:
+        """No new ids from now on: the ids so far (a vertex file's) are the vertices."""
+        self.frozen = True
+        if self.kind != "string":
+            self._members = np.unique(np.concatenate(self._extra)) if self._extra else \
+                np.zeros(0, np.int64)
+
     def missing(self, keys: np.ndarray) -> np.ndarray:
-        """Mask of keys that are not in the set."""
+        """Mask of keys that are not in the (frozen) set."""
         if self.kind == "string":
             return keys < 0
-        if self._sorted is None:
-            inside = (keys >= 0) & (keys < len(self._present))
-            out = ~inside
-            out[inside] = ~self._present[keys[inside]]
-            return out
-        self._merge_pending()
-        pos = sorted_search(self._sorted, keys)
-        pos[pos >= len(self._sorted)] = 0
-        return self._sorted[pos] != keys if len(self._sorted) else np.ones(len(keys), bool)
+        members = self._members
+        if not len(members):
+            return np.ones(len(keys), dtype=bool)
+        pos = sorted_search(members, keys)
+        pos[pos >= len(members)] = 0
+        return members[pos] != keys
 
     def __len__(self) -> int:
         if self.kind == "string":
             return len(self._strings)
-        if self._sorted is None:
-            return int(np.count_nonzero(self._present))
-        self._merge_pending()
-        return len(self._sorted)
-
-    @property
-    def nbytes(self) -> int:
-        return (self._present.nbytes + self._strings.nbytes + self._pending_size * 8
-                + (0 if self._sorted is None else self._sorted.nbytes))
+        return 0 if self.lo is None else 1  # some ids, not counted (see finish)
 
     # -- the mapping ---------------------------------------------------------------------------
-    def finish(self) -> IdMapper:
+    def finish(self, key_chunks: Callable[[], Iterator[np.ndarray]], rows: int,
+               budget: int) -> DenseKeys | IdMapper:
+        """How keys become internal ids; ``key_chunks()`` yields every spooled key column
+        chunk (read again only for spread-out integer ids) and ``rows`` counts them."""
         if self.kind == "string":
-            order = pc.sort_indices(self._strings).to_numpy()
+            order = column_values(pc.sort_indices(self._strings))
             rank = np.empty(len(order), dtype=internal_dtype(len(order)))
             rank[order] = np.arange(len(order), dtype=rank.dtype)
-            return IdMapper(self._strings.take(pa.array(order)), lut=rank)
-        if self._sorted is None:
-            n = int(np.count_nonzero(self._present))
-            if n == len(self._present):
-                return IdMapper(pa.array(np.arange(n, dtype=np.int64)))
-            lut = np.cumsum(self._present, dtype=internal_dtype(n))
-            lut -= 1  # the running count of present ids is the internal id
-            ids = np.flatnonzero(self._present).astype(np.int64)
-            return IdMapper(pa.array(ids, pa.int64()), lut=lut)
-        self._merge_pending()
-        return IdMapper(pa.array(self._sorted, pa.int64()), sorted_keys=self._sorted)
+            return IdMapper(self._strings.take(arrow_values(order)), lut=rank)
+        if self.lo >= 0 and self.hi < dense_span_limit(rows, budget):
+            return DenseKeys(self.hi + 1)
+        if self._members is not None:  # frozen: the vertex file's ids are all the ids
+            distinct = self._members
+        else:
+            runs = _SortedRuns(self.pending_limit)
+            for keys in key_chunks():
+                runs.add(keys)
+            for keys in self._extra:
+                runs.add(keys)
+            distinct = runs.merge()
+        return IdMapper(arrow_values(distinct.astype(np.int64, copy=False)),
+                        sorted_keys=distinct)

@@ -17,13 +17,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import IngestError
+from .arrays import arrow_values, column_values
+from .errors import IngestError, excerpt
 from .idmap import IdSet
 from .readers import InputFile, InputFiles
 from .spool import SpoolSet
 
-__all__ = ["EdgeColumns", "ReadCounts", "group_rows_for", "pick_column", "read_vertices",
-           "read_edges", "text_column_types"]
+__all__ = ["EdgeColumns", "ReadCounts", "group_rows_for", "narrow_ids", "pick_column",
+           "read_vertices", "read_edges", "text_column_types"]
 
 #: Rows handled together (at most); string ids are dictionary-encoded per group, so a group is
 #: large enough that the per-group cost (a hash table of the dictionary so far) stays small.
@@ -89,16 +90,41 @@ class EdgeColumns:
         return cls(s, d, w, props)
 
 
-def text_column_types(schema: pa.Schema, columns: EdgeColumns, id_type: str) -> dict:
+def text_column_types(schema: pa.Schema, columns: EdgeColumns, id_type: str,
+                      narrow: bool = False) -> dict:
     """The types to parse text columns as, from the first rows of the file: parsing with
     known types costs a third less than letting pyarrow guess block by block. A weight is
-    parsed as a double (it is stored as one), ids as text when --id-type string says so."""
+    parsed as a double (it is stored as one), ids as text when --id-type string says so, and
+    as 32-bit integers with ``narrow`` (see :func:`narrow_ids`)."""
     types = {f.name: f.type for f in schema if not pa.types.is_null(f.type)}
     if columns.weight is not None and is_number(schema.field(columns.weight).type):
         types[columns.weight] = pa.float64()
     if id_type == "string":
         types[columns.src] = types[columns.dst] = pa.string()
+    elif narrow:
+        types[columns.src] = types[columns.dst] = pa.int32()
     return types
+
+
+#: Ids of the first rows below this (in magnitude) are parsed as 32-bit integers.
+NARROW_BELOW = 1 << 30
+
+
+def narrow_ids(first: pa.RecordBatch, columns: EdgeColumns, id_type: str) -> bool:
+    """Whether a text file's ids are parsed as 32-bit integers: its first rows' ids are
+    integers well inside that range. Parsing 4-byte ids and keeping them so costs less all
+    the way (RMAT20: 0.09 s less parsing, 0.03 s less sorting); an id beyond it later makes
+    the reader raise NarrowIdsOverflow, and the input is read again with 64-bit ids."""
+    if id_type == "string":
+        return False
+    for name in (columns.src, columns.dst):
+        column = first.column(name)
+        if not pa.types.is_integer(column.type):
+            return False
+        low, high = (v.as_py() for v in pc.min_max(column).values())
+        if low is not None and (low <= -NARROW_BELOW or high >= NARROW_BELOW):
+            return False
+    return True
 
 
 @dataclass
@@ -106,8 +132,18 @@ class ReadCounts:
     rows: int = 0  # edges read from the input
     self_loops: int = 0  # self loops kept
     self_loops_dropped: int = 0
+    #: weights kept under --invalid-weights keep: not a number, infinite, negative
+    weights_nan: int = 0
+    weights_infinite: int = 0
+    weights_negative: int = 0
     property_schema: pa.Schema | None = None
     files: list[str] = field(default_factory=list)
+
+
+def _column(table: pa.Table, name: str) -> pa.Array:
+    """A column as one array (a copy only when it has several chunks)."""
+    column = table.column(name)
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _first_null(column: pa.Array) -> int | None:
@@ -144,11 +180,12 @@ def read_vertices(source: InputFiles, id_column: str | None, ids: IdSet
     if null is not None:
         raise error_at(null, f"missing vertex id in column '{name}'")
     keys = ids.keys(column)
+    ids.add_keys(keys)  # integer ids: vertices whether or not an edge names them
     order = np.argsort(keys, kind="stable")
     repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
     if len(repeated):
         row = int(order[repeated[0] + 1])
-        raise error_at(row, f"vertex id {column[row].as_py()!r} appears more than once "
+        raise error_at(row, f"vertex id {excerpt(column[row].as_py())} appears more than once "
                             f"(first at row {int(order[repeated[0]]) + 1})")
     return keys, table.drop_columns([name])
 
@@ -159,14 +196,23 @@ def read_vertices(source: InputFiles, id_column: str | None, ids: IdSet
 PROGRESS_SECONDS = 0.1
 
 
+@dataclass(frozen=True)
+class ReadPolicy:
+    drop_loops: bool = False  # self loops are not stored
+    check_missing: str | None = None  # the vertex file every endpoint must be in
+    keep_invalid_weights: bool = False  # NaN, infinite and negative weights are stored
+
+
 def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], EdgeColumns],
                ids: IdSet, spool: SpoolSet, *, drop_loops: bool, check_missing: str | None,
                property_sink: Callable[[pa.Table], None] | None,
                progress=None, group_rows: int = GROUP_ROWS,
-               column_types: dict | None = None) -> ReadCounts:
+               column_types: dict | None = None, invalid_weights: str = "error") -> ReadCounts:
     """Stream the edge file into ``spool`` as keys (``src``, ``dst``, ``weight``, ``row``);
-    ``column_types`` fixes the types text columns are parsed as."""
+    ``column_types`` fixes the types text columns are parsed as. Weights that are NaN,
+    infinite or negative are refused unless ``invalid_weights`` is 'keep' (then counted)."""
     counts = ReadCounts(files=[f.path for f in source.files])
+    policy = ReadPolicy(drop_loops, check_missing, invalid_weights == "keep")
     next_report = 0.0
     groups: dict[int, tuple[InputFile, int, list[pa.RecordBatch]]] = {}
     columns: EdgeColumns | None = None
@@ -174,7 +220,7 @@ def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], 
     def flush(part: int) -> None:
         f, first_row, batches = groups.pop(part)
         _edge_group(pa.Table.from_batches(batches), f, first_row, columns, ids, spool, part,
-                    drop_loops, check_missing, property_sink, counts)
+                    policy, property_sink, counts)
 
     for f, first_row, batch, part in source.batches(column_types):
         if columns is None:
@@ -195,28 +241,54 @@ def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], 
     return counts
 
 
+#: What a weight is not allowed to be unless --invalid-weights keep: (name, test).
+INVALID_WEIGHTS = (("nan", "not a number", np.isnan), ("infinite", "infinite", np.isinf),
+                   ("negative", "negative", lambda w: w < 0))
+
+
+def _check_weights(weight: np.ndarray, f: InputFile, first_row: int, column: str,
+                   policy: ReadPolicy, counts: ReadCounts) -> None:
+    """Refuse the first NaN, infinite or negative weight (algorithms like SSSP assume finite
+    non-negative weights), or count them when they are to be kept."""
+    if not len(weight) or (weight.min() >= 0 and np.isfinite(weight.max())):
+        return  # the common case: one pass each for the minimum and the maximum
+    for name, what, test in INVALID_WEIGHTS:
+        bad = test(weight)
+        if name == "negative":
+            bad &= ~np.isinf(weight)  # -inf is counted as infinite
+        found = int(np.count_nonzero(bad))
+        if not found:
+            continue
+        if not policy.keep_invalid_weights:
+            row = int(np.argmax(bad))
+            raise f.error_at(first_row + row, f"weight {float(weight[row])!r} in column "
+                             f"'{column}' is {what}; pass --invalid-weights keep to store such "
+                             "weights")
+        setattr(counts, f"weights_{name}", getattr(counts, f"weights_{name}") + found)
+
+
 def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColumns,
-                ids: IdSet, spool: SpoolSet, part: int, drop_loops: bool,
-                check_missing: str | None,
+                ids: IdSet, spool: SpoolSet, part: int, policy: ReadPolicy,
                 property_sink, counts: ReadCounts) -> None:
-    src = table.column(columns.src).combine_chunks()
-    dst = table.column(columns.dst).combine_chunks()
+    drop_loops, check_missing = policy.drop_loops, policy.check_missing
+    src, dst = _column(table, columns.src), _column(table, columns.dst)
     for column, role, name in ((src, "source", columns.src), (dst, "destination", columns.dst)):
         null = _first_null(column)
         if null is not None:
             raise f.error_at(first_row + null, f"missing {role} vertex id in column '{name}'")
     weight = None
     if columns.weight is not None:
-        wcol = table.column(columns.weight).combine_chunks()
+        wcol = _column(table, columns.weight)
         if not is_number(wcol.type):
             bad = _first_non_numeric(wcol)
-            shown = "" if bad is None else f": {wcol[bad].as_py()!r}"
+            shown = "" if bad is None else f": {excerpt(wcol[bad].as_py())}"
             raise f.error_at(first_row + (bad or 0),
                              f"weight column '{columns.weight}' is not numeric{shown}")
         null = _first_null(wcol)
         if null is not None:
             raise f.error_at(first_row + null, f"missing weight in column '{columns.weight}'")
-        weight = wcol.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        weight = column_values(wcol.cast(pa.float64()))
+        _check_weights(weight, f, first_row, columns.weight, policy, counts)
     try:
         add = check_missing is None
         src_keys, dst_keys = ids.keys(src, add=add), ids.keys(dst, add=add)
@@ -230,14 +302,16 @@ def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColu
             missing = ids.missing(keys)
             if missing.any():
                 row = int(np.argmax(missing))
-                raise f.error_at(first_row + row, f"{role} vertex {column[row].as_py()!r} is not "
-                                 f"in the vertex file {check_missing} (pass --missing-vertices add "
-                                 "to add such vertices)")
+                shown = excerpt(column[row].as_py())
+                raise f.error_at(first_row + row, f"{role} vertex {shown} is not in the vertex "
+                                 f"file {check_missing} (pass --missing-vertices add to add such "
+                                 "vertices)")
     loops = src_keys == dst_keys
     n_loops = int(np.count_nonzero(loops))
     keep = None
     if drop_loops and n_loops:
         keep = ~loops
+        ids.add_keys(src_keys[loops])  # a vertex whose only edges were dropped loops stays
         src_keys, dst_keys = src_keys[keep], dst_keys[keep]
         weight = None if weight is None else weight[keep]
         counts.self_loops_dropped += n_loops
@@ -250,7 +324,7 @@ def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColu
     if property_sink is not None:
         props = table.select(columns.properties)
         if keep is not None:
-            props = props.filter(pa.array(keep))
+            props = props.filter(arrow_values(keep))
         # The row of an edge in the property file written alongside (kept edges only).
         arrays["row"] = np.arange(spool.rows, spool.rows + len(src_keys), dtype=np.int64)
         property_sink(props)

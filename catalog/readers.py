@@ -25,11 +25,12 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from .errors import IngestError, IngestWarning
+from .errors import IngestError, IngestWarning, excerpt
 from .streams import ByteRange, CommentFilter, CountingReader, NativeRaw
 from .textscan import first_bad_line, line_of_data_row
 
-__all__ = ["FORMATS", "TextLayout", "InputFile", "InputFiles", "block_bytes_for", "detect_format"]
+__all__ = ["FORMATS", "TextLayout", "InputFile", "InputFiles", "NarrowIdsOverflow",
+           "block_bytes_for", "detect_format"]
 
 FORMATS = ("auto", "csv", "tsv", "txt", "graphalytics", "parquet", "arrow")
 TEXT_FORMATS = ("csv", "tsv", "txt", "graphalytics")
@@ -46,12 +47,13 @@ _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd"}
 #: some 30-40 blocks, so the block size is what bounds the reader's memory; 1 MiB parses as fast
 #: as larger blocks. Smaller memory budgets get smaller blocks (see ``block_bytes_for``).
 BLOCK_BYTES = 1 << 20
-PARQUET_BATCH_ROWS = 1 << 20
 
 
 def block_bytes_for(budget: int) -> int:
-    """A text block size whose read-ahead stays a small share of a memory budget."""
-    return int(min(BLOCK_BYTES, max(64 << 10, budget // 256)))
+    """A text block size whose read-ahead stays a small share of a memory budget: with blocks
+    of budget/1024, RMAT20 under a 64 MB limit peaked 23 MiB lower than with budget/256
+    (pyarrow's read-ahead, and the blocks its allocator keeps, on each of two parts)."""
+    return int(min(BLOCK_BYTES, max(64 << 10, budget // 1024)))
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,40 @@ def detect_format(path: str | os.PathLike, fmt: str = "auto") -> str:
     return _BY_EXTENSION[ext]
 
 
+def _first_line(exc: Exception) -> str:
+    """An error's first line, cut short (pyarrow's can run to many lines)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def _lines_before_damage(path: str, compression: str) -> int:
+    """Complete lines of a compressed file before its data ends or stops making sense, counted
+    by decompressing small pieces (pyarrow's stream withholds the last large piece it read)."""
+    import bz2
+    import zlib
+
+    make = {"gzip": lambda: zlib.decompressobj(wbits=47),  # a gzip member
+            "bz2": bz2.BZ2Decompressor}.get(compression)
+    lines = 0
+    try:
+        if make is None:  # zstd: no decompressor in the standard library; pyarrow's count
+            with pa.input_stream(path, compression=compression) as stream:
+                while chunk := stream.read(1 << 16):
+                    lines += chunk.count(b"\n")
+            return lines
+        with open(path, "rb") as f:
+            decoder = make()
+            while piece := f.read(1 << 12):
+                while piece:
+                    lines += decoder.decompress(piece).count(b"\n")
+                    piece = decoder.unused_data if decoder.eof else b""
+                    if decoder.eof:  # another member (concatenated gzip or bz2 streams)
+                        decoder = make()
+    except (OSError, EOFError, ValueError, zlib.error, pa.ArrowInvalid):
+        pass
+    return lines
+
+
 def _check_readable(path: str) -> None:
     p = Path(path)
     if not p.exists():
@@ -99,9 +135,20 @@ def _check_readable(path: str) -> None:
         raise IngestError("file is empty", file=path)
 
 
+#: Fields read as missing (null). Not "nan" and its kin, which pyarrow's defaults include: a weight
+#: written as nan is a NaN weight (refused or kept as --invalid-weights says), not a missing one.
+NULL_VALUES = ["", "#N/A", "#N/A N/A", "#NA", "N/A", "NA", "NULL", "n/a", "null"]
+#: Bytes of an edge list's line, on the high side (a line of two 7-digit ids is 16 bytes; RMAT20's
+#: average 13.9): the row count estimated from a text file's size.
+TEXT_BYTES_PER_ROW = 16
 #: Uncompressed text files at least this large are parsed in parallel parts (one per core):
 #: pyarrow's streaming CSV reader parses on one thread.
 SPLIT_BYTES = 32 << 20
+
+
+class NarrowIdsOverflow(Exception):
+    """Ids parsed as 32-bit integers (the first rows said they would fit) met one that does not,
+    or one that is no integer at all: the input is read again with 64-bit ids."""
 
 
 class InputFile:
@@ -193,8 +240,7 @@ class InputFile:
     def _first_line_is_data(self, delimiter: str) -> bool:
         """Whether a CSV/TSV file's first line holds numbers only (then it is read as data,
         with a warning, rather than silently taken as column names)."""
-        with self._text_stream() as stream:
-            head = stream.read(1 << 16)
+        head = self._head()
         line = next((ln for ln in head.splitlines() if ln.strip()), b"")
         fields = line.decode("utf-8", "replace").strip("\r").split(delimiter)
         try:
@@ -204,7 +250,7 @@ class InputFile:
         if len(fields) < 2:
             return False
         warnings.warn(IngestWarning(
-            f"{self.path}: the first line ({line.decode('utf-8', 'replace')!r}) holds only "
+            f"{self.path}: the first line ({excerpt(line.decode('utf-8', 'replace'))}) holds only "
             "numbers, so it is read as data, not as column names; pass --header (header=True, "
             "HEADER true) if it names the columns, --no-header to silence this"), stacklevel=2)
         return True
@@ -222,8 +268,7 @@ class InputFile:
         if self.format == "tsv":
             return "\t"
         # SNAP text and Graphalytics: tab or space, as the first data line shows.
-        with self._text_stream() as stream:
-            head = stream.read(1 << 16)
+        head = self._head()
         for line in head.splitlines():
             stripped = line.strip()
             if stripped and not stripped.startswith((b"#", b"%")):
@@ -250,7 +295,8 @@ class InputFile:
             stream = CommentFilter(stream)
         read = pacsv.ReadOptions(block_size=self.block_bytes)
         parse = pacsv.ParseOptions(delimiter=self.delimiter)
-        convert = pacsv.ConvertOptions(column_types={**self.types, **column_types})
+        convert = pacsv.ConvertOptions(column_types={**self.types, **column_types},
+                                       null_values=NULL_VALUES)
         if not self.header:
             # Name the columns up front so that column_types can refer to src/dst/weight.
             read = pacsv.ReadOptions(block_size=self.block_bytes,
@@ -266,16 +312,27 @@ class InputFile:
                 self._batches += 1
                 yield batch
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            if "to int32" in str(exc):  # ids asked for as 32-bit integers, and one is not
+                raise NarrowIdsOverflow(str(exc)) from None
             raise self.parse_error(exc) from None
+        except OSError as exc:  # a damaged or cut short compressed file, a failing disk
+            raise self.read_error(exc) from None
         finally:
             stream.close()
         if rows == 0 and self.start == 0 and not self.may_be_empty:
             raise IngestError("file has a header but no rows" if self.header
                               else "file has no data lines", file=self.path)
 
+    def _head(self) -> bytes:
+        """The first 64 KiB of the text (decompressed)."""
+        try:
+            with self._text_stream() as stream:
+                return stream.read(1 << 16)
+        except OSError as exc:
+            raise self.read_error(exc) from None
+
     def _noheader_names(self) -> list[str]:
-        with self._text_stream() as stream:
-            head = stream.read(1 << 16)
+        head = self._head()
         fields = 2
         for line in head.splitlines():
             stripped = line.strip()
@@ -285,53 +342,85 @@ class InputFile:
         names = ["src", "dst", "weight"][:fields]
         return names + [f"column{i + 1}" for i in range(len(names), fields)]
 
+    @property
+    def batch_rows(self) -> int:
+        """Rows of a Parquet or Arrow batch: as many as half a text block's bytes (the memory
+        limit's share for one block), at least 8192."""
+        return max(8192, self.block_bytes // 2)
+
     def _parquet_batches(self) -> Iterator[pa.RecordBatch]:
         import pyarrow.parquet as pq
 
         try:
-            pf = pq.ParquetFile(self.path)
+            # Streamed: column chunks read through a buffer of a block's size, not pre-read
+            # whole (a file of one row group would otherwise be held entire).
+            pf = pq.ParquetFile(self.path, buffer_size=self.block_bytes, pre_buffer=False)
             self._rows_total = pf.metadata.num_rows
             if self._rows_total == 0 and not self.may_be_empty:
                 raise IngestError("file has no rows", file=self.path)
-            for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS):
+            # Columns decoded in parallel only with room for it: the threads' buffers took
+            # 14-18 MiB more at any limit (a 4 M-row file: 100 against 84 MiB peak).
+            threads = self.block_bytes >= BLOCK_BYTES
+            for batch in pf.iter_batches(batch_size=self.batch_rows, use_threads=threads):
                 self._rows_done += batch.num_rows
                 yield batch
         except (pa.ArrowInvalid, OSError) as exc:
-            raise IngestError(f"not a readable Parquet file: {exc}", file=self.path) from None
+            raise IngestError(f"not a readable Parquet file: {_first_line(exc)}",
+                              file=self.path) from None
 
     def _ipc_batches(self) -> Iterator[pa.RecordBatch]:
+        """The batches of an Arrow IPC file (or stream), memory-mapped: zero copies, cut into
+        slices of ``batch_rows``, and the mapping's pages released as the file is read, so a
+        file of one huge batch is not resident whole."""
+        from graphdb.storage.mapped import release_file
+
+        released = 0
         try:
             with pa.memory_map(self.path) as source:
                 try:
                     reader = pa.ipc.open_file(source)
-                    batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
-                    self._rows_total = sum(reader.get_batch(i).num_rows
-                                           for i in range(reader.num_record_batches))
+                    count = reader.num_record_batches
+                    batches = (reader.get_batch(i) for i in range(count))
+                    # (mapped: counting rows reads batch headers, not their data)
+                    self._rows_total = sum(reader.get_batch(i).num_rows for i in range(count))
                 except pa.ArrowInvalid:
                     source.seek(0)
                     batches = pa.ipc.open_stream(source)
                 any_rows = False
                 for batch in batches:
-                    self._rows_done += batch.num_rows
-                    any_rows = any_rows or batch.num_rows > 0
-                    yield batch
+                    for start in range(0, batch.num_rows, self.batch_rows):
+                        piece = batch.slice(start, self.batch_rows)
+                        self._rows_done += piece.num_rows
+                        any_rows = True
+                        yield piece
+                        released += piece.nbytes
+                        if released >= 8 * self.block_bytes:
+                            release_file(self.path)  # read: page cache, not ours
+                            released = 0
                 if not any_rows and not self.may_be_empty:
                     raise IngestError("file has no rows", file=self.path)
         except (pa.ArrowInvalid, OSError) as exc:
-            raise IngestError(f"not a readable Arrow IPC file: {exc}", file=self.path) from None
+            raise IngestError(f"not a readable Arrow IPC file: {_first_line(exc)}",
+                              file=self.path) from None
 
     def schema(self) -> pa.Schema:
-        """The file's columns, from its first batch (read with small blocks: the reader reads
-        ahead many blocks, and only the column names and kinds are wanted here)."""
+        """The file's columns, from its first batch."""
+        return self.first_batch().schema
+
+    def first_batch(self) -> pa.RecordBatch:
+        """The file's first batch (read with small blocks: the reader reads ahead many blocks,
+        and only the columns' names, kinds and first values are wanted here)."""
         block, self.block_bytes = self.block_bytes, min(self.block_bytes, 64 << 10)
         try:
             for batch in self.batches():
-                return batch.schema
+                return batch
         finally:
             self.block_bytes = block
             self._rows_done = self._batches = 0
         if self.may_be_empty:
-            return self._schema_without_rows()
+            schema = self._schema_without_rows()
+            return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema],
+                                              schema=schema)
         raise IngestError("file has no rows", file=self.path)
 
     def _schema_without_rows(self) -> pa.Schema:
@@ -386,6 +475,16 @@ class InputFile:
         line, prefix = self.where(row)
         return IngestError(prefix + problem, file=self.path, line=line)
 
+    def read_error(self, exc: OSError) -> IngestError:
+        """The error of a file that cannot be read to its end: for a compressed file, the line
+        where its data stops making sense (a rescan counts the lines before it)."""
+        if not self.compression:
+            return IngestError(f"cannot read the file: {_first_line(exc)}", file=self.path)
+        lines = _lines_before_damage(self.path, self.compression)
+        return IngestError(f"the {self.compression} data is damaged or cut short "
+                           f"({_first_line(exc)}); {lines:,} complete lines come before it",
+                           file=self.path, line=lines + 1)
+
     def parse_error(self, exc: Exception) -> IngestError:
         line, problem = first_bad_line(self._open_text_lines(), self.delimiter, self.header,
                                        self._comments)
@@ -427,6 +526,22 @@ class InputFiles:
 
     def __str__(self) -> str:
         return self.pattern if len(self.files) > 1 else self.files[0].path
+
+    def estimated_rows(self) -> int:
+        """Rows the input holds, from Parquet and Arrow metadata, else from its size (16 bytes
+        a line of text, three times that compressed): what decides loading compiled kernels."""
+        total = 0
+        for f in self.files:
+            if f.format == "parquet":
+                import pyarrow.parquet as pq
+
+                try:
+                    total += pq.ParquetFile(f.path).metadata.num_rows
+                    continue
+                except (pa.ArrowInvalid, OSError):
+                    pass
+            total += f.size * (3 if f.compression else 1) // TEXT_BYTES_PER_ROW
+        return total
 
     def split(self, parts: int) -> None:
         """Parse large text files in ``parts`` parallel parts each."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .errors import excerpt
+
 __all__ = ["line_of_data_row", "first_bad_line"]
 
 
@@ -65,7 +67,7 @@ def first_bad_line(lines, delimiter: str, header: bool, comments: bool
                 got = _kind(value)
                 if got == "text" or (kind == "integer" and got == "number"):
                     what = "an integer" if kind == "integer" else "a number"
-                    shown = repr(value) if value else "an empty field"
+                    shown = excerpt(value) if value else "an empty field"
                     return number, (f"column {position} holds {what} on the lines before, "
                                     f"but {shown} here")
     return None, None

@@ -279,11 +279,20 @@ class StoredGraph(Graph):
 
     def __init__(self, name: str, num_vertices: int, num_edges: int, directed: bool,
                  weighted: bool, *, read: Callable[[str], np.ndarray], key: Hashable,
-                 buffers: Any, graph_id: str, residency: Residency = RESIDENCY):
+                 buffers: Any, graph_id: str, residency: Residency = RESIDENCY,
+                 ensure_pages: Callable[[], object] | None = None):
         super().__init__(name, num_vertices, num_edges, directed, weighted, read=read, key=key,
                          residency=residency)
         self.buffers = buffers
         self.graph_id = graph_id
+        self._ensure_pages = ensure_pages
+
+    def ensure_pages(self) -> None:
+        """Make sure the slotted pages exist before they are read: an ingest stores only the
+        CSR blocks, and the first page-streamed plan builds pages from them, once
+        (catalog.pages)."""
+        if self._ensure_pages is not None:
+            self._ensure_pages()
 
     def id_dtype(self) -> np.dtype:
         return self.buffers.array_info(self.graph_id, "out_targets").dtype

@@ -31,6 +31,7 @@ def open_graph(catalog: Catalog, entry: GraphEntry) -> StoredGraph:
         key=graph_key(catalog, entry),
         buffers=catalog.buffers,
         graph_id=entry.graph_id,
+        ensure_pages=lambda: catalog.ensure_pages(entry),
     )
     graph.weight_name = weight_column(entry)
     graph.properties = lambda: catalog.edge_properties(entry)

@@ -64,11 +64,20 @@ def add_ingest_options(p: argparse.ArgumentParser) -> None:
                    help="weight of merged duplicates (default: min); properties are the first's")
     p.add_argument("--missing-vertices", default="error", choices=("error", "add"),
                    help="an edge endpoint absent from --vertices (default: error)")
+    p.add_argument("--invalid-weights", default="error", choices=("error", "keep"),
+                   help="weights that are NaN, infinite or negative: refuse the file (default) "
+                        "or store them (the summary counts them)")
     p.add_argument("--memory-limit", metavar="SIZE",
                    help="memory budget, e.g. 2GB (default: half the available memory); larger "
                         "inputs are sorted in runs on disk")
     p.add_argument("--temp-dir", metavar="DIR",
                    help="where sorted runs go (default: inside the database directory)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"),
+                   help="where ids are mapped and edges sorted: a GPU when there is one (auto, "
+                        "the default), the CPU, or a GPU (an error without one)")
+    p.add_argument("--pages", action="store_true",
+                   help="also build the slotted pages now (page streaming reads them; by "
+                        "default the first page-streamed query builds them)")
     p.add_argument("--replace", action="store_true", help="replace a graph of the same name")
 
 
@@ -79,8 +88,9 @@ def ingest_keywords(args: argparse.Namespace) -> dict:
                 weight=args.weight, vertex_id=args.vertex_id, delimiter=args.delimiter,
                 header=args.header, id_type=args.id_type, self_loops=args.self_loops,
                 duplicates=args.duplicates, merge_weights=args.merge_weights,
-                missing_vertices=args.missing_vertices, memory_limit=args.memory_limit,
-                temp_dir=args.temp_dir, replace=args.replace)
+                missing_vertices=args.missing_vertices, invalid_weights=args.invalid_weights,
+                memory_limit=args.memory_limit, temp_dir=args.temp_dir, replace=args.replace,
+                pages=args.pages, device=args.device)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -221,6 +231,11 @@ def ingest_summary(summary: dict, db: str | None, detailed: bool = False) -> str
     into = f" into {db}" if db else ""
     line = (f"Loaded graph '{summary['graph']}'{into}: {summary['vertices']:,} vertices, "
             f"{summary['edges']:,} edges ({kind}) in {summary['seconds']:.2f} s")
+    kept = summary.get("weights_kept", {})
+    if any(kept.values()):  # said even without details: such weights change what SSSP means
+        line += "\n  weights kept       " + ", ".join(
+            f"{n:,} {what}" for what, n in (("NaN", kept["nan"]), ("infinite", kept["infinite"]),
+                                            ("negative", kept["negative"])) if n)
     if not detailed:
         return line
     return "\n".join([

@@ -551,7 +551,7 @@ class Connection:
         kind = statement.kind
         snapshot = self._runner.snapshot()  # one view of the catalog for the whole statement
         if statement.explain and kind in ("set", "reset", "drop_graph", "copy_to",
-                                          "load_graph"):
+                                          "load_graph", "vacuum"):
             raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
                               "is not a query")
         if kind == "set":
@@ -560,6 +560,8 @@ class Connection:
             return pa.table({}), self._reset(statement.name)
         if kind == "drop_graph":
             return pa.table({}), self._drop(statement)
+        if kind == "vacuum":
+            return pa.table({}), self._vacuum()
         if kind == "load_graph":
             from .loading import load_statement
 
@@ -672,6 +674,15 @@ class Connection:
             self._runner.forget(old)
         return f"dropped graph '{name}'"
 
+    def _vacuum(self) -> str:
+        from graphdb.executor.device import format_bytes
+
+        self._writable()
+        before = self.catalog.env.space()
+        after = self.catalog.vacuum()
+        return (f"database file compacted: {format_bytes(before.used_bytes)} -> "
+                f"{format_bytes(after.used_bytes)} in use")
+
     def _settings_table(self) -> pa.Table:
         names = Settings.names()
         docs = Settings.docs()
@@ -777,8 +788,10 @@ class Connection:
                vertex_format: str = "auto", vertex_id: str | None = None,
                delimiter: str | None = None, header: bool | None = None, id_type: str = "auto",
                self_loops: str = "keep", duplicates: str = "keep", merge_weights: str = "min",
-               missing_vertices: str = "error", memory_limit: int | str | None = None,
-               temp_dir: str | os.PathLike | None = None, progress: Any = False) -> dict:
+               missing_vertices: str = "error", invalid_weights: str = "error",
+               memory_limit: int | str | None = None,
+               temp_dir: str | os.PathLike | None = None, pages: bool = False,
+               device: str | None = None, progress: Any = False) -> dict:
         """Load edges into a new graph ``graph``; the options are those of ``graphdb ingest``
         (see ``graphdb ingest --help``).
 
@@ -813,8 +826,9 @@ class Connection:
                       vertex_format=vertex_format, vertex_id=vertex_id, delimiter=delimiter,
                       header=header, id_type=id_type, self_loops=self_loops,
                       duplicates=duplicates, merge_weights=merge_weights,
-                      missing_vertices=missing_vertices, memory_limit=memory_limit,
-                      temp_dir=temp_dir, progress=progress)
+                      missing_vertices=missing_vertices, invalid_weights=invalid_weights,
+                      memory_limit=memory_limit, temp_dir=temp_dir, pages=pages,
+                      device=device or self.settings.device, progress=progress)
 
     def _existing(self, name: str):
         try:

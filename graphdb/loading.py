@@ -69,6 +69,7 @@ def ingest(con: "Connection", graph: str, edges: Any, *, vertices: Any = None,
         "stored_edges": entry.num_edges, "directed": entry.directed,
         "weighted": entry.weighted, "self_loops_dropped": stats.get("self_loops_dropped", 0),
         "duplicates_merged": stats.get("duplicates_merged", 0),
+        "weights_kept": {k: stats.get(f"weights_{k}", 0) for k in ("nan", "infinite", "negative")},
         "bytes_stored": stats.get("bytes_stored", 0), "seconds": seconds,
         "edges_per_second": entry.input_edges / seconds if seconds > 0 else 0.0,
     }

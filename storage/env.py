@@ -67,9 +67,10 @@ from typing import TypeVar
 
 import lmdb
 
+from .compact import OPEN_LOCK, OpenLock, Space, copy_compacted, space_of, swap_in
 from .errors import CorruptData, DatabaseLocked, DiskFull, MapTooSmall, StorageError
 from .locks import LEASE_FILE, LockFile
-from .mapped import advise_file, release_file, trim_heap
+from .mapped import advise_file, release_file, start_writeback, trim_heap
 from .pages import PageLayout
 
 __all__ = ["DEFAULT_MODE", "SUBDATABASES", "Environment", "valid_graph_id"]
@@ -94,7 +95,7 @@ FORMAT_VERSION = 2
 DEFAULT_MODE = 0o600
 _GRAPH_ID = re.compile(r"[0-9a-f]{32}")
 #: What a database directory may hold before its marker is written (an interrupted creation).
-_OWN_NAMES = {"meta.lmdb", "graphs", "writer.lock", LEASE_FILE, MARKER + ".tmp"}
+_OWN_NAMES = {"meta.lmdb", "graphs", "writer.lock", LEASE_FILE, OPEN_LOCK, MARKER + ".tmp"}
 
 
 def valid_graph_id(graph_id: object) -> bool:
@@ -433,6 +434,11 @@ class Environment:
         trim_heap()
         return release_file(self._data_file)
 
+    def start_writeback(self) -> None:
+        """Start writing what a long write transaction has put so far to disk (its commit then
+        waits only for the rest); see :func:`graphdb.storage.mapped.start_writeback`."""
+        start_writeback(self._data_file)
+
     def advise_bulk_write(self, on: bool) -> None:
         """Advise the map for a large write transaction (on) or for reads (off); see
         :func:`graphdb.storage.mapped.advise_file`."""
@@ -518,6 +524,43 @@ class Environment:
         finally:
             self._gate.exit()
 
+    # -- space back (storage.compact) -------------------------------------------------------------
+    def space(self) -> Space:
+        """The data file's length, the bytes up to its last page written and the live ones."""
+        self._gate.enter()
+        try:
+            return space_of(self._env, self._dbs, self._data_file)
+        finally:
+            self._gate.exit()
+
+    def compact(self, min_free_share: float = 0.0) -> Space | None:
+        """Copy-compact the data file when more than ``min_free_share`` of it is free; the space
+        after, or None when skipped: not that much free, or the database open elsewhere (another
+        process, or another connection of this one). The caller holds :meth:`writer_lock`.
+
+        The one change of the map that shrinks the file: allowed because no other process has
+        it mapped (the open lock, held shared by every process that has the database open, is
+        taken exclusively), and none can open it meanwhile."""
+        if self.read_only or self.space().free_share <= min_free_share:
+            return None
+        shared = self._shared
+        with _OPEN_LOCK:
+            if shared.references != 1 or not shared.opened.alone():
+                return None
+            try:
+                with self._gate.resize():  # no transaction of this process while it changes
+                    copy = copy_compacted(shared.env, self.path)
+                    shared.env.close()
+                    try:
+                        swap_in(copy, self.path / "meta.lmdb")
+                    finally:  # the new file, or the old one if the swap failed
+                        with shared.locks.map_lock():
+                            shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode)
+            finally:
+                shared.opened.share()
+        self._open_subdatabases(None, self.layout, creating=False)
+        return self.space()
+
     def close(self) -> None:
         if self._shared is not None:
             self._shared = None
@@ -577,8 +620,10 @@ class _TxnGate:
 class _Shared:
     """What the connections of one process to one database share."""
 
-    def __init__(self, env: lmdb.Environment, locks: LockFile, read_only: bool):
+    def __init__(self, env: lmdb.Environment, locks: LockFile, read_only: bool,
+                 opened: OpenLock):
         self.env, self.locks, self.read_only = env, locks, read_only
+        self.opened = opened  # this process has the database open (storage.compact)
         self.references = 1
         self.gate = _TxnGate()
 
@@ -602,13 +647,15 @@ def _acquire(path: Path, read_only: bool, mode: int, existing: bool) -> _Shared:
             return shared
         if existing:
             _check_data_file(path)
+        opened = OpenLock(path, mode)  # waits while another process compacts the file
         locks = LockFile(path / LEASE_FILE, writable=not read_only, mode=mode)
         try:
             env = _open_lmdb(path / "meta.lmdb", read_only, mode, locks)
         except BaseException:
             locks.close()
+            opened.close()
             raise
-        shared = _Shared(env, locks, read_only)
+        shared = _Shared(env, locks, read_only, opened)
         _OPEN[key] = shared
         return shared
 
@@ -629,14 +676,21 @@ def _open_lmdb(directory: Path, read_only: bool, mode: int, locks: LockFile) -> 
             _chmod(directory, directory_mode(mode))
         created = not data.exists()
         with locks.map_lock():  # nobody resizes while the size is read and the file mapped
-            env = lmdb.open(str(directory), map_size=max(initial, _file_size(data)),
-                            writemap=True, **options)
+            env = _lmdb_open(directory, mode)
         if created:
             for name in ("data.mdb", "lock.mdb"):
                 _chmod(directory / name, mode)
         return env
     except lmdb.Error as exc:
         raise _storage_error(exc, f"cannot open database '{directory.parent}'") from exc
+
+
+def _lmdb_open(directory: Path, mode: int) -> lmdb.Environment:
+    """The read-write LMDB open (the caller holds the map lock): a map at least the file's
+    length, never shorter (see the module docstring)."""
+    initial = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE)))
+    return lmdb.open(str(directory), map_size=max(initial, _file_size(directory / "data.mdb")),
+                     writemap=True, max_dbs=len(SUBDATABASES) + 4, subdir=True, mode=mode)
 
 
 def _release(path: Path) -> None:
@@ -650,6 +704,7 @@ def _release(path: Path) -> None:
             del _OPEN[key]
             shared.env.close()
             shared.locks.close()
+            shared.opened.close()
 
 
 def _file_size(path: Path) -> int:

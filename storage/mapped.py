@@ -18,7 +18,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["RELEASE_BYTES", "advise_file", "release_view", "release_file", "trim_heap"]
+__all__ = ["RELEASE_BYTES", "advise_file", "release_view", "release_file", "start_writeback",
+           "trim_heap"]
 
 #: Views smaller than this are not worth a system call.
 RELEASE_BYTES = 256 << 10
@@ -96,6 +97,42 @@ def advise_file(path: str | os.PathLike, bulk_write: bool) -> int:
     0.67-0.89 s, and the commit left 9 MB resident instead of 265 MB. Reads want the default
     back (read-ahead), hence the pair."""
     return _advise_file(path, _MADV_RANDOM if bulk_write else _MADV_NORMAL)
+
+
+_sync_file_range = None  # libc's sync_file_range, or False where there is none
+_SYNC_FILE_RANGE_WRITE = 2
+
+
+def start_writeback(path: str | os.PathLike) -> bool:
+    """Start writing ``path``'s dirty pages to disk, without waiting for them (Linux's
+    ``sync_file_range(SYNC_FILE_RANGE_WRITE)``); False where that is not available.
+
+    A large write transaction ends with LMDB's ``msync``, which waits for every page it wrote;
+    started while the rest is still being put, most of that I/O overlaps the puts (RMAT20's
+    commit: 150 MB of blocks, ~0.09 s of waiting on the disk at the end otherwise). Nothing
+    about durability changes: the commit still syncs before its meta page points at the data."""
+    global _sync_file_range
+    if _sync_file_range is None:
+        _sync_file_range = False
+        if sys.platform.startswith("linux"):
+            try:
+                fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6",
+                                 use_errno=True).sync_file_range
+                fn.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
+                fn.restype = ctypes.c_int
+                _sync_file_range = fn
+            except (OSError, AttributeError):
+                pass
+    if not _sync_file_range:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return _sync_file_range(fd, 0, 0, _SYNC_FILE_RANGE_WRITE) == 0
+    finally:
+        os.close(fd)
 
 
 _malloc_trim = None  # glibc's malloc_trim, or False where there is none

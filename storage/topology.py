@@ -1,4 +1,4 @@
-"""A graph's topology in both stored forms: CSR blocks and slotted pages, written in one txn.
+"""A graph's topology: CSR blocks written by the ingest commit, slotted pages built on first need.
 
 For each direction present in the arrays (``out``, and ``in`` for a directed graph)::
 
@@ -9,34 +9,62 @@ For each direction present in the arrays (``out``, and ``in`` for a directed gra
     meta    topology/<gid>/<dir>                         JSON: page counts, sizes, record-id widths,
                                                          sealed with a block's checksum trailer
 
-Everything is written inside the caller's write transaction, next to the catalog entry, so an
-ingest that dies before its commit leaves none of it. Arrays may be ``np.memmap``: blocks and
-pages are produced one at a time, and only O(V) bookkeeping is held in memory.
+The topology is stored once: :func:`write_topology` puts the CSR blocks inside the caller's write
+transaction, next to the catalog entry (an ingest that dies before its commit leaves none of
+them). Slotted pages are a second form of the same edges that only page streaming reads, so they
+are built from the stored blocks when first needed (:func:`build_pages`), in a write transaction
+of their own: a build that dies leaves no page, and a finished one is visible whole. Arrays may
+be ``np.memmap`` (or, for a page build, read block by block from the store): blocks and pages are
+produced one at a time, and only O(V) bookkeeping is held in memory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
-from .blocks import TRAILER_BYTES, delete_arrays, delete_prefix, put_array, seal, unpack_block
+from .blocks import (
+    TRAILER_BYTES,
+    ArrayInfo,
+    array_info,
+    delete_arrays,
+    delete_prefix,
+    get_range,
+    put_array,
+    seal,
+    unpack_block,
+)
 from .errors import CorruptData, MapTooSmall
 from .mapped import release_file
-from .pages import LARGE, PageLayout, PagePlan, iter_pages, plan_pages, verify_page
+from .pages import (
+    HEADER_BYTES,
+    LARGE,
+    SLOT_BYTES,
+    PageLayout,
+    PagePlan,
+    iter_pages,
+    plan_pages,
+    verify_page,
+)
 
 __all__ = [
     "DIRECTIONS",
+    "PAGE_BUILD_BYTES_PER_SECOND",
     "TEST_PAUSE_ENV",
+    "build_pages",
     "csr_from_edges",
     "delete_topology",
+    "estimate_pages",
     "page_key",
+    "pages_built",
     "read_page",
     "topology_info",
     "write_topology",
@@ -56,8 +84,15 @@ RELEASE_EVERY = 64 << 20
 LMDB_PAGE_HEADER = 16
 #: Added to a write's estimate: its catalog entry, B-tree branch pages, the free list.
 ESTIMATE_MARGIN = 1 << 20
-#: Test hook: when set to a path, the writer creates that file after the first direction's pages
-#: are in the (uncommitted) transaction, then sleeps, so a test can kill it at a known point.
+#: Bytes put between two starts of the data file's writeback (Environment.start_writeback): the
+#: disk writes what a long transaction put while it puts the rest, not all of it at the commit.
+WRITEBACK_EVERY = 32 << 20
+#: Bytes of pages a page build writes per second (read the blocks, build, put, commit), the
+#: rate EXPLAIN's estimate of a first build uses: RMAT20 (108 pages of 2 MiB) built in 0.72 s
+#: in a fresh process, numba's kernel loaded first (315 MB/s).
+PAGE_BUILD_BYTES_PER_SECOND = 300e6
+#: Test hook: when set to a path, a writer creates that file once the CSR blocks (or a direction's
+#: pages) are in its uncommitted transaction, then sleeps, so a test can kill it at a known point.
 TEST_PAUSE_ENV = "GRAPHDB_TEST_PAUSE_IN_TOPOLOGY_WRITE"
 
 
@@ -90,60 +125,97 @@ def csr_from_edges(keys: np.ndarray, values: np.ndarray, n: int,
     return offsets, cols.data, w
 
 
+def _directions(arrays) -> list[str]:
+    return [d for d in DIRECTIONS if arrays.get(f"{d}_offsets") is not None]
+
+
+class _Release:
+    """Unmaps what a long write put (and what it read of spooled arrays) every ``every`` bytes.
+
+    With writemap, what was put sits in the file mapping, and what was read of arrays spooled to
+    disk (an external sort's output) sits in theirs: resident until unmapped. Unmapping both
+    every ``every`` bytes keeps a write's memory bounded by that and not by the size of the
+    graph (storage.mapped says why no data is lost)."""
+
+    def __init__(self, env, every: int, spooled=()):
+        self.env, self.every, self.spooled, self.written = env, every, set(spooled), 0
+        self.unsynced = 0
+
+    def __call__(self, nbytes: int, force: bool = False) -> None:
+        self.written += nbytes
+        self.unsynced += nbytes
+        if self.unsynced >= WRITEBACK_EVERY:
+            self.unsynced = 0
+            self.env.start_writeback()
+        if self.written >= self.every or (force and self.written):
+            self.written = 0
+            self.env.release_resident()
+            for path in self.spooled:
+                release_file(path)
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Advise the map for a bulk write while it lasts, when what is written must not stay
+        resident (a write unmapped at least every RELEASE_EVERY bytes): the commit then maps
+        little of it again (see storage.mapped.advise_file). With more room, no advice: puts
+        and commit run faster without it (RMAT20's 150 MB of blocks: 0.14 against 0.22 s), and
+        what stays mapped is unmapped once the transaction is over."""
+        advise = self.every <= RELEASE_EVERY
+        if advise:
+            self.env.advise_bulk_write(True)
+        try:
+            yield
+        finally:
+            if advise:
+                self.env.advise_bulk_write(False)
+
+
 def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray], *,
-                   release_every: int | None = None) -> dict:
-    """Write CSR blocks, page tables and pages of ``graph_id`` in ``txn``; returns statistics.
+                   pages: bool = False, release_every: int | None = None) -> dict:
+    """Write the CSR blocks of ``graph_id`` in ``txn`` (and, with ``pages``, the slotted pages
+    too, as :func:`build_pages` would); returns statistics.
 
     ``arrays`` holds ``<dir>_offsets``, ``<dir>_targets`` and optionally ``<dir>_weights`` for
-    ``dir`` in ``out``/``in``; any other array is stored as blocks only. ``release_every``
+    ``dir`` in ``out``/``in``; any other array is stored as blocks too. ``release_every``
     (default :data:`RELEASE_EVERY`) is how many bytes are put between two unmappings of what
     was written: an ingest under a small memory limit passes a share of it.
     """
-    release_every = release_every or RELEASE_EVERY
     layout: PageLayout = env.layout
-    needed = _estimated_bytes(arrays, layout, getattr(env, "lmdb_page_bytes", 4096))
-    if hasattr(env, "map_headroom") and env.map_headroom() < needed:
-        raise MapTooSmall(needed)  # before writing gigabytes that a MapFull would throw away
-    if hasattr(env, "allocate"):
-        env.allocate(needed)  # disk blocks for it now: a full disk refuses, never faults
+    needed = _estimated_bytes(arrays, layout, env.lmdb_page_bytes, blocks=True, pages=pages)
+    _make_room(env, needed)
+    spooled = {a.filename for a in arrays.values() if isinstance(a, np.memmap) and a.filename}
+    release = _Release(env, release_every or RELEASE_EVERY, spooled)
+    stats = {"page_size": layout.page_size, "block_bytes": 0}
+    blocks = env.db("blocks")
+    with release.bulk():
+        for name, values in arrays.items():
+            stats["block_bytes"] += put_array(txn, blocks, graph_id, name, values,
+                                              layout.page_size, on_block=release)
+        _test_pause()
+        if pages:
+            stats.update(_write_pages(env, txn, graph_id, arrays, release))
+        release(0, force=True)
+    return stats
+
+
+def _write_pages(env, txn, graph_id: str, arrays, release: _Release) -> dict:
+    """Page tables, pages and topology metadata of every direction of ``arrays`` into ``txn``.
+
+    Pages are built in builder threads (numpy releases the GIL; see PAGE_THREADS) while this
+    thread, the only one that may use the transaction, puts them as they come: building pages
+    and copying into the map overlap on the machine's cores."""
+    layout: PageLayout = env.layout
     blocks, pages, meta = env.db("blocks"), env.db("pages"), env.db("meta")
-    stats = {"page_size": layout.page_size, "block_bytes": 0, "page_bytes": 0, "pages": 0,
-             "large_pages": 0}
-    directions = [d for d in DIRECTIONS if arrays.get(f"{d}_offsets") is not None]
-    # Pages are built in builder threads (numpy releases the GIL; see PAGE_THREADS) while this
-    # thread, the only one that may use the transaction, writes the blocks and then the pages
-    # as they come: building pages and copying into the map overlap on the machine's cores.
+    stats = {"page_bytes": 0, "pages": 0, "large_pages": 0}
     builders: dict[str, _PageBuilder | _Pages] = {}
-    for d in directions:
+    for d in _directions(arrays):
         if PAGE_THREADS < 1:
             builders[d] = _Pages(arrays, d, layout)
             continue
         after = None if PAGE_THREADS > 1 or not builders else list(builders.values())[-1].done
         builders[d] = _PageBuilder(arrays, d, layout, after)
-    written = 0
-
-    spooled = {a.filename for a in arrays.values() if isinstance(a, np.memmap) and a.filename}
-
-    def release(nbytes: int, force: bool = False) -> None:
-        # With writemap, what was put sits in the file mapping, and what was read of arrays
-        # spooled to disk (an external sort's output) sits in theirs: resident until unmapped.
-        # Unmap both every RELEASE_EVERY bytes, so that a commit's memory stays bounded by that
-        # and not by the size of the graph (storage.mapped says why no data is lost).
-        nonlocal written
-        written += nbytes
-        if written >= release_every or (force and written):
-            written = 0
-            env.release_resident()
-            for path in spooled:
-                release_file(path)
-
-    env.advise_bulk_write(True)
     try:
-        for name, values in arrays.items():
-            stats["block_bytes"] += put_array(txn, blocks, graph_id, name, values,
-                                              layout.page_size, on_block=release)
-        for direction in directions:
-            builder = builders[direction]
+        for direction, builder in builders.items():
             plan = builder.plan()
             put_array(txn, blocks, graph_id, f"{direction}_page_first_vertex",
                       plan.page_first_vertex, layout.page_size)
@@ -165,12 +237,155 @@ def write_topology(env, txn, graph_id: str, arrays: dict[str, np.ndarray], *,
             stats["large_pages"] += info["large_pages"]
             stats["page_bytes"] += info["pages"] * layout.page_size
             _test_pause()
-        release(0, force=True)
     finally:
-        env.advise_bulk_write(False)
         for builder in builders.values():
             builder.close()
     return stats
+
+
+def pages_built(env, txn, graph_id: str) -> bool:
+    """Whether ``graph_id``'s slotted pages exist (every direction's, or none: one write)."""
+    db = env.db("meta")
+    return db is not None and txn.get(_meta_key(graph_id, "out"), db=db) is not None
+
+
+class _StoredArray:
+    """A stored array read block by block on demand (``len``, integer and slice indexing): the
+    CSR that a page build plans and packs, one range at a time, never read whole. Every read
+    takes its own short read transaction, so builder threads read while the writer writes."""
+
+    def __init__(self, env, graph_id: str, name: str, info: ArrayInfo):
+        self.env, self.graph_id, self.name, self.info = env, graph_id, name, info
+        self.dtype = info.dtype
+        self._block: tuple[int, np.ndarray] | None = None  # the last block read, for scalars
+
+    def __len__(self) -> int:
+        return self.info.length
+
+    @property
+    def nbytes(self) -> int:
+        return self.info.length * self.dtype.itemsize
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self.info.length)
+            assert step == 1
+            with self.env.read_txn() as txn:
+                out = get_range(txn, self.env.db("blocks"), self.graph_id, self.name, start,
+                                stop, self.info)
+            return out
+        index = int(index)
+        per = self.info.per_block
+        n = index // per
+        if self._block is None or self._block[0] != n:
+            self._block = (n, self[n * per:(n + 1) * per])
+        return self._block[1][index - n * per]
+
+
+def _stored_arrays(env, txn, graph_id: str) -> dict[str, _StoredArray]:
+    db = env.db("blocks")
+    arrays = {}
+    for d in DIRECTIONS:
+        for part in ("offsets", "targets", "weights"):
+            name = f"{d}_{part}"
+            try:
+                info = array_info(txn, db, graph_id, name)
+            except CorruptData as exc:
+                if not exc.missing:
+                    raise
+                continue
+            arrays[name] = _StoredArray(env, graph_id, name, info)
+    if "out_offsets" not in arrays:
+        raise CorruptData(f"graph {graph_id} has no stored CSR (array 'out_offsets' is missing)")
+    return arrays
+
+
+def build_pages(env, graph_id: str, *, still_wanted: Callable[[object], bool] | None = None,
+                release_every: int | None = None) -> dict | None:
+    """Build the slotted pages of a stored graph from its CSR blocks, in one write transaction
+    of their own; returns their statistics, or None when ``still_wanted(txn)`` says no (the
+    graph version was dropped or replaced meanwhile). Pages that exist already are left as they
+    are (another connection built them first): their statistics are returned."""
+    def commit(txn):
+        if pages_built(env, txn, graph_id):
+            return page_stats(env, txn, graph_id)
+        if still_wanted is not None and not still_wanted(txn):
+            return None
+        arrays = _stored_arrays(env, txn, graph_id)
+        _make_room(env, _estimated_bytes(arrays, env.layout, env.lmdb_page_bytes, blocks=False,
+                                         pages=True))
+        release = _Release(env, release_every or RELEASE_EVERY)
+        with release.bulk():
+            stats = _write_pages(env, txn, graph_id, arrays, release)
+            release(0, force=True)
+        return stats
+
+    return env.write(commit)
+
+
+def page_stats(env, txn, graph_id: str) -> dict:
+    """Statistics of built pages, as :func:`build_pages` returns them."""
+    stats = {"page_bytes": 0, "pages": 0, "large_pages": 0}
+    for d in DIRECTIONS:
+        if txn.get(_meta_key(graph_id, d), db=env.db("meta")) is not None:
+            info = topology_info(env, txn, graph_id, d)
+            stats["pages"] += info["pages"]
+            stats["large_pages"] += info["large_pages"]
+            stats["page_bytes"] += info["pages"] * info["page_size"]
+    return stats
+
+
+def estimate_pages(layout: PageLayout, num_vertices: int, num_edges: int, weighted: bool,
+                   directions: int) -> tuple[int, int]:
+    """(pages, bytes) that a page build of a graph of this size will write, estimated from the
+    record sizes (each vertex's count and slot, each edge's record id and weight) with the
+    packing slack of real graphs; what EXPLAIN says a first page-streamed plan will build."""
+    per_edge = layout.rid_bytes + (8 if weighted else 0)
+    per_vertex = 4 + SLOT_BYTES + 2  # count, slot, alignment padding on average
+    one = num_edges * per_edge + num_vertices * per_vertex
+    pages = -(-int(1.1 * one) // (layout.page_size - HEADER_BYTES)) if num_vertices else 0
+    pages *= directions
+    return pages, pages * layout.page_size
+
+
+def _make_room(env, needed: int) -> None:
+    """Before writing gigabytes: a map too small is grown first (MapTooSmall, which the write
+    retries after), and the disk blocks are allocated now (a full disk refuses, never faults)."""
+    if env.map_headroom() < needed:
+        raise MapTooSmall(needed)
+    env.allocate(needed)
+
+
+def _estimated_bytes(arrays, layout: PageLayout, lmdb_page: int = 4096, *, blocks: bool = True,
+                     pages: bool = False) -> int:
+    """Bytes of the LMDB file a write takes: the arrays' blocks (``blocks``) and the pages
+    built from them (``pages``: each edge as a record id, and its weight, plus slack) as LMDB
+    stores values of their size, and a margin.
+
+    It must not fall short: the disk is allocated for this much before the write (a full disk
+    then refuses it), and a write past the allocation on a full disk would fault."""
+
+    def stored(value_bytes: int, count: int) -> int:
+        if value_bytes > lmdb_page // 2:  # an overflow run of whole pages, plus its leaf node
+            per = -(-(value_bytes + LMDB_PAGE_HEADER) // lmdb_page) * lmdb_page + 64
+        else:  # inline in a leaf page; leaves run about half full after splits
+            per = 2 * (value_bytes + 64)
+        return per * count
+
+    def cut(nbytes: int) -> int:  # an array cut into page-size blocks, plus its record
+        full, rest = divmod(int(nbytes), layout.page_size)
+        return stored(layout.page_size + TRAILER_BYTES, full) + \
+            (stored(rest + TRAILER_BYTES, 1) if rest else 0) + stored(64, 1)
+
+    total = sum(cut(a.nbytes) for a in arrays.values()) if blocks else 0
+    for direction in _directions(arrays) if pages else ():
+        per_edge = layout.rid_bytes + (8 if f"{direction}_weights" in arrays else 0)
+        vertices = len(arrays[f"{direction}_offsets"])
+        edges = len(arrays[f"{direction}_targets"])
+        page_bytes = int(1.25 * (edges * per_edge + vertices * 20)) + 2 * layout.page_size
+        count = -(-page_bytes // layout.page_size)
+        total += stored(layout.page_size, count) + cut(9 * count)  # + the page table
+    return int(total * 1.1) + ESTIMATE_MARGIN
 
 
 class _Pages:
@@ -261,39 +476,6 @@ class _PageBuilder(_Pages):
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
-
-
-def _estimated_bytes(arrays: dict[str, np.ndarray], layout: PageLayout,
-                     lmdb_page: int = 4096) -> int:
-    """Bytes of the LMDB file the write takes: its blocks and pages (pages hold each edge as a
-    record id, and its weight, plus slack) as LMDB stores values of their size, and a margin.
-
-    It must not fall short: the disk is allocated for this much before the write (a full disk
-    then refuses it), and a write past the allocation on a full disk would fault."""
-
-    def stored(value_bytes: int, count: int) -> int:
-        if value_bytes > lmdb_page // 2:  # an overflow run of whole pages, plus its leaf node
-            per = -(-(value_bytes + LMDB_PAGE_HEADER) // lmdb_page) * lmdb_page + 64
-        else:  # inline in a leaf page; leaves run about half full after splits
-            per = 2 * (value_bytes + 64)
-        return per * count
-
-    def blocks(nbytes: int) -> int:  # an array cut into page-size blocks, plus its record
-        full, rest = divmod(int(nbytes), layout.page_size)
-        return stored(layout.page_size + TRAILER_BYTES, full) + \
-            (stored(rest + TRAILER_BYTES, 1) if rest else 0) + stored(64, 1)
-
-    total = sum(blocks(a.nbytes) for a in arrays.values())
-    for direction in DIRECTIONS:
-        targets = arrays.get(f"{direction}_targets")
-        if targets is not None:
-            per_edge = layout.rid_bytes + (8 if f"{direction}_weights" in arrays else 0)
-            vertices = len(arrays[f"{direction}_offsets"])
-            page_bytes = int(1.25 * (len(targets) * per_edge + vertices * 20)) + \
-                2 * layout.page_size
-            pages = -(-page_bytes // layout.page_size)
-            total += stored(layout.page_size, pages) + blocks(9 * pages)  # + the page table
-    return int(total * 1.1) + ESTIMATE_MARGIN
 
 
 def _test_pause() -> None:

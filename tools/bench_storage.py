@@ -64,11 +64,25 @@ class _DiscardTxn:
 
 
 class _LayoutOnly:
+    """Stands in for an Environment: a layout, and no map to grow, advise or release."""
+
     def __init__(self, layout):
         self.layout = layout
 
     def db(self, name):
         return name
+
+    def map_headroom(self):
+        return 1 << 62
+
+    def advise_bulk_write(self, on):
+        pass
+
+    def release_resident(self):
+        return 0
+
+    def start_writeback(self):
+        pass
 
 
 def topology_arrays(src, dst, n, directions):
@@ -88,11 +102,11 @@ def bench_conversion(src, dst, n, env, repeat):
     ones = np.ones(edges)
     def convert(directions):
         arrays = topology_arrays(src, dst, n, directions)
-        write_topology(_LayoutOnly(env.layout), _DiscardTxn(), "bench", arrays)
+        write_topology(_LayoutOnly(env.layout), _DiscardTxn(), "bench", arrays, pages=True)
 
     def commit():
         arrays = topology_arrays(src, dst, n, 1)
-        env.write(lambda txn: write_topology(env, txn, "commit", arrays))
+        env.write(lambda txn: write_topology(env, txn, "commit", arrays, pages=True))
 
     results = best_of(repeat, {
         "scipy_csr_matrix": lambda: sp.csr_matrix((ones, (src, dst)), shape=(n, n)),

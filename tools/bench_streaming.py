@@ -385,7 +385,7 @@ def bench_pages(scale, workdir, devices):
     env = Environment(os.path.join(path, "db"))
     arrays = build_graph_arrays(np.asarray(src), np.asarray(dst), n, None, True)
     t0 = time.perf_counter()
-    stats = env.write(lambda txn: write_topology(env, txn, "p", arrays))
+    stats = env.write(lambda txn: write_topology(env, txn, "p", arrays, pages=True))
     topo = int(sum(a.nbytes for a in arrays.values()))
     arrays.clear()  # the pages are written; free the host CSR before the children run
     env.close()

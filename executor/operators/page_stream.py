@@ -79,6 +79,7 @@ def _stored(graph) -> StoredGraph:
     if not isinstance(graph, StoredGraph):
         raise InvalidArgument(f"graph '{graph.name}' has no stored pages (page streaming reads "
                               "a catalog graph through the buffer manager)")
+    graph.ensure_pages()  # built from the CSR blocks on first need (catalog.pages)
     return graph
 
 

@@ -225,6 +225,10 @@ class PhysicalPlanner:
                        f"why: {decision.reason}"]
             if decision.scaling_reason:
                 details.append(f"why {decision.scaling_reason}")
+            if variant.name == "pages":  # built from the CSR blocks on first need, said here
+                pages = self.snapshot.catalog.page_status(entry)
+                if not pages.built:
+                    details.append(f"first: {pages.describe()}")
         if tuning is not None:
             details.append(f"tuning: {tuning}")
         details.extend(extra)

@@ -34,7 +34,8 @@ LOAD_OPTIONS = {
     "header": "header", "id_type": "id_type", "self_loops": "self_loops",
     "duplicates": "duplicates", "merge_weights": "merge_weights",
     "missing_vertices": "missing_vertices", "memory_limit": "memory_limit",
-    "temp_dir": "temp_dir", "replace": "replace",
+    "temp_dir": "temp_dir", "replace": "replace", "invalid_weights": "invalid_weights",
+    "pages": "pages", "device": "device",
 }
 #: Options of COPY ... TO.
 EXPORT_OPTIONS = ("format", "header", "delimiter", "compression", "array")

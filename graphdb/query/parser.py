@@ -38,7 +38,7 @@ class Statement:
     """One parsed statement.
 
     ``kind`` is 'select', 'show_graphs', 'show_settings', 'show_functions', 'describe', 'set',
-    'reset', 'drop_graph', 'copy_to' (COPY (query) TO 'file', ``ast`` the query) or
+    'reset', 'drop_graph', 'vacuum', 'copy_to' (COPY (query) TO 'file', ``ast`` the query) or
     'load_graph' (COPY g FROM 'edges', CREATE GRAPH g FROM 'edges').
     """
 
@@ -105,6 +105,10 @@ def parse(sql: str) -> Statement:
         parts = parse_create_graph(text)
         return Statement("load_graph", None, text, name=parts["graph"], path=parts["path"],
                          options=parts["options"], if_exists=parts["if_not_exists"])
+    if head == "VACUUM":
+        if len(words) == 1:
+            return Statement("vacuum", None, text)
+        raise ParseError("expected VACUUM (it compacts the whole database file)", 1, 1)
     if head == "RESET":
         if len(words) == 2 and re.fullmatch(r"[A-Za-z_]+", words[1]):
             return Statement("reset", None, text, name=words[1])

@@ -21,6 +21,15 @@ BAD = {
     "empty_file": ("e.csv", "", None, ["empty"]),
     "header_only": ("e.csv", "s,d\n", None, ["no rows"]),
     "comments_only": ("e.txt", "# nothing\n# here\n", None, ["no data lines"]),
+    "id_above_int64": ("e.csv", "s,d\n1,2\n9223372036854775808,3\n", 3,
+                       ["too large", "--id-type string"]),
+    "id_below_int64": ("e.csv", "s,d\n1,2\n3,-9223372036854775809\n", 3,
+                       ["too large", "--id-type string"]),
+    "nan_weight": ("e.csv", "s,d,weight\n1,2,0.5\n3,4,nan\n", 3,
+                   ["weight nan", "not a number", "--invalid-weights keep"]),
+    "infinite_weight": ("e.csv", "s,d,weight\n1,2,0.5\n2,3,1\n3,4,-inf\n", 4,
+                        ["weight -inf", "infinite"]),
+    "negative_weight": ("e.txt", "1 2 0.5\n3 4 -1.5\n", 2, ["weight -1.5", "negative"]),
 }
 
 

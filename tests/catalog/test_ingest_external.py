@@ -9,7 +9,7 @@ import pyarrow.csv as pacsv
 import pytest
 
 import graphdb.catalog.csrbuild as csrbuild
-from graphdb.catalog.csrbuild import build_csr
+from graphdb.catalog.csrbuild import EdgeSource, build_topology
 from tests.catalog.ingest_helpers import adjacency, csr_of, load
 
 TINY = 1 << 20  # 1 MiB: tens of thousands of edges already spill and split into many buckets
@@ -126,20 +126,29 @@ def test_external_path_with_string_ids_and_properties(tmp_path):
     assert mem_cat.edge_table(mem).equals(ext_cat.edge_table(ext))
 
 
-def test_build_csr_buckets_directly(tmp_path):
-    """Several buckets, a vertex heavier than a bucket, and chunked input."""
+@pytest.mark.parametrize("renumber", [False, True])
+def test_bucketed_sort_directly(tmp_path, renumber):
+    """Several buckets, a vertex heavier than a bucket, chunked input, both directions; with
+    ``renumber`` the keys have gaps (every third key never occurs) that the sort drops."""
     rng = np.random.default_rng(1)
     n, m = 500, 20_000
-    key = np.concatenate([rng.integers(0, n, m), np.full(5000, 7)]).astype(np.int32)
-    other = rng.integers(0, n, len(key)).astype(np.int32)
-    chunks = lambda: ({"key": key[i:i + 3000], "other": other[i:i + 3000]}  # noqa: E731
+    key = np.concatenate([rng.integers(0, n, m), np.full(5000, 7)])
+    other = rng.integers(0, n, len(key))
+    if renumber:
+        key, other = key // 3 * 3, other // 3 * 3
+    chunks = lambda: ({"src": key[i:i + 3000], "dst": other[i:i + 3000]}  # noqa: E731
                       for i in range(0, len(key), 3000))
-    csr = build_csr(chunks, n, weighted=False, with_rows=False, merge=None,
-                    budget_bytes=16 * 1024, tmpdir=tmp_path, name="t")
-    order = np.argsort(key, kind="stable")
-    expected = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n))])
-    np.testing.assert_array_equal(csr.offsets, expected)
-    np.testing.assert_array_equal(np.asarray(csr.targets), other[order])
+    topology = build_topology(EdgeSource(chunks, len(key), False), n, undirected=False,
+                              weighted=False, with_rows=False, merge=None,
+                              budget_bytes=16 * 1024, tmpdir=tmp_path, renumber=renumber)
+    ids = np.unique(np.concatenate([key, other])) if renumber else np.arange(n)
+    assert topology.renumber.n == len(ids)
+    for csr, k, o in ((topology.out, key, other), (topology.reverse, other, key)):
+        k, o = np.searchsorted(ids, k), np.searchsorted(ids, o)
+        order = np.argsort(k, kind="stable")
+        expected = np.concatenate([[0], np.cumsum(np.bincount(k, minlength=len(ids)))])
+        np.testing.assert_array_equal(csr.offsets, expected)
+        np.testing.assert_array_equal(np.asarray(csr.targets), o[order])
 
 
 def test_sparse_ids_under_a_tiny_limit(tmp_path):

@@ -74,6 +74,7 @@ def test_close_releases_the_graphs_and_frames_even_while_the_object_is_kept(db):
     first, second = graphdb.connect(db), graphdb.connect(db)
     first.execute("SELECT * FROM pagerank(g)").fetchall()
     first.execute("SELECT * FROM g.edges").fetchall()
+    first.catalog.ensure_pages(first.catalog.get("g"))  # pages are built on first need
     list(first.catalog.buffers.scan(first.catalog.buffers.page_keys(
         first.catalog.get("g").graph_id, "out")))
     assert _held(db) > 0 and first.catalog.buffers._frames

@@ -111,7 +111,7 @@ def test_a_full_disk_refuses_the_write_cleanly(tmp_path):
     mount = tmp_path / "small-disk"
     mount.mkdir()
     small = edges(tmp_path / "small.csv", 6, 1)
-    big = edges(tmp_path / "big.csv", 15, 2)
+    big = edges(tmp_path / "big.csv", 17, 2)  # 2 M edges: 17 MB of CSR blocks on a 12 MB disk
     script = tmp_path / "full.py"
     script.write_text(f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + textwrap.dedent(
         FULL_DISK.format(db=str(mount / "db"), small=str(small), big=str(big))))
@@ -132,7 +132,7 @@ def test_a_file_size_limit_refuses_the_write_cleanly(tmp_path):
     import signal
 
     small = edges(tmp_path / "small.csv", 6, 1)
-    big = edges(tmp_path / "big.csv", 15, 2)
+    big = edges(tmp_path / "big.csv", 17, 2)  # 2 M edges: 17 MB of CSR blocks on a 12 MB disk
     limit = 6 << 20
 
     def limited():

@@ -33,7 +33,7 @@ def env(tmp_path):
     src, dst = rng.integers(0, n, 6000), rng.integers(0, n, 6000)
     off, tgt, w = csr_from_edges(src, dst, n, rng.random(6000))
     arrays = {"out_offsets": off, "out_targets": tgt, "out_weights": w}
-    e.write(lambda txn: write_topology(e, txn, "g", arrays))
+    e.write(lambda txn: write_topology(e, txn, "g", arrays, pages=True))
     e.arrays = arrays
     yield e
     e.close()
@@ -292,7 +292,8 @@ def test_a_scan_larger_than_the_pool_does_not_keep_the_mapped_file_resident(tmp_
     rng = np.random.default_rng(5)
     n, m = 1 << 16, 3 << 20
     off, tgt, _ = csr_from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n, None)
-    e.write(lambda txn: write_topology(e, txn, "g", {"out_offsets": off, "out_targets": tgt}))
+    e.write(lambda txn: write_topology(e, txn, "g", {"out_offsets": off, "out_targets": tgt},
+                                       pages=True))
     e.close()  # a fresh map: nothing of the file is resident through it yet
     e = Environment(tmp_path / "db", page_size=page)
     bm = BufferManager(e, 4 * page)
@@ -326,7 +327,7 @@ def test_writing_a_graph_larger_than_the_release_window_keeps_little_of_it_resid
     off, tgt, _ = csr_from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n, None)
     before = _rss_file_kb()
     stats = e.write(lambda txn: write_topology(e, txn, "g", {"out_offsets": off,
-                                                             "out_targets": tgt}))
+                                                             "out_targets": tgt}, pages=True))
     written = stats["block_bytes"] + stats["page_bytes"]
     grown = (_rss_file_kb() - before) * 1024
     assert written > 40 << 20

@@ -97,7 +97,7 @@ def test_kill_mid_ingest_leaves_no_trace_while_readers_and_a_second_writer_behav
             con.ingest("big", {str(big)!r})
         print("committed")
     """, env={TEST_PAUSE_ENV: str(marker)})
-    wait_for(marker, writer)  # pages of 'big' are in its open write transaction
+    wait_for(marker, writer)  # blocks of 'big' are in its open write transaction
 
     # A second process reads (and opens the database) while the writer holds the write lock.
     reader = child(f"""

@@ -55,7 +55,7 @@ def test_stored_graph_ranges_and_pages_match_the_whole_csr(tmp_path):
     src, dst = rmat(10, seed=8)
     edges = write_edges(tmp_path / "e.csv", src, dst)
     with graphdb.connect(tmp_path / "db", page_size=4096, buffer_pool_size=64 * 4096) as con:
-        con.ingest("g", edges)
+        con.ingest("g", edges, pages=True)
         graph = con._runner.graph(con.catalog.get("g"))
         assert isinstance(graph, StoredGraph)
         for direction, whole in (("out", graph.out_csr), ("in", graph.in_csr)):
@@ -96,7 +96,8 @@ def test_a_topology_larger_than_the_map_grows_it_once_before_writing(tmp_path, m
 
     def commit(txn):
         calls.append(env.map_headroom())
-        return write_topology(env, txn, "g", {"out_offsets": off, "out_targets": tgt})
+        return write_topology(env, txn, "g", {"out_offsets": off, "out_targets": tgt},
+                              pages=True)
 
     stats = env.write(commit)
     assert len(calls) == 2  # refused up front once, then written in one go

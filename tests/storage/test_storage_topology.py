@@ -52,7 +52,7 @@ def test_pages_and_blocks_describe_the_same_graph(env):
     dst = rng.integers(0, n, len(src))
     w = rng.random(len(src))
     arrays = arrays_for(src, dst, n, w)
-    stats = env.write(lambda txn: write_topology(env, txn, "g1", arrays))
+    stats = env.write(lambda txn: write_topology(env, txn, "g1", arrays, pages=True))
     assert stats["pages"] > 1 and stats["large_pages"] >= 1 and stats["page_size"] == 1024
     with env.read_txn() as txn:
         first = get_array(txn, env.db("blocks"), "g1", "out_page_first_vertex")
@@ -86,7 +86,8 @@ def test_delete_topology_removes_blocks_pages_and_metadata_of_one_graph_only(env
     rng = np.random.default_rng(1)
     for gid in ("a", "b"):
         arrays = arrays_for(rng.integers(0, 50, 800), rng.integers(0, 50, 800), 50)
-        env.write(lambda txn, gid=gid, arrays=arrays: write_topology(env, txn, gid, arrays))
+        env.write(lambda txn, gid=gid, arrays=arrays: write_topology(env, txn, gid, arrays,
+                                                                     pages=True))
     assert count_keys(env, "a") > 5
     env.write(lambda txn: delete_topology(env, txn, "a"))
     assert count_keys(env, "a") == 0 and count_keys(env, "b") > 5
@@ -115,8 +116,8 @@ def test_memmapped_csr_arrays_give_the_same_stored_bytes(env, tmp_path):
         mm.flush()
         mapped[name] = np.memmap(tmp_path / f"{name}.bin", dtype=values.dtype, mode="r",
                                  shape=values.shape)
-    env.write(lambda txn: write_topology(env, txn, "mem", arrays))
-    env.write(lambda txn: write_topology(env, txn, "map", mapped))
+    env.write(lambda txn: write_topology(env, txn, "mem", arrays, pages=True))
+    env.write(lambda txn: write_topology(env, txn, "map", mapped, pages=True))
     with env.read_txn() as txn:
         for name in ("blocks", "pages"):
             def stored(gid):
@@ -131,7 +132,7 @@ def test_record_id_widths_are_chosen_per_database(tmp_path):
     layout = PageLayout(page_size=2048, pid_bytes=4, slot_bytes=2)
     env = Environment(tmp_path / "db", layout=layout)
     arrays = arrays_for(np.arange(500) % 37, np.arange(500) % 41, 50)
-    env.write(lambda txn: write_topology(env, txn, "g", arrays))
+    env.write(lambda txn: write_topology(env, txn, "g", arrays, pages=True))
     env.close()
     env = Environment(tmp_path / "db")
     assert env.layout == layout
@@ -173,7 +174,7 @@ def test_pages_are_the_same_with_zero_one_or_two_builder_threads(env, monkeypatc
     for threads in (0, 1, 2):
         monkeypatch.setattr(topology, "PAGE_THREADS", threads)
         gid = f"g{threads}"
-        env.write(lambda txn, gid=gid: write_topology(env, txn, gid, arrays))
+        env.write(lambda txn, gid=gid: write_topology(env, txn, gid, arrays, pages=True))
         stored.append(_stored_pages(env, gid))
     assert stored[0] == stored[1] == stored[2] and len(stored[0]) > 10
     for key, page in stored[0].items():
@@ -193,6 +194,6 @@ def test_a_failing_page_builder_fails_the_write_and_stops_its_threads(env, monke
     monkeypatch.setattr(topology, "iter_pages", broken)
     before = threading.active_count()
     with pytest.raises(RuntimeError, match="builder broke"):
-        env.write(lambda txn: write_topology(env, txn, "g", _directed_arrays()))
+        env.write(lambda txn: write_topology(env, txn, "g", _directed_arrays(), pages=True))
     assert threading.active_count() == before
     assert _stored_pages(env, "g") == {}  # the transaction was aborted

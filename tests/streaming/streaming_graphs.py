@@ -29,7 +29,7 @@ def stored_graph(tmp_path, n=2000, m=12000, seed=0, directed=True, page_size=409
     src, dst, w = random_edges(n, m, seed)
     env = Environment(tmp_path / "db", page_size=page_size)
     arrays = build_graph_arrays(src, dst, n, None, directed)
-    env.write(lambda txn: write_topology(env, txn, "g", arrays))
+    env.write(lambda txn: write_topology(env, txn, "g", arrays, pages=True))
     bm = BufferManager(env, pool_bytes, pinned=pinned)
     mem = Graph.from_edges(src, dst, n, directed=directed)
     g = StoredGraph("g", n, mem.num_edges, directed, False,
