@@ -310,8 +310,8 @@ class Runner:
                 RESIDENCY.set_budget(device, node.decision.budget_bytes)
                 RESIDENCY.make_room(device, node.decision.reserved_bytes)
             try:
-                budget = (memory_budget(node.decision.budget_bytes) if devices is None
-                          else memory_budget(node.decision.budget_bytes, devices))
+                budget = memory_budget(node.decision.budget_bytes, devices,
+                                       reserve=node.decision.reserved_bytes)
                 with budget, translate_oom(node.label):
                     output = impl(graph, node.config, **options)
             except DeviceOutOfMemory as exc:
@@ -369,7 +369,8 @@ class Runner:
 
             RESIDENCY.set_budget(device_name(), node.device_limit_bytes)
             try:
-                with memory_budget(node.device_limit_bytes), translate_oom(node.label), \
+                with memory_budget(node.device_limit_bytes, reserve=node.budget_bytes), \
+                        translate_oom(node.label), \
                         operator_stream():
                     return match_pattern(node.logical, device_arrays(graph), start, metrics,
                                          self.check_cancelled, node.budget_bytes)

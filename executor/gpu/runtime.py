@@ -187,10 +187,16 @@ def apply_memory_limit(limit_bytes: int | None) -> None:
 
 
 @contextlib.contextmanager
-def memory_budget(limit_bytes: int, devices=None) -> Iterator[None]:
+def memory_budget(limit_bytes: int, devices=None, reserve: int = 0) -> Iterator[None]:
     """Cap CuPy's pool at one operator's budget while it runs, then restore the previous cap:
     on the current device, or on each of ``devices`` (a partitioned operator's GPUs: the
     budget is per GPU; CuPy's pool keeps a limit per device).
+
+    CuPy counts the blocks its pool caches (freed, kept for reuse) against the cap and does not
+    release them when an allocation reaches it: blocks freed by an earlier query, or by the
+    residency owner's evictions just before, would make an operator that plans to use
+    ``reserve`` bytes of the budget fail short of it. They are released first when the pool's
+    total and ``reserve`` do not both fit.
 
     The pool is process-wide while ``memory_limit`` is a connection setting: setting the cap for
     good would let one connection's ``SET memory_limit`` starve every other one in the process.
@@ -203,6 +209,9 @@ def memory_budget(limit_bytes: int, devices=None) -> Iterator[None]:
             if device is not None:
                 on.enter_context(cupy.cuda.Device(device))
             restore.append((device, pool.get_limit()))
+            if limit_bytes and pool.total_bytes() + reserve > limit_bytes \
+                    and pool.free_bytes():
+                pool.free_all_blocks()
             apply_memory_limit(limit_bytes)
     try:
         yield

@@ -28,7 +28,7 @@ def test_gpu_out_of_memory_falls_back_to_the_planned_cpu_plan(tmp_path, monkeypa
     monkeypatch.setitem(registry._RESOLVED, ("bfs", "gpu", "resident"), exhausted)
     # no GPU here: the runtime's budget and name are stand-ins
     monkeypatch.setattr(rt, "device_name", lambda: "gpu:0")
-    monkeypatch.setattr(rt, "memory_budget", lambda limit: contextlib.nullcontext())
+    monkeypatch.setattr(rt, "memory_budget", lambda *a, **k: contextlib.nullcontext())
     monkeypatch.setattr(rt, "translate_oom", lambda what: contextlib.nullcontext())
     with graphdb.connect(tmp_path / "db", device="cpu") as con:
         edges = sp.coo_array((np.ones(3), ([0, 1, 2], [1, 2, 0])), shape=(4, 4))
