@@ -237,7 +237,7 @@ def beyond_one_gpu(graph: Graph, gpus: int, repeats: int, share: float = 0.6) ->
         impl = implementation(spec, d.variant)
 
         def run(d=d, impl=impl, devices=devices):
-            with rt.memory_budget(d.budget_bytes, devices):
+            with rt.memory_budget(d.budget_bytes, devices, reserve=d.reserved_bytes):
                 return impl(graph, d.config(), **options("pagerank", 0))
 
         _, seconds, result = timed(run, repeats)

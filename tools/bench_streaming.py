@@ -114,7 +114,7 @@ def streamed(name: str, graph, options: dict, device: str, variant: str, budget:
     dev = rt.device_name()
     RESIDENCY.set_budget(dev, int(budget))
     RESIDENCY.make_room(dev, int(budget))  # as the runner does for a streamed variant
-    with rt.memory_budget(int(budget)):
+    with rt.memory_budget(int(budget), reserve=int(budget)):
         return call()
 
 
