@@ -34,6 +34,12 @@ class VertexIds:
         self.identity = (not self.strings and (n == 0 or (
             int(self._numeric[0]) == 0 and int(self._numeric[-1]) == n - 1)))
 
+    def subset(self, internal: np.ndarray) -> "VertexIds":
+        """The ids of the vertices ``internal`` (ascending internal ids), in that order: a
+        subgraph's, whose vertex i is this graph's ``internal[i]``."""
+        return VertexIds(self.ids.take(to_arrow(np.asarray(internal, dtype=np.int64))),
+                         self.graph, "string" if self.strings else "int64")
+
     @property
     def nbytes(self) -> int:
         return int(self.ids.nbytes)

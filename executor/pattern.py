@@ -36,7 +36,7 @@ from .operators.frontier import expand_frontier
 from .plan import PatternMatch
 
 __all__ = ["DENSE_FRONTIER_BUDGET", "InIndex", "PatternArrays", "device_arrays", "edge_columns",
-           "frontier_kind", "host_arrays", "in_index", "match_pattern"]
+           "frontier_kind", "host_arrays", "in_index", "in_index_on", "match_pattern"]
 
 
 @dataclass(frozen=True)
@@ -85,12 +85,20 @@ def device_arrays(graph: Graph) -> PatternArrays:
 
     cp = rt.cp()
     out = rt.device_csr(graph, "out")
+    return PatternArrays(cp, graph.num_vertices, graph.directed, out,
+                         lambda: in_index_on(graph, cp))
 
-    def inverse() -> InIndex:
-        return graph.derived("pattern:in_index", lambda: _in_index(
-            cp, out.offsets, out.targets, graph.num_vertices), device=rt.device_name())
 
-    return PatternArrays(cp, graph.num_vertices, graph.directed, out, inverse)
+def in_index_on(graph: Graph, xp) -> InIndex:
+    """:func:`in_index` in ``xp`` (numpy, or CuPy: built on the current device from the
+    resident out-CSR)."""
+    if xp is np:
+        return in_index(graph)
+    from .gpu import runtime as rt
+
+    out = rt.device_csr(graph, "out")
+    return graph.derived("pattern:in_index", lambda: _in_index(
+        xp, out.offsets, out.targets, graph.num_vertices), device=rt.device_name())
 
 
 #: Byte operations (bitmap clears, ORs, scans) that dense frontiers may spend on one pattern hop

@@ -16,8 +16,8 @@ from typing import Any
 import pyarrow as pa
 
 __all__ = [
-    "PlanNode", "AlgorithmScan", "lateral_column", "GraphTableScan", "ValuesScan", "RelationalQuery", "Hop",
-    "PatternMatch", "ShowGraphs", "DescribeGraph",
+    "PlanNode", "AlgorithmScan", "lateral_column", "GraphTableScan", "ValuesScan",
+    "RelationalQuery", "Hop", "PatternMatch", "ShowGraphs", "DescribeGraph", "Subgraph",
 ]
 
 
@@ -36,6 +36,20 @@ class PlanNode:
 
 
 # -- leaves -------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Subgraph(PlanNode):
+    """The part of a graph an operator runs on (``bfs(GRAPH g WHERE e.year = 2020, 1)``):
+    ``edges`` is a query of the stored positions of the edges kept (over the graph's
+    ``edge_positions`` table), ``vertices`` one of the vertices kept (over
+    ``vertex_positions``); None keeps all. ``text`` is the subgraph as written (EXPLAIN).
+    See :mod:`graphdb.executor.subgraph` for what a view keeps."""
+
+    graph: str
+    edges: PlanNode | None = None
+    vertices: PlanNode | None = None
+    text: str = ""
+
+
 @dataclass(frozen=True, eq=False)
 class AlgorithmScan(PlanNode):
     """Run a graph algorithm; its rows become a relation of the query.
@@ -58,11 +72,14 @@ class AlgorithmScan(PlanNode):
     #: (:class:`~graphdb.executor.results.Reduction` / :class:`~graphdb.executor.results.TopRows`),
     #: which the operator computes where its values are (on a GPU, only those rows move)
     summary: Any = None
+    #: the subgraph it runs on (None: the whole graph)
+    subgraph: Subgraph | None = None
 
     def children(self) -> tuple["PlanNode", ...]:
         subqueries = tuple(v for k, v in self.options
                            if isinstance(v, PlanNode) and k not in self.lateral)
-        return subqueries + ((self.sources,) if self.sources is not None else ())
+        masks = () if self.subgraph is None else self.subgraph.children()
+        return subqueries + masks + ((self.sources,) if self.sources is not None else ())
 
 
 def lateral_column(param: str) -> str:
@@ -79,10 +96,15 @@ class GraphTableScan(PlanNode):
     follows: the same as ``g.edges`` on a directed graph, both directions of each edge on an
     undirected one. ``sources`` (user ids) is a filter ``src IN sources`` pushed into the scan:
     only those vertices' rows of the CSR are read.
+
+    Two tables serve subgraph masks (:class:`Subgraph`) and are not the user's to name:
+    ``edge_positions``, every stored edge in stored order with its position ``__pos`` (an
+    undirected edge's two copies both, each with its endpoints as ``g.edges`` lists them), and
+    ``vertex_positions``, ``g.vertices`` with each vertex's internal id ``__pos``.
     """
 
     graph: str
-    table: str  # "vertices" | "edges" | "adjacency"
+    table: str  # "vertices" | "edges" | "adjacency" | "edge_positions" | "vertex_positions"
     sources: tuple[Any, ...] | None = None
 
 

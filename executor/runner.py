@@ -28,12 +28,13 @@ import pyarrow as pa
 from graphdb.catalog import Catalog, GraphEntry
 
 from . import algorithms, results
+from .algorithms.common import chosen_weight
 from .algorithms.spec import AlgorithmOutput
-from .arrays import to_arrow, to_table
+from .arrays import to_arrow, to_numpy, to_table
 from .cancel import cancellable, operator, reporting
 from .device import Device, select_device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
-from .graph_tables import edge_table, table_name, weight_column
+from .graph_tables import POSITION_TABLES, edge_table, position_table, table_name, weight_column
 from .ids import VertexIds
 from .pattern import device_arrays, edge_columns, host_arrays, in_index, match_pattern
 from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
@@ -44,6 +45,7 @@ from .relational import SQLEngine
 from .residency import RESIDENCY
 from .snapshot import StatementCatalog
 from .stored import graph_key, open_graph
+from .subgraph import RUN_TIME, GraphView
 
 __all__ = ["OperatorStats", "Runner"]
 
@@ -171,6 +173,10 @@ class Runner:
             which = "edges"
         if which == "vertices":
             build = lambda: self.catalog.vertex_table(entry)  # noqa: E731
+        elif which in POSITION_TABLES:
+            build = lambda: position_table(  # noqa: E731
+                entry, self.graph(entry), self.vertex_ids(entry), which,
+                self.edge_properties(entry), self.graph_table(entry, "vertices"))
         else:
             build = lambda: edge_table(entry, self.graph(entry),  # noqa: E731
                                        self.vertex_ids(entry), which, self.edge_properties(entry))
@@ -211,29 +217,86 @@ class Runner:
                                   metrics)
         if node.subqueries:
             spec.validate(entry, options)
-        graph = self.graph(entry)
-        output = self._execute(node, graph, options, metrics)
-        ids = self.vertex_ids(entry)
+        with self._view(node, options, metrics) as (graph, ids):
+            for name, value in list(options.items()):
+                if spec.param(name).kind == "vertex" and value is not None:
+                    options[name] = _in_view(graph, value, ids, self.vertex_ids(entry), spec,
+                                             name)
+            output = self._execute(node, graph, options, metrics)
 
-        def device_ids():
-            from .operators.results_gpu import user_ids_on_device
+            def device_ids():
+                from .operators.results_gpu import user_ids_on_device
 
-            return user_ids_on_device(graph, ids)
+                return user_ids_on_device(graph, ids)
 
-        if output.per_vertex is None or not output.per_vertex.on_device:
-            return results.finish(node.spec.columns, output, ids, device_ids, metrics,
-                                  reduction=node.reduction, top=node.top)
-        from .gpu.runtime import translate_oom
+            if output.per_vertex is None or not output.per_vertex.on_device:
+                return results.finish(node.spec.columns, output, ids, device_ids, metrics,
+                                      reduction=node.reduction, top=node.top)
+            from .gpu.runtime import translate_oom
 
-        with translate_oom(f"the result of {node.label}"):
-            return results.finish(node.spec.columns, output, ids, device_ids, metrics,
-                                  reduction=node.reduction, top=node.top)
+            with translate_oom(f"the result of {node.label}"):
+                return results.finish(node.spec.columns, output, ids, device_ids, metrics,
+                                      reduction=node.reduction, top=node.top)
 
-    def _columns(self, node: GraphOperator, output: AlgorithmOutput,
+    @contextlib.contextmanager
+    def _view(self, node: GraphOperator, options: dict, metrics: dict):
+        """(graph, ids) an operator runs on: the stored graph, or a view of it (another weight
+        column, a subgraph; :mod:`.subgraph`) with its own ids when its vertices are a subset.
+        A view whose masks came from a query of more than the graph is dropped after the run."""
+        entry = node.entry
+        graph, ids = self.graph(entry), self.vertex_ids(entry)
+        weight = node.weight
+        if weight is RUN_TIME:
+            weight = chosen_weight(entry, options)
+        options.pop("weight", None)
+        if not node.view or (weight == weight_column(entry) and not node.masks):
+            yield graph, ids
+            return
+        masks, keys = {}, []
+        for kind, size in (("edges", entry.num_edges), ("vertices", entry.num_vertices)):
+            masks[kind], key = self._mask(node, kind, size, graph)
+            keys.append(key)
+        values = None
+        if weight == weight_column(entry):
+            values = lambda: graph.weights("out")  # noqa: E731
+        elif weight is not None:
+            values = lambda: graph.weights_of(weight)  # noqa: E731
+        view = GraphView(graph, ("view", weight, *keys), edge_mask=masks["edges"],
+                         vertex_mask=masks["vertices"], weight=weight, weight_values=values)
+        if masks["vertices"] is not None:
+            parent_ids = ids
+            ids = view.derived("ids", lambda: parent_ids.subset(view.parent_ids()))
+        metrics.update(view_vertices=view.num_vertices)
+        try:
+            yield view, ids
+        finally:
+            metrics.update(view_edges=view.num_edges)
+            if any(isinstance(k, int) for k in keys):  # masks of this run only
+                RESIDENCY.forget(view.key)
+
+    def _mask(self, node: GraphOperator, kind: str, size: int, graph):
+        """(bool mask, cache key) of the subgraph's ``kind`` ("edges": per stored edge;
+        "vertices": per vertex) from the query of the positions kept, or (None, None). A query
+        over the graph's own tables alone is kept per graph version and query text."""
+        index = node.masks.get(kind)
+        if index is None:
+            return None, None
+        query = node.inputs[index].logical
+
+        def build() -> np.ndarray:
+            positions = self._input(node, index).column(0)
+            mask = np.zeros(size, dtype=bool)
+            mask[to_numpy(positions.combine_chunks().fill_null(0)).astype(np.int64)] = True
+            return mask
+
+        if all(isinstance(n, GraphTableScan) and n.sources is None for _, n in query.inputs):
+            return graph.derived(f"mask:{kind}:{query.sql}", build), query.sql
+        return build(), id(query)
+
+    def _columns(self, node: GraphOperator, output: AlgorithmOutput, ids: VertexIds,
                  lead: dict[str, pa.Array] | None = None) -> pa.Table:
         """The operator's output as Arrow, vertex columns as the user's ids; ``lead`` columns
         first (a multi-source run's arguments)."""
-        ids = self.vertex_ids(node.entry)
         columns = dict(lead or {})
         for column in node.spec.columns:
             values = output.columns[column.name]
@@ -244,51 +307,54 @@ class Runner:
     def _run_many(self, node: GraphOperator, options: dict, rows: pa.Table,
                   metrics: dict) -> pa.Table:
         """The multi-source form: one run for the distinct argument rows of ``rows`` (NULLs and
-        vertices not in the graph give no rows, as an inner join would)."""
+        vertices not in the graph, or not in its subgraph, give no rows, as an inner join
+        would)."""
         spec, entry, lateral = node.spec, node.entry, node.logical.lateral
         rows = rows.rename_columns([f"c{i}" for i in range(rows.num_columns)]).drop_null()
         if rows.num_rows:
             rows = rows.group_by(rows.column_names, use_threads=False).aggregate([])
-        ids = self.vertex_ids(entry)
-        graph = self.graph(entry)
-        values: dict[str, list] = {}
-        keep = np.ones(rows.num_rows, dtype=bool)
-        for i, name in enumerate(lateral):
-            param = spec.param(name)
-            column = rows.column(i)
-            if param.kind == "vertex":
-                internal = ids.internal_many(column)
-                keep &= internal >= 0
-                values[name] = internal.tolist()
-            else:
-                values[name] = [param.coerce(v, spec.name) for v in column.to_pylist()]
-        runs = np.flatnonzero(keep)
-        metrics["runs"] = int(runs.size)
-        if spec.many is not None and lateral == (spec.many[0],):
-            impl = algorithms.many(spec)
-            found = np.asarray(values[lateral[0]], dtype=np.int64)[runs]
-            output = impl(graph, node.config, **{**options, lateral[0]: found})
-            metrics.update(output.metrics)
-            internal = output.columns[lateral[0]]
-            lead = {lateral_column(lateral[0]): ids.user(internal)}
-            return self._columns(node, output, lead)
-        tables = []
-        for r in runs:
-            run = {**options, **{name: values[name][r] for name in lateral}}
-            spec.validate(entry, run)
-            self.check_cancelled()
-            output = self._execute(node, graph, run, {})
-            table = self._columns(node, output)
-            lead = {lateral_column(name): pa.repeat(rows.column(i)[int(r)], table.num_rows)
-                    for i, name in enumerate(lateral)}
-            tables.append(pa.table({**lead, **dict(zip(table.column_names, table.columns))}))
-        if not tables:
-            empty = self._columns(node, AlgorithmOutput(
-                {c.name: np.zeros(0, dtype=np.int64) for c in spec.columns}))
-            lead = {lateral_column(name): pa.array([], rows.schema.field(i).type)
-                    for i, name in enumerate(lateral)}
-            return pa.table({**lead, **dict(zip(empty.column_names, empty.columns))})
-        return pa.concat_tables(tables)
+        with self._view(node, options, metrics) as (graph, ids):
+            values: dict[str, list] = {}
+            keep = np.ones(rows.num_rows, dtype=bool)
+            for i, name in enumerate(lateral):
+                param = spec.param(name)
+                column = rows.column(i)
+                if param.kind == "vertex":
+                    internal = self.vertex_ids(entry).internal_many(column)
+                    if isinstance(graph, GraphView):
+                        internal = graph.local_many(internal)
+                    keep &= internal >= 0
+                    values[name] = internal.tolist()
+                else:
+                    values[name] = [param.coerce(v, spec.name) for v in column.to_pylist()]
+            runs = np.flatnonzero(keep)
+            metrics["runs"] = int(runs.size)
+            if spec.many is not None and lateral == (spec.many[0],):
+                impl = algorithms.many(spec)
+                found = np.asarray(values[lateral[0]], dtype=np.int64)[runs]
+                output = impl(graph, node.config, **{**options, lateral[0]: found})
+                metrics.update(output.metrics)
+                internal = output.columns[lateral[0]]
+                lead = {lateral_column(lateral[0]): ids.user(internal)}
+                return self._columns(node, output, ids, lead)
+            tables = []
+            for r in runs:
+                run = {**options, **{name: values[name][r] for name in lateral}}
+                spec.validate(entry, run)
+                self.check_cancelled()
+                output = self._execute(node, graph, run, {})
+                table = self._columns(node, output, ids)
+                lead = {lateral_column(name): pa.repeat(rows.column(i)[int(r)], table.num_rows)
+                        for i, name in enumerate(lateral)}
+                tables.append(pa.table({**lead, **dict(zip(table.column_names,
+                                                           table.columns))}))
+            if not tables:
+                empty = self._columns(node, AlgorithmOutput(
+                    {c.name: np.zeros(0, dtype=np.int64) for c in spec.columns}), ids)
+                lead = {lateral_column(name): pa.array([], rows.schema.field(i).type)
+                        for i, name in enumerate(lateral)}
+                return pa.table({**lead, **dict(zip(empty.column_names, empty.columns))})
+            return pa.concat_tables(tables)
 
     def _execute(self, node: GraphOperator, graph, options: dict,
                  metrics: dict) -> AlgorithmOutput:
@@ -534,3 +600,15 @@ def _arrow_error(exc: Exception) -> str:
     if match:
         return f"type mismatch: {match.group(1)} cannot take ({match.group(2)})"
     return msg
+
+
+def _in_view(graph, vertex: int, ids: VertexIds, parent_ids: VertexIds, spec, param: str) -> int:
+    """The view's id of a vertex argument (the graph's internal id); a clear error when the
+    subgraph does not have it."""
+    local = graph.local(vertex) if isinstance(graph, GraphView) else vertex
+    if local < 0:
+        user = parent_ids.user([vertex])[0].as_py()
+        raise InvalidArgument(f"{spec.name}(): {param} {user!r} is not a vertex of the subgraph "
+                              f"(it is in graph '{graph.name}', but not among the vertices "
+                              "the subgraph keeps)")
+    return local

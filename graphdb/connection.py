@@ -607,8 +607,9 @@ class Connection:
         for node in plan.walk():
             if node.kind != "RelationalQuery" or node.logical.direct is not None:
                 continue
-            if analyze:
-                trees = stats[id(node)].metrics.get("duckdb_profile") or []
+            if analyze:  # (a subgraph's mask kept from an earlier statement is not run)
+                ran = stats.get(id(node))
+                trees = (ran.metrics.get("duckdb_profile") or []) if ran is not None else []
             else:
                 trees = self._runner.sql_plan(node)
             sql_plans[id(node)] = sql_plan_lines(trees, self._runner.relations(node), analyze)

@@ -11,6 +11,7 @@ import importlib
 from typing import Any, Callable
 
 from ..errors import InvalidArgument
+from .common import GRAPH_WEIGHTS
 from .spec import AlgorithmOutput, AlgorithmSpec, OperatorConfig, Variant
 
 __all__ = ["REGISTRY", "get", "implementation", "many", "register", "run"]
@@ -64,4 +65,6 @@ def run(name: str, graph: Any, options: dict[str, Any],
     if variant is None:
         raise InvalidArgument(f"{name}() has no {config.variant} implementation on the "
                               f"{config.device}")
+    # (a default that means "the graph's own": what an implementation does when not told)
+    options = {k: v for k, v in options.items() if v is not GRAPH_WEIGHTS}
     return implementation(spec, variant)(graph, config, **options)

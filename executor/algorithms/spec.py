@@ -75,6 +75,8 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[str, ...] | None = None
+    #: NULL is a value of its own (``weight => NULL``: no weights), not the default
+    nullable: bool = False
 
     @property
     def required(self) -> bool:
@@ -84,7 +86,7 @@ class Param:
         """Check and convert one argument value; raise :class:`InvalidArgument` if it is wrong."""
         where = f"{algorithm}(): argument '{self.name}'"
         if value is None:
-            if self.default is None:
+            if self.default is None or self.nullable:
                 return None
             raise InvalidArgument(f"{where} must not be NULL")
         if self.kind == "vertex":

@@ -21,9 +21,10 @@ from typing import Any
 from graphdb.catalog import GraphEntry
 
 from .. import algorithms
-from ..algorithms.common import own_weights
+from ..algorithms.common import chosen_weight
 from ..device import Device, format_bytes
-from ..errors import DeviceOutOfMemory
+from ..errors import DeviceOutOfMemory, InvalidArgument
+from ..graph_tables import weight_column
 from ..ids import VertexIds
 from ..plan import (
     AlgorithmScan,
@@ -33,9 +34,11 @@ from ..plan import (
     PlanNode,
     RelationalQuery,
     ShowGraphs,
+    Subgraph,
     ValuesScan,
 )
 from ..snapshot import StatementCatalog
+from ..subgraph import RUN_TIME
 from . import pushdown
 from .nodes import GraphOperator, PhysicalNode
 from .scaling import Fleet
@@ -118,6 +121,26 @@ def partitioned_details(decision: Decision, entry: GraphEntry) -> list[str]:
     return lines
 
 
+def view_lines(subgraph: Subgraph | None, entry: GraphEntry, weight: Any) -> tuple[str, ...]:
+    """EXPLAIN's lines for an operator on a view of its graph (another weight column, none, a
+    subgraph); none when it runs on the graph as stored."""
+    lines = []
+    if weight is RUN_TIME:
+        lines.append("weights: the edge column a subquery names (known when it has run)")
+    elif weight != weight_column(entry):
+        lines.append("weights: none (weight => NULL: every edge counts 1, hop counts)"
+                     if weight is None else f"weights: edge column '{weight}'")
+    if subgraph is not None:
+        masks = [what for what, query in (("an edge mask (one flag per stored edge)",
+                                           subgraph.edges),
+                                          ("a vertex mask (the vertices kept, renumbered)",
+                                           subgraph.vertices)) if query is not None]
+        lines.append(f"subgraph {subgraph.text}: " + (" and ".join(masks) or "every edge")
+                     + ", from the queries below")
+    if lines:
+        lines.append("view: the graph's CSR compacted by the masks where the operator runs (on a"
+                     " GPU from its resident CSR: only the masks cross the bus); no pages variant")
+    return tuple(lines)
 
 
 def _argument(name: str, value: Any, lateral: set[str]) -> str:
@@ -179,6 +202,20 @@ class PhysicalPlanner:
             if param.kind == "vertex" and value is not None:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
             options[name] = value
+        spec.validate(entry, options)  # (the arguments every row shares)
+        if "weight" in lateral:
+            raise InvalidArgument(f"{spec.name}(): weight must be the same for every row (a "
+                                  "constant, a parameter or a scalar subquery), not a column")
+        weight = chosen_weight(entry, options) if "weight" not in subqueries else RUN_TIME
+        options.pop("weight", None)  # the view's weights (below): no implementation reads it
+        masks: dict[str, int] = {}
+        if node.subgraph is not None:
+            for kind, query in (("edges", node.subgraph.edges),
+                                ("vertices", node.subgraph.vertices)):
+                if query is not None:
+                    masks[kind] = len(inputs)
+                    inputs.append(self.plan(query))
+        view = view_lines(node.subgraph, entry, weight)
         why_cpu = []
         if node.sources is not None:
             inputs.append(self.plan(node.sources))
@@ -187,33 +224,36 @@ class PhysicalPlanner:
             why_cpu.append("one run for the distinct arguments of every row: " + (
                 f"{spec.name}'s multi-source form" if spec.many is not None
                 and node.lateral == (spec.many[0],) else "one run after another"))
-        if options.get("weight") is not None and not own_weights(entry, options):
-            why_cpu.append(f"weights from edge column '{options['weight']}': the CPU's resident "
-                           "variant reads them from the edge properties")
-        spec.validate(entry, options)  # (the arguments every row shares)
+        sized = entry
+        if view:
+            # A view's CSR is compacted from the resident graph, never read from pages.
+            spec = replace(spec, variants=tuple(v for v in spec.variants if v.name != "pages"))
+            sized = replace(entry, weighted=weight is not None)
+        extra = dict(view=view, masks=masks, weight=weight)
         if why_cpu:
-            decision = choose(replace(spec, variants=(spec.variant("cpu"),)), entry, self.cpu,
+            decision = choose(replace(spec, variants=(spec.variant("cpu"),)), sized, self.cpu,
                               self.cpu, self.host_budget)
             return self._operator(node, spec, entry, options, subqueries, inputs, decision, None,
-                                  shown, *why_cpu, pushed=pushed)
-        decision = choose(spec, entry, self.device, self.cpu, self.host_budget, self.force,
+                                  shown, *view, *why_cpu, pushed=pushed, **extra)
+        decision = choose(spec, sized, self.device, self.cpu, self.host_budget, self.force,
                           self.fleet, options)
         fallback = None
         in_cluster = decision.placement is not None and decision.placement.backend == "mpi"
         if decision.variant.device == "gpu" and not in_cluster:  # all ranks fall back, or none
             try:
-                cpu = choose(spec, entry, self.cpu, self.cpu, self.host_budget, self.force)
+                cpu = choose(spec, sized, self.cpu, self.cpu, self.host_budget, self.force)
                 fallback = self._operator(node, spec, entry, options, subqueries, inputs, cpu,
-                                          None, shown, pushed=pushed)
+                                          None, shown, *view, pushed=pushed, **extra)
             except DeviceOutOfMemory:
                 pass
         return self._operator(node, spec, entry, options, subqueries, inputs, decision, fallback,
-                              shown, pushed=pushed)
+                              shown, *view, pushed=pushed, **extra)
 
     def _operator(self, node, spec, entry, options, subqueries, inputs, decision: Decision,
                   fallback: GraphOperator | None, shown: str, *extra: str,
-                  pushed: "pushdown.Reduction | pushdown.TopRows | None" = None
-                  ) -> GraphOperator:
+                  pushed: "pushdown.Reduction | pushdown.TopRows | None" = None,
+                  view: tuple[str, ...] = (), masks: dict[str, int] | None = None,
+                  weight: Any = None) -> GraphOperator:
         tuning = spec.tune(entry, decision.device, decision.variant) if spec.tune else None
         variant = decision.variant
         if decision.placement is not None:
@@ -234,6 +274,8 @@ class PhysicalPlanner:
         details.extend(extra)
         if fallback is not None:
             details.append(f"if the GPU runs out of memory: cpu · {fallback.variant}")
+        if node.subgraph is not None:
+            shown = shown.replace(entry.name, node.subgraph.text, 1)
         label = f"{spec.name}({shown})"
         if pushed is not None:
             label += f" → {pushed.describe()}"
@@ -244,6 +286,7 @@ class PhysicalPlanner:
                              details=tuple(details), spec=spec, entry=entry, options=options,
                              subqueries=subqueries, decision=decision,
                              config=decision.config(tuning), fallback=fallback,
+                             masks=masks or {}, weight=weight, view=bool(view),
                              reduction=pushed if isinstance(pushed, pushdown.Reduction) else None,
                              top=pushed if isinstance(pushed, pushdown.TopRows) else None)
 
@@ -290,9 +333,12 @@ class PhysicalPlanner:
                 ", ..." if len(node.sources) > 5 else "")
             details = (f"filter pushed into the scan: src IN ({shown}); only those vertices' "
                        "rows of the CSR are read",)
+        elif node.table == "vertex_positions":
+            details = ("the vertex table with each vertex's position, for a subgraph's mask",)
         elif node.table != "vertices":
             details = ("every edge, built once from the CSR and kept while the graph is "
-                       "resident",)
+                       "resident" + (" (with its stored position, for a subgraph's mask)"
+                                     if node.table == "edge_positions" else ""),)
         return TableScan(logical=node, entry=entry, label=f"SCAN {entry.name}.{node.table}",
                          details=details)
 

@@ -48,9 +48,10 @@ from graphdb.executor.plan import (
 
 from .._version import __version__
 from ..errors import BinderError
-from .dialect import GraphTable, span
+from .dialect import GraphTable, SubgraphRef, span
 from .parameters import Parameters, placeholders, sql_literal
 from .pattern import bind_graph_table, conjuncts
+from .subgraph import bind_subgraph
 from .tables import (
     GRAPH_TABLES,
     LATERAL,
@@ -473,9 +474,15 @@ class _Binder:
         args = list(call.expressions) if isinstance(call, exp.Anonymous) else []
         if not args or isinstance(args[0], (exp.Kwarg, exp.PropertyEQ)):
             raise BinderError(f"{name}() needs a graph as its first argument: {spec.signature()}")
-        graph = self.ctx.graph(graph_argument(args[0], name))
+        subgraph = None
+        if isinstance(args[0], SubgraphRef):
+            subgraph = bind_subgraph(args[0], self.ctx, self.text, self._render_piece,
+                                     self._columns)
+            graph = subgraph.graph
+        else:
+            graph = self.ctx.graph(graph_argument(args[0], name))
         positional, named, seen_named, per_row = [], {}, False, {}
-        shown = [graph]
+        shown = [graph if subgraph is None else subgraph.text]
         for arg in args[1:]:
             value_node = self._value_node(arg)
             if value_node is not arg:
@@ -504,6 +511,8 @@ class _Binder:
                 positional.append(value)
                 shown.append(text)
         node = bind_algorithm(name, graph, positional, named)
+        if subgraph is not None:
+            node = replace(node, subgraph=subgraph)
         relation = self.fresh()
         call_text = f"{name}({', '.join(shown)})"
         alias = item.args.get("alias")
@@ -531,6 +540,11 @@ class _Binder:
         except BinderError:
             return node.sql(dialect="duckdb")
         return _SPACES.sub(" ", self.text[start:end + 1])
+
+    def _render_piece(self, node: exp.Expression) -> tuple[str, dict, dict]:
+        """(SQL, relations read, how they show) of a piece of the statement, edits made."""
+        start, end = self._extent(node)
+        return self.render(start, end + 1)
 
     def _render_node(self, node: exp.Expression) -> str:
         start, end = self._extent(node)

@@ -26,7 +26,7 @@ from sqlglot import exp, generator
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.tokens import TokenType
 
-__all__ = ["GraphSQL", "GraphTable", "NodePattern", "EdgePattern", "span"]
+__all__ = ["GraphSQL", "GraphTable", "NodePattern", "EdgePattern", "SubgraphRef", "span"]
 
 
 #: SQL/PGQ path search prefixes and modes that this subset does not implement.
@@ -69,6 +69,13 @@ class GraphTable(exp.Expression):
         return alias.name if alias is not None else ""
 
 
+class SubgraphRef(exp.Expression):
+    """``GRAPH g [WHERE condition]`` as a graph function's graph: the part of ``g`` kept by the
+    condition (``e.<property>`` of edges, ``v.<property>`` of vertices)."""
+
+    arg_types = {"this": True, "where": False}
+
+
 class GraphSQLParser(DuckDB.Parser):
     def _spanned(self, parse):
         """Run ``parse()`` and record the span of the tokens it consumed on its result."""
@@ -91,6 +98,24 @@ class GraphSQLParser(DuckDB.Parser):
             table.meta["span"] = (self._tokens[first].start, self._tokens[self._index - 1].end)
             return table
         return self._spanned(lambda: super(GraphSQLParser, self)._parse_table(*args, **kwargs))
+
+    def _parse_function_args(self, alias: bool = False):
+        return self._parse_csv(lambda: self._parse_subgraph()
+                               or self._parse_lambda(alias=alias))
+
+    def _parse_subgraph(self):
+        """``GRAPH g [WHERE condition]`` (a function argument), else None."""
+        if not (self._curr and self._curr.text.upper() == "GRAPH" and self._next
+                and self._next.token_type in (TokenType.VAR, TokenType.STRING)
+                and self._next.token_type not in self.RESERVED_TOKENS):
+            return None
+        first = self._index
+        self._advance()
+        name = self._parse_id_var(any_token=False)
+        where = self._parse_assignment() if self._match(TokenType.WHERE) else None
+        node = SubgraphRef(this=name, where=where)
+        node.meta["span"] = (self._tokens[first].start, self._tokens[self._index - 1].end)
+        return node
 
     def _parse_projections(self):
         return self._parse_csv(lambda: self._spanned(self._parse_expression)), None
@@ -232,12 +257,18 @@ def _edge_pattern_sql(gen, node: EdgePattern) -> str:
     return f"{left}{inner}{right}{quantifier}"
 
 
+def _subgraph_sql(gen, node: SubgraphRef) -> str:
+    where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
+    return f"GRAPH {gen.sql(node.this)}{where}"
+
+
 # Printable by any generator, so error messages and column names can quote a pattern: the base
 # generator is what ``node.sql()`` uses, and these classes exist only in this dialect's trees.
 for _generator in (generator.Generator, DuckDB.Generator):
     _generator.TRANSFORMS = {
         **_generator.TRANSFORMS, GraphTable: _graph_table_sql,
-        NodePattern: _node_pattern_sql, EdgePattern: _edge_pattern_sql}
+        NodePattern: _node_pattern_sql, EdgePattern: _edge_pattern_sql,
+        SubgraphRef: _subgraph_sql}
 
 
 class GraphSQL(DuckDB):

@@ -15,13 +15,13 @@ from tests.executor.support import run_cpu
 EXPECTED_SIGNATURES = {
     "bfs": "bfs(graph, source, max_depth => NULL)",
     "pagerank": "pagerank(graph, damping => 0.85, max_iterations => 20, tolerance => 0.0)",
-    "sssp": "sssp(graph, source, weight => NULL)",
+    "sssp": "sssp(graph, source, weight => (the graph's weights))",
     "wcc": "wcc(graph)",
     "cdlp": "cdlp(graph, max_iterations => 10)",
     "lcc": "lcc(graph)",
     "khop": "khop(graph, source, k)",
-    "shortest_path": "shortest_path(graph, source, target, weight => NULL)",
-    "sswp": "sswp(graph, source)",
+    "shortest_path": "shortest_path(graph, source, target, weight => (the graph's weights))",
+    "sswp": "sswp(graph, source, weight => (the graph's weights))",
     "neighbors": "neighbors(graph, vertex, direction => 'out')",
 }
 EXPECTED_COLUMNS = {

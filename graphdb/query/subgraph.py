@@ -1,0 +1,97 @@
+"""Binding ``GRAPH g WHERE ...``: the part of a graph that a graph function runs on.
+
+``bfs(GRAPH social WHERE e.since >= DATE '2020-01-01' AND v.country = 'NL', 7)`` runs BFS on a
+subgraph of ``social``: the condition's conjuncts over ``e.<property>`` choose the edges kept
+(``e.src``, ``e.dst``, the weight column and every edge property, with the endpoints as
+``social.edges`` lists them), those over ``v.<property>`` the vertices kept (with the edges
+between two kept vertices). Each conjunct names one of the two; a conjunct naming both would
+need a join per edge, which a pattern (``GRAPH_TABLE``) expresses. Conditions are DuckDB SQL:
+parameters, functions, dates and subqueries (``v.id IN (SELECT person FROM staff)``) work as
+anywhere else, NULL keeps nothing.
+
+Why this syntax: the subgraph stays the graph function's first argument, where the graph goes, so
+every function takes one with no new parameters; ``GRAPH name`` says that what follows is a graph
+(SQL/PGQ's ``GRAPH_TABLE (name MATCH ...)`` and ``CREATE PROPERTY GRAPH`` use the same word), and
+``e``/``v`` are the variables a reader of ``MATCH (v)-[e]->()`` expects. It becomes a
+:class:`~graphdb.executor.plan.Subgraph`: two queries of the positions kept, over the graph's
+position tables, which the executor turns into masks and a view of the stored graph
+(:mod:`graphdb.executor.subgraph`): nothing is copied or loaded again.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from sqlglot import exp
+
+from graphdb.executor.graph_tables import POSITION, table_name
+from graphdb.executor.plan import GraphTableScan, RelationalQuery, Subgraph
+
+from ..errors import BinderError
+from .dialect import SubgraphRef, span
+from .pattern import conjuncts
+from .tables import Context, suggest
+
+__all__ = ["bind_subgraph"]
+
+_SPACES = re.compile(r"\s+")
+#: variable -> (what it stands for, position table)
+_VARIABLES = {"e": ("edges", "edge_positions"), "v": ("vertices", "vertex_positions")}
+
+
+def bind_subgraph(node: SubgraphRef, ctx: Context, text: str,
+                  render: Callable[[exp.Expression], tuple[str, dict, dict]],
+                  columns: Callable[[exp.Expression], list[exp.Column]]) -> Subgraph:
+    """The :class:`Subgraph` of ``GRAPH g [WHERE ...]``. ``render(node)`` writes a piece of the
+    query as DuckDB SQL (parameters filled in, subqueries bound), with the relations it reads
+    and how to show them; ``columns(node)`` lists the
+    columns a condition names outside its subqueries; ``text`` is the statement."""
+    graph = ctx.graph(node.this.name)
+    entry = ctx.catalog.get(graph)
+    where = node.args.get("where")
+    parts: dict[str, list[tuple[str, dict, dict]]] = {"edges": [], "vertices": []}
+    known = {"edges": None, "vertices": None}
+    for condition in conjuncts(where):
+        named = columns(condition)
+        variables = set()
+        for column in named:
+            variable = column.table.lower() if column.table else ""
+            if variable not in _VARIABLES:
+                hint = (f"'{column.sql()}' names no edge or vertex" if variable
+                        else f"qualify '{column.name}'")
+                raise BinderError(f"GRAPH {graph} WHERE: {hint}: write e.<property> for an edge's "
+                                  "property, v.<property> for a vertex's")
+            kind = _VARIABLES[variable][0]
+            if known[kind] is None:
+                known[kind] = ctx.graph_columns(graph, kind)
+            if not any(c.lower() == column.name.lower() for c in known[kind]):
+                raise BinderError(f"GRAPH {graph} WHERE: the {kind} of graph '{graph}' have no "
+                                  f"property '{column.name}'" + suggest(column.name, known[kind],
+                                                                        "properties"))
+            variables.add(kind)
+        if len(variables) > 1:
+            raise BinderError(f"GRAPH {graph} WHERE: the condition {condition.sql()} names both "
+                              "an edge (e) and a vertex (v); each condition of the AND names one "
+                              "of them (match the pattern with GRAPH_TABLE for conditions across "
+                              "an edge and its endpoints)")
+        parts[variables.pop() if variables else "edges"].append(render(condition))
+    start, end = span(node)
+    shown = _SPACES.sub(" ", text[start:end + 1])
+    queries = []
+    for kind, found in parts.items():
+        variable = "e" if kind == "edges" else "v"
+        table = _VARIABLES[variable][1]
+        if not found:
+            queries.append(None)
+            continue
+        relation = table_name(entry, table)
+        inputs = {relation: GraphTableScan(graph, table)}
+        names = {relation: f"{graph}.{kind}"}
+        for _, more, seen in found:
+            inputs.update(more)
+            names.update(seen)
+        sql = (f"SELECT {variable}.{POSITION} FROM {relation} AS {variable} WHERE "
+               + " AND ".join(f"({c})" for c, _, _ in found))
+        queries.append(RelationalQuery(sql, tuple(inputs.items()), tuple(names.items())))
+    return Subgraph(graph, queries[0], queries[1], text=shown)
