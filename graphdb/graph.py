@@ -39,12 +39,31 @@ class GraphHandle:
     """One stored graph of a connection; every graph algorithm is a method returning a
     ``pyarrow.Table`` (the rows its SQL table function returns)."""
 
-    def __init__(self, connection: "Connection", name: str):
+    def __init__(self, connection: "Connection", name: str, where: str | None = None):
         self.connection = connection
         self.name = name
+        #: the condition of a subgraph handle (:meth:`subgraph`), else None
+        self.where = where
 
     def __repr__(self) -> str:
+        if self.where is not None:
+            return f"<graphdb.GraphHandle GRAPH {self.name} WHERE {self.where}>"
         return f"<graphdb.GraphHandle {self.name!r}>"
+
+    def subgraph(self, where: str) -> "GraphHandle":
+        """A handle on the part of the graph ``where`` keeps (SQL: ``GRAPH g WHERE ...``):
+        ``e.<property>`` conditions choose edges, ``v.<property>`` ones vertices (and the edges
+        between them). Its algorithms run on a view of the stored graph; nothing is copied.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect()
+        >>> _ = con.ingest("g", pa.table({"src": [1, 2], "dst": [2, 3], "year": [2020, 2021]}))
+        >>> con.graph("g").subgraph("e.year = 2020").bfs(1).to_pylist()
+        [{'vertex': 1, 'depth': 0}, {'vertex': 2, 'depth': 1}]
+        """
+        if self.where is not None:
+            where = f"({self.where}) AND ({where})"
+        return GraphHandle(self.connection, self.name, where)
 
     def __getattr__(self, attribute: str):
         spec = REGISTRY.get(attribute.lower())
@@ -168,6 +187,11 @@ def _method(spec: "Algorithm"):
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise TypeError(f"{spec.name}(): {exc}{hint}; {spec.name}{public}") from None
         named = {k: v for k, v in bound.arguments.items() if k != "self"}
+        if self.where is not None:  # a subgraph: the SQL form, the arguments as parameters
+            arguments = "".join(f", {k} => ?" for k in named)
+            return self.connection.execute(
+                f"SELECT * FROM {spec.name}(GRAPH {self.name} WHERE {self.where}{arguments})",
+                list(named.values())).arrow()
         return self._run(lambda: bind_algorithm(spec.name, self.name, [], named))
 
     method.__name__ = spec.name

@@ -59,6 +59,7 @@ from .tables import (
     bind_algorithm,
     constant,
     graph_argument,
+    outer_columns,
     suggest,
 )
 
@@ -454,19 +455,7 @@ class _Binder:
     def _value_node(arg: exp.Expression) -> exp.Expression:
         return arg.expression if isinstance(arg, (exp.Kwarg, exp.PropertyEQ)) else arg
 
-    @staticmethod
-    def _columns(node: exp.Expression) -> list[exp.Column]:
-        """Columns of ``node`` outside any subquery of it."""
-        if isinstance(node, (exp.Subquery, exp.Select)):
-            return []
-        found, stack = [], [node]
-        while stack:
-            part = stack.pop()
-            if isinstance(part, exp.Column):
-                found.append(part)
-            elif not isinstance(part, (exp.Subquery, exp.Select)):
-                stack.extend(part.iter_expressions())
-        return found
+    _columns = staticmethod(outer_columns)
 
     def _function(self, call: exp.Func, item: exp.Expression, lateral_ok: bool) -> None:
         name = (call.name if isinstance(call, exp.Anonymous) else call.sql_name()).lower()

@@ -103,7 +103,10 @@ def parse(sql: str) -> Statement:
                          options=parts["options"])
     if head == "CREATE" and len(words) > 1 and words[1].upper() in ("GRAPH", "OR"):
         parts = parse_create_graph(text)
-        return Statement("load_graph", None, text, name=parts["graph"], path=parts["path"],
+        ast = None
+        if parts.get("subgraph"):  # CREATE GRAPH h AS GRAPH g WHERE ...: its subgraph, parsed
+            ast = _subgraph(parts["subgraph"])
+        return Statement("load_graph", ast, text, name=parts["graph"], path=parts["path"],
                          options=parts["options"], if_exists=parts["if_not_exists"])
     if head == "VACUUM":
         if len(words) == 1:
@@ -139,6 +142,20 @@ def parse(sql: str) -> Statement:
     if isinstance(ast, exp.Query):
         return Statement("select", ast, text)
     raise ParseError(f"unsupported statement: {head}", 1, 1)
+
+
+def _subgraph(text: str) -> exp.Expression:
+    """``GRAPH g [WHERE ...]`` parsed as the graph argument of a call (its spans are offsets
+    into ``SELECT * FROM f(`` + text + ``)``, kept as the node's ``meta['text']``)."""
+    wrapped = f"SELECT * FROM f({text})"
+    select = parse(wrapped).ast
+    call = select.args["from_"].this.this if select.args.get("from_") else None
+    if not isinstance(call, exp.Func) or not call.expressions or len(call.expressions) != 1 or \
+            type(call.expressions[0]).__name__ != "SubgraphRef":
+        raise ParseError("CREATE GRAPH name AS takes GRAPH source [WHERE condition]")
+    node = call.expressions[0]
+    node.meta["text"] = wrapped
+    return node
 
 
 #: Deepest nesting of parentheses (subqueries, calls, groupings) a statement may have. The

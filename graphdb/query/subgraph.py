@@ -40,22 +40,18 @@ _SPACES = re.compile(r"\s+")
 _VARIABLES = {"e": ("edges", "edge_positions"), "v": ("vertices", "vertex_positions")}
 
 
-def bind_subgraph(node: SubgraphRef, ctx: Context, text: str,
-                  render: Callable[[exp.Expression], tuple[str, dict, dict]],
-                  columns: Callable[[exp.Expression], list[exp.Column]]) -> Subgraph:
-    """The :class:`Subgraph` of ``GRAPH g [WHERE ...]``. ``render(node)`` writes a piece of the
-    query as DuckDB SQL (parameters filled in, subqueries bound), with the relations it reads
-    and how to show them; ``columns(node)`` lists the
-    columns a condition names outside its subqueries; ``text`` is the statement."""
+def split_conditions(node: SubgraphRef, ctx: Context,
+                     columns: Callable[[exp.Expression], list[exp.Column]]
+                     ) -> tuple[str, dict[str, list[exp.Expression]]]:
+    """(the graph's name, the conjuncts of ``GRAPH g WHERE ...`` by what they choose: "edges"
+    or "vertices"), each checked against the graph's properties. ``columns(node)`` lists the
+    columns a condition names outside its subqueries."""
     graph = ctx.graph(node.this.name)
-    entry = ctx.catalog.get(graph)
-    where = node.args.get("where")
-    parts: dict[str, list[tuple[str, dict, dict]]] = {"edges": [], "vertices": []}
-    known = {"edges": None, "vertices": None}
-    for condition in conjuncts(where):
-        named = columns(condition)
+    parts: dict[str, list[exp.Expression]] = {"edges": [], "vertices": []}
+    known: dict[str, list[str] | None] = {"edges": None, "vertices": None}
+    for condition in conjuncts(node.args.get("where")):
         variables = set()
-        for column in named:
+        for column in columns(condition):
             variable = column.table.lower() if column.table else ""
             if variable not in _VARIABLES:
                 hint = (f"'{column.sql()}' names no edge or vertex" if variable
@@ -75,11 +71,23 @@ def bind_subgraph(node: SubgraphRef, ctx: Context, text: str,
                               "an edge (e) and a vertex (v); each condition of the AND names one "
                               "of them (match the pattern with GRAPH_TABLE for conditions across "
                               "an edge and its endpoints)")
-        parts[variables.pop() if variables else "edges"].append(render(condition))
+        parts[variables.pop() if variables else "edges"].append(condition)
+    return graph, parts
+
+
+def bind_subgraph(node: SubgraphRef, ctx: Context, text: str,
+                  render: Callable[[exp.Expression], tuple[str, dict, dict]],
+                  columns: Callable[[exp.Expression], list[exp.Column]]) -> Subgraph:
+    """The :class:`Subgraph` of ``GRAPH g [WHERE ...]``. ``render(node)`` writes a piece of the
+    query as DuckDB SQL (parameters filled in, subqueries bound), with the relations it reads
+    and how to show them; ``columns(node)`` as :func:`split_conditions`; ``text`` is the
+    statement."""
+    graph, conditions = split_conditions(node, ctx, columns)
+    entry = ctx.catalog.get(graph)
     start, end = span(node)
     shown = _SPACES.sub(" ", text[start:end + 1])
     queries = []
-    for kind, found in parts.items():
+    for kind, found in conditions.items():
         variable = "e" if kind == "edges" else "v"
         table = _VARIABLES[variable][1]
         if not found:
@@ -88,10 +96,13 @@ def bind_subgraph(node: SubgraphRef, ctx: Context, text: str,
         relation = table_name(entry, table)
         inputs = {relation: GraphTableScan(graph, table)}
         names = {relation: f"{graph}.{kind}"}
-        for _, more, seen in found:
+        pieces = []
+        for condition in found:
+            sql, more, seen = render(condition)
+            pieces.append(f"({sql})")
             inputs.update(more)
             names.update(seen)
         sql = (f"SELECT {variable}.{POSITION} FROM {relation} AS {variable} WHERE "
-               + " AND ".join(f"({c})" for c, _, _ in found))
+               + " AND ".join(pieces))
         queries.append(RelationalQuery(sql, tuple(inputs.items()), tuple(names.items())))
     return Subgraph(graph, queries[0], queries[1], text=shown)

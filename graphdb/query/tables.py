@@ -23,7 +23,7 @@ from graphdb.executor.plan import AlgorithmScan, PlanNode
 from ..errors import BinderError
 
 __all__ = ["Context", "GRAPH_TABLES", "LATERAL", "bind_algorithm", "constant", "graph_argument",
-           "suggest", "unknown_function"]
+           "outer_columns", "suggest", "unknown_function"]
 
 
 def suggest(name: str, known: list[str], what: str) -> str:
@@ -76,6 +76,20 @@ def graph_argument(node: exp.Expression, function: str) -> str:
     if isinstance(node, exp.Literal) and node.is_string:
         return node.this
     raise BinderError(f"{function}(): the first argument must name a graph, got {node.sql()}")
+
+
+def outer_columns(node: exp.Expression) -> list[exp.Column]:
+    """Columns of ``node`` outside any subquery of it."""
+    if isinstance(node, (exp.Subquery, exp.Select)):
+        return []
+    found, stack = [], [node]
+    while stack:
+        part = stack.pop()
+        if isinstance(part, exp.Column):
+            found.append(part)
+        elif not isinstance(part, (exp.Subquery, exp.Select)):
+            stack.extend(part.iter_expressions())
+    return found
 
 
 def constant(node: exp.Expression) -> tuple[bool, Any]:

@@ -294,3 +294,48 @@ def test_compaction_matches_a_rebuilt_graph():
     assert out.offsets.tolist() == want.offsets.tolist()
     assert out.targets.tolist() == want.targets.tolist()
     assert out.kept.tolist() == np.flatnonzero(keep).tolist()
+
+
+def test_create_graph_as_a_subgraph_keeps_it(con):
+    g = Random(con, 4, False)
+    where, edges, vertices = g.condition()
+    con.execute(f"CREATE OR REPLACE GRAPH h AS GRAPH g WHERE {where}")
+    kept = sorted((min(user(g.edges[i][0]), user(g.edges[i][1])),
+                   max(user(g.edges[i][0]), user(g.edges[i][1])), g.year[i]) for i in edges)
+    assert sorted(con.execute("SELECT src, dst, year FROM h.edges").fetchall()) == kept
+    assert con.execute("SELECT id, age FROM h.vertices ORDER BY id").fetchall() == \
+        [(user(v), g.age[v]) for v in vertices]
+    assert not con.catalog.get("h").directed and con.catalog.get("h").weighted
+    if vertices:  # the kept graph answers as the subgraph does
+        source = user(vertices[0])
+        assert rows(con, f"SELECT * FROM sssp(h, {source})") == \
+            rows(con, f"SELECT * FROM sssp(GRAPH g WHERE {where}, {source})")
+    con.execute("DROP GRAPH h")
+
+
+def test_lateral_runs_on_the_subgraph(con):
+    g = Random(con, 6, True)
+    where, edges, vertices = g.condition()
+    case, back = g.case(edges, vertices)
+    starts = [user(v) for v in range(0, g.n, 3)]
+    con.register("starts", pa.table({"id": starts}))
+    got = sorted(con.execute(f"SELECT s.id, k.vertex, k.hops FROM starts s, "
+                             f"LATERAL khop(GRAPH g WHERE {where}, s.id, 2) k").fetchall())
+    inverse = {u: i for i, u in back.items()}
+    expected = sorted((s, back[v], d) for s in starts if s in inverse
+                      for v, d in nx.single_source_shortest_path_length(
+                          case.nx, inverse[s], cutoff=2).items())
+    assert got == expected
+
+
+def test_python_subgraph_handle(con):
+    g = Random(con, 8, True)
+    where, edges, vertices = g.condition()
+    handle = con.graph("g").subgraph(where)
+    assert handle.wcc().num_rows == len(vertices)
+    if vertices:
+        source = user(vertices[0])
+        assert handle.sssp(source, weight=None).to_pylist() == [
+            {"vertex": v, "distance": d} for v, d in con.execute(
+                f"SELECT * FROM sssp(GRAPH g WHERE {where}, {source}, weight => NULL)")
+            .fetchall()]
