@@ -152,6 +152,11 @@ class Hop:
 
     ``direction`` is 'out', 'in' or 'both'. ``low``/``high`` bound the number of edges; a hop
     of exactly one edge binds ``edge`` (its stored edge position) for edge properties.
+    ``edges``, ``sources`` and ``targets`` restrict every step it takes (the conditions inside
+    a quantified pattern, ``-[e WHERE ...]->{1,3}`` or ``((x)-[e]->(y) WHERE ...){1,3}``, and
+    labels): queries of the stored edge positions it may use (over the graph's
+    ``edge_positions``), of the vertices a step may leave and reach (over ``vertex_positions``);
+    None allows all.
     """
 
     target: str
@@ -159,6 +164,14 @@ class Hop:
     low: int = 1
     high: int = 1
     edge: str | None = None
+    edges: PlanNode | None = None
+    sources: PlanNode | None = None
+    targets: PlanNode | None = None
+
+    def masks(self) -> tuple[tuple[str, PlanNode], ...]:
+        return tuple((kind, query) for kind, query in (
+            ("edges", self.edges), ("sources", self.sources), ("targets", self.targets))
+            if query is not None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,9 +196,20 @@ class PatternMatch(PlanNode):
     edge_properties: tuple[tuple[str, str], ...]
     text: str = ""
     outputs: tuple[tuple[str, str], ...] | None = None
+    #: the path variable (``MATCH p = ...``), whose columns are ``p.vertices``, ``p.edges``,
+    #: ``p.length`` and ``p.cost`` among ``vertex_properties``
+    path: str | None = None
+    #: the rows of a quantified hop (:data:`graphdb.executor.paths.MODES`): one per walk
+    #: (SQL/PGQ's default), at most ``k`` shortest per pair of endpoints (``ANY``, ``ANY k``,
+    #: ``ANY SHORTEST``), or every shortest one (``ALL SHORTEST``)
+    mode: str = "walk"
+    k: int = 1
+    #: matched from the pattern's last vertex (its paths are turned around on output)
+    reversed: bool = False
 
     def children(self) -> tuple["PlanNode", ...]:
-        return (self.start_ids,) if isinstance(self.start_ids, PlanNode) else ()
+        first = (self.start_ids,) if isinstance(self.start_ids, PlanNode) else ()
+        return first + tuple(query for hop in self.hops for _, query in hop.masks())
 
 
 # -- catalog statements -------------------------------------------------------------------------

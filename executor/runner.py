@@ -36,7 +36,16 @@ from .device import Device, select_device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
 from .graph_tables import POSITION_TABLES, edge_table, position_table, table_name, weight_column
 from .ids import VertexIds
-from .pattern import device_arrays, edge_columns, host_arrays, in_index, match_pattern
+from .paths import DEFAULT_PATH_ROWS
+from .pattern import (
+    HopMasks,
+    device_arrays,
+    edge_columns,
+    host_arrays,
+    in_index,
+    match_pattern,
+    path_column,
+)
 from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
 from .physical.planner import RelationalOperator
 from .physical.scaling import Fleet
@@ -83,6 +92,8 @@ class Runner:
         self.sql = SQLEngine()
         #: profile the relational part (EXPLAIN ANALYZE)
         self.profile = False
+        #: the most rows a pattern's quantified hop may make (one per path): max_path_rows
+        self.path_rows_for: Callable[[], int] = lambda: DEFAULT_PATH_ROWS
 
     # -- planning -------------------------------------------------------------------------------
     def snapshot(self) -> StatementCatalog:
@@ -254,7 +265,7 @@ class Runner:
             return
         masks, keys = {}, []
         for kind, size in (("edges", entry.num_edges), ("vertices", entry.num_vertices)):
-            masks[kind], key = self._mask(node, kind, size, graph)
+            masks[kind], key = self._mask(node, node.masks.get(kind), size, graph)
             keys.append(key)
         values = None
         if weight == weight_column(entry):
@@ -274,11 +285,10 @@ class Runner:
             if any(isinstance(k, int) for k in keys):  # masks of this run only
                 RESIDENCY.forget(view.key)
 
-    def _mask(self, node: GraphOperator, kind: str, size: int, graph):
-        """(bool mask, cache key) of the subgraph's ``kind`` ("edges": per stored edge;
-        "vertices": per vertex) from the query of the positions kept, or (None, None). A query
-        over the graph's own tables alone is kept per graph version and query text."""
-        index = node.masks.get(kind)
+    def _mask(self, node: PhysicalNode, index: int | None, size: int, graph):
+        """(bool mask of ``size`` entries, cache key) from the query of the positions kept that
+        is input ``index`` of ``node`` (a subgraph's or a pattern hop's), or (None, None). A
+        query over the graph's own tables alone is kept per graph version and query text."""
         if index is None:
             return None, None
         query = node.inputs[index].logical
@@ -290,7 +300,7 @@ class Runner:
             return mask
 
         if all(isinstance(n, GraphTableScan) and n.sources is None for _, n in query.inputs):
-            return graph.derived(f"mask:{kind}:{query.sql}", build), query.sql
+            return graph.derived(f"mask:{size}:{query.sql}", build), query.sql
         return build(), id(query)
 
     def _columns(self, node: GraphOperator, output: AlgorithmOutput, ids: VertexIds,
@@ -394,21 +404,36 @@ class Runner:
         logical, entry = node.logical, node.entry
         graph = self.graph(entry)
         ids = self.vertex_ids(entry)
+        at = 0
         if logical.start_ids is not None:
             given = (to_arrow(list(logical.start_ids)) if isinstance(logical.start_ids, tuple)
                      else self._input(node).column(0))
+            at = 1 if isinstance(logical.start_ids, PlanNode) else 0
             internal = ids.internal_many(given)
             start = np.unique(internal[internal >= 0])
         else:
             start = np.arange(graph.num_vertices, dtype=np.int64)
+        masks = {}
+        for i, hop in enumerate(logical.hops):
+            found = {}
+            for kind, _ in hop.masks():
+                size = entry.num_edges if kind == "edges" else entry.num_vertices
+                found[kind] = self._mask(node, at, size, graph)[0]
+                at += 1
+            if found:
+                masks[i] = HopMasks(**found)
         metrics["start_vertices"] = int(start.size)
-        bound, edges = self._match(node, graph, start, metrics)
+        bound, edges, path = self._match(node, graph, start, metrics, masks)
         # Bytes of CSR targets the expansion read (the edges it gathered).
         scanned = int(metrics.get("edges_scanned", 0))
         metrics["bytes_moved"] = scanned * graph.id_dtype().itemsize
         columns: dict[str, pa.Array] = {}
         vertex_table = None
         for var, prop in logical.vertex_properties:
+            if var == logical.path:
+                columns[f"{var}.{prop}"] = path_column(graph, path, prop, ids,
+                                                       weight_column(entry))
+                continue
             rows = to_arrow(bound[var], pa.int64())
             if prop == "id":
                 columns[f"{var}.{prop}"] = ids.user(bound[var])
@@ -427,24 +452,30 @@ class Runner:
                             names=[n for n, _ in logical.outputs])
         return pa.table(columns)
 
-    def _match(self, node: PatternOperator, graph, start: np.ndarray, metrics: dict):
+    def _match(self, node: PatternOperator, graph, start: np.ndarray, metrics: dict,
+               masks: dict):
         """The pattern's bindings: on the GPU the plan names (within its budget; the CPU if
         the device runs out of memory after all), else on the host."""
+        limit = self.path_rows_for()
         if node.device == "gpu":
-            from .gpu.runtime import device_name, memory_budget, operator_stream, translate_oom
+            from .gpu.runtime import cp, device_name, memory_budget, operator_stream, translate_oom
 
             RESIDENCY.set_budget(device_name(), node.device_limit_bytes)
             try:
                 with memory_budget(node.device_limit_bytes, reserve=node.budget_bytes), \
                         translate_oom(node.label), \
                         operator_stream():
+                    on_device = {i: HopMasks(*(None if m is None else cp().asarray(m) for m in
+                                               (h.edges, h.sources, h.targets)))
+                                 for i, h in masks.items()}
                     return match_pattern(node.logical, device_arrays(graph), start, metrics,
-                                         self.check_cancelled, node.budget_bytes)
+                                         self.check_cancelled, node.budget_bytes, on_device,
+                                         limit)
             except DeviceOutOfMemory as exc:
                 metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
         budget = node.host_budget_bytes if node.device == "gpu" else node.budget_bytes
         return match_pattern(node.logical, host_arrays(graph, lambda: in_index(graph)), start,
-                             metrics, self.check_cancelled, budget)
+                             metrics, self.check_cancelled, budget, masks, limit)
 
     # -- leaves ---------------------------------------------------------------------------------
     def _run_GraphTableScan(self, node: TableScan, metrics: dict) -> pa.Table:

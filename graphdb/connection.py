@@ -234,6 +234,7 @@ class Connection:
         self.catalog = Catalog(self._env, buffers)
         self._runner = Runner(self.catalog, _weak(self._device), _weak(self._host_budget),
                               _weak(self._debug_variant), _weak(self._fleet))
+        self._runner.path_rows_for = _weak(self._max_path_rows)
         self._device_cache: tuple[tuple, Any] | None = None
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.
@@ -289,6 +290,9 @@ class Connection:
 
     def _host_budget(self) -> int | None:
         return self.settings.host_memory_limit
+
+    def _max_path_rows(self) -> int:
+        return self.settings.max_path_rows
 
     def _debug_variant(self) -> str:
         return self.settings.debug_variant

@@ -294,7 +294,9 @@ class PhysicalPlanner:
         entry = self.snapshot.get(node.graph)
         hops = "; ".join(
             f"{h.direction} {h.low}" + (f"..{h.high}" if h.high != h.low else "") + " hop"
-            + ("s" if h.high > 1 else "") + f" -> {h.target}" for h in node.hops)
+            + ("s" if h.high > 1 else "") + f" -> {h.target}"
+            + (" (every step: " + ", ".join(f"{kind} masked" for kind, _ in h.masks()) + ")"
+               if h.masks() else "") for h in node.hops)
         # On a GPU: the out-CSR and, for hops against the edges' direction, the in-edge index
         # (offsets, sources, positions) resident; what is left of the budget bounds a hop.
         n, m = entry.num_vertices, entry.num_edges
@@ -314,16 +316,31 @@ class PhysicalPlanner:
         frontier = ("sorted sparse keys for all rows at once" if device == "gpu" else
                     "a dense bitmap frontier per start vertex, or sorted sparse keys past "
                     "starts x vertices x levels = 2e10 (decided when the starts are known)")
+        quantified = any((h.low, h.high) != (1, 1) for h in node.hops)
+        rows = ""
+        if node.mode == "walk" and quantified:
+            rows = ("paths: one row per walk (SQL/PGQ's default), counted before any is built "
+                    "and refused past max_path_rows" + (f"; {node.path} built step by step"
+                                                        if node.path else ""))
+        elif node.mode == "any":
+            rows = (f"paths: at most {node.k} shortest walk{'s' if node.k > 1 else ''} per pair "
+                    f"of endpoints, level by level ({node.k} kept per vertex)"
+                    if node.k > 1 or node.path else
+                    "paths: one row per pair of endpoints (reachability)")
+        elif node.mode == "all_shortest":
+            rows = ("paths: every shortest walk per pair of endpoints, counted before any is "
+                    "built and refused past max_path_rows")
         return PatternOperator(
             logical=node, inputs=self._inputs(node), entry=entry, budget_bytes=budget,
             device=device, device_limit_bytes=int(self.device.memory_limit),
             host_budget_bytes=int(self.cpu.memory_limit),
             label=f"GRAPH_TABLE {entry.name} {node.text}".rstrip(),
-            details=(f"{device} · frontier expansion from "
-                     f"{'filtered' if node.start_ids is not None else 'all'} {node.start}; "
-                     f"{hops}",
-                     f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: {frontier}",
-                     f"why: {why}"))
+            details=tuple(d for d in (
+                f"{device} · frontier expansion from "
+                f"{'filtered' if node.start_ids is not None else 'all'} {node.start}; {hops}",
+                rows,
+                f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: {frontier}",
+                f"why: {why}") if d))
 
     def plan_GraphTableScan(self, node: GraphTableScan) -> TableScan:
         entry = self.snapshot.get(node.graph)

@@ -15,10 +15,12 @@ from typing import Callable
 
 from sqlglot import exp
 
+from graphdb.executor.graph_tables import POSITION, table_name
+from graphdb.executor.pattern import PATH_COLUMNS
 from graphdb.executor.plan import GraphTableScan, Hop, PatternMatch, RelationalQuery
 
 from ..errors import BinderError, NotSupportedError
-from .dialect import EdgePattern, GraphTable, NodePattern
+from .dialect import UNBOUNDED, EdgePattern, GraphTable, NodePattern
 from .tables import Context, suggest
 
 __all__ = ["bind_graph_table", "output_name"]
@@ -46,33 +48,91 @@ def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     return [node]
 
 
-def _pattern_text(pattern: list[exp.Expression]) -> str:
+def _pattern_text(table: GraphTable) -> str:
+    pattern = table.args["pattern"]
     parts = []
+    path, prefix, k = table.args.get("path"), table.args.get("prefix"), table.args.get("k")
+    if path is not None:
+        parts.append(f"{path.name} = ")
+    if prefix is not None:
+        parts.append({"any": "ANY", "any_shortest": "ANY SHORTEST", "shortest": "SHORTEST",
+                      "all_shortest": "ALL SHORTEST"}[prefix] + (f" {k}" if k else "") + " ")
     for item in pattern:
         if isinstance(item, NodePattern):
             parts.append(f"({item.this.name if item.this else ''})")
-        else:
-            var = item.this.name if item.this else ""
-            low, high = item.args["low"], item.args["high"]
-            quant = "" if (low, high) == (1, 1) else f"{{{low},{high}}}"
-            body = {"out": f"-[{var}]->", "in": f"<-[{var}]-", "both": f"-[{var}]-"}
-            parts.append(body[item.args["direction"]] + quant)
+            continue
+        var = item.this.name if item.this else ""
+        low, high = item.args["low"], item.args["high"]
+        quant = "" if (low, high) == (1, 1) else f"{{{low},{'' if high == UNBOUNDED else high}}}"
+        body = {"out": f"-[{var}]->", "in": f"<-[{var}]-", "both": f"-[{var}]-"}
+        body = body[item.args["direction"]]
+        if item.args.get("source") is not None:
+            x, y = item.args["source"], item.args["target"]
+            body = (f"(({x.this.name if x.this else ''}){body}"
+                    f"({y.this.name if y.this else ''}))")
+        parts.append(body + quant)
     return "".join(parts)
 
 
-def _var_names(pattern):
-    vertices, edges, single = [], [], {}
+def _var_names(pattern, path: str | None):
+    """(vertex variables, edge variables, whether each edge variable is a single edge, the
+    variables of quantified path patterns' inner vertices)."""
+    vertices, edges, single, inner = [], [], {}, []
+    taken = {path.lower()} if path else set()
+
+    def claim(name: str) -> None:
+        if name.lower() in taken:
+            raise BinderError(f"pattern variable '{name}' is used twice")
+        taken.add(name.lower())
+
     for i, item in enumerate(pattern):
         if isinstance(item, NodePattern):
-            vertices.append(item.this.name if item.this else f"__v{i}")
-        else:
-            if item.this is not None:
-                name = item.this.name
-                if name in edges or name in vertices:
+            name = item.this.name if item.this else f"__v{i}"
+            if name not in vertices:
+                if item.this is not None and name.lower() in taken:
                     raise BinderError(f"pattern variable '{name}' is used twice")
-                edges.append(name)
-                single[name] = (item.args["low"], item.args["high"]) == (1, 1)
-    return vertices, edges, single
+                taken.add(name.lower())
+            vertices.append(name)
+            continue
+        if item.this is not None:
+            claim(item.this.name)
+            edges.append(item.this.name)
+            single[item.this.name] = (item.args["low"], item.args["high"]) == (1, 1) and \
+                item.args.get("source") is None
+        for inner_node in (item.args.get("source"), item.args.get("target")):
+            if inner_node is not None and inner_node.this is not None:
+                claim(inner_node.this.name)
+                inner.append(inner_node.this.name)
+    return vertices, edges, single, inner
+
+
+#: Path functions of COLUMNS and WHERE -> the path variable's column.
+_PATH_FUNCTIONS = {"vertices": "vertices", "edges": "edges", "path_length": "length",
+                   "length": "length", "cost": "cost"}
+
+
+def _path_functions(node: exp.Expression, path: str | None) -> exp.Expression:
+    """``vertices(p)``, ``edges(p)``, ``path_length(p)`` / ``length(p)`` and ``cost(p)`` as
+    the columns ``p.vertices`` ... of the pattern's result."""
+    if path is None:
+        return node
+
+    def rename(part: exp.Expression) -> exp.Expression:
+        if isinstance(part, exp.Func):
+            name = part.name if isinstance(part, exp.Anonymous) else part.sql_name()
+            args = list(part.expressions) if isinstance(part, exp.Anonymous) else [
+                part.this] if part.this is not None else []
+            if name.lower() in _PATH_FUNCTIONS and len(args) == 1 and \
+                    isinstance(args[0], exp.Column) and not args[0].table and \
+                    args[0].name.lower() == path.lower():
+                return exp.column(_PATH_FUNCTIONS[name.lower()], table=path)
+        if isinstance(part, exp.Column) and not part.table and part.name.lower() == path.lower():
+            raise BinderError(f"'{part.name}' is a path: use vertices({part.name}), "
+                              f"edges({part.name}), path_length({part.name}) or "
+                              f"cost({part.name})")
+        return part
+
+    return node.transform(rename)
 
 
 class _Scope:
@@ -137,33 +197,90 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     names a graph's vertex table, ``fresh()`` names the operator's result, ``value(node)`` is
     ``(the value,)`` of a literal or a parameter, else None."""
     graph = ctx.graph(table.this.name)
+    entry = ctx.catalog.get(graph)
     pattern = list(table.args["pattern"])
-    vertices, edges, single = _var_names(pattern)
-    for item in pattern:
-        if isinstance(item, EdgePattern) and item.args["low"] > item.args["high"]:
-            raise BinderError(f"edge quantifier {{{item.args['low']},{item.args['high']}}}: "
-                              "the lower bound exceeds the upper bound")
+    path = table.args["path"].name if table.args.get("path") is not None else None
+    prefix, k = table.args.get("prefix"), table.args.get("k")
+    mode, k = {None: ("walk", 1), "any": ("any", k or 1), "any_shortest": ("any", 1),
+               "shortest": ("any", k), "all_shortest": ("all_shortest", 1)}[prefix]
+    vertices, edges, single, inner = _var_names(pattern, path)
+    hops_at = [i for i, item in enumerate(pattern) if isinstance(item, EdgePattern)]
+    for i in hops_at:
+        low, high = pattern[i].args["low"], pattern[i].args["high"]
+        if high != UNBOUNDED and low > high:
+            raise BinderError(f"edge quantifier {{{low},{high}}}: the lower bound exceeds the "
+                              "upper bound")
+        if high == UNBOUNDED and prefix is None:
+            raise BinderError("an unbounded quantifier (*, +, {m,}) matches endless walks: give "
+                              "an upper bound {m,n}, or select paths (ANY SHORTEST, ALL SHORTEST, "
+                              "ANY k)")
+    if prefix is not None:
+        if len(hops_at) != 1:
+            raise NotSupportedError("a path search prefix (ANY, SHORTEST, ALL SHORTEST) takes a "
+                                    "pattern of one edge or one quantified edge, (a)-[e]->{m,n}(b)")
+        if pattern[hops_at[0]].args["low"] > 1 and (path is not None or k > 1
+                                                    or mode == "all_shortest"):
+            raise NotSupportedError("ANY k / SHORTEST / ALL SHORTEST paths are searched from 0 or "
+                                    "1 edges up: use {0,n} or {1,n} and filter path_length(p) in "
+                                    "WHERE")
     vertex_cols = ctx.graph_columns(graph, "vertices")
     # Listing g.edges' columns reads its schema: only when an edge variable is used.
-    clauses = [table.args.get("where")] + list(table.args.get("columns") or []) + [
-        item.args.get("where") for item in pattern]
+    clauses = [table.args.get("where")] + list(table.args.get("columns") or [])
+    for item in pattern:
+        clauses += [item.args.get(name) for name in ("where", "group")]
+        clauses += [node.args.get("where") for node in (item.args.get("source"),
+                                                         item.args.get("target")) if node]
     used = {c.table.lower() for clause in clauses if clause is not None
             for c in clause.find_all(exp.Column) if c.table}
     edge_cols = ctx.graph_columns(graph, "edges") if used & {e.lower() for e in edges} else []
-    columns = {v: vertex_cols for v in dict.fromkeys(vertices)}
+    columns = {v: vertex_cols for v in dict.fromkeys(vertices + inner)}
     columns.update({e: edge_cols for e in edges})
+    if path is not None:
+        columns[path] = list(PATH_COLUMNS)
     scope = _Scope(columns)
-
-    conditions: list[exp.Expression] = []
-    for item in pattern + [table]:
-        conditions.extend(conjuncts(item.args.get("where")))
-    if any(c.find(exp.Subquery, exp.Select) for c in conditions):
-        raise NotSupportedError("subqueries inside GRAPH_TABLE are not supported; filter its "
-                                "result instead: SELECT ... FROM GRAPH_TABLE (...) t WHERE "
-                                "t.x IN (SELECT ...)")
 
     def variables(node: exp.Expression) -> set[str]:
         return {scope.resolve(c)[0] for c in node.find_all(exp.Column)}
+
+    # Conditions inside a quantified hop (or any hop of a selective pattern) hold for every
+    # step it takes: masks of the edges and vertices a step may use, not filters of the rows.
+    conditions: list[exp.Expression] = []
+    masks: dict[int, dict[str, list[exp.Expression]]] = {}
+    for i, item in enumerate(pattern):
+        if isinstance(item, NodePattern):
+            conditions.extend(conjuncts(item.args.get("where")))
+            continue
+        stepwise = prefix is not None or (item.args["low"], item.args["high"]) != (1, 1) or \
+            item.args.get("source") is not None
+        own = conjuncts(item.args.get("where")) + conjuncts(item.args.get("group"))
+        for node in (item.args.get("source"), item.args.get("target")):
+            if node is not None:
+                own += conjuncts(node.args.get("where"))
+        if not stepwise:
+            conditions.extend(own)
+            continue
+        roles = {}
+        if item.this is not None:
+            roles[item.this.name] = "edges"
+        for node, role in ((item.args.get("source"), "sources"),
+                           (item.args.get("target"), "targets")):
+            if node is not None and node.this is not None:
+                roles[node.this.name] = role
+        for condition in own:
+            named = variables(condition)
+            if len(named) != 1 or next(iter(named)) not in roles:
+                raise NotSupportedError(
+                    f"{condition.sql()}: a condition inside a quantified pattern names one of its "
+                    "own variables (the edge, or the vertex a step leaves or reaches); move "
+                    "conditions across several of them out of the pattern")
+            masks.setdefault(i, {}).setdefault(roles[next(iter(named))], []).append(condition)
+    conditions.extend(conjuncts(table.args.get("where")))
+    if any(c.find(exp.Subquery, exp.Select) for c in conditions + [
+            c for found in masks.values() for cs in found.values() for c in cs]):
+        raise NotSupportedError("subqueries inside GRAPH_TABLE are not supported; filter its "
+                                "result instead: SELECT ... FROM GRAPH_TABLE (...) t WHERE "
+                                "t.x IN (SELECT ...)")
+    conditions = [_path_functions(c, path) for c in conditions]
 
     # A filter on an end vertex alone chooses the operator's start vertices.
     first, last = vertices[0], vertices[-1]
@@ -183,52 +300,79 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
             f'SELECT "{start}".id FROM {name} AS "{start}" WHERE {where}',
             ((name, GraphTableScan(graph, "vertices")),))
 
+    def mask(found: list[exp.Expression], role: str, variable: str) -> RelationalQuery:
+        kind = "edge_positions" if role == "edges" else "vertex_positions"
+        relation = table_name(entry, kind)
+        alias = '"' + variable.replace('"', '""') + '"'
+        where = " AND ".join(f"({generate(c)})" for c in found)
+        return RelationalQuery(f"SELECT {alias}.{POSITION} FROM {relation} AS {alias} "
+                               f"WHERE {where}", ((relation, GraphTableScan(graph, kind)),),
+                               ((relation, f"{graph}.{kind.split('_')[0]}s"),))
+
     hops = []
+    backwards = start != first
     # Positions, not nodes: two anonymous () patterns are equal as AST nodes but distinct here.
-    positions = list(range(len(pattern))) if start == first else list(
+    positions = list(range(len(pattern))) if not backwards else list(
         reversed(range(len(pattern))))
     for i in range(1, len(positions), 2):
-        edge = pattern[positions[i]]
+        at = positions[i]
+        edge = pattern[at]
         target = vertices[positions[i + 1] // 2]
-        direction = edge.args["direction"] if start == first else _FLIP[edge.args["direction"]]
+        direction = edge.args["direction"] if not backwards else _FLIP[edge.args["direction"]]
         name = edge.this.name if edge.this is not None else None
-        hops.append(Hop(target, direction, edge.args["low"], edge.args["high"],
-                        name if name and single[name] else None))
+        low, high = edge.args["low"], edge.args["high"]
+        if high == UNBOUNDED:  # a selective search ends by itself; bound it by the graph's size
+            high = max(entry.num_vertices, 1) * k + 1
+        found = {}
+        for role, parts in masks.get(at, {}).items():
+            variable = next(iter(variables(parts[0])))
+            if backwards and role != "edges":  # a reversed step leaves what it reached
+                role = "targets" if role == "sources" else "sources"
+            found[role] = mask(parts, role, variable)
+        hops.append(Hop(target, direction, low, high,
+                        name if name and single[name] else None, **found))
 
     outputs = table.args.get("columns") or [exp.alias_(exp.column("id", v), v)
                                             for v in dict.fromkeys(vertices)
                                             if not v.startswith("__")]
+    outputs = [_path_functions(c, path) for c in outputs]
     referenced: set[tuple[str, str]] = set()
     for node in rest + list(outputs):
         referenced |= {scope.resolve(c) for c in node.find_all(exp.Column)}
     vertex_props, edge_props = [], []
     for var, prop in sorted(referenced):
+        if var in inner:
+            raise BinderError(f"'{var}.{prop}': {var} is a vertex inside a quantified pattern, "
+                              "one per step; vertices(p) of a path variable lists them")
         if var in edges:
             if not single[var]:
                 raise NotSupportedError(f"'{var}.{prop}': a variable-length edge ({var}) has no "
-                                        "single set of properties")
+                                        "single set of properties; name the path (MATCH p = "
+                                        "...) for edges(p)")
             edge_props.append((var, prop))
         else:
             vertex_props.append((var, prop))
     if not vertex_props and not edge_props:
         vertex_props.append((start, "id"))  # keep the row count (count(*) over a pattern)
 
-    text = _pattern_text(pattern)
+    text = _pattern_text(table)
     if pushed:
         text += f" start {start} WHERE " + " AND ".join(c.sql() for c in pushed)
     alias = table.args.get("alias")
     alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
     plain = [c.this if isinstance(c, exp.Alias) else c for c in outputs]
     result = fresh()
+    shape = dict(path=path, mode=mode, k=k, reversed=backwards)
     if not rest and all(isinstance(c, exp.Column) for c in plain):
         # COLUMNS only names properties: the operator's result is the table, named as asked
-        named = tuple((output_name(c), "{}.{}".format(*scope.resolve(p)))
-                      for c, p in zip(outputs, plain))
+        named = tuple((output_name(c) if not isinstance(c, exp.Column) or c.table.lower()
+                       != (path or "").lower() else _path_output(c, table),
+                       "{}.{}".format(*scope.resolve(p))) for c, p in zip(outputs, plain))
         node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
-                            tuple(edge_props), text, named)
+                            tuple(edge_props), text, named, **shape)
         return f"{result} AS {alias_sql}", inputs + [(result, node)]
     node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
-                        tuple(edge_props), text)
+                        tuple(edge_props), text, **shape)
     inputs.append((result, node))
 
     def over_result(expression: exp.Expression) -> str:
@@ -243,6 +387,19 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         return generate(expression.transform(rename))
 
     select = ", ".join(f'{over_result(c.this if isinstance(c, exp.Alias) else c)} AS '
-                       + '"' + output_name(c).replace('"', '""') + '"' for c in outputs)
+                       + '"' + _output_of(c, path, table).replace('"', '""') + '"'
+                       for c in outputs)
     where = (" WHERE " + " AND ".join(f"({over_result(c)})" for c in rest)) if rest else ""
     return f"(SELECT {select} FROM {result} AS __pattern{where}) AS {alias_sql}", inputs
+
+
+def _path_output(column: exp.Column, table: GraphTable) -> str:
+    """The name a path function's column takes without an alias: as written (``vertices(p)``)."""
+    names = {"length": "path_length"}
+    return f"{names.get(column.name, column.name)}({column.table})"
+
+
+def _output_of(node: exp.Expression, path: str | None, table: GraphTable) -> str:
+    if path is not None and isinstance(node, exp.Column) and node.table.lower() == path.lower():
+        return _path_output(node, table)
+    return output_name(node)

@@ -1,0 +1,197 @@
+"""Paths as values in GRAPH_TABLE, against networkx and brute-force enumeration.
+
+Random small multigraphs (parallel edges, self loops), directed and undirected, edges followed
+out, in or both ways, with and without a condition inside the quantified edge: one row per
+walk by default (every walk, enumerated by brute force), ANY SHORTEST / ALL SHORTEST against
+networkx's shortest paths (cycles back to the start by brute force), ANY k against the k
+smallest walk lengths.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+
+import networkx as nx
+import pyarrow as pa
+import pytest
+
+import graphdb
+
+SEEDS = range(8)
+
+
+class Graph:
+    """A random multigraph stored as ``g`` with an edge property ``w``; ``arcs`` are the steps a
+    pattern may take in ``direction`` as (from, to, edge index)."""
+
+    def __init__(self, con, seed: int, directed: bool):
+        rng = random.Random(seed)
+        self.rng, self.directed = rng, directed
+        self.n = rng.randint(2, 9)
+        m = rng.randint(1, 2 * self.n)
+        self.edges = [(rng.randrange(self.n), rng.randrange(self.n)) for _ in range(m)]
+        self.w = [rng.randint(0, 3) for _ in range(m)]
+        con.ingest("g", pa.table({"src": [u for u, _ in self.edges],
+                                  "dst": [v for _, v in self.edges], "w": self.w}),
+                   vertices=pa.table({"id": list(range(self.n))}), undirected=not directed,
+                   replace=True)
+
+    def arcs(self, direction: str, keep=lambda i: True) -> list[tuple[int, int, int]]:
+        out = []
+        for i, (u, v) in enumerate(self.edges):
+            if not keep(i):
+                continue
+            forward, backward = (u, v, i), (v, u, i)
+            if not self.directed:
+                out += [forward] + ([backward] if u != v else [])
+            else:
+                out += {"out": [forward], "in": [backward], "both": [forward, backward]}[
+                    direction]
+        return out
+
+    def walks(self, source: int, low: int, high: int, arcs) -> list[tuple[int, ...]]:
+        """Every walk of low..high steps from ``source``, as its vertex sequence (one per
+        sequence of edges taken: parallel edges make distinct walks)."""
+        by_vertex = defaultdict(list)
+        for u, v, i in arcs:
+            by_vertex[u].append((v, i))
+        found, frontier = [], [((source,), ())]
+        for length in range(high + 1):
+            if length >= low:
+                found += [path for path, _ in frontier]
+            frontier = [(path + (v,), used + (i,)) for path, used in frontier
+                        for v, i in by_vertex[path[-1]]]
+        return found
+
+
+def paths(con, sql: str) -> list[tuple]:
+    return sorted(tuple(r[0]) for r in con.execute(sql).fetchall())
+
+
+@pytest.fixture(scope="module")
+def con():
+    with graphdb.connect() as c:
+        yield c
+
+
+CASES = [(d, direction, masked) for d in (True, False) for direction in ("out", "in", "both")
+         for masked in (False, True) if d or direction == "out"]
+
+
+def arrow(direction: str, condition: str = "") -> str:
+    inner = f"[e{condition}]"
+    return {"out": f"-{inner}->", "in": f"<-{inner}-", "both": f"-{inner}-"}[direction]
+
+
+@pytest.mark.parametrize("directed,direction,masked", CASES)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_walk_is_a_row(con, seed, directed, direction, masked):
+    g = Graph(con, seed, directed)
+    keep = (lambda i: g.w[i] >= 1) if masked else (lambda i: True)
+    condition = " WHERE e.w >= 1" if masked else ""
+    source = g.rng.randrange(g.n)
+    low, high = g.rng.choice([(0, 2), (1, 3), (2, 3), (1, 1)])
+    expected = sorted(g.walks(source, low, high, g.arcs(direction, keep)))
+    got = paths(con, f"SELECT vs FROM GRAPH_TABLE (g MATCH p = (a){arrow(direction, condition)}"
+                     f"{{{low},{high}}}(b) WHERE a.id = {source} COLUMNS (vertices(p) AS vs))")
+    assert got == expected
+    count = con.execute(f"SELECT count(*) FROM GRAPH_TABLE (g MATCH (a)"
+                        f"{arrow(direction, condition)}{{{low},{high}}}(b) WHERE a.id = "
+                        f"{source})").fetchone()[0]
+    assert count == len(expected)
+
+
+def shortest_cycle(g: Graph, source: int, arcs) -> list[tuple[int, ...]]:
+    """Every shortest walk of at least one edge from ``source`` back to it."""
+    for length in range(1, g.n + 1):
+        found = [w for w in g.walks(source, length, length, arcs) if w[-1] == source]
+        if found:
+            return found
+    return []
+
+
+@pytest.mark.parametrize("directed,direction,masked", CASES)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_shortest_paths_match_networkx(con, seed, directed, direction, masked):
+    g = Graph(con, seed, directed)
+    keep = (lambda i: g.w[i] >= 1) if masked else (lambda i: True)
+    condition = " WHERE e.w >= 1" if masked else ""
+    arcs = g.arcs(direction, keep)
+    simple = nx.MultiDiGraph()
+    simple.add_nodes_from(range(g.n))
+    simple.add_edges_from((u, v, i) for u, v, i in arcs)
+    source = g.rng.randrange(g.n)
+    rows = con.execute(f"SELECT b, vs FROM GRAPH_TABLE (g MATCH p = ALL SHORTEST (a)"
+                       f"{arrow(direction, condition)}+(b) WHERE a.id = {source} "
+                       "COLUMNS (b.id AS b, vertices(p) AS vs))").fetchall()
+    got = defaultdict(list)
+    for b, vs in rows:
+        got[b].append(tuple(vs))
+    reach = nx.single_source_shortest_path_length(simple, source)
+    multiplicity = Counter((u, v) for u, v, _ in arcs)
+    for b in range(g.n):
+        if b == source:
+            expected = shortest_cycle(g, source, arcs)
+        elif b in reach:
+            # networkx lists each vertex sequence once; parallel edges make more walks
+            expected = [p for seq in nx.all_shortest_paths(simple, source, b)
+                        for p in [tuple(seq)] * _product(multiplicity, seq)]
+        else:
+            expected = []
+        assert sorted(got.get(b, [])) == sorted(expected), b
+    # the rows are counted before they are built: exactly these many fit the limit
+    query = (f"SELECT count(*) FROM GRAPH_TABLE (g MATCH ALL SHORTEST (a)"
+             f"{arrow(direction, condition)}+(b) WHERE a.id = {source})")
+    try:
+        con.execute(f"SET max_path_rows = {max(len(rows), 1)}")
+        assert con.execute(query).fetchone()[0] == len(rows)
+        if len(rows) > 1:
+            con.execute(f"SET max_path_rows = {len(rows) - 1}")
+            with pytest.raises(graphdb.ProgrammingError, match="one per shortest walk"):
+                con.execute(query)
+    finally:
+        con.execute("RESET max_path_rows")
+    any_rows = con.execute(f"SELECT b, vs FROM GRAPH_TABLE (g MATCH p = ANY SHORTEST (a)"
+                           f"{arrow(direction, condition)}+(b) WHERE a.id = {source} "
+                           "COLUMNS (b.id AS b, vertices(p) AS vs))").fetchall()
+    assert sorted(b for b, _ in any_rows) == sorted(got)
+    for b, vs in any_rows:
+        assert tuple(vs) in got[b]
+
+
+def _product(multiplicity: Counter, seq) -> int:
+    out = 1
+    for u, v in zip(seq, seq[1:]):
+        out *= multiplicity[(u, v)]
+    return out
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_any_k_are_the_k_shortest_walks(con, seed, directed, k):
+    g = Graph(con, seed, directed)
+    arcs = g.arcs("out")
+    source = g.rng.randrange(g.n)
+    high = 5
+    rows = con.execute(f"SELECT b, vs FROM GRAPH_TABLE (g MATCH p = ANY {k} (a)-[e]->{{0,"
+                       f"{high}}}(b) WHERE a.id = {source} COLUMNS (b.id AS b, vertices(p) AS vs))"
+                       ).fetchall()
+    got = defaultdict(list)
+    for b, vs in rows:
+        got[b].append(tuple(vs))
+    every = defaultdict(list)
+    for walk in g.walks(source, 0, high, arcs):
+        every[walk[-1]].append(len(walk) - 1)
+    assert set(got) == set(every)
+    for b, lengths in every.items():
+        assert sorted(len(w) - 1 for w in got[b]) == sorted(lengths)[:k]
+        assert all(w in set(g.walks(source, 0, high, arcs)) for w in got[b])
+
+
+def test_undirected_edges_list_as_loaded(con):
+    con.ingest("u", pa.table({"src": [2, 1], "dst": [1, 3]}), undirected=True, replace=True)
+    rows = con.execute("SELECT es FROM GRAPH_TABLE (u MATCH p = ANY SHORTEST (a)-[]-+(b) "
+                       "WHERE a.id = 3 AND b.id = 2 COLUMNS (edges(p) AS es))").fetchall()
+    assert rows == [([{"src": 1, "dst": 3}, {"src": 1, "dst": 2}],)]
