@@ -393,6 +393,8 @@ class AlgorithmSpec:
     #: ``param`` (the value each row came from). Without one, the runner runs the algorithm once
     #: per distinct value, still as one operator.
     many: tuple[str, str] | None = None
+    #: why the algorithm has no GPU variant (EXPLAIN says it when a GPU was asked for)
+    cpu_reason: str = ""
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

@@ -23,6 +23,7 @@ EXPECTED_SIGNATURES = {
     "shortest_path": "shortest_path(graph, source, target, weight => (the graph's weights))",
     "sswp": "sswp(graph, source, weight => (the graph's weights))",
     "neighbors": "neighbors(graph, vertex, direction => 'out')",
+    "k_shortest_paths": "k_shortest_paths(graph, source, target, k, weight => (the graph's weights))",
 }
 EXPECTED_COLUMNS = {
     "bfs": [("vertex", True), ("depth", False)],

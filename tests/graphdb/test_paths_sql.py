@@ -195,3 +195,51 @@ def test_undirected_edges_list_as_loaded(con):
     rows = con.execute("SELECT es FROM GRAPH_TABLE (u MATCH p = ANY SHORTEST (a)-[]-+(b) "
                        "WHERE a.id = 3 AND b.id = 2 COLUMNS (edges(p) AS es))").fetchall()
     assert rows == [([{"src": 1, "dst": 3}, {"src": 1, "dst": 2}],)]
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("seed", range(12))
+def test_k_shortest_paths_match_networkx(con, seed, directed, weighted):
+    rng = random.Random(seed)
+    n = rng.randint(3, 12)
+    graph = nx.gnp_random_graph(n, 0.35, seed=seed, directed=directed)
+    for u, v in graph.edges:
+        graph[u][v]["cost"] = rng.randint(1, 5)
+    con.ingest("k", pa.table({"src": [u for u, _ in graph.edges],
+                              "dst": [v for _, v in graph.edges],
+                              "cost": [graph[u][v]["cost"] for u, v in graph.edges]}),
+               vertices=pa.table({"id": list(range(n))}), undirected=not directed,
+               replace=True)
+    source, target, k = rng.randrange(n), rng.randrange(n), rng.randint(1, 6)
+    weight = "'cost'" if weighted else "NULL"
+    rows = con.execute(f"SELECT path, step, vertex, distance FROM k_shortest_paths(k, {source}, "
+                       f"{target}, {k}, weight => {weight}) ORDER BY path, step").fetchall()
+    found = defaultdict(list)
+    for path, step, vertex, distance in rows:
+        assert step == len(found[path])
+        found[path].append((vertex, distance))
+    costs = []
+    for i in range(len(found)):
+        vertices = [v for v, _ in found[i]]
+        assert vertices[0] == source and vertices[-1] == target
+        assert len(set(vertices)) == len(vertices), "loopless"
+        walked = [0.0]
+        for u, v in zip(vertices, vertices[1:]):
+            walked.append(walked[-1] + (graph[u][v]["cost"] if weighted else 1))
+        assert [d for _, d in found[i]] == pytest.approx(walked)
+        costs.append(walked[-1])
+    assert len({tuple(v for v, _ in found[i]) for i in found}) == len(found), "distinct"
+    if source == target:
+        assert [tuple(v for v, _ in found[i]) for i in found] == [(source,)]
+        return
+    try:
+        reference = []
+        for p in nx.shortest_simple_paths(graph, source, target,
+                                          weight="cost" if weighted else None):
+            reference.append(nx.path_weight(graph, p, "cost") if weighted else len(p) - 1)
+            if len(reference) == k:
+                break
+    except nx.NetworkXNoPath:
+        reference = []
+    assert costs == pytest.approx(reference)
