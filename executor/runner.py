@@ -47,7 +47,7 @@ from .pattern import (
     path_column,
 )
 from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
-from .physical.planner import RelationalOperator
+from .physical.planner import RelationalOperator, internal_set
 from .physical.scaling import Fleet
 from .plan import GraphTableScan, PlanNode, ValuesScan, lateral_column
 from .relational import SQLEngine
@@ -218,6 +218,10 @@ class Runner:
         options = dict(node.options)
         for name, index in node.subqueries.items():
             param = spec.param(name)
+            if param.kind == "vertices":  # a set: every row of the query's first column
+                options[name] = internal_set(self.vertex_ids(entry),
+                                             self._input(node, index).column(0))
+                continue
             value = param.coerce(_scalar(self._input(node, index),
                                          f"{spec.name}(): argument '{name}'"), spec.name)
             if param.kind == "vertex" and value is not None:
@@ -230,9 +234,13 @@ class Runner:
             spec.validate(entry, options)
         with self._view(node, options, metrics) as (graph, ids):
             for name, value in list(options.items()):
-                if spec.param(name).kind == "vertex" and value is not None:
+                kind = spec.param(name).kind
+                if kind == "vertex" and value is not None:
                     options[name] = _in_view(graph, value, ids, self.vertex_ids(entry), spec,
                                              name)
+                elif kind == "vertices" and value is not None and isinstance(graph, GraphView):
+                    local = graph.local_many(value)
+                    options[name] = local[local >= 0]
             output = self._execute(node, graph, options, metrics)
 
             def device_ids():

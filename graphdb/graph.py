@@ -32,7 +32,7 @@ __all__ = ["GraphHandle"]
 
 #: Python annotations of the parameter kinds of algorithm specs.
 _ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool", "str": "str",
-                "vertex": "int | str"}
+                "vertex": "int | str", "vertices": "list | None"}
 
 
 class GraphHandle:
@@ -142,6 +142,9 @@ def _signature(spec: "Algorithm") -> inspect.Signature:
             p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
             default=inspect.Parameter.empty if p.required else p.default,
             annotation=_ANNOTATIONS.get(p.kind, "Any")))
+    if spec.many is not None:  # a set of sources instead of one: bfs(sources=[1, 2])
+        parameters.append(inspect.Parameter("sources", inspect.Parameter.KEYWORD_ONLY,
+                                            default=None, annotation="list | None"))
     return inspect.Signature(parameters, return_annotation="pyarrow.Table")
 
 
@@ -177,8 +180,9 @@ def _method(spec: "Algorithm"):
     def method(self: GraphHandle, *args: Any, **kwargs: Any) -> pa.Table:
         from .query.tables import bind_algorithm
 
-        try:
-            bound = signature.bind(self, *args, **kwargs)
+        many = spec.many is not None and kwargs.get("sources") is not None
+        try:  # (with sources => ..., the one source is not given)
+            bound = (signature.bind_partial if many else signature.bind)(self, *args, **kwargs)
         except TypeError as exc:  # a wrong call is a TypeError, as for any Python function
             hint = ""
             unknown = [k for k in kwargs if k not in signature.parameters or k == "self"]
@@ -187,11 +191,18 @@ def _method(spec: "Algorithm"):
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise TypeError(f"{spec.name}(): {exc}{hint}; {spec.name}{public}") from None
         named = {k: v for k, v in bound.arguments.items() if k != "self"}
-        if self.where is not None:  # a subgraph: the SQL form, the arguments as parameters
+        named = {k: v for k, v in named.items() if k != "sources" or v is not None}
+        missing = [p.name for p in spec.params if p.required and p.name not in named
+                   and not (many and p.name == spec.many[0])]
+        if missing:
+            raise TypeError(f"{spec.name}(): missing argument '{missing[0]}'; "
+                            f"{spec.name}{public}")
+        if self.where is not None or "sources" in named:
+            # a subgraph, a set of sources: the SQL form, the arguments as parameters
+            graph = self.name if self.where is None else f"GRAPH {self.name} WHERE {self.where}"
             arguments = "".join(f", {k} => ?" for k in named)
-            return self.connection.execute(
-                f"SELECT * FROM {spec.name}(GRAPH {self.name} WHERE {self.where}{arguments})",
-                list(named.values())).arrow()
+            return self.connection.execute(f"SELECT * FROM {spec.name}({graph}{arguments})",
+                                           list(named.values())).arrow()
         return self._run(lambda: bind_algorithm(spec.name, self.name, [], named))
 
     method.__name__ = spec.name

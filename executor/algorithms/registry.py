@@ -46,7 +46,8 @@ def _resolve(spec: AlgorithmSpec, key: tuple[str, str, str], path: str) -> Calla
 
 def implementation(spec: AlgorithmSpec, variant: Variant) -> Callable[..., AlgorithmOutput]:
     """The function that runs ``variant`` of ``spec`` (imported on first use)."""
-    return _resolve(spec, (spec.name, variant.device, variant.name), variant.implementation)
+    return _resolve(spec, (spec.name, variant.device, variant.name, variant.implementation),
+                    variant.implementation)
 
 
 def many(spec: AlgorithmSpec) -> Callable[..., AlgorithmOutput]:

@@ -18,10 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from graphdb.catalog import GraphEntry
 
 from .. import algorithms
 from ..algorithms.common import chosen_weight
+from ..algorithms.spec import Variant
+from ..arrays import to_arrow
 from ..device import Device, format_bytes
 from ..errors import DeviceOutOfMemory, InvalidArgument
 from ..graph_tables import weight_column
@@ -121,6 +127,19 @@ def partitioned_details(decision: Decision, entry: GraphEntry) -> list[str]:
     return lines
 
 
+def internal_set(ids: VertexIds, values) -> np.ndarray:
+    """The internal ids of a set of vertex ids (a list, an Arrow column), ascending, each once;
+    NULLs and ids not in the graph left out."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        column = values
+    else:
+        column = to_arrow(list(values)) if len(values) else pa.array([], pa.int64())
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        column = pc.list_flatten(column)
+    internal = ids.internal_many(column)
+    return np.unique(internal[internal >= 0])
+
+
 def view_lines(subgraph: Subgraph | None, entry: GraphEntry, weight: Any) -> tuple[str, ...]:
     """EXPLAIN's lines for an operator on a view of its graph (another weight column, none, a
     subgraph); none when it runs on the graph as stored."""
@@ -201,6 +220,8 @@ class PhysicalPlanner:
             param = spec.param(name)
             if param.kind == "vertex" and value is not None:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
+            elif param.kind == "vertices" and value is not None:
+                value = internal_set(self.vertex_ids(entry), value)
             options[name] = value
         spec.validate(entry, options)  # (the arguments every row shares)
         if "weight" in lateral:
@@ -224,6 +245,15 @@ class PhysicalPlanner:
             why_cpu.append("one run for the distinct arguments of every row: " + (
                 f"{spec.name}'s multi-source form" if spec.many is not None
                 and node.lateral == (spec.many[0],) else "one run after another"))
+        if spec.local is not None and (options.get(spec.local[0]) is not None
+                                       or spec.local[0] in subqueries):
+            # the result of the vertices given, from their neighbourhoods: little work, read
+            # from the resident graph by the CPU
+            spec = replace(spec, variants=(Variant("cpu", "resident", spec.local[1],
+                                                   spec.variants[0].state_per_vertex,
+                                                   reads=("out", "in")),))
+            why_cpu.append(f"{spec.name} of the vertices given ({spec.local[0]} => ...), from "
+                           "their neighbourhoods only: a few rows of the CSR each, on the CPU")
         sized = entry
         if view:
             # A view's CSR is compacted from the resident graph, never read from pages.

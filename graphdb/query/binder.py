@@ -73,6 +73,9 @@ _SPACES = re.compile(r"\s+")
 PUSHDOWN_MIN_ROWS = 1 << 22
 
 _INT64_MAX = (1 << 63) - 1
+#: The argument of a set of sources (``bfs(g, sources => [1, 2, 3])``) and the output column
+#: that says which source each row came from.
+SOURCES, SOURCE = "sources", "source"
 
 
 @dataclass(frozen=True)
@@ -472,13 +475,23 @@ class _Binder:
             graph = self.ctx.graph(graph_argument(args[0], name))
         positional, named, seen_named, per_row = [], {}, False, {}
         shown = [graph if subgraph is None else subgraph.text]
+        many = None  # the query of a set of sources (sources => [1, 2] or a subquery)
         for arg in args[1:]:
             value_node = self._value_node(arg)
+            if value_node is not arg and arg.this.name.lower() == SOURCES:
+                if spec.many is None:
+                    raise BinderError(f"{name}() takes no set of sources: {spec.signature()}")
+                many = self._set_query(value_node)
+                named[spec.many[0]] = LATERAL
+                shown.append(f"{SOURCES} => {self._source_text(value_node)}")
+                seen_named = True
+                continue
             if value_node is not arg:
                 seen_named = True
                 key = arg.this.name
                 if key.lower() in (k.lower() for k in named):
-                    raise BinderError(f"{name}(): argument '{key.lower()}' given twice")
+                    raise BinderError(f"{name}(): argument '{key.lower()}' given twice"
+                                      + (" (source and sources)" if many is not None else ""))
                 where = f"{name}(): argument '{key}'"
             elif seen_named:
                 raise BinderError(f"{name}(): positional arguments must come before named ones")
@@ -508,6 +521,16 @@ class _Binder:
         alias_sql = alias.sql(dialect="duckdb") if alias is not None and alias.name else name
         if alias is not None and not alias.name and alias.args.get("columns"):
             alias_sql = name + alias.sql(dialect="duckdb")
+        if many is not None:  # one run for a set of sources: their rows, with a source column
+            if len(node.lateral) != 1:
+                raise BinderError(f"{name}(): with sources => ..., the other arguments must be "
+                                  "the same for every source (not columns of a table before it)")
+            node = replace(node, sources=many)
+            columns = ", ".join(_quote(c.name) for c in spec.columns)
+            text = (f"(SELECT {_quote(lateral_column(node.lateral[0]))} AS {_quote(SOURCE)}, "
+                    f"{columns} FROM {relation}) AS {alias_sql}")
+            self._edit(item, text, [(relation, node)], [(relation, call_text)])
+            return
         if not node.lateral:
             self._edit(item, f"{relation} AS {alias_sql}", [(relation, node)],
                        [(relation, call_text)])
@@ -522,6 +545,20 @@ class _Binder:
         text = (("LATERAL " if same_level else "")
                 + f"(SELECT {columns} FROM {relation} WHERE {match}) AS {alias_sql}")
         self._edit(item, text, [(relation, node)], [(relation, call_text)])
+
+    def _set_query(self, node: exp.Expression) -> RelationalQuery:
+        """The query listing a set of values: the rows of a subquery (its first column), or
+        the elements of a list (``[1, 2, 3]``, a parameter bound to a list or tuple)."""
+        inner = node
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        start, end = self._extent(node)
+        if isinstance(inner, (exp.Subquery, exp.Select)):
+            return self.query(start, end + 1, "SELECT * FROM ", " AS __graphdb_subquery")
+        if self._columns(node):
+            raise BinderError("sources => ... takes a list ([1, 2, 3]) or a subquery, not a "
+                              "column: write LATERAL bfs(g, t.column) to run per row")
+        return self.query(start, end + 1, "SELECT unnest(", ") AS value")
 
     def _source_text(self, node: exp.Expression) -> str:
         try:
