@@ -68,4 +68,9 @@ def run(name: str, graph: Any, options: dict[str, Any],
                               f"{config.device}")
     # (a default that means "the graph's own": what an implementation does when not told)
     options = {k: v for k, v in options.items() if v is not GRAPH_WEIGHTS}
+    if spec.local is not None:  # the local form when its vertices are given
+        if options.get(spec.local[0]) is not None:
+            return _resolve(spec, (spec.name, "cpu", "local"), spec.local[1])(graph, config,
+                                                                             **options)
+        options.pop(spec.local[0], None)
     return implementation(spec, variant)(graph, config, **options)

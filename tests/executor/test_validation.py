@@ -18,7 +18,7 @@ EXPECTED_SIGNATURES = {
     "sssp": "sssp(graph, source, weight => (the graph's weights))",
     "wcc": "wcc(graph)",
     "cdlp": "cdlp(graph, max_iterations => 10)",
-    "lcc": "lcc(graph)",
+    "lcc": "lcc(graph, vertices => NULL)",
     "khop": "khop(graph, source, k)",
     "shortest_path": "shortest_path(graph, source, target, weight => (the graph's weights))",
     "sswp": "sswp(graph, source, weight => (the graph's weights))",
