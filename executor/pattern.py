@@ -217,6 +217,8 @@ class HopMasks:
     edges: Any = None
     sources: Any = None
     targets: Any = None
+    #: the vertices the hop may end at (checked after it, not on every step)
+    ends: Any = None
 
     def any(self) -> bool:
         return any(m is not None for m in (self.edges, self.sources, self.targets))
@@ -392,6 +394,15 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
             segments = [_take_segment(xp, seg, idx) for seg in segments]
             segments.append(segment if segment is not None else
                             (xp.ones(idx.size, dtype=np.int64), nbrs, positions))
+        ends = (masks or {}).get(i)
+        if ends is not None and ends.ends is not None:  # the target's labels
+            keep = ends.ends[nbrs]
+            idx, nbrs = idx[keep], nbrs[keep]
+            positions = None if positions is None else positions[keep]
+            vertices = {k: v[keep] for k, v in vertices.items()}
+            edges = {k: v[keep] for k, v in edges.items()}
+            if want:
+                segments = [_take_segment(xp, seg, xp.flatnonzero(keep)) for seg in segments]
         if hop.target in vertices:  # the pattern returns to a bound variable: a cycle
             keep = vertices[hop.target] == nbrs
             vertices = {k: v[keep] for k, v in vertices.items()}

@@ -156,7 +156,7 @@ class Hop:
     a quantified pattern, ``-[e WHERE ...]->{1,3}`` or ``((x)-[e]->(y) WHERE ...){1,3}``, and
     labels): queries of the stored edge positions it may use (over the graph's
     ``edge_positions``), of the vertices a step may leave and reach (over ``vertex_positions``);
-    None allows all.
+    ``ends`` those of the vertices it may end at (its target's labels). None allows all.
     """
 
     target: str
@@ -167,11 +167,13 @@ class Hop:
     edges: PlanNode | None = None
     sources: PlanNode | None = None
     targets: PlanNode | None = None
+    #: the vertices the hop may end at (its target's labels), checked once after it
+    ends: PlanNode | None = None
 
     def masks(self) -> tuple[tuple[str, PlanNode], ...]:
         return tuple((kind, query) for kind, query in (
-            ("edges", self.edges), ("sources", self.sources), ("targets", self.targets))
-            if query is not None)
+            ("edges", self.edges), ("sources", self.sources), ("targets", self.targets),
+            ("ends", self.ends)) if query is not None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,6 +208,10 @@ class PatternMatch(PlanNode):
     k: int = 1
     #: matched from the pattern's last vertex (its paths are turned around on output)
     reversed: bool = False
+    #: on a property graph, (variable, property, stored columns) of the properties output: a
+    #: variable's property is in one column per label (COALESCE of them); () for ``id``,
+    #: ``label``, ``src``, ``dst``
+    stored: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     def children(self) -> tuple["PlanNode", ...]:
         first = (self.start_ids,) if isinstance(self.start_ids, PlanNode) else ()

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphdb.catalog import Catalog, GraphEntry
 
@@ -50,6 +51,14 @@ from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlan
 from .physical.planner import RelationalOperator, internal_set
 from .physical.scaling import Fleet
 from .plan import GraphTableScan, PlanNode, ValuesScan, lateral_column
+from .property_graph import (
+    PROPERTY_GRAPH,
+    PropertySchema,
+    describe_rows,
+    edge_label_table,
+    user_id_type,
+    vertex_label_table,
+)
 from .relational import SQLEngine
 from .residency import RESIDENCY
 from .snapshot import StatementCatalog
@@ -174,16 +183,36 @@ class Runner:
         return open_graph(self.catalog, entry)
 
     def vertex_ids(self, entry: GraphEntry) -> VertexIds:
-        """The user's vertex ids of a graph version, both ways."""
+        """The user's vertex ids of a graph version, both ways (a property graph's: its labels'
+        keys, :mod:`.property_graph`)."""
+        schema = PropertySchema.of(entry)
+        if schema is not None:
+            return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids", lambda: schema.ids(
+                self.graph_table(entry, "stored_vertices")))
         return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids", lambda: VertexIds(
             self.catalog.vertex_ids(entry), entry.name, entry.id_type))
 
     def graph_table(self, entry: GraphEntry, which: str) -> pa.Table:
-        """``g.vertices`` / ``g.edges`` / ``g.adjacency`` of a graph version, whole."""
+        """``g.vertices`` / ``g.edges`` / ``g.adjacency`` of a graph version, whole; of a property
+        graph also ``g.<label>`` (``label:<label>``), and its vertex table as stored
+        (``stored_vertices``, ids internal)."""
         if which == "adjacency" and entry.directed:
             which = "edges"
-        if which == "vertices":
+        schema = PropertySchema.of(entry)
+        if which == "stored_vertices" or (which == "vertices" and schema is None):
             build = lambda: self.catalog.vertex_table(entry)  # noqa: E731
+        elif which == "vertices":  # a property graph's: the user's ids, not the internal ones
+            build = lambda: self.graph_table(entry, "stored_vertices").set_column(  # noqa: E731
+                0, "id", self.vertex_ids(entry).ids)
+        elif which.startswith("label:"):
+            label = which[len("label:"):]
+            if any(v.name == label for v in schema.vertex_labels):
+                build = lambda: vertex_label_table(  # noqa: E731
+                    schema, self.graph_table(entry, "stored_vertices"), label)
+            else:
+                build = lambda: edge_label_table(  # noqa: E731
+                    schema, self.graph(entry), self.graph_table(entry, "stored_vertices"),
+                    self.edge_properties(entry), label)
         elif which in POSITION_TABLES:
             build = lambda: position_table(  # noqa: E731
                 entry, self.graph(entry), self.vertex_ids(entry), which,
@@ -437,7 +466,18 @@ class Runner:
         metrics["bytes_moved"] = scanned * graph.id_dtype().itemsize
         columns: dict[str, pa.Array] = {}
         vertex_table = None
+        stored = {(var, prop): found for var, prop, found in logical.stored if found}
+        for var, prop in logical.vertex_properties + logical.edge_properties:
+            if (var, prop) in stored:  # a property graph's: in its labels' columns
+                table, rows = ((self.graph_table(entry, "stored_vertices"), bound[var])
+                               if var in bound else (self.edge_properties(entry), edges[var]))
+                columns[f"{var}.{prop}"] = pc.coalesce(*[
+                    table.column(c).take(to_arrow(rows, pa.int64())) for c in stored[var, prop]
+                ]) if len(stored[var, prop]) > 1 else table.column(stored[var, prop][0]).take(
+                    to_arrow(rows, pa.int64()))
         for var, prop in logical.vertex_properties:
+            if (var, prop) in stored:
+                continue
             if var == logical.path:
                 columns[f"{var}.{prop}"] = path_column(graph, path, prop, ids,
                                                        weight_column(entry))
@@ -450,7 +490,8 @@ class Runner:
                 columns[f"{var}.{prop}"] = vertex_table.column(prop).take(rows)
         by_edge: dict[str, list[str]] = {}
         for var, prop in logical.edge_properties:
-            by_edge.setdefault(var, []).append(prop)
+            if (var, prop) not in stored:
+                by_edge.setdefault(var, []).append(prop)
         for var, props in by_edge.items():
             values = edge_columns(graph, edges[var], props, ids.ids, weight_column(entry),
                                   lambda: self.edge_properties(entry))
@@ -474,7 +515,7 @@ class Runner:
                         translate_oom(node.label), \
                         operator_stream():
                     on_device = {i: HopMasks(*(None if m is None else cp().asarray(m) for m in
-                                               (h.edges, h.sources, h.targets)))
+                                               (h.edges, h.sources, h.targets, h.ends)))
                                  for i, h in masks.items()}
                     return match_pattern(node.logical, device_arrays(graph), start, metrics,
                                          self.check_cancelled, node.budget_bytes, on_device,
@@ -562,7 +603,7 @@ class Runner:
         """A table with no rows and the columns ``node`` outputs."""
         logical = node.logical
         if isinstance(node, GraphOperator):
-            id_type = pa.string() if node.entry.id_type == "string" else pa.int64()
+            id_type = pa.string() if user_id_type(node.entry) == "string" else pa.int64()
             fields = [pa.field(c.name, id_type if c.vertex else c.type) for c in node.spec.columns]
             kinds = {"vertex": id_type, "int": pa.int64(), "float": pa.float64(),
                      "bool": pa.bool_(), "str": pa.string()}
@@ -604,7 +645,17 @@ class Runner:
             ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.created))),
             ("vertex_columns", ", ".join(self.catalog.vertex_schema(e).names)),
             ("edge_columns", ", ".join(self.catalog.edge_schema(e).names)),
-        ] + [(k, str(v)) for k, v in sorted(e.stats.items())]
+        ] + [(k, str(v)) for k, v in sorted(e.stats.items()) if k != PROPERTY_GRAPH]
+        schema = PropertySchema.of(e)
+        if schema is not None:  # the labels' keys are the ids; the tables are the source
+            rows = [("vertex_id_type", f"{user_id_type(e)} (the labels' keys"
+                     + (": 'Label:key'" if len(schema.vertex_labels) > 1 else "") + ")")
+                    if k == "vertex_id_type" else
+                    ("source", "tables " + ", ".join(v.table for v in schema.vertex_labels
+                                                     + schema.edge_labels))
+                    if k == "source" else (k, v) for k, v in rows]
+            rows += describe_rows(schema, self.catalog.vertex_schema(e),
+                                  self.catalog.edge_schema(e))
         return to_table({"property": [r[0] for r in rows], "value": [r[1] for r in rows]})
 
 

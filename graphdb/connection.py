@@ -16,6 +16,7 @@ from graphdb.catalog import Catalog, CorruptGraph, GraphNotFound
 from graphdb.executor.arrays import to_table
 from graphdb.executor.device import select_device
 from graphdb.executor.plan import DescribeGraph, ShowGraphs, ValuesScan
+from graphdb.executor.property_graph import PropertySchema, label_table_columns
 from graphdb.executor.runner import Runner
 from graphdb.storage import BufferManager, Environment, stats_table
 from graphdb.storage.env import MARKER
@@ -108,6 +109,11 @@ def connect_for_reading(path: str | os.PathLike | None, **options) -> "Connectio
         return Connection(path, **options)  # a new database
     con._reopen_for_writes = True
     return con
+
+
+def _file(path) -> str:
+    """A file as DuckDB reads it in FROM (its format from its extension)."""
+    return "'" + str(path).replace("'", "''") + "'"
 
 
 def _weak(method):
@@ -456,6 +462,8 @@ class Connection:
 
         def columns(graph: str, which: str) -> list[str]:
             entry = snapshot.get(graph)
+            if which.startswith("label:"):  # a property graph's g.Person, g.knows
+                return label_table_columns(PropertySchema.of(entry), which[len("label:"):])
             schema = (self.catalog.vertex_schema(entry) if which == "vertices"
                       else self.catalog.edge_schema(entry))
             return list(schema.names)
@@ -834,6 +842,46 @@ class Connection:
                       missing_vertices=missing_vertices, invalid_weights=invalid_weights,
                       memory_limit=memory_limit, temp_dir=temp_dir, pages=pages,
                       device=device or self.settings.device, progress=progress)
+
+    def create_property_graph(self, name: str, vertices: dict, edges: dict | None = None, *,
+                              keys: dict | None = None, undirected: bool = False,
+                              replace: bool = False) -> dict:
+        """Store a property graph: ``vertices`` maps each vertex label to its table (a file,
+        a DataFrame, an Arrow table), keyed by the column ``keys`` names for it (default: the
+        first); ``edges`` maps each edge label to ``(table, source label, destination label)``
+        or ``(table, source label, destination label, source column, destination column)``
+        (default: the first two columns). SQL: ``CREATE PROPERTY GRAPH``. Returns the ingest's
+        summary.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect()
+        >>> _ = con.create_property_graph(
+        ...     "social", {"Person": pa.table({"id": [1, 2]}), "City": pa.table({"name": ["x"]})},
+        ...     {"knows": (pa.table({"a": [1], "b": [2]}), "Person", "Person"),
+        ...      "lives_in": (pa.table({"p": [1, 2], "c": ["x", "x"]}), "Person", "City")})
+        >>> con.execute("SELECT count(*) FROM social.lives_in").fetchone()
+        (2,)
+        """
+        from .interop import plain_table
+        from .property_graphs import EdgeTable, VertexTable, create_property_graph
+
+        self._check_open()
+        keys = keys or {}
+
+        def table(obj, what):
+            if isinstance(obj, (str, os.PathLike)):
+                return self._runner.sql.run(f"SELECT * FROM {_file(obj)}", {})[0]
+            return plain_table(obj, what)
+
+        vertex_tables = [VertexTable(label, table(obj, f"vertex table {label}"), label,
+                                     keys.get(label)) for label, obj in vertices.items()]
+        edge_tables = []
+        for label, spec in (edges or {}).items():
+            obj, source, destination, *columns = spec
+            edge_tables.append(EdgeTable(label, table(obj, f"edge table {label}"), source,
+                                         destination, *(columns + [None, None])[:2], label))
+        return self._guarded(lambda: create_property_graph(
+            self, name, vertex_tables, edge_tables, undirected=undirected, replace=replace))
 
     def _existing(self, name: str):
         try:

@@ -45,6 +45,7 @@ from graphdb.executor.plan import (
     ValuesScan,
     lateral_column,
 )
+from graphdb.executor.property_graph import user_id_type
 
 from .._version import __version__
 from ..errors import BinderError
@@ -358,9 +359,25 @@ class _Binder:
     def _graph_table(self, node: exp.Table) -> None:
         graph = self.ctx.graph(node.args["db"].name)
         which = node.name.lower()
+        schema = self.ctx.schema(graph)
+        if schema is not None and which not in GRAPH_TABLES and schema.is_label(node.name) \
+                and node.args.get("catalog") is None:  # a property graph's g.Person, g.knows
+            labels = [v.name for v in schema.vertex_labels + schema.edge_labels]
+            label = next(n for n in labels if n.lower() == which)
+            entry = self.ctx.catalog.get(graph)
+            relation = table_name(entry, f"label_{label}")
+            alias = node.args.get("alias")
+            alias_sql = alias.sql(dialect="duckdb") if alias is not None else _quote(
+                node.name if id(node) not in self._full_names else f"{graph}.{node.name}")
+            self._edit(node, f"{relation} AS {alias_sql}",
+                       [(relation, GraphTableScan(graph, f"label:{label}"))],
+                       [(relation, f"{graph}.{label}")])
+            return
         if which not in GRAPH_TABLES or node.args.get("catalog") is not None:
+            known = list(GRAPH_TABLES) + ([v.name for v in schema.vertex_labels
+                                           + schema.edge_labels] if schema else [])
             raise BinderError(f"graph '{graph}' has no table '{node.name}'"
-                              + suggest(which, list(GRAPH_TABLES), "tables"))
+                              + suggest(which, known, "tables"))
         alias = node.args.get("alias")
         alias_sql = alias.sql(dialect="duckdb") if alias is not None else _quote(
             f"{node.args['db'].name}.{which}" if id(node) in self._full_names else which)
@@ -370,7 +387,7 @@ class _Binder:
         sources = self._pushed_sources(node) if which != "vertices" and \
             rows >= PUSHDOWN_MIN_ROWS else None
         if sources is not None:  # only values of the ids' type: others are DuckDB's to refuse
-            strings = entry.id_type == "string"
+            strings = user_id_type(entry) == "string"
             if not all(isinstance(v, str) if strings else isinstance(v, int)
                        and not isinstance(v, bool) for v in sources):
                 sources = None
@@ -812,7 +829,8 @@ class _Shortcut:
         found = pushdown.reduction_for(key, "__key" if key else None, calls,
                                        {c.name: c.type for c in spec.columns},
                                        {c.name for c in spec.columns if c.vertex},
-                                       entry.id_type == "string")
+                                       user_id_type(entry) == "string"
+                                       or ctx.schema(node.graph) is not None)
         return None if found is None else (found, tuple(direct))
 
     def top(self, node: AlgorithmScan):

@@ -41,9 +41,10 @@ def span(node: exp.Expression) -> tuple[int, int] | None:
 
 
 class NodePattern(exp.Expression):
-    """``(a)`` or ``(a WHERE a.id = 1)``; ``this`` is the variable name (may be None)."""
+    """``(a)``, ``(a:Person|City WHERE a.age > 30)``; ``this`` is the variable name (may be
+    None), ``labels`` the label expression's text (``|`` or, ``&`` and, ``!`` not, ``%`` any)."""
 
-    arg_types = {"this": False, "where": False}
+    arg_types = {"this": False, "where": False, "labels": False}
 
 
 class EdgePattern(exp.Expression):
@@ -57,7 +58,7 @@ class EdgePattern(exp.Expression):
     """
 
     arg_types = {"this": False, "direction": True, "low": False, "high": False, "where": False,
-                 "source": False, "target": False, "group": False}
+                 "source": False, "target": False, "group": False, "labels": False}
 
 
 #: ``high`` of an unbounded quantifier (an AST argument set to None would be dropped).
@@ -244,11 +245,31 @@ class GraphSQLParser(DuckDB.Parser):
         if self._curr and self._curr.token_type not in (TokenType.R_PAREN, TokenType.COLON,
                                                         TokenType.WHERE):
             var = self._parse_id_var(any_token=False)
-        if self._match(TokenType.COLON):
-            self.raise_error("labels are not supported: graphs in graphdb have one vertex type")
+        labels = self._parse_labels()
         where = self._parse_assignment() if self._match(TokenType.WHERE) else None
         self._match_r_paren()
-        return NodePattern(this=var, where=where)
+        return NodePattern(this=var, where=where, labels=labels)
+
+    def _parse_labels(self) -> str | None:
+        """The label expression after ``:`` (or ``IS``), as text: names, ``|``, ``&``, ``!``,
+        ``%`` and parentheses, up to WHERE or the pattern's closing bracket."""
+        if not (self._match(TokenType.COLON) or self._match(TokenType.IS)):
+            return None
+        parts, depth = [], 0
+        while self._curr is not None:
+            kind = self._curr.token_type
+            if kind in (TokenType.WHERE, TokenType.R_BRACKET) or (
+                    kind == TokenType.R_PAREN and depth == 0):
+                break
+            if kind == TokenType.L_PAREN:
+                depth += 1
+            elif kind == TokenType.R_PAREN:
+                depth -= 1
+            parts.append(self._curr.text)
+            self._advance()
+        if not parts:
+            self.raise_error("a label expression follows ':' (e.g. (a:Person|City))")
+        return " ".join(parts)
 
     def _parse_edge_pattern(self, quantified: bool = True) -> EdgePattern:
         # Forms: -[e]->  <-[e]-  -[e]-  ->  <-  -   (brackets optional)
@@ -260,14 +281,13 @@ class GraphSQLParser(DuckDB.Parser):
             return self._edge_quantifier(edge) if quantified else edge
         if not self._match(TokenType.DASH):
             self.raise_error("expected an edge pattern such as -[e]->")
-        var, where = None, None
-        if self._match(TokenType.L_BRACKET):
+        var, where, labels = None, None, None
+        brackets = bool(self._match(TokenType.L_BRACKET))
+        if brackets:
             if self._curr and self._curr.token_type not in (TokenType.R_BRACKET, TokenType.COLON,
                                                             TokenType.WHERE):
                 var = self._parse_id_var(any_token=False)
-            if self._match(TokenType.COLON):
-                self.raise_error("edge labels are not supported: graphs in graphdb have one "
-                                 "edge type")
+            labels = self._parse_labels()
             if self._match(TokenType.WHERE):
                 where = self._parse_assignment()
             self._match(TokenType.R_BRACKET) or self.raise_error("expected ']'")
@@ -283,7 +303,8 @@ class GraphSQLParser(DuckDB.Parser):
         if left_arrow and right_arrow:
             self.raise_error("'<-[]->' is not supported; use -[e]- for either direction")
         direction = "in" if left_arrow else "out" if right_arrow else "both"
-        edge = EdgePattern(this=var, direction=direction, where=where)
+        edge = EdgePattern(this=var, direction=direction, where=where,
+                           labels=labels if brackets else None)
         if not quantified:
             edge.set("low", 1)
             edge.set("high", 1)
@@ -333,12 +354,14 @@ def _graph_table_sql(gen, node: GraphTable) -> str:
 
 def _node_pattern_sql(gen, node: NodePattern) -> str:
     where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
-    return f"({gen.sql(node.this) if node.this else ''}{where})"
+    labels = f":{node.args['labels']}" if node.args.get("labels") else ""
+    return f"({gen.sql(node.this) if node.this else ''}{labels}{where})"
 
 
 def _edge_pattern_sql(gen, node: EdgePattern) -> str:
     where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
-    inner = f"[{gen.sql(node.this) if node.this else ''}{where}]"
+    labels = f":{node.args['labels']}" if node.args.get("labels") else ""
+    inner = f"[{gen.sql(node.this) if node.this else ''}{labels}{where}]"
     low, high = node.args.get("low", 1), node.args.get("high", 1)
     quantifier = "" if (low, high) == (1, 1) else f"{{{low},{'' if high == UNBOUNDED else high}}}"
     left, right = {"out": ("-", "->"), "in": ("<-", "-"), "both": ("-", "-")}[

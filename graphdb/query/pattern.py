@@ -18,9 +18,11 @@ from sqlglot import exp
 from graphdb.executor.graph_tables import POSITION, table_name
 from graphdb.executor.pattern import PATH_COLUMNS
 from graphdb.executor.plan import GraphTableScan, Hop, PatternMatch, RelationalQuery
+from graphdb.executor.property_graph import PropertySchema
 
 from ..errors import BinderError, NotSupportedError
 from .dialect import UNBOUNDED, EdgePattern, GraphTable, NodePattern
+from .labels import label_set
 from .tables import Context, suggest
 
 __all__ = ["bind_graph_table", "output_name"]
@@ -57,19 +59,23 @@ def _pattern_text(table: GraphTable) -> str:
     if prefix is not None:
         parts.append({"any": "ANY", "any_shortest": "ANY SHORTEST", "shortest": "SHORTEST",
                       "all_shortest": "ALL SHORTEST"}[prefix] + (f" {k}" if k else "") + " ")
+    def labelled(node) -> str:
+        labels = node.args.get("labels")
+        return (node.this.name if node.this else "") + (f":{labels.replace(' ', '')}"
+                                                        if labels else "")
+
     for item in pattern:
         if isinstance(item, NodePattern):
-            parts.append(f"({item.this.name if item.this else ''})")
+            parts.append(f"({labelled(item)})")
             continue
-        var = item.this.name if item.this else ""
+        var = labelled(item)
         low, high = item.args["low"], item.args["high"]
         quant = "" if (low, high) == (1, 1) else f"{{{low},{'' if high == UNBOUNDED else high}}}"
         body = {"out": f"-[{var}]->", "in": f"<-[{var}]-", "both": f"-[{var}]-"}
         body = body[item.args["direction"]]
         if item.args.get("source") is not None:
             x, y = item.args["source"], item.args["target"]
-            body = (f"(({x.this.name if x.this else ''}){body}"
-                    f"({y.this.name if y.this else ''}))")
+            body = f"(({labelled(x)}){body}({labelled(y)}))"
         parts.append(body + quant)
     return "".join(parts)
 
@@ -133,6 +139,111 @@ def _path_functions(node: exp.Expression, path: str | None) -> exp.Expression:
         return part
 
     return node.transform(rename)
+
+
+class _Labels:
+    """The labels of a pattern's variables on a property graph (nothing on a plain graph):
+    which labels each may have, the properties that gives it, the stored columns they are in,
+    and the conditions that restrict it to its labels."""
+
+    def __init__(self, schema: PropertySchema | None, graph: str, pattern: list,
+                 vertices: list[str]):
+        self.schema = schema
+        self.of: dict[str, tuple[str, ...]] = {}  # variable -> its labels (all: absent)
+        self.kind: dict[str, str] = {}  # variable -> "vertex" | "edge"
+        self.edge_at: dict[int, str] = {}  # pattern position -> its edge variable
+        vertex_names = [v.name for v in schema.vertex_labels] if schema else []
+        edge_names = [e.name for e in schema.edge_labels] if schema else []
+
+        def note(variable: str, text: str | None, kind: str) -> None:
+            self.kind[variable] = kind
+            if text is None:
+                return
+            if schema is None:
+                raise BinderError(f"graph '{graph}' has one vertex and one edge type, so no "
+                                  f"labels ({text}); CREATE PROPERTY GRAPH makes a graph of "
+                                  "labelled vertex and edge tables")
+            names = vertex_names if kind == "vertex" else edge_names
+            found = label_set(text, names, f"{kind} labels of graph '{graph}'")
+            self.of[variable] = tuple(n for n in self.of.get(variable, found) if n in found)
+
+        for i, item in enumerate(pattern):
+            if isinstance(item, NodePattern):
+                note(vertices[i // 2], item.args.get("labels"), "vertex")
+                continue
+            variable = item.this.name if item.this is not None else f"__e{i}"
+            self.edge_at[i] = variable
+            note(variable, item.args.get("labels"), "edge")
+            for node, role in ((item.args.get("source"), "sources"),
+                               (item.args.get("target"), "targets")):
+                if node is not None:
+                    inner = node.this.name if node.this is not None else f"__inner{i}{role}"
+                    note(inner, node.args.get("labels"), "vertex")
+
+    def edge_variable(self, position: int) -> str:
+        return self.edge_at[position]
+
+    def _labels(self, variable: str) -> tuple[str, ...]:
+        schema = self.schema
+        every = schema.vertex_labels if self.kind[variable] == "vertex" else schema.edge_labels
+        return self.of.get(variable, tuple(label.name for label in every))
+
+    def properties(self, variable: str) -> list[str]:
+        """The properties a variable of a property graph has (its labels' and the extras:
+        a vertex's ``id`` and ``label``, an edge's ``src``, ``dst`` and ``label``)."""
+        found: dict[str, None] = {}
+        vertex = self.kind[variable] == "vertex"
+        for name in self._labels(variable):
+            label = self.schema.vertex_label(name) if vertex else self.schema.edge_label(name)
+            found.update(dict.fromkeys(label.properties))
+        lower = {p.lower() for p in found}
+        extras = ("id", "label") if vertex else ("src", "dst", "label")
+        return list(found) + [e for e in extras if e not in lower]
+
+    def _columns(self, variable: str, prop: str) -> tuple[str, ...]:
+        labels = self._labels(variable)
+        if self.kind[variable] == "vertex":
+            return self.schema.vertex_columns(labels, prop)
+        return self.schema.edge_columns(labels, prop)
+
+    def restriction(self, variable: str, alias: str) -> str:
+        """SQL keeping the rows of ``alias`` (a vertex or edge table) that have the variable's
+        labels; "" when it may have any."""
+        if self.schema is None or variable not in self.of:
+            return ""
+        every = (self.schema.vertex_labels if self.kind[variable] == "vertex"
+                 else self.schema.edge_labels)
+        if len(self.of[variable]) == len(every):
+            return ""
+        names = ", ".join("'" + n.replace("'", "''") + "'" for n in self.of[variable])
+        return f"{alias}.label IN ({names})" if names else "FALSE"
+
+    def stored_sql(self, condition: exp.Expression, scope: "_Scope") -> exp.Expression:
+        """``condition`` over the stored tables: ``a.name`` as the stored column of each of
+        a's labels (COALESCE of them: a vertex has one label, so one is not NULL)."""
+        if self.schema is None:
+            return condition
+
+        def rename(node: exp.Expression) -> exp.Expression:
+            if not isinstance(node, exp.Column) or not node.table:
+                return node
+            variable, prop = scope.resolve(node)
+            if variable not in self.kind:
+                return node
+            columns = self._columns(variable, prop)
+            if not columns:
+                return node  # id, label, src, dst: columns of the stored tables
+            refs = [exp.column(c, table=variable, quoted=True) for c in columns]
+            return refs[0] if len(refs) == 1 else exp.func("coalesce", *refs)
+
+        return condition.transform(rename)
+
+    def stored(self, references: list[tuple[str, str]]) -> tuple[tuple[str, str, tuple], ...]:
+        """(variable, property, its stored columns) of the properties a pattern outputs."""
+        if self.schema is None:
+            return ()
+        return tuple((variable, prop, self._columns(variable, prop))
+                     for variable, prop in references if variable in self.kind)
 
 
 class _Scope:
@@ -223,18 +334,23 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
             raise NotSupportedError("ANY k / SHORTEST / ALL SHORTEST paths are searched from 0 or "
                                     "1 edges up: use {0,n} or {1,n} and filter path_length(p) in "
                                     "WHERE")
-    vertex_cols = ctx.graph_columns(graph, "vertices")
-    # Listing g.edges' columns reads its schema: only when an edge variable is used.
-    clauses = [table.args.get("where")] + list(table.args.get("columns") or [])
-    for item in pattern:
-        clauses += [item.args.get(name) for name in ("where", "group")]
-        clauses += [node.args.get("where") for node in (item.args.get("source"),
-                                                         item.args.get("target")) if node]
-    used = {c.table.lower() for clause in clauses if clause is not None
-            for c in clause.find_all(exp.Column) if c.table}
-    edge_cols = ctx.graph_columns(graph, "edges") if used & {e.lower() for e in edges} else []
-    columns = {v: vertex_cols for v in dict.fromkeys(vertices + inner)}
-    columns.update({e: edge_cols for e in edges})
+    labels = _Labels(ctx.schema(graph), graph, pattern, vertices)
+    if labels.schema is not None:
+        columns = {v: labels.properties(v) for v in dict.fromkeys(vertices + inner)}
+        columns.update({e: labels.properties(e) for e in edges})
+    else:
+        vertex_cols = ctx.graph_columns(graph, "vertices")
+        # Listing g.edges' columns reads its schema: only when an edge variable is used.
+        clauses = [table.args.get("where")] + list(table.args.get("columns") or [])
+        for item in pattern:
+            clauses += [item.args.get(name) for name in ("where", "group")]
+            clauses += [node.args.get("where") for node in (item.args.get("source"),
+                                                             item.args.get("target")) if node]
+        used = {c.table.lower() for clause in clauses if clause is not None
+                for c in clause.find_all(exp.Column) if c.table}
+        edge_cols = ctx.graph_columns(graph, "edges") if used & {e.lower() for e in edges} else []
+        columns = {v: vertex_cols for v in dict.fromkeys(vertices + inner)}
+        columns.update({e: edge_cols for e in edges})
     if path is not None:
         columns[path] = list(PATH_COLUMNS)
     scope = _Scope(columns)
@@ -292,10 +408,12 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     pushed = [c for c, v in by_var if v == {start}]
     rest = [c for c, v in by_var if v != {start}]
     inputs: list[tuple[str, object]] = []
-    start_ids = _start_values(pushed, start, value)
-    if pushed and start_ids is None:
+    start_ids = _start_values(pushed, start, value) if labels.schema is None else None
+    restrict = labels.restriction(start, '"' + start.replace('"', '""') + '"')
+    if (pushed or restrict) and start_ids is None:
         name = vertices_name(graph)
-        where = " AND ".join(f"({generate(c)})" for c in pushed)
+        where = " AND ".join([f"({generate(labels.stored_sql(c, scope))})" for c in pushed]
+                             + ([restrict] if restrict else []))
         start_ids = RelationalQuery(
             f'SELECT "{start}".id FROM {name} AS "{start}" WHERE {where}',
             ((name, GraphTableScan(graph, "vertices")),))
@@ -304,7 +422,9 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         kind = "edge_positions" if role == "edges" else "vertex_positions"
         relation = table_name(entry, kind)
         alias = '"' + variable.replace('"', '""') + '"'
-        where = " AND ".join(f"({generate(c)})" for c in found)
+        restrict = labels.restriction(variable, alias)
+        where = " AND ".join([f"({generate(labels.stored_sql(c, scope))})" for c in found]
+                             + ([restrict] if restrict else []))
         return RelationalQuery(f"SELECT {alias}.{POSITION} FROM {relation} AS {alias} "
                                f"WHERE {where}", ((relation, GraphTableScan(graph, kind)),),
                                ((relation, f"{graph}.{kind.split('_')[0]}s"),))
@@ -314,6 +434,7 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     # Positions, not nodes: two anonymous () patterns are equal as AST nodes but distinct here.
     positions = list(range(len(pattern))) if not backwards else list(
         reversed(range(len(pattern))))
+    bound = {start}
     for i in range(1, len(positions), 2):
         at = positions[i]
         edge = pattern[at]
@@ -324,11 +445,20 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         if high == UNBOUNDED:  # a selective search ends by itself; bound it by the graph's size
             high = max(entry.num_vertices, 1) * k + 1
         found = {}
-        for role, parts in masks.get(at, {}).items():
-            variable = next(iter(variables(parts[0])))
-            if backwards and role != "edges":  # a reversed step leaves what it reached
-                role = "targets" if role == "sources" else "sources"
-            found[role] = mask(parts, role, variable)
+        roles = {"edges": labels.edge_variable(at)}
+        for node, role in ((edge.args.get("source"), "sources"),
+                           (edge.args.get("target"), "targets")):
+            if node is not None:
+                roles[role] = node.this.name if node.this is not None else f"__inner{at}{role}"
+        for role, variable in roles.items():
+            parts = masks.get(at, {}).get(role, [])
+            if parts or labels.restriction(variable, "x"):
+                if backwards and role != "edges":  # a reversed step leaves what it reached
+                    role = "targets" if role == "sources" else "sources"
+                found[role] = mask(parts, role, variable)
+        if labels.restriction(target, "x") and target not in bound:
+            found["ends"] = mask([], "ends", target)
+        bound.add(target)
         hops.append(Hop(target, direction, low, high,
                         name if name and single[name] else None, **found))
 
@@ -336,6 +466,7 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                                             for v in dict.fromkeys(vertices)
                                             if not v.startswith("__")]
     outputs = [_path_functions(c, path) for c in outputs]
+    names = [_output_of(c, path, table).lower() for c in outputs]
     referenced: set[tuple[str, str]] = set()
     for node in rest + list(outputs):
         referenced |= {scope.resolve(c) for c in node.find_all(exp.Column)}
@@ -354,6 +485,7 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
             vertex_props.append((var, prop))
     if not vertex_props and not edge_props:
         vertex_props.append((start, "id"))  # keep the row count (count(*) over a pattern)
+    stored = labels.stored(vertex_props + edge_props)
 
     text = _pattern_text(table)
     if pushed:
@@ -362,8 +494,9 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
     plain = [c.this if isinstance(c, exp.Alias) else c for c in outputs]
     result = fresh()
-    shape = dict(path=path, mode=mode, k=k, reversed=backwards)
-    if not rest and all(isinstance(c, exp.Column) for c in plain):
+    shape = dict(path=path, mode=mode, k=k, reversed=backwards, stored=stored)
+    if not rest and all(isinstance(c, exp.Column) for c in plain) and \
+            len(set(names)) == len(names):
         # COLUMNS only names properties: the operator's result is the table, named as asked
         named = tuple((output_name(c) if not isinstance(c, exp.Column) or c.table.lower()
                        != (path or "").lower() else _path_output(c, table),

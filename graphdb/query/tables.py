@@ -19,6 +19,7 @@ from graphdb.catalog import Catalog
 from graphdb.executor import algorithms
 from graphdb.executor.graph_tables import GRAPH_TABLES
 from graphdb.executor.plan import AlgorithmScan, PlanNode
+from graphdb.executor.property_graph import PropertySchema
 
 from ..errors import BinderError
 
@@ -52,6 +53,10 @@ class Context:
     def graph(self, name: str) -> str:
         """The catalog's spelling of graph ``name`` (raises with suggestions)."""
         return self.catalog.get(name).name
+
+    def schema(self, name: str) -> PropertySchema | None:
+        """The labels of property graph ``name`` (None: a graph of one vertex and edge type)."""
+        return PropertySchema.of(self.catalog.get(name))
 
     def is_graph(self, name: str) -> bool:
         lower = name.lower()
