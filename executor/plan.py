@@ -48,6 +48,9 @@ class Subgraph(PlanNode):
     edges: PlanNode | None = None
     vertices: PlanNode | None = None
     text: str = ""
+    #: of a property graph, the vertex and edge labels kept (None: all)
+    vertex_labels: tuple[str, ...] | None = None
+    edge_labels: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, eq=False)

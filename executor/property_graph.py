@@ -38,6 +38,7 @@ from .ids import VertexIds
 
 __all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "VertexLabel", "describe_rows",
            "edge_label_table", "label_column", "label_ids", "label_table_columns",
+           "label_weights",
            "user_id_type", "vertex_label_table"]
 
 #: The key of a property graph's schema in its catalog entry's stats.
@@ -263,3 +264,12 @@ def describe_rows(schema: PropertySchema, vertex_types: pa.Schema,
                      f"{e.destination} ({e.destination_key}), {e.count} edges; properties: "
                      f"{props}"))
     return rows
+
+
+def label_weights(properties: pa.Table, columns: tuple[str, ...]) -> np.ndarray:
+    """Weights from a property of several edge labels, aligned with the out-CSR: each edge's
+    from its own label's column (float64; NaN where its label has none, or NULL)."""
+    if not columns:
+        return np.full(properties.num_rows, np.nan)
+    values = pc.coalesce(*[properties.column(c).cast(pa.float64()) for c in columns])
+    return values.fill_null(float("nan")).combine_chunks().to_numpy(zero_copy_only=False)

@@ -56,6 +56,7 @@ from .property_graph import (
     PropertySchema,
     describe_rows,
     edge_label_table,
+    label_weights,
     user_id_type,
     vertex_label_table,
 )
@@ -245,15 +246,19 @@ class Runner:
     def _run_AlgorithmScan(self, node: GraphOperator, metrics: dict) -> pa.Table:
         spec, entry = node.spec, node.entry
         options = dict(node.options)
+        # A subgraph of chosen labels has ids of its own (its labels' keys): vertex arguments
+        # are mapped when its view is known, not by the whole graph's ids.
+        labelled = _labelled(node)
         for name, index in node.subqueries.items():
             param = spec.param(name)
             if param.kind == "vertices":  # a set: every row of the query's first column
-                options[name] = internal_set(self.vertex_ids(entry),
-                                             self._input(node, index).column(0))
+                column = self._input(node, index).column(0)
+                options[name] = column if labelled else internal_set(self.vertex_ids(entry),
+                                                                     column)
                 continue
             value = param.coerce(_scalar(self._input(node, index),
                                          f"{spec.name}(): argument '{name}'"), spec.name)
-            if param.kind == "vertex" and value is not None:
+            if param.kind == "vertex" and value is not None and not labelled:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
             options[name] = value
         if node.logical.lateral:
@@ -264,10 +269,15 @@ class Runner:
         with self._view(node, options, metrics) as (graph, ids):
             for name, value in list(options.items()):
                 kind = spec.param(name).kind
-                if kind == "vertex" and value is not None:
-                    options[name] = _in_view(graph, value, ids, self.vertex_ids(entry), spec,
-                                             name)
-                elif kind == "vertices" and value is not None and isinstance(graph, GraphView):
+                if value is None:
+                    continue
+                if kind == "vertex":
+                    options[name] = (ids.internal(value, spec.name, name) if labelled else
+                                     _in_view(graph, value, ids, self.vertex_ids(entry), spec,
+                                              name))
+                elif kind == "vertices" and labelled:
+                    options[name] = internal_set(ids, value)
+                elif kind == "vertices" and isinstance(graph, GraphView):
                     local = graph.local_many(value)
                     options[name] = local[local >= 0]
             output = self._execute(node, graph, options, metrics)
@@ -297,21 +307,46 @@ class Runner:
         if weight is RUN_TIME:
             weight = chosen_weight(entry, options)
         options.pop("weight", None)
-        if not node.view or (weight == weight_column(entry) and not node.masks):
+        subgraph = node.logical.subgraph
+        schema = PropertySchema.of(entry)
+        if not node.view or (weight == weight_column(entry) and not node.masks
+                             and not _labelled(node, edges=True)):
             yield graph, ids
             return
         masks, keys = {}, []
         for kind, size in (("edges", entry.num_edges), ("vertices", entry.num_vertices)):
             masks[kind], key = self._mask(node, node.masks.get(kind), size, graph)
             keys.append(key)
+        if subgraph is not None and subgraph.vertex_labels is not None:
+            chosen = schema.vertex_mask(subgraph.vertex_labels, entry.num_vertices)
+            masks["vertices"] = chosen if masks["vertices"] is None else \
+                masks["vertices"] & chosen
+            keys.append(("vertex labels", subgraph.vertex_labels))
+        if subgraph is not None and subgraph.edge_labels is not None:
+            chosen = self._edge_labels(entry, graph, subgraph.edge_labels)
+            masks["edges"] = chosen if masks["edges"] is None else masks["edges"] & chosen
+            keys.append(("edge labels", subgraph.edge_labels))
         values = None
         if weight == weight_column(entry):
             values = lambda: graph.weights("out")  # noqa: E731
+        elif weight is not None and schema is not None and "." not in weight:
+            labels = subgraph.edge_labels if subgraph is not None and \
+                subgraph.edge_labels is not None else tuple(e.name for e in schema.edge_labels)
+            values = lambda: graph.derived(  # noqa: E731  (each edge its label's column)
+                f"weights:out:{weight.lower()}:{','.join(labels)}", lambda: label_weights(
+                    self.edge_properties(entry), schema.edge_columns(labels, weight)))
         elif weight is not None:
             values = lambda: graph.weights_of(weight)  # noqa: E731
         view = GraphView(graph, ("view", weight, *keys), edge_mask=masks["edges"],
                          vertex_mask=masks["vertices"], weight=weight, weight_values=values)
-        if masks["vertices"] is not None:
+        if subgraph is not None and subgraph.vertex_labels is not None:
+            # the labels' keys (typed by the one label's key column), of the vertices kept
+            chosen = schema.vertex_mask(subgraph.vertex_labels, entry.num_vertices)
+            rank = np.cumsum(chosen) - 1
+            labelled_ids = schema.ids(self.graph_table(entry, "stored_vertices"),
+                                      subgraph.vertex_labels)
+            ids = view.derived("ids", lambda: labelled_ids.subset(rank[view.parent_ids()]))
+        elif masks["vertices"] is not None:
             parent_ids = ids
             ids = view.derived("ids", lambda: parent_ids.subset(view.parent_ids()))
         metrics.update(view_vertices=view.num_vertices)
@@ -321,6 +356,15 @@ class Runner:
             metrics.update(view_edges=view.num_edges)
             if any(isinstance(k, int) for k in keys):  # masks of this run only
                 RESIDENCY.forget(view.key)
+
+    def _edge_labels(self, entry: GraphEntry, graph, labels: tuple[str, ...]) -> np.ndarray:
+        """Which stored edges have one of ``labels`` (a property graph's), kept per version."""
+        def build() -> np.ndarray:
+            column = self.edge_properties(entry).column("label")
+            found = pc.is_in(column, value_set=pa.array(list(labels), pa.string()))
+            return found.fill_null(False).combine_chunks().to_numpy(zero_copy_only=False)
+
+        return graph.derived(f"mask:edge_labels:{','.join(labels)}", build)
 
     def _mask(self, node: PhysicalNode, index: int | None, size: int, graph):
         """(bool mask of ``size`` entries, cache key) from the query of the positions kept that
@@ -367,9 +411,12 @@ class Runner:
                 param = spec.param(name)
                 column = rows.column(i)
                 if param.kind == "vertex":
-                    internal = self.vertex_ids(entry).internal_many(column)
-                    if isinstance(graph, GraphView):
-                        internal = graph.local_many(internal)
+                    if _labelled(node):  # the subgraph's own ids
+                        internal = ids.internal_many(column)
+                    else:
+                        internal = self.vertex_ids(entry).internal_many(column)
+                        if isinstance(graph, GraphView):
+                            internal = graph.local_many(internal)
                     keep &= internal >= 0
                     values[name] = internal.tolist()
                 else:
@@ -702,3 +749,11 @@ def _in_view(graph, vertex: int, ids: VertexIds, parent_ids: VertexIds, spec, pa
                               f"(it is in graph '{graph.name}', but not among the vertices "
                               "the subgraph keeps)")
     return local
+
+
+def _labelled(node: GraphOperator, edges: bool = False) -> bool:
+    """Whether the operator runs on a subgraph of chosen vertex labels (``edges``: or of chosen
+    edge labels)."""
+    subgraph = node.logical.subgraph
+    return subgraph is not None and (subgraph.vertex_labels is not None
+                                     or (edges and subgraph.edge_labels is not None))

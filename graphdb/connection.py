@@ -563,7 +563,7 @@ class Connection:
         kind = statement.kind
         snapshot = self._runner.snapshot()  # one view of the catalog for the whole statement
         if statement.explain and kind in ("set", "reset", "drop_graph", "copy_to",
-                                          "load_graph", "vacuum"):
+                                          "load_graph", "vacuum", "create_property_graph"):
             raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
                               "is not a query")
         if kind == "set":
@@ -578,6 +578,10 @@ class Connection:
             from .loading import load_statement
 
             return pa.table({}), load_statement(self, statement)
+        if kind == "create_property_graph":
+            from .property_graphs import create_statement
+
+            return pa.table({}), create_statement(self, statement)
         # The catalog snapshot of the statement: binding, planning and running read the versions
         # it holds, whose data its lease keeps on disk until the statement ends.
         with self.catalog.snapshot():

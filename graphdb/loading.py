@@ -107,6 +107,10 @@ def keep_subgraph(con: "Connection", graph: str, node, options: dict) -> dict:
     from .query.tables import outer_columns
 
     snapshot = con._runner.snapshot()
+    if node.args.get("labels") or con.context(snapshot).schema(node.this.name) is not None:
+        raise InvalidInputError("CREATE GRAPH ... AS keeps a subgraph of a graph of one vertex "
+                                "and one edge type; of a property graph, CREATE PROPERTY GRAPH "
+                                "over its tables (g.Person, g.knows) instead")
     source, conditions = split_conditions(node, con.context(snapshot), outer_columns)
     text = node.meta["text"]
 

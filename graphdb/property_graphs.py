@@ -28,7 +28,7 @@ from .errors import CatalogError, InvalidInputError
 if TYPE_CHECKING:
     from .connection import Connection
 
-__all__ = ["EdgeTable", "VertexTable", "create_property_graph"]
+__all__ = ["EdgeTable", "VertexTable", "create_property_graph", "create_statement"]
 
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -206,3 +206,44 @@ def create_property_graph(con: "Connection", name: str, vertex_tables: list[Vert
                       undirected=undirected, weight="none", replace=replace, format="arrow",
                       vertex_format="arrow", src="src", dst="dst", progress=progress,
                       schema=json.dumps(schema.to_json()))
+
+
+def create_statement(con: "Connection", statement) -> str:
+    """``CREATE PROPERTY GRAPH`` (parsed by :mod:`graphdb.query.property_graph_sql`): its tables
+    read, the graph stored; returns the summary line."""
+    from .cli import ingest_summary
+
+    parts = statement.options
+    name = parts["graph"]
+    if not parts["replace"] and name.lower() in (g.lower() for g in con.graphs()):
+        if parts["if_not_exists"]:
+            return f"graph '{name}' exists; nothing created"
+        raise CatalogError(f"graph '{name}' already exists: CREATE OR REPLACE PROPERTY GRAPH "
+                           f"{name} ..., or DROP GRAPH {name} first")
+
+    def rows(item: dict) -> pa.Table:
+        if item["file"]:
+            path = "'" + item["table"].replace("'", "''") + "'"
+            return con._runner.sql.run(f"SELECT * FROM {path}", {})[0]
+        return con.execute(f"SELECT * FROM {item['table']}").arrow()
+
+    vertex_tables = [VertexTable(v["name"], rows(v), v.get("label"), v.get("key"),
+                                 v["properties"]) for v in parts["vertices"]]
+    keys = {t.name.lower(): t for t in vertex_tables}
+    edge_tables = []
+    for e in parts["edges"]:
+        for side in ("source", "destination"):
+            referenced = keys.get(e[side].lower())
+            column = e.get(f"{side}_column")
+            if referenced is not None and column is not None and referenced.key is not None \
+                    and column.lower() != referenced.key.lower():
+                raise InvalidInputError(f"edge table {e['name']}: REFERENCES {e[side]} "
+                                        f"({column}), but its key is {referenced.key}")
+            if referenced is not None and column is not None and referenced.key is None:
+                referenced.key = column
+        edge_tables.append(EdgeTable(e["name"], rows(e), e["source"], e["destination"],
+                                     e["source_key"], e["destination_key"], e.get("label"),
+                                     e["properties"]))
+    summary = create_property_graph(con, name, vertex_tables, edge_tables,
+                                    undirected=parts["undirected"], replace=parts["replace"])
+    return ingest_summary(summary, None)

@@ -96,6 +96,9 @@ def weight_columns(entry: Any) -> dict[str, str]:
         name, _, kind = item.rpartition(" ")
         if name and kind.startswith(_NUMERIC):
             out.setdefault(name.lower(), name)
+            if "property_graph" in stats and "." in name:  # a label's: by the property's name
+                prop = name.split(".", 1)[1]
+                out.setdefault(prop.lower(), prop)
     return out
 
 

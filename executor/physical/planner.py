@@ -154,6 +154,11 @@ def view_lines(subgraph: Subgraph | None, entry: GraphEntry, weight: Any) -> tup
                                            subgraph.edges),
                                           ("a vertex mask (the vertices kept, renumbered)",
                                            subgraph.vertices)) if query is not None]
+        if subgraph.vertex_labels is not None:
+            masks.append(f"vertex labels {', '.join(subgraph.vertex_labels)} (their id ranges; "
+                         "ids are their keys)")
+        if subgraph.edge_labels is not None:
+            masks.append(f"edge labels {', '.join(subgraph.edge_labels) or '(none)'}")
         lines.append(f"subgraph {subgraph.text}: " + (" and ".join(masks) or "every edge")
                      + ", from the queries below")
     if lines:
@@ -210,6 +215,9 @@ class PhysicalPlanner:
         options: dict[str, Any] = {}
         subqueries: dict[str, int] = {}
         inputs: list[PhysicalNode] = []
+        # a subgraph of chosen labels has ids of its own: its vertex arguments are mapped when
+        # the operator runs, on its view
+        labelled = node.subgraph is not None and node.subgraph.vertex_labels is not None
         for name, value in node.options:
             if name in lateral:
                 continue
@@ -218,6 +226,9 @@ class PhysicalPlanner:
                 inputs.append(self.plan(value))
                 continue
             param = spec.param(name)
+            if labelled and param.kind in ("vertex", "vertices"):
+                options[name] = value
+                continue
             if param.kind == "vertex" and value is not None:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
             elif param.kind == "vertices" and value is not None:

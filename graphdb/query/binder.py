@@ -486,7 +486,7 @@ class _Binder:
         subgraph = None
         if isinstance(args[0], SubgraphRef):
             subgraph = bind_subgraph(args[0], self.ctx, self.text, self._render_piece,
-                                     self._columns)
+                                     self._columns, self._rename_column)
             graph = subgraph.graph
         else:
             graph = self.ctx.graph(graph_argument(args[0], name))
@@ -583,6 +583,14 @@ class _Binder:
         except BinderError:
             return node.sql(dialect="duckdb")
         return _SPACES.sub(" ", self.text[start:end + 1])
+
+    def _rename_column(self, column: exp.Column, sql: str) -> None:
+        """Write ``column`` (``v.age``) as ``sql`` where the statement's text is rendered."""
+        first = column.args.get("table") or column.this
+        start, end = first._meta.get("start"), column.this._meta.get("end")
+        if start is None or end is None:
+            raise BinderError(f"cannot place {column.sql()} in the query text")
+        self.edits.append(_Edit(start, end + 1, sql))
 
     def _render_piece(self, node: exp.Expression) -> tuple[str, dict, dict]:
         """(SQL, relations read, how they show) of a piece of the statement, edits made."""

@@ -83,10 +83,11 @@ class GraphTable(exp.Expression):
 
 
 class SubgraphRef(exp.Expression):
-    """``GRAPH g [WHERE condition]`` as a graph function's graph: the part of ``g`` kept by the
-    condition (``e.<property>`` of edges, ``v.<property>`` of vertices)."""
+    """``GRAPH g [LABELS (l, ...)] [WHERE condition]`` as a graph function's graph: the part of
+    ``g`` kept by the labels (of a property graph) and the condition (``e.<property>`` of edges,
+    ``v.<property>`` of vertices)."""
 
-    arg_types = {"this": True, "where": False}
+    arg_types = {"this": True, "where": False, "labels": False}
 
 
 class GraphSQLParser(DuckDB.Parser):
@@ -125,8 +126,12 @@ class GraphSQLParser(DuckDB.Parser):
         first = self._index
         self._advance()
         name = self._parse_id_var(any_token=False)
+        labels = None
+        if self._curr and self._curr.text.upper() == "LABELS":
+            self._advance()
+            labels = self._parse_wrapped_csv(lambda: self._parse_id_var(any_token=True))
         where = self._parse_assignment() if self._match(TokenType.WHERE) else None
-        node = SubgraphRef(this=name, where=where)
+        node = SubgraphRef(this=name, where=where, labels=labels)
         node.meta["span"] = (self._tokens[first].start, self._tokens[self._index - 1].end)
         return node
 
@@ -371,7 +376,9 @@ def _edge_pattern_sql(gen, node: EdgePattern) -> str:
 
 def _subgraph_sql(gen, node: SubgraphRef) -> str:
     where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
-    return f"GRAPH {gen.sql(node.this)}{where}"
+    labels = node.args.get("labels")
+    labels = f" LABELS ({', '.join(gen.sql(n) for n in labels)})" if labels else ""
+    return f"GRAPH {gen.sql(node.this)}{labels}{where}"
 
 
 # Printable by any generator, so error messages and column names can quote a pattern: the base

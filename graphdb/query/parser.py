@@ -22,6 +22,7 @@ from sqlglot.tokens import TokenType
 from ..errors import ParseError
 from .copy import parse_copy, parse_create_graph
 from .dialect import GraphSQL
+from .property_graph_sql import parse_create_property_graph
 
 __all__ = ["Statement", "parse", "split_statements"]
 
@@ -39,7 +40,8 @@ class Statement:
 
     ``kind`` is 'select', 'show_graphs', 'show_settings', 'show_functions', 'describe', 'set',
     'reset', 'drop_graph', 'vacuum', 'copy_to' (COPY (query) TO 'file', ``ast`` the query) or
-    'load_graph' (COPY g FROM 'edges', CREATE GRAPH g FROM 'edges').
+    'load_graph' (COPY g FROM 'edges', CREATE GRAPH g FROM 'edges', CREATE GRAPH h AS GRAPH g
+    ...) or 'create_property_graph' (``options`` holds its tables).
     """
 
     kind: str
@@ -101,6 +103,12 @@ def parse(sql: str) -> Statement:
             raise ParseError("COPY (...) TO takes a query: COPY (SELECT ...) TO 'file'", 1, 1)
         return Statement("copy_to", inner.ast, inner.text, path=parts["path"],
                          options=parts["options"])
+    upper = [w.upper() for w in words[:6]]
+    if head == "CREATE" and "PROPERTY" in upper and upper[upper.index("PROPERTY") + 1:][:1] \
+            == ["GRAPH"]:
+        parts = parse_create_property_graph(text)
+        return Statement("create_property_graph", None, text, name=parts["graph"],
+                         options=parts, if_exists=parts["if_not_exists"])
     if head == "CREATE" and len(words) > 1 and words[1].upper() in ("GRAPH", "OR"):
         parts = parse_create_graph(text)
         ast = None

@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from graphdb.executor.graph_tables import POSITION, table_name
 from graphdb.executor.plan import GraphTableScan, RelationalQuery, Subgraph
+from graphdb.executor.property_graph import PropertySchema
 
 from ..errors import BinderError
 from .dialect import SubgraphRef, span
@@ -40,13 +41,47 @@ _SPACES = re.compile(r"\s+")
 _VARIABLES = {"e": ("edges", "edge_positions"), "v": ("vertices", "vertex_positions")}
 
 
+def subgraph_labels(node: SubgraphRef, schema: PropertySchema | None, graph: str
+                    ) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    """(vertex labels, edge labels) that ``GRAPH g LABELS (...)`` keeps (None, None: all).
+    Edge labels alone keep their endpoints' labels; vertex labels alone the edge labels between
+    them."""
+    names = [n.name for n in node.args.get("labels") or []]
+    if not names:
+        return None, None
+    if schema is None:
+        raise BinderError(f"GRAPH {graph} LABELS: graph '{graph}' has no labels (it has one "
+                          "vertex and one edge type); CREATE PROPERTY GRAPH makes one that has")
+    vertex = [v.name for v in schema.vertex_labels]
+    edge = [e.name for e in schema.edge_labels]
+    chosen_v, chosen_e = set(), set()
+    for name in names:
+        found = [v for v in vertex if v.lower() == name.lower()]
+        found_e = [e for e in edge if e.lower() == name.lower()]
+        if not found and not found_e:
+            raise BinderError(f"GRAPH {graph} LABELS: no label '{name}'"
+                              + suggest(name, vertex + edge, "labels"))
+        chosen_v.update(found)
+        chosen_e.update(found_e)
+    if chosen_e and not chosen_v:
+        for e in map(schema.edge_label, chosen_e):
+            chosen_v.update((e.source, e.destination))
+    if chosen_v and not chosen_e:
+        chosen_e = {e.name for e in schema.edge_labels
+                    if e.source in chosen_v and e.destination in chosen_v}
+    return (tuple(v for v in vertex if v in chosen_v), tuple(e for e in edge if e in chosen_e))
+
+
 def split_conditions(node: SubgraphRef, ctx: Context,
                      columns: Callable[[exp.Expression], list[exp.Column]]
                      ) -> tuple[str, dict[str, list[exp.Expression]]]:
     """(the graph's name, the conjuncts of ``GRAPH g WHERE ...`` by what they choose: "edges"
-    or "vertices"), each checked against the graph's properties. ``columns(node)`` lists the
-    columns a condition names outside its subqueries."""
+    or "vertices"), each checked against the graph's properties (a property graph's: those of
+    the labels kept). ``columns(node)`` lists the columns a condition names outside its
+    subqueries."""
     graph = ctx.graph(node.this.name)
+    schema = ctx.schema(graph)
+    vertex_labels, edge_labels = subgraph_labels(node, schema, graph)
     parts: dict[str, list[exp.Expression]] = {"edges": [], "vertices": []}
     known: dict[str, list[str] | None] = {"edges": None, "vertices": None}
     for condition in conjuncts(node.args.get("where")):
@@ -60,7 +95,9 @@ def split_conditions(node: SubgraphRef, ctx: Context,
                                   "property, v.<property> for a vertex's")
             kind = _VARIABLES[variable][0]
             if known[kind] is None:
-                known[kind] = ctx.graph_columns(graph, kind)
+                known[kind] = (ctx.graph_columns(graph, kind) if schema is None else
+                               _properties(schema, kind, vertex_labels if kind == "vertices"
+                                           else edge_labels))
             if not any(c.lower() == column.name.lower() for c in known[kind]):
                 raise BinderError(f"GRAPH {graph} WHERE: the {kind} of graph '{graph}' have no "
                                   f"property '{column.name}'" + suggest(column.name, known[kind],
@@ -75,15 +112,50 @@ def split_conditions(node: SubgraphRef, ctx: Context,
     return graph, parts
 
 
+def _properties(schema: PropertySchema, kind: str, labels: tuple[str, ...] | None) -> list[str]:
+    """The properties ``v`` (``kind`` "vertices") or ``e`` has in a property graph's subgraph:
+    its labels' and the extras of the stored tables."""
+    if kind == "vertices":
+        chosen = [schema.vertex_label(n) for n in labels] if labels else schema.vertex_labels
+        extras = ["id", "label"]
+    else:
+        chosen = [schema.edge_label(n) for n in labels] if labels else schema.edge_labels
+        extras = ["src", "dst", "label"]
+    found = list(dict.fromkeys(p for label in chosen for p in label.properties))
+    return found + [e for e in extras if e not in {p.lower() for p in found}]
+
+
+def stored_column(schema: PropertySchema, column: exp.Column, labels: tuple[str, ...] | None
+                  ) -> str | None:
+    """The SQL of ``v.prop`` / ``e.prop`` over a property graph's stored table: its labels'
+    columns (COALESCE of several); None for the extras (id, label, src, dst)."""
+    variable = column.table.lower()
+    if variable == "v":
+        chosen = labels or tuple(v.name for v in schema.vertex_labels)
+        found = schema.vertex_columns(chosen, column.name)
+    else:
+        chosen = labels or tuple(e.name for e in schema.edge_labels)
+        found = schema.edge_columns(chosen, column.name)
+    if not found:
+        return None
+    refs = [f'{column.table}."{c}"' for c in found]
+    return refs[0] if len(refs) == 1 else f"coalesce({', '.join(refs)})"
+
+
 def bind_subgraph(node: SubgraphRef, ctx: Context, text: str,
                   render: Callable[[exp.Expression], tuple[str, dict, dict]],
-                  columns: Callable[[exp.Expression], list[exp.Column]]) -> Subgraph:
-    """The :class:`Subgraph` of ``GRAPH g [WHERE ...]``. ``render(node)`` writes a piece of the
-    query as DuckDB SQL (parameters filled in, subqueries bound), with the relations it reads
-    and how to show them; ``columns(node)`` as :func:`split_conditions`; ``text`` is the
-    statement."""
+                  columns: Callable[[exp.Expression], list[exp.Column]],
+                  rename: Callable[[exp.Column, str], None] = lambda column, sql: None
+                  ) -> Subgraph:
+    """The :class:`Subgraph` of ``GRAPH g [LABELS (...)] [WHERE ...]``. ``render(node)`` writes
+    a piece of the query as DuckDB SQL (parameters filled in, subqueries bound), with the
+    relations it reads and how to show them; ``columns(node)`` as :func:`split_conditions`;
+    ``rename(column, sql)`` has a column of the text written as ``sql`` (a property graph's
+    stored column); ``text`` is the statement."""
     graph, conditions = split_conditions(node, ctx, columns)
     entry = ctx.catalog.get(graph)
+    schema = ctx.schema(graph)
+    vertex_labels, edge_labels = subgraph_labels(node, schema, graph)
     start, end = span(node)
     shown = _SPACES.sub(" ", text[start:end + 1])
     queries = []
@@ -98,6 +170,12 @@ def bind_subgraph(node: SubgraphRef, ctx: Context, text: str,
         names = {relation: f"{graph}.{kind}"}
         pieces = []
         for condition in found:
+            if schema is not None:  # the property graph's columns of the labels kept
+                for column in columns(condition):
+                    sql = stored_column(schema, column, vertex_labels if variable == "v"
+                                        else edge_labels)
+                    if sql is not None:
+                        rename(column, sql)
             sql, more, seen = render(condition)
             pieces.append(f"({sql})")
             inputs.update(more)
@@ -105,4 +183,5 @@ def bind_subgraph(node: SubgraphRef, ctx: Context, text: str,
         sql = (f"SELECT {variable}.{POSITION} FROM {relation} AS {variable} WHERE "
                + " AND ".join(pieces))
         queries.append(RelationalQuery(sql, tuple(inputs.items()), tuple(names.items())))
-    return Subgraph(graph, queries[0], queries[1], text=shown)
+    return Subgraph(graph, queries[0], queries[1], text=shown, vertex_labels=vertex_labels,
+                    edge_labels=edge_labels)
