@@ -137,13 +137,14 @@ class PropertySchema:
             mask[label.start:label.start + label.count] = True
         return mask
 
-    def ids(self, vertices: pa.Table, labels: tuple[str, ...] | None = None) -> VertexIds:
+    def ids(self, vertices: pa.Table, labels: tuple[str, ...] | None = None,
+            graph: str = "graph") -> VertexIds:
         """The user's ids of the vertices with ``labels`` (None: every label), in internal order
-        (see :func:`label_ids`)."""
+        (see :func:`label_ids`), of graph ``graph`` (named in errors)."""
         chosen = tuple(self.vertex_labels) if labels is None else tuple(
             self.vertex_label(name) for name in labels)
         chosen = tuple(sorted(chosen, key=lambda v: v.start))
-        return label_ids(vertices, chosen, "graph")
+        return label_ids(vertices, chosen, graph)
 
 
 def user_id_type(entry: Any) -> str:

@@ -189,7 +189,7 @@ class Runner:
         schema = PropertySchema.of(entry)
         if schema is not None:
             return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids", lambda: schema.ids(
-                self.graph_table(entry, "stored_vertices")))
+                self.graph_table(entry, "stored_vertices"), graph=entry.name))
         return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids", lambda: VertexIds(
             self.catalog.vertex_ids(entry), entry.name, entry.id_type))
 
@@ -341,11 +341,14 @@ class Runner:
                          vertex_mask=masks["vertices"], weight=weight, weight_values=values)
         if subgraph is not None and subgraph.vertex_labels is not None:
             # the labels' keys (typed by the one label's key column), of the vertices kept
-            chosen = schema.vertex_mask(subgraph.vertex_labels, entry.num_vertices)
-            rank = np.cumsum(chosen) - 1
-            labelled_ids = schema.ids(self.graph_table(entry, "stored_vertices"),
-                                      subgraph.vertex_labels)
-            ids = view.derived("ids", lambda: labelled_ids.subset(rank[view.parent_ids()]))
+            def labelled_ids() -> VertexIds:
+                chosen = schema.vertex_mask(subgraph.vertex_labels, entry.num_vertices)
+                rank = np.cumsum(chosen) - 1
+                return schema.ids(self.graph_table(entry, "stored_vertices"),
+                                  subgraph.vertex_labels, entry.name).subset(
+                                      rank[view.parent_ids()])
+
+            ids = view.derived("ids", labelled_ids)
         elif masks["vertices"] is not None:
             parent_ids = ids
             ids = view.derived("ids", lambda: parent_ids.subset(view.parent_ids()))

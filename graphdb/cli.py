@@ -123,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--edge-table", action="append", metavar="LABEL=FILE:SRC->DST[:COL,COL]",
                    help="a property graph's edge file with its label, the labels of its sources "
                         "and destinations (and the columns holding their keys; default the "
-                        "first two); repeat for each label")
+                        "first two); repeat for each label; quote it, the shell reads '>'")
     add_ingest_options(p)
     p.add_argument("--mode", metavar="OCTAL", type=_octal_mode,
                    help="permission bits of the files of a database this creates, e.g. 640 to "

@@ -206,7 +206,9 @@ def test_property_graph_errors(con):
             ("SELECT * FROM GRAPH_TABLE (social MATCH (a:Person) COLUMNS (a.text))",
              "has no column 'text'"),
             ("SELECT * FROM bfs(GRAPH social LABELS (knowz), 1)", "did you mean 'knows'"),
-            ("SELECT * FROM bfs(GRAPH social LABELS (knows), 'Person:1')", "not a vertex"),
+            ("SELECT * FROM bfs(GRAPH social LABELS (knows), 'Person:1')",
+             "not a vertex of graph 'social'"),
+            ("SELECT * FROM bfs(social, 'Person:0')", "not a vertex of graph 'social'"),
     ):
         with pytest.raises(graphdb.ProgrammingError, match=message):
             con.execute(sql)
