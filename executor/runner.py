@@ -661,11 +661,22 @@ class Runner:
                           for name in logical.lateral]
             return _empty(fields)
         if isinstance(node, PatternOperator):
+            stored = {(var, prop): found for var, prop, found in logical.stored if found}
+            path_types = {"length": pa.int64(), "cost": pa.float64()}
+
+            def kind(schema: pa.Schema, var: str, prop: str) -> pa.DataType:
+                # a property graph's property is its labels' stored column; a path's, computed
+                name = stored[var, prop][0] if (var, prop) in stored else prop
+                if var == logical.path:
+                    return path_types.get(prop, pa.null())
+                index = schema.get_field_index(name)
+                return schema.field(index).type if index >= 0 else pa.null()
+
             vertices = self.catalog.vertex_schema(node.entry)
             edges = self.catalog.edge_schema(node.entry)
-            fields = [pa.field(f"{v}.{p}", vertices.field(p).type)
+            fields = [pa.field(f"{v}.{p}", kind(vertices, v, p))
                       for v, p in logical.vertex_properties]
-            fields += [pa.field(f"{v}.{p}", edges.field(p).type)
+            fields += [pa.field(f"{v}.{p}", kind(edges, v, p))
                        for v, p in logical.edge_properties]
             return _empty(fields)
         return self._run(node).slice(0, 0)

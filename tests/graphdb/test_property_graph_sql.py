@@ -190,6 +190,21 @@ def test_python_and_command_line_make_the_same_graph(con, tmp_path):
         assert cli.execute("SELECT * FROM social.vertices ORDER BY id").fetchall() == want
 
 
+def test_explain_analyze_of_paths_and_label_properties(con):
+    # a path's length and a label's stored column are typed for the plan above the pattern
+    # (it raised KeyError: no column 'length'); EXPLAIN names the labels and the path mode
+    data, duck = load(con, 4)
+    query = ("SELECT b, min(n) FROM GRAPH_TABLE (social MATCH p = ANY SHORTEST (a:Person)"
+             "-[:knows]->{1,3}(x:Person) COLUMNS (x.id AS b, path_length(p) AS n, x.age AS age))"
+             " GROUP BY b")
+    text = "\n".join(r[0] for r in con.execute("EXPLAIN ANALYZE " + query).fetchall())
+    assert "ANY SHORTEST (a:Person)-[:knows]->{1,3}(x:Person)" in text
+    assert "at most 1 shortest walk per pair of endpoints" in text
+    targets = duck.execute("SELECT DISTINCT p2 FROM knows").fetchall()
+    assert sorted(b for b, _ in con.execute(query).fetchall()) == sorted(
+        t for (t,) in targets)
+
+
 def test_describe_shows_the_labels(con):
     load(con, 1)
     rows = dict(con.execute("DESCRIBE social").fetchall())
