@@ -25,6 +25,10 @@ take ``m`` of 0 or 1 (a shortest walk of at least m > 1 edges would need per-lev
 binder refuses it). Everything is written for numpy and CuPy alike (``xp``): sorted keys
 ``row * V + vertex``, gathers, segmented counts.
 
+The target's own conditions (labels, ``WHERE b.id = 7``) arrive as ``ends``, a bool per
+vertex: only walks ending there count against the row limit, and a selective search stops at the
+level where every (row, allowed end) pair has its walks, instead of reaching every vertex.
+
 A result is (row, end vertex) and, when the walks are wanted, their steps: the vertices after the
 start and the stored edge positions, flat, in result order, ``length`` of each per result.
 """
@@ -107,10 +111,25 @@ def _check(limit: int, count: float, what: str) -> None:
             "..., ANY SHORTEST, ANY k), narrow the quantifier, or filter the start vertices")
 
 
+def _settled(xp, keys, counts, ends, n: int, rows: int, k: int) -> bool:
+    """Whether every (row, end) pair with an end allowed by ``ends`` has its ``k`` walks among
+    the sorted unique ``keys`` (``counts`` walks each; None: one): a selective search may stop,
+    for a later level only brings longer walks, which no such pair keeps."""
+    allowed = int(ends.sum())
+    if keys.size < rows * allowed:
+        return False
+    hit = ends[keys % n]
+    if counts is not None:
+        hit &= counts >= k
+    return int(hit.sum()) == rows * allowed
+
+
 def count_paths(step, start, low: int, high: int, n: int, xp, mode: str,
-                check: Callable[[], None]):
+                check: Callable[[], None], ends=None):
     """(keys ``row * n + end``, counts) of the walks a hop matches, per (row, end), before any
-    is built: every walk (``walk``) or the shortest ones (``all_shortest``)."""
+    is built: every walk (``walk``) or the shortest ones (``all_shortest``). ``ends`` (a bool
+    per vertex, or None) keeps the walks ending there only, and ends a shortest search once
+    each of them is reached."""
     rows = xp.arange(start.size, dtype=np.int64)
     keys = rows * n + start.astype(np.int64)
     counts = xp.ones(keys.size, dtype=np.float64)
@@ -134,8 +153,12 @@ def count_paths(step, start, low: int, high: int, n: int, xp, mode: str,
         if mode == "all_shortest":
             reached = xp.union1d(reached, keys)
         if level >= low:
-            found_keys.append(keys)
-            found_counts.append(counts)
+            kept = slice(None) if ends is None else ends[keys % n]
+            found_keys.append(keys[kept])
+            found_counts.append(counts[kept])
+        if mode == "all_shortest" and ends is not None and _settled(
+                xp, reached, None, ends, n, int(start.size), 1):
+            break
     if not found_keys:
         return xp.zeros(0, np.int64), xp.zeros(0, np.float64)
     return xp.concatenate(found_keys), xp.concatenate(found_counts)
@@ -144,7 +167,8 @@ def count_paths(step, start, low: int, high: int, n: int, xp, mode: str,
 def match_paths(step, start, low: int, high: int, n: int, xp, *, mode: str = "walk",
                 k: int = 1, want_walks: bool = False, limit: int = DEFAULT_PATH_ROWS,
                 check: Callable[[], None] = lambda: None,
-                memory: Callable[[int, str], None] = lambda nbytes, what: None) -> Steps:
+                memory: Callable[[int, str], None] = lambda nbytes, what: None,
+                ends=None) -> Steps:
     """The results of a quantified hop from the vertices ``start`` (one per binding row).
 
     ``step(vertices)`` gathers the edges one step from ``vertices``: (index into them, neighbour,
@@ -153,7 +177,7 @@ def match_paths(step, start, low: int, high: int, n: int, xp, *, mode: str = "wa
     """
     assert mode in MODES, mode
     if mode != "any":
-        keys, counts = count_paths(step, start, low, high, n, xp, mode, check)
+        keys, counts = count_paths(step, start, low, high, n, xp, mode, check, ends)
         _check(limit, float(counts.sum()) if counts.size else 0.0,
                "walk" if mode == "walk" else "shortest walk")
         if mode == "walk" and not want_walks:
@@ -162,10 +186,12 @@ def match_paths(step, start, low: int, high: int, n: int, xp, *, mode: str = "wa
             memory(16 * total, f"bind {total:,} walks")
             picked = keys[segment_owners(xp, whole, total)]
             return Steps(picked // n, picked % n)
-    return _enumerate(step, start, low, high, n, xp, mode, k, limit, check, memory, want_walks)
+    return _enumerate(step, start, low, high, n, xp, mode, k, limit, check, memory, want_walks,
+                      ends)
 
 
-def _enumerate(step, start, low, high, n, xp, mode, k, limit, check, memory, want_walks):
+def _enumerate(step, start, low, high, n, xp, mode, k, limit, check, memory, want_walks,
+               ends=None):
     """The walks themselves, level by level (see the module docstring)."""
     rows = xp.arange(start.size, dtype=np.int64)
     cur = start.astype(np.int64)
@@ -203,8 +229,12 @@ def _enumerate(step, start, low, high, n, xp, mode, k, limit, check, memory, wan
             verts = edges = xp.zeros((rows.size, 0), dtype=np.int64)
         if level >= low:
             found.append((rows, cur, verts, edges))
-            results += int(rows.size)
+            results += int(rows.size) if ends is None else int(ends[cur].sum())
             _check(limit, results, "path")
+        if ends is not None and mode != "walk" and _settled(
+                xp, kept_keys, kept_counts if mode == "any" else None, ends, n,
+                int(start.size), k if mode == "any" else 1):
+            break
     if not found:
         empty = xp.zeros(0, np.int64)
         return Steps(empty, empty, empty, empty, empty)

@@ -378,11 +378,13 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
                 idx, nbrs, positions = _one_edge_each(expand, vertices[current], idx, nbrs,
                                                       metrics, n)
         else:
+            hop_masks = (masks or {}).get(i)
             found = match_paths(
                 lambda verts: expand(verts, metrics, row_bytes + 16), vertices[current],
                 hop.low, hop.high, n, xp, mode=node.mode, k=node.k,
                 want_walks=want or single, limit=limit, check=check,
-                memory=lambda nbytes, what: check_budget(budget, nbytes, what))
+                memory=lambda nbytes, what: check_budget(budget, nbytes, what),
+                ends=None if hop_masks is None else hop_masks.ends)
             idx, nbrs = found.row, found.end
             positions = found.edges if single else None
             if want:

@@ -336,8 +336,7 @@ class PhysicalPlanner:
         hops = "; ".join(
             f"{h.direction} {h.low}" + (f"..{h.high}" if h.high != h.low else "") + " hop"
             + ("s" if h.high > 1 else "") + f" -> {h.target}"
-            + (" (every step: " + ", ".join(f"{kind} masked" for kind, _ in h.masks()) + ")"
-               if h.masks() else "") for h in node.hops)
+            + _hop_masks(h) for h in node.hops)
         # On a GPU: the out-CSR and, for hops against the edges' direction, the in-edge index
         # (offsets, sources, positions) resident; what is left of the budget bounds a hop.
         n, m = entry.num_vertices, entry.num_edges
@@ -420,3 +419,12 @@ class PhysicalPlanner:
     def plan_DescribeGraph(self, node: DescribeGraph) -> TableScan:
         entry = self.snapshot.get(node.graph)
         return TableScan(logical=node, entry=entry, label=f"DESCRIBE {entry.name}")
+
+
+def _hop_masks(hop) -> str:
+    """EXPLAIN's note of a pattern hop's masks: those of every step, and its ends (checked
+    once after it; a shortest search stops when it has reached them)."""
+    steps = [f"{kind} masked" for kind, _ in hop.masks() if kind != "ends"]
+    notes = (["every step: " + ", ".join(steps)] if steps else []) + (
+        ["ends masked"] if hop.ends is not None else [])
+    return f" ({'; '.join(notes)})" if notes else ""

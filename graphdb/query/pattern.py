@@ -430,6 +430,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                                ((relation, f"{graph}.{kind.split('_')[0]}s"),))
 
     hops = []
+    taken: list[exp.Expression] = []  # conditions checked as a hop's ends, not after the match
+    ended: list[str] = []  # and how EXPLAIN shows them
     backwards = start != first
     # Positions, not nodes: two anonymous () patterns are equal as AST nodes but distinct here.
     positions = list(range(len(pattern))) if not backwards else list(
@@ -456,12 +458,19 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                 if backwards and role != "edges":  # a reversed step leaves what it reached
                     role = "targets" if role == "sources" else "sources"
                 found[role] = mask(parts, role, variable)
-        if labels.restriction(target, "x") and target not in bound:
-            found["ends"] = mask([], "ends", target)
+        # The target's own conditions and labels: the vertices the hop may end at, checked
+        # right after it (a shortest search stops once it has reached them all).
+        own = [c for c, v in by_var if v == {target}] if target not in bound else []
+        if (own or labels.restriction(target, "x")) and target not in bound:
+            found["ends"] = mask(own, "ends", target)
+            taken.extend(own)
+            if own:
+                ended.append(f" ends {target} WHERE " + " AND ".join(c.sql() for c in own))
         bound.add(target)
         hops.append(Hop(target, direction, low, high,
                         name if name and single[name] else None, **found))
 
+    rest = [c for c in rest if not any(c is t for t in taken)]
     outputs = table.args.get("columns") or [exp.alias_(exp.column("id", v), v)
                                             for v in dict.fromkeys(vertices)
                                             if not v.startswith("__")]
@@ -490,6 +499,7 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     text = _pattern_text(table)
     if pushed:
         text += f" start {start} WHERE " + " AND ".join(c.sql() for c in pushed)
+    text += "".join(ended)
     alias = table.args.get("alias")
     alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
     plain = [c.this if isinstance(c, exp.Alias) else c for c in outputs]

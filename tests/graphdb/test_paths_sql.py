@@ -160,6 +160,40 @@ def test_shortest_paths_match_networkx(con, seed, directed, direction, masked):
         assert tuple(vs) in got[b]
 
 
+@pytest.mark.parametrize("prefix", ["ANY SHORTEST", "ALL SHORTEST", "ANY 2", ""])
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_end_conditions_equal_filtering_the_rows(con, seed, directed, prefix):
+    # the target's own conditions are the hop's ends (a shortest search stops once it has
+    # reached them); the rows must be those of the whole search, filtered afterwards; and the
+    # lengths those of networkx's shortest paths
+    g = Graph(con, seed, directed)
+    ends = sorted(g.rng.sample(range(g.n), g.rng.randint(0, 3)))
+    quantifier = "+" if prefix else "{1,3}"
+    single = g.rng.random() < 0.5  # one start row, or every vertex a start row
+    start = g.rng.randrange(g.n)
+    where = f"a.id = {start}" if single else "a.id >= 0"  # the search starts from a
+    base = (f"SELECT a, b, vs FROM GRAPH_TABLE (g MATCH p = {prefix} (a)-[e]->{quantifier}(b"
+            "INSIDE) WHERE " + where + " COLUMNS (a.id AS a, b.id AS b, vertices(p) AS vs))")
+    whole = con.execute(base.replace("INSIDE", "")).fetchall()
+    inside = f" WHERE b.id IN ({', '.join(map(str, ends))})" if ends else " WHERE b.id < 0"
+    got = con.execute(base.replace("INSIDE", inside)).fetchall()
+    expected = [r for r in whole if r[1] in ends]
+    if prefix.startswith("ANY"):  # ties between walks of one length may break either way
+        arcs = {(u, v) for u, v, _ in g.arcs("out")}
+        assert all(all(step in arcs for step in zip(vs, vs[1:])) for _, _, vs in got)
+        got = [(a, b, len(vs)) for a, b, vs in got]
+        expected = [(a, b, len(vs)) for a, b, vs in expected]
+    assert sorted(got, key=str) == sorted(expected, key=str)
+    if prefix == "ANY SHORTEST":
+        simple = nx.DiGraph() if directed else nx.Graph()
+        simple.add_nodes_from(range(g.n))
+        simple.add_edges_from((u, v) for u, v, _ in g.arcs("out"))
+        for a, b, length in got:
+            if a != b:
+                assert length - 1 == nx.shortest_path_length(simple, a, b)
+
+
 def _product(multiplicity: Counter, seq) -> int:
     out = 1
     for u, v in zip(seq, seq[1:]):
