@@ -154,6 +154,7 @@ class _Expander:
         # An undirected graph stores each edge both ways: every direction is the out-CSR.
         self.direction = "out" if not graph.directed else direction
         self.masks = masks if masks is not None and masks.any() else None
+        self._kept = None  # the out-CSR of the edges the edge mask keeps, built when worth it
 
     def gathered(self, frontier) -> int:
         """Edges one step from ``frontier`` gathers (known before gathering them)."""
@@ -173,7 +174,11 @@ class _Expander:
         self._check_budget(frontier, bytes_per_edge, held)
         xp = self.xp
         parts = []
-        if self.direction in ("out", "both"):
+        kept = self._masked_out(frontier)
+        if kept is not None:  # the edge mask applied once to the CSR, not to every gather
+            rows, slots = _gather(xp, kept.offsets, frontier)
+            parts.append((rows, kept.targets[slots].astype(np.int64), kept.kept[slots]))
+        elif self.direction in ("out", "both"):
             csr = self.graph.out
             rows, slots = _gather(xp, csr.offsets, frontier)
             parts.append((rows, csr.targets[slots].astype(np.int64), slots))
@@ -187,9 +192,24 @@ class _Expander:
         nbrs = xp.concatenate([p[1] for p in parts])
         positions = xp.concatenate([p[2] for p in parts])
         if self.masks is not None:
-            keep = self.masks.keep(xp, frontier[rows], nbrs, positions)
+            keep = self.masks.keep(xp, frontier[rows], nbrs, positions,
+                                   edges=kept is None)
             rows, nbrs, positions = rows[keep], nbrs[keep], positions[keep]
         return rows, nbrs, positions
+
+    def _masked_out(self, frontier):
+        """For an edge mask on the out-CSR (a label, ``-[e WHERE ...]->``) and a frontier that
+        gathers more than a quarter of the edges: the out-CSR compacted to the edges kept
+        (built once per hop; the same rows in the same order as masking every gather)."""
+        if self._kept is None:
+            masks, out = self.masks, self.graph.out
+            if masks is None or masks.edges is None or self.direction != "out" or \
+                    4 * self.gathered(frontier) < int(out.targets.size):
+                return None
+            from .subgraph import compact
+
+            self._kept = compact(self.xp, out.offsets, out.targets, keep_edge=masks.edges)
+        return self._kept
 
     def neighbours(self, frontier: np.ndarray, metrics: dict) -> np.ndarray:
         """Only the neighbours (with repeats) of ``frontier``, for the dense path (host)."""
@@ -223,9 +243,11 @@ class HopMasks:
     def any(self) -> bool:
         return any(m is not None for m in (self.edges, self.sources, self.targets))
 
-    def keep(self, xp, frm, to, positions):
+    def keep(self, xp, frm, to, positions, edges: bool = True):
+        """Which of the steps ``frm -> to`` over stored edges ``positions`` the masks allow
+        (``edges`` False: the edge mask was applied already)."""
         keep = xp.ones(to.size, dtype=bool)
-        if self.edges is not None:
+        if self.edges is not None and edges:
             keep &= self.edges[positions]
         if self.sources is not None:
             keep &= self.sources[frm]
