@@ -79,6 +79,15 @@ class _Reader:
             return True
         return False
 
+    def phrase(self, first: str, *rest: str) -> bool:
+        """Consume ``first`` and then ``rest`` if the next token is ``first`` (``OR REPLACE``,
+        ``IF NOT EXISTS``); an error when ``first`` is not followed by ``rest``."""
+        if not self.word(first):
+            return False
+        for word in rest:
+            self.expect(word)
+        return True
+
     def expect(self, word: str) -> None:
         if not self.word(word):
             raise self.error(f"missing {word}")

@@ -154,16 +154,11 @@ def parse_create_property_graph(text: str) -> dict[str, Any]:
     edges source/destination with their key columns)."""
     r = _Reader(text, _USAGE)
     r.expect("CREATE")
-    replace = r.word("OR")
-    if replace:
-        r.expect("REPLACE")
+    replace = r.phrase("OR", "REPLACE")
     undirected = r.word("UNDIRECTED")
     r.expect("PROPERTY")
     r.expect("GRAPH")
-    if_not_exists = r.word("IF")
-    if if_not_exists:
-        r.expect("NOT")
-        r.expect("EXISTS")
+    if_not_exists = r.phrase("IF", "NOT", "EXISTS")
     graph = r.name("graph name")
     r.expect("VERTEX")
     r.expect("TABLES")

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 import graphdb
+from tests.gpu._gpu_graphs import gpu_connection
 from tests.graphdb import test_paths_sql as paths
 from tests.graphdb import test_property_graph_sql as cases
 
@@ -17,9 +18,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def con():
-    with graphdb.connect() as c:
-        c.execute("SET device = 'gpu'")
-        yield c
+    yield from gpu_connection()
 
 
 @pytest.mark.parametrize("seed", cases.SEEDS)

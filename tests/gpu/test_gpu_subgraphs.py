@@ -9,6 +9,7 @@ import pytest
 
 import graphdb
 from graphdb.executor.residency import RESIDENCY
+from tests.gpu._gpu_graphs import gpu_connection
 from tests.graphdb import test_subgraph_sql as cases
 
 pytestmark = pytest.mark.gpu
@@ -16,9 +17,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def con():
-    with graphdb.connect() as c:
-        c.execute("SET device = 'gpu'")
-        yield c
+    yield from gpu_connection()
 
 
 @pytest.mark.parametrize("directed", [True, False])

@@ -84,15 +84,20 @@ def arrow(direction: str, condition: str = "") -> str:
     return {"out": f"-{inner}->", "in": f"<-{inner}-", "both": f"-{inner}-"}[direction]
 
 
+def masked_case(con, seed: int, directed: bool, direction: str, masked: bool):
+    """The random graph, the edge condition of a masked case and the arcs it leaves."""
+    g = Graph(con, seed, directed)
+    keep = (lambda i: g.w[i] >= 1) if masked else (lambda i: True)
+    return g, " WHERE e.w >= 1" if masked else "", g.arcs(direction, keep)
+
+
 @pytest.mark.parametrize("directed,direction,masked", CASES)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_every_walk_is_a_row(con, seed, directed, direction, masked):
-    g = Graph(con, seed, directed)
-    keep = (lambda i: g.w[i] >= 1) if masked else (lambda i: True)
-    condition = " WHERE e.w >= 1" if masked else ""
+    g, condition, arcs = masked_case(con, seed, directed, direction, masked)
     source = g.rng.randrange(g.n)
     low, high = g.rng.choice([(0, 2), (1, 3), (2, 3), (1, 1)])
-    expected = sorted(g.walks(source, low, high, g.arcs(direction, keep)))
+    expected = sorted(g.walks(source, low, high, arcs))
     got = paths(con, f"SELECT vs FROM GRAPH_TABLE (g MATCH p = (a){arrow(direction, condition)}"
                      f"{{{low},{high}}}(b) WHERE a.id = {source} COLUMNS (vertices(p) AS vs))")
     assert got == expected
@@ -114,10 +119,7 @@ def shortest_cycle(g: Graph, source: int, arcs) -> list[tuple[int, ...]]:
 @pytest.mark.parametrize("directed,direction,masked", CASES)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_shortest_paths_match_networkx(con, seed, directed, direction, masked):
-    g = Graph(con, seed, directed)
-    keep = (lambda i: g.w[i] >= 1) if masked else (lambda i: True)
-    condition = " WHERE e.w >= 1" if masked else ""
-    arcs = g.arcs(direction, keep)
+    g, condition, arcs = masked_case(con, seed, directed, direction, masked)
     simple = nx.MultiDiGraph()
     simple.add_nodes_from(range(g.n))
     simple.add_edges_from((u, v, i) for u, v, i in arcs)

@@ -25,6 +25,7 @@ from ...cancel import checkpoint
 from ...graph import Graph
 from ..common import check_non_negative, check_source, kernel_csr
 from ..spec import AlgorithmOutput, OperatorConfig
+from ..sssp.cpu import _pop, _sift_up
 
 __all__ = ["KERNELS", "k_shortest_paths", "spur_path", "yen"]
 
@@ -48,29 +49,10 @@ def dijkstra_banned(off, tgt, weight, source, target, banned_vertex, banned_edge
     while size > 0:
         u = heap_vertex[0]
         du = heap_key[0]
-        position[u] = -2  # settled
         if u == target:
+            position[u] = -2
             return True
-        size -= 1
-        if size > 0:  # the last entry sifts down from the root
-            key = heap_key[size]
-            vertex = heap_vertex[size]
-            i = 0
-            while True:
-                child = 2 * i + 1
-                if child >= size:
-                    break
-                if child + 1 < size and heap_key[child + 1] < heap_key[child]:
-                    child += 1
-                if heap_key[child] >= key:
-                    break
-                heap_key[i] = heap_key[child]
-                heap_vertex[i] = heap_vertex[child]
-                position[heap_vertex[i]] = i
-                i = child
-            heap_key[i] = key
-            heap_vertex[i] = vertex
-            position[vertex] = i
+        size = _pop(heap_key, heap_vertex, position, size)  # settles u
         uu = np.uint64(u)
         for e in range(off[uu], off[uu + _ONE]):
             v = tgt[e]
@@ -80,21 +62,13 @@ def dijkstra_banned(off, tgt, weight, source, target, banned_vertex, banned_edge
             if candidate < dist[v]:
                 dist[v] = candidate
                 pred_edge[v] = e
-                i = position[v]
-                if i == -1:
-                    i = size
+                at = position[v]
+                if at == -1:
+                    at = size
                     size += 1
-                while i > 0:  # sift up
-                    parent = (i - 1) >> 1
-                    if heap_key[parent] <= candidate:
-                        break
-                    heap_key[i] = heap_key[parent]
-                    heap_vertex[i] = heap_vertex[parent]
-                    position[heap_vertex[i]] = i
-                    i = parent
-                heap_key[i] = candidate
-                heap_vertex[i] = v
-                position[v] = i
+                heap_key[at] = candidate
+                heap_vertex[at] = v
+                _sift_up(heap_key, heap_vertex, position, at)
     return False
 
 
