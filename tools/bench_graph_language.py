@@ -2,7 +2,7 @@
 Cypher and DuckDB SQL, answers checked equal, times side by side in one run.
 
     python tools/bench_graph_language.py [--persons 50000] [--knows 1000000] [--repeats 5]
-                                         [--quick] [--out FILE]
+                                         [--quick] [--device auto|cpu|gpu] [--out FILE]
 
 The graph (generated, seeded): persons (integer ids, not dense, with an age), companies (string
 ids), posts; knows (person -> person, with a year and an interaction count), works_at (person ->
@@ -197,6 +197,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true",
                         help="5,000 persons, 100,000 friendships, 3 repeats")
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"),
+                        help="graphdb's SET device for the whole run")
     parser.add_argument("--out", help="write the results as JSON to this file")
     args = parser.parse_args(argv)
     if args.quick:
@@ -228,6 +230,8 @@ def main(argv=None) -> int:
             pq.write_table(table, tmp / f"{name}.parquet")
 
         con = graphdb.connect(tmp / "graphdb")
+        con.execute(f"SET device = '{args.device}'")
+        report["device"] = args.device
         start = time.perf_counter()
         for name, table in data.items():
             con.register(name, table)
