@@ -20,6 +20,7 @@ next open removes a killed ingest's spill files: catalog.cleanup). Peak memory s
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import time
@@ -107,6 +108,9 @@ class IngestOptions:
     temp_dir: str | None = None  # where sorted runs go; default: inside the new graph dir
     pages: bool = False  # build the slotted pages right after the commit (else on first need)
     device: str = "auto"  # where the sort runs: a GPU when there is one (auto), cpu, gpu
+    #: a property graph's schema (JSON: its labels, keys and properties), kept in the entry's
+    #: stats under "property_graph" for the layers above (the catalog does not read it)
+    schema: str | None = None
 
     def check(self) -> "IngestOptions":
         for name, choices in POLICIES.items():
@@ -437,6 +441,8 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
                                            if f.name != "id")
     stats["edge_properties"] = ", ".join(f"{f.name} {f.type}" for f in props.schema
                                          ) if props is not None and props.schema else ""
+    if options.schema is not None:
+        stats["property_graph"] = json.loads(options.schema)
     entry = GraphEntry(
         name=name, graph_id=graph_id, directed=not options.undirected, weighted=weighted,
         num_vertices=n, num_edges=int(len(out.targets)), input_edges=counts.rows,

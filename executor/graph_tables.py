@@ -27,10 +27,16 @@ from .arrays import to_arrow
 from .graph import Graph
 from .ids import VertexIds
 
-__all__ = ["GRAPH_TABLES", "edge_table", "select_edges", "table_name", "weight_column"]
+__all__ = ["GRAPH_TABLES", "POSITION_TABLES", "edge_table", "position_table", "select_edges",
+           "table_name", "weight_column"]
 
 #: The tables of a graph, as ``g.<name>``.
 GRAPH_TABLES = ("vertices", "edges", "adjacency")
+#: The tables subgraph masks are computed over (see :class:`~graphdb.executor.plan.
+#: GraphTableScan`): rows by stored position, with that position as ``__pos``.
+POSITION_TABLES = ("edge_positions", "vertex_positions")
+#: The column of a position table holding the position.
+POSITION = "__pos"
 
 
 def table_name(entry: GraphEntry, table: str) -> str:
@@ -80,3 +86,20 @@ def edge_table(entry: GraphEntry, graph: Graph, ids: VertexIds, which: str,
         if properties is not None:
             properties = properties.take(to_arrow(positions, pa.int64()))
     return assemble(entry, ids.user(src), ids.user(dst), weights, properties)
+
+
+def position_table(entry: GraphEntry, graph: Graph, ids: VertexIds, which: str,
+                   properties: pa.Table | None, vertices: pa.Table) -> pa.Table:
+    """``edge_positions`` (every stored edge in out-CSR order, an undirected edge's copies with
+    the endpoints ``g.edges`` lists it with, so that both copies pass a mask or neither) or
+    ``vertex_positions`` (``vertices``, the vertex table), with the position as ``__pos``."""
+    if which == "vertex_positions":
+        n = vertices.num_rows
+        return vertices.append_column(POSITION, to_arrow(np.arange(n, dtype=np.int64)))
+    csr = graph.out_csr
+    src, dst = csr.sources().astype(np.int64), csr.targets.astype(np.int64)
+    if not graph.directed:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    weights = graph.weights("out") if entry.weighted else None
+    table = assemble(entry, ids.user(src), ids.user(dst), weights, properties)
+    return table.append_column(POSITION, to_arrow(np.arange(len(dst), dtype=np.int64)))

@@ -20,6 +20,12 @@ from .errors import InvalidArgument
 
 __all__ = ["VertexIds"]
 
+#: Up to this many string ids are looked up in a dict kept with the ids; more by Arrow's
+#: index_in (which hashes every id on each call).
+_FEW = 64
+#: ... while the graph has at most this many vertices (the dict costs ~100 bytes an id).
+_DICT_IDS = 500_000
+
 
 class VertexIds:
     """The id column of one graph version (``ids[internal] = user id``)."""
@@ -28,11 +34,18 @@ class VertexIds:
         self.ids = ids
         self.graph = graph
         self.strings = id_type == "string"
+        self._positions: dict | None = None  # string id -> internal id, for a few look-ups
         self._numeric = None if self.strings else to_numpy(ids)
         n = len(ids)
         #: ids are exactly 0..V-1: internal and user ids coincide
         self.identity = (not self.strings and (n == 0 or (
             int(self._numeric[0]) == 0 and int(self._numeric[-1]) == n - 1)))
+
+    def subset(self, internal: np.ndarray) -> "VertexIds":
+        """The ids of the vertices ``internal`` (ascending internal ids), in that order: a
+        subgraph's, whose vertex i is this graph's ``internal[i]``."""
+        return VertexIds(self.ids.take(to_arrow(np.asarray(internal, dtype=np.int64))),
+                         self.graph, "string" if self.strings else "int64")
 
     @property
     def nbytes(self) -> int:
@@ -79,6 +92,11 @@ class VertexIds:
         if self.strings:
             if not pa.types.is_string(values.type):
                 values = values.cast(pa.string())
+            if len(values) <= _FEW and len(self.ids) <= _DICT_IDS:  # hashed once, not per call
+                if self._positions is None:
+                    self._positions = {v: i for i, v in enumerate(self.ids.to_pylist())}
+                return np.array([self._positions.get(v, -1) for v in values.to_pylist()],
+                                dtype=np.int64)
             return to_numpy(pc.index_in(values, value_set=self.ids).fill_null(-1)).astype(
                 np.int64)
         out = np.full(len(values), -1, dtype=np.int64)

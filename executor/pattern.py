@@ -33,10 +33,12 @@ from .device import format_bytes
 from .errors import DeviceOutOfMemory
 from .graph import CSR, Graph
 from .operators.frontier import expand_frontier
+from .paths import match_paths, ragged_take, segment_owners
 from .plan import PatternMatch
 
-__all__ = ["DENSE_FRONTIER_BUDGET", "InIndex", "PatternArrays", "device_arrays", "edge_columns",
-           "frontier_kind", "host_arrays", "in_index", "match_pattern"]
+__all__ = ["DENSE_FRONTIER_BUDGET", "PATH_COLUMNS", "HopMasks", "InIndex", "PathValue",
+           "PatternArrays", "device_arrays", "edge_columns", "frontier_kind", "host_arrays",
+           "in_index", "in_index_on", "match_pattern", "path_column"]
 
 
 @dataclass(frozen=True)
@@ -85,12 +87,20 @@ def device_arrays(graph: Graph) -> PatternArrays:
 
     cp = rt.cp()
     out = rt.device_csr(graph, "out")
+    return PatternArrays(cp, graph.num_vertices, graph.directed, out,
+                         lambda: in_index_on(graph, cp))
 
-    def inverse() -> InIndex:
-        return graph.derived("pattern:in_index", lambda: _in_index(
-            cp, out.offsets, out.targets, graph.num_vertices), device=rt.device_name())
 
-    return PatternArrays(cp, graph.num_vertices, graph.directed, out, inverse)
+def in_index_on(graph: Graph, xp) -> InIndex:
+    """:func:`in_index` in ``xp`` (numpy, or CuPy: built on the current device from the
+    resident out-CSR)."""
+    if xp is np:
+        return in_index(graph)
+    from .gpu import runtime as rt
+
+    out = rt.device_csr(graph, "out")
+    return graph.derived("pattern:in_index", lambda: _in_index(
+        xp, out.offsets, out.targets, graph.num_vertices), device=rt.device_name())
 
 
 #: Byte operations (bitmap clears, ORs, scans) that dense frontiers may spend on one pattern hop
@@ -137,11 +147,14 @@ def _gather(xp, offsets, frontier):
 class _Expander:
     """One step of expansion in a direction; returns (row, neighbour, edge position)."""
 
-    def __init__(self, graph: PatternArrays, direction: str, budget: int | None = None):
+    def __init__(self, graph: PatternArrays, direction: str, budget: int | None = None,
+                 masks: "HopMasks | None" = None):
         self.graph, self.inverse, self.budget = graph, graph.inverse, budget
         self.xp = graph.xp
         # An undirected graph stores each edge both ways: every direction is the out-CSR.
         self.direction = "out" if not graph.directed else direction
+        self.masks = masks if masks is not None and masks.any() else None
+        self._kept = None  # the out-CSR of the edges the edge mask keeps, built when worth it
 
     def gathered(self, frontier) -> int:
         """Edges one step from ``frontier`` gathers (known before gathering them)."""
@@ -161,7 +174,11 @@ class _Expander:
         self._check_budget(frontier, bytes_per_edge, held)
         xp = self.xp
         parts = []
-        if self.direction in ("out", "both"):
+        kept = self._masked_out(frontier)
+        if kept is not None:  # the edge mask applied once to the CSR, not to every gather
+            rows, slots = _gather(xp, kept.offsets, frontier)
+            parts.append((rows, kept.targets[slots].astype(np.int64), kept.kept[slots]))
+        elif self.direction in ("out", "both"):
             csr = self.graph.out
             rows, slots = _gather(xp, csr.offsets, frontier)
             parts.append((rows, csr.targets[slots].astype(np.int64), slots))
@@ -172,11 +189,32 @@ class _Expander:
                           inv.positions[slots].astype(np.int64)))
         rows = xp.concatenate([p[0] for p in parts])
         metrics["edges_scanned"] = metrics.get("edges_scanned", 0) + int(rows.size)
-        return rows, xp.concatenate([p[1] for p in parts]), xp.concatenate([p[2] for p in parts])
+        nbrs = xp.concatenate([p[1] for p in parts])
+        positions = xp.concatenate([p[2] for p in parts])
+        if self.masks is not None:
+            keep = self.masks.keep(xp, frontier[rows], nbrs, positions,
+                                   edges=kept is None)
+            rows, nbrs, positions = rows[keep], nbrs[keep], positions[keep]
+        return rows, nbrs, positions
 
+    def _masked_out(self, frontier):
+        """For an edge mask on the out-CSR (a label, ``-[e WHERE ...]->``) and a frontier that
+        gathers more than a quarter of the edges: the out-CSR compacted to the edges kept
+        (built once per hop; the same rows in the same order as masking every gather)."""
+        if self._kept is None:
+            masks, out = self.masks, self.graph.out
+            if masks is None or masks.edges is None or self.direction != "out" or \
+                    4 * self.gathered(frontier) < int(out.targets.size):
+                return None
+            from .subgraph import compact
+
+            self._kept = compact(self.xp, out.offsets, out.targets, keep_edge=masks.edges)
+        return self._kept
 
     def neighbours(self, frontier: np.ndarray, metrics: dict) -> np.ndarray:
         """Only the neighbours (with repeats) of ``frontier``, for the dense path (host)."""
+        if self.masks is not None:
+            return self(frontier, metrics)[1]
         self._check_budget(frontier)
         parts = []
         # The very gather BFS and khop expand their frontiers with.
@@ -188,6 +226,34 @@ class _Expander:
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
         metrics["edges_scanned"] = metrics.get("edges_scanned", 0) + int(out.size)
         return out
+
+
+@dataclass
+class HopMasks:
+    """Which steps a hop may take (a quantified hop's conditions, a subgraph's labels): the
+    stored edges it may use (bool per out-CSR position), the vertices a step may leave and
+    the vertices it may reach (bool per vertex); None allows all. Numpy or CuPy."""
+
+    edges: Any = None
+    sources: Any = None
+    targets: Any = None
+    #: the vertices the hop may end at (checked after it, not on every step)
+    ends: Any = None
+
+    def any(self) -> bool:
+        return any(m is not None for m in (self.edges, self.sources, self.targets))
+
+    def keep(self, xp, frm, to, positions, edges: bool = True):
+        """Which of the steps ``frm -> to`` over stored edges ``positions`` the masks allow
+        (``edges`` False: the edge mask was applied already)."""
+        keep = xp.ones(to.size, dtype=bool)
+        if self.edges is not None and edges:
+            keep &= self.edges[positions]
+        if self.sources is not None:
+            keep &= self.sources[frm]
+        if self.targets is not None:
+            keep &= self.targets[to]
+        return keep
 
 
 def check_budget(budget: int | None, nbytes: int, what: str) -> None:
@@ -284,49 +350,155 @@ def _reach(expand: _Expander, start, low: int, high: int, n: int, metrics: dict,
     return keys // n, keys % n
 
 
+@dataclass
+class PathValue:
+    """Each binding's path, on the host: its first vertex, and (``length`` steps per row,
+    flat in row order) the vertex each step reaches and the stored edge it takes."""
+
+    first: np.ndarray
+    length: np.ndarray
+    vertices: np.ndarray
+    edges: np.ndarray
+
+
 def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, metrics: dict,
-                  check: Callable[[], None], budget: int | None = None
-                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                  check: Callable[[], None], budget: int | None = None,
+                  masks: dict[int, HopMasks] | None = None, limit: int = 10_000_000
+                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], PathValue | None]:
     """The bindings of ``node``'s pattern from the internal vertex ids ``start``, computed with
     the graph's array module (a GPU's bindings are copied to the host once, at the end).
 
-    Returns (vertex variable -> internal ids, edge variable -> out-CSR positions), row-aligned,
-    numpy.
+    ``masks`` are the steps each hop (by index) may take; ``limit`` bounds the rows a
+    quantified hop makes (one per path, :mod:`.paths`). Returns (vertex variable -> internal
+    ids, edge variable -> out-CSR positions, the path of each row when the pattern names one),
+    row-aligned, numpy.
     """
     xp = graph.xp
     vertices = {node.start: xp.asarray(start, dtype=np.int64)}
     edges: dict[str, Any] = {}
+    segments: list[tuple] = []  # per hop: (length per row, step vertices, step edges), ragged
+    want = node.path is not None
+    n = max(graph.num_vertices, 1)
     current = node.start
-    for hop in node.hops:
+    for i, hop in enumerate(node.hops):
         check()
-        expand = _Expander(graph, hop.direction, budget)
+        expand = _Expander(graph, hop.direction, budget, (masks or {}).get(i))
         # Each result row keeps every bound column (8 bytes each), the new one, and the
         # gather's row index and edge slot.
         row_bytes = 8 * (len(vertices) + len(edges) + 4)
-        if (hop.low, hop.high) == (1, 1):
+        single = (hop.low, hop.high) == (1, 1)
+        segment = None
+        if single and node.mode == "walk":
             idx, nbrs, positions = expand(vertices[current], metrics, row_bytes + 16)
             metrics["iterations"] = metrics.get("iterations", 0) + 1
-        else:
-            idx, nbrs = _reach(expand, vertices[current], hop.low, hop.high,
-                               max(graph.num_vertices, 1), metrics, check, row_bytes)
+            segment = (xp.ones(idx.size, dtype=np.int64), nbrs, positions.astype(np.int64))
+        elif node.mode == "any" and node.k == 1 and not want:
+            idx, nbrs = _reach(expand, vertices[current], hop.low, hop.high, n, metrics, check,
+                               row_bytes)
             positions = None
+            if single:  # one edge per (row, neighbour): its position, for its properties
+                idx, nbrs, positions = _one_edge_each(expand, vertices[current], idx, nbrs,
+                                                      metrics, n)
+        else:
+            hop_masks = (masks or {}).get(i)
+            found = match_paths(
+                lambda verts: expand(verts, metrics, row_bytes + 16), vertices[current],
+                hop.low, hop.high, n, xp, mode=node.mode, k=node.k,
+                want_walks=want or single, limit=limit, check=check,
+                memory=lambda nbytes, what: check_budget(budget, nbytes, what),
+                ends=None if hop_masks is None else hop_masks.ends)
+            idx, nbrs = found.row, found.end
+            positions = found.edges if single else None
+            if want:
+                segment = (found.length, found.vertices, found.edges)
+            metrics["paths"] = metrics.get("paths", 0) + int(idx.size)
         vertices = {k: v[idx] for k, v in vertices.items()}
         edges = {k: v[idx] for k, v in edges.items()}
+        if want:
+            segments = [_take_segment(xp, seg, idx) for seg in segments]
+            segments.append(segment if segment is not None else
+                            (xp.ones(idx.size, dtype=np.int64), nbrs, positions))
+        ends = (masks or {}).get(i)
+        if ends is not None and ends.ends is not None:  # the target's labels
+            keep = ends.ends[nbrs]
+            idx, nbrs = idx[keep], nbrs[keep]
+            positions = None if positions is None else positions[keep]
+            vertices = {k: v[keep] for k, v in vertices.items()}
+            edges = {k: v[keep] for k, v in edges.items()}
+            if want:
+                segments = [_take_segment(xp, seg, xp.flatnonzero(keep)) for seg in segments]
         if hop.target in vertices:  # the pattern returns to a bound variable: a cycle
             keep = vertices[hop.target] == nbrs
             vertices = {k: v[keep] for k, v in vertices.items()}
             edges = {k: v[keep] for k, v in edges.items()}
             positions = None if positions is None else positions[keep]
+            if want:
+                segments = [_take_segment(xp, seg, xp.flatnonzero(keep)) for seg in segments]
         else:
             vertices[hop.target] = nbrs
         if hop.edge is not None and positions is not None:
             edges[hop.edge] = positions
         current = hop.target
     metrics["matches"] = int(next(iter(vertices.values())).size)
+    path = _path_value(xp, vertices[node.start], segments, node.reversed) if want else None
     if xp is not np:
         vertices = {k: xp.asnumpy(v) for k, v in vertices.items()}
         edges = {k: xp.asnumpy(v) for k, v in edges.items()}
-    return vertices, edges
+    return vertices, edges, path
+
+
+def _one_edge_each(expand: _Expander, frontier, idx, nbrs, metrics: dict, n: int):
+    """For (row, neighbour) pairs one edge apart, the pairs with the position of one edge
+    between them (the first stored)."""
+    xp = expand.xp
+    rows, targets, positions = expand(frontier, metrics)
+    keys = rows * n + targets
+    order = xp.lexsort(xp.stack([positions, keys]))
+    keys, positions = keys[order], positions[order]
+    first = xp.concatenate([xp.ones(min(keys.size, 1), dtype=bool), keys[1:] != keys[:-1]])
+    keys, positions = keys[first], positions[first]
+    return keys // n, keys % n, positions
+
+
+def _take_segment(xp, segment: tuple, idx) -> tuple:
+    lengths, flat_vertices, flat_edges = segment
+    taken, (v, e) = ragged_take(xp, lengths, [flat_vertices, flat_edges], idx)
+    return taken, v, e
+
+
+def _path_value(xp, first, segments: list[tuple], backwards: bool) -> PathValue:
+    """The rows' paths from their hops' segments, joined in hop order (and turned around for
+    a pattern matched from its last vertex), on the host."""
+    host = (lambda a: a) if xp is np else xp.asnumpy
+    first = host(first)
+    rows = first.size
+    lengths = [host(seg[0]) for seg in segments]
+    total = np.zeros(rows, dtype=np.int64)
+    for lengths_h in lengths:
+        total += lengths_h
+    offsets = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(total, out=offsets[1:])
+    vertices = np.empty(int(offsets[-1]), dtype=np.int64)
+    edges = np.empty(int(offsets[-1]), dtype=np.int64)
+    before = np.zeros(rows, dtype=np.int64)
+    for lengths_h, seg in zip(lengths, segments):
+        count = int(lengths_h.sum())
+        owner = segment_owners(np, lengths_h, count)
+        starts = np.zeros(rows + 1, dtype=np.int64)
+        np.cumsum(lengths_h, out=starts[1:])
+        slot = offsets[owner] + before[owner] + (np.arange(count) - starts[owner])
+        vertices[slot] = host(seg[1])
+        edges[slot] = host(seg[2])
+        before += lengths_h
+    if backwards and vertices.size:  # matched from the pattern's last vertex: as written
+        owner = segment_owners(np, total, int(offsets[-1]))
+        within = np.arange(offsets[-1]) - offsets[owner]
+        at = offsets[owner] + total[owner] - 2 - within  # the vertex a reversed step reaches
+        new_vertices = np.where(at >= offsets[owner], vertices[np.maximum(at, 0)], first[owner])
+        new_edges = edges[offsets[owner] + total[owner] - 1 - within]
+        first = np.where(total > 0, vertices[np.maximum(offsets[1:] - 1, 0)], first)
+        vertices, edges = new_vertices, new_edges
+    return PathValue(first, total, vertices, edges)
 
 
 def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.Array,
@@ -347,3 +519,47 @@ def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.
             out[prop] = properties().column(prop).take(to_arrow(positions, pa.int64()))
     return out
 
+
+
+#: The columns of a path variable ``p`` (``vertices(p)`` and so on in COLUMNS).
+PATH_COLUMNS = ("vertices", "edges", "length", "cost")
+
+
+def path_column(graph: Graph, path: PathValue, what: str, ids, weight: str | None) -> pa.Array:
+    """Column ``what`` (:data:`PATH_COLUMNS`) of the rows' paths: the list of its vertices (the
+    user's ids, first to last), the list of its edges (``{src, dst}`` as ``g.edges`` lists
+    them), its number of edges, or the sum of the weight column's values along it (hops on an
+    unweighted graph)."""
+    rows = path.first.size
+    offsets = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(path.length, out=offsets[1:])
+    if what == "length":
+        return to_arrow(path.length.astype(np.int64), pa.int64())
+    if what == "cost":
+        if weight is None:
+            return to_arrow(path.length.astype(np.float64), pa.float64())
+        owner = np.repeat(np.arange(rows), path.length)
+        values = graph.weights("out")[path.edges]
+        return to_arrow(np.bincount(owner, weights=values, minlength=rows), pa.float64())
+    if what == "vertices":
+        full = np.zeros(rows + 1, dtype=np.int64)
+        np.cumsum(path.length + 1, out=full[1:])
+        flat = np.empty(int(full[-1]), dtype=np.int64)
+        flat[full[:-1]] = path.first
+        steps = np.ones(flat.size, dtype=bool)
+        steps[full[:-1]] = False
+        flat[steps] = path.vertices
+        return _lists(full, ids.user(flat))
+    csr = graph.out_csr
+    src = np.searchsorted(csr.offsets, path.edges, side="right") - 1
+    dst = csr.targets[path.edges].astype(np.int64)
+    if not graph.directed:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    pairs = pa.StructArray.from_arrays([ids.user(src), ids.user(dst)], names=["src", "dst"])
+    return _lists(offsets, pairs)
+
+
+def _lists(offsets: np.ndarray, values: pa.Array) -> pa.Array:
+    if offsets[-1] < 2**31:
+        return pa.ListArray.from_arrays(to_arrow(offsets, pa.int32()), values)
+    return pa.LargeListArray.from_arrays(to_arrow(offsets, pa.int64()), values)

@@ -16,8 +16,8 @@ from typing import Any
 import pyarrow as pa
 
 __all__ = [
-    "PlanNode", "AlgorithmScan", "lateral_column", "GraphTableScan", "ValuesScan", "RelationalQuery", "Hop",
-    "PatternMatch", "ShowGraphs", "DescribeGraph",
+    "PlanNode", "AlgorithmScan", "lateral_column", "GraphTableScan", "ValuesScan",
+    "RelationalQuery", "Hop", "PatternMatch", "ShowGraphs", "DescribeGraph", "Subgraph",
 ]
 
 
@@ -36,6 +36,23 @@ class PlanNode:
 
 
 # -- leaves -------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Subgraph(PlanNode):
+    """The part of a graph an operator runs on (``bfs(GRAPH g WHERE e.year = 2020, 1)``):
+    ``edges`` is a query of the stored positions of the edges kept (over the graph's
+    ``edge_positions`` table), ``vertices`` one of the vertices kept (over
+    ``vertex_positions``); None keeps all. ``text`` is the subgraph as written (EXPLAIN).
+    See :mod:`graphdb.executor.subgraph` for what a view keeps."""
+
+    graph: str
+    edges: PlanNode | None = None
+    vertices: PlanNode | None = None
+    text: str = ""
+    #: of a property graph, the vertex and edge labels kept (None: all)
+    vertex_labels: tuple[str, ...] | None = None
+    edge_labels: tuple[str, ...] | None = None
+
+
 @dataclass(frozen=True, eq=False)
 class AlgorithmScan(PlanNode):
     """Run a graph algorithm; its rows become a relation of the query.
@@ -58,11 +75,14 @@ class AlgorithmScan(PlanNode):
     #: (:class:`~graphdb.executor.results.Reduction` / :class:`~graphdb.executor.results.TopRows`),
     #: which the operator computes where its values are (on a GPU, only those rows move)
     summary: Any = None
+    #: the subgraph it runs on (None: the whole graph)
+    subgraph: Subgraph | None = None
 
     def children(self) -> tuple["PlanNode", ...]:
         subqueries = tuple(v for k, v in self.options
                            if isinstance(v, PlanNode) and k not in self.lateral)
-        return subqueries + ((self.sources,) if self.sources is not None else ())
+        masks = () if self.subgraph is None else self.subgraph.children()
+        return subqueries + masks + ((self.sources,) if self.sources is not None else ())
 
 
 def lateral_column(param: str) -> str:
@@ -79,10 +99,15 @@ class GraphTableScan(PlanNode):
     follows: the same as ``g.edges`` on a directed graph, both directions of each edge on an
     undirected one. ``sources`` (user ids) is a filter ``src IN sources`` pushed into the scan:
     only those vertices' rows of the CSR are read.
+
+    Two tables serve subgraph masks (:class:`Subgraph`) and are not the user's to name:
+    ``edge_positions``, every stored edge in stored order with its position ``__pos`` (an
+    undirected edge's two copies both, each with its endpoints as ``g.edges`` lists them), and
+    ``vertex_positions``, ``g.vertices`` with each vertex's internal id ``__pos``.
     """
 
     graph: str
-    table: str  # "vertices" | "edges" | "adjacency"
+    table: str  # "vertices" | "edges" | "adjacency" | "edge_positions" | "vertex_positions"
     sources: tuple[Any, ...] | None = None
 
 
@@ -130,6 +155,11 @@ class Hop:
 
     ``direction`` is 'out', 'in' or 'both'. ``low``/``high`` bound the number of edges; a hop
     of exactly one edge binds ``edge`` (its stored edge position) for edge properties.
+    ``edges``, ``sources`` and ``targets`` restrict every step it takes (the conditions inside
+    a quantified pattern, ``-[e WHERE ...]->{1,3}`` or ``((x)-[e]->(y) WHERE ...){1,3}``, and
+    labels): queries of the stored edge positions it may use (over the graph's
+    ``edge_positions``), of the vertices a step may leave and reach (over ``vertex_positions``);
+    ``ends`` those of the vertices it may end at (its target's labels). None allows all.
     """
 
     target: str
@@ -137,6 +167,16 @@ class Hop:
     low: int = 1
     high: int = 1
     edge: str | None = None
+    edges: PlanNode | None = None
+    sources: PlanNode | None = None
+    targets: PlanNode | None = None
+    #: the vertices the hop may end at (its target's labels), checked once after it
+    ends: PlanNode | None = None
+
+    def masks(self) -> tuple[tuple[str, PlanNode], ...]:
+        return tuple((kind, query) for kind, query in (
+            ("edges", self.edges), ("sources", self.sources), ("targets", self.targets),
+            ("ends", self.ends)) if query is not None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,9 +201,24 @@ class PatternMatch(PlanNode):
     edge_properties: tuple[tuple[str, str], ...]
     text: str = ""
     outputs: tuple[tuple[str, str], ...] | None = None
+    #: the path variable (``MATCH p = ...``), whose columns are ``p.vertices``, ``p.edges``,
+    #: ``p.length`` and ``p.cost`` among ``vertex_properties``
+    path: str | None = None
+    #: the rows of a quantified hop (:data:`graphdb.executor.paths.MODES`): one per walk
+    #: (SQL/PGQ's default), at most ``k`` shortest per pair of endpoints (``ANY``, ``ANY k``,
+    #: ``ANY SHORTEST``), or every shortest one (``ALL SHORTEST``)
+    mode: str = "walk"
+    k: int = 1
+    #: matched from the pattern's last vertex (its paths are turned around on output)
+    reversed: bool = False
+    #: on a property graph, (variable, property, stored columns) of the properties output: a
+    #: variable's property is in one column per label (COALESCE of them); () for ``id``,
+    #: ``label``, ``src``, ``dst``
+    stored: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     def children(self) -> tuple["PlanNode", ...]:
-        return (self.start_ids,) if isinstance(self.start_ids, PlanNode) else ()
+        first = (self.start_ids,) if isinstance(self.start_ids, PlanNode) else ()
+        return first + tuple(query for hop in self.hops for _, query in hop.masks())
 
 
 # -- catalog statements -------------------------------------------------------------------------

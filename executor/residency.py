@@ -134,9 +134,10 @@ class Residency:
         self.get(graph, device, name, lambda: value)
 
     def forget(self, graph: Hashable, device: str | None = None, prefix: str = "") -> None:
-        """Drop ``graph``'s entries (on ``device`` only, and whose name starts with ``prefix``)."""
+        """Drop ``graph``'s entries (on ``device`` only, and whose name starts with ``prefix``),
+        and those of its views (keys that extend its key: :mod:`graphdb.executor.subgraph`)."""
         with self._lock:
-            for key in [k for k in self._entries if k[0] == graph
+            for key in [k for k in self._entries if _of(k[0], graph)
                         and (device is None or k[1] == device) and k[2].startswith(prefix)]:
                 self._drop(key)
 
@@ -155,6 +156,14 @@ class Residency:
         """(graph, device, name, bytes) of every entry, least recently used first."""
         with self._lock:
             return [(k[0], k[1], k[2], e.nbytes) for k, e in self._entries.items()]
+
+
+def _of(key: Hashable, graph: Hashable) -> bool:
+    """Whether ``key`` is ``graph``'s or one of its views' (a tuple extending it)."""
+    if key == graph:
+        return True
+    return isinstance(key, tuple) and isinstance(graph, tuple) and len(key) > len(graph) \
+        and key[:len(graph)] == graph
 
 
 #: The process's residency owner.

@@ -24,26 +24,47 @@ from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphdb.catalog import Catalog, GraphEntry
 
 from . import algorithms, results
+from .algorithms.common import chosen_weight
 from .algorithms.spec import AlgorithmOutput
-from .arrays import to_arrow, to_table
+from .arrays import to_arrow, to_numpy, to_table
 from .cancel import cancellable, operator, reporting
 from .device import Device, select_device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
-from .graph_tables import edge_table, table_name, weight_column
+from .graph_tables import POSITION_TABLES, edge_table, position_table, table_name, weight_column
 from .ids import VertexIds
-from .pattern import device_arrays, edge_columns, host_arrays, in_index, match_pattern
+from .paths import DEFAULT_PATH_ROWS
+from .pattern import (
+    HopMasks,
+    device_arrays,
+    edge_columns,
+    host_arrays,
+    in_index,
+    match_pattern,
+    path_column,
+)
 from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
-from .physical.planner import RelationalOperator
+from .physical.planner import RelationalOperator, internal_set
 from .physical.scaling import Fleet
 from .plan import GraphTableScan, PlanNode, ValuesScan, lateral_column
+from .property_graph import (
+    PROPERTY_GRAPH,
+    PropertySchema,
+    describe_rows,
+    edge_label_table,
+    label_weights,
+    user_id_type,
+    vertex_label_table,
+)
 from .relational import SQLEngine
 from .residency import RESIDENCY
 from .snapshot import StatementCatalog
 from .stored import graph_key, open_graph
+from .subgraph import RUN_TIME, GraphView
 
 __all__ = ["OperatorStats", "Runner"]
 
@@ -81,6 +102,8 @@ class Runner:
         self.sql = SQLEngine()
         #: profile the relational part (EXPLAIN ANALYZE)
         self.profile = False
+        #: the most rows a pattern's quantified hop may make (one per path): max_path_rows
+        self.path_rows_for: Callable[[], int] = lambda: DEFAULT_PATH_ROWS
 
     # -- planning -------------------------------------------------------------------------------
     def snapshot(self) -> StatementCatalog:
@@ -161,16 +184,40 @@ class Runner:
         return open_graph(self.catalog, entry)
 
     def vertex_ids(self, entry: GraphEntry) -> VertexIds:
-        """The user's vertex ids of a graph version, both ways."""
+        """The user's vertex ids of a graph version, both ways (a property graph's: its labels'
+        keys, :mod:`.property_graph`)."""
+        schema = PropertySchema.of(entry)
+        if schema is not None:
+            return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids", lambda: schema.ids(
+                self.graph_table(entry, "stored_vertices"), graph=entry.name))
         return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids", lambda: VertexIds(
             self.catalog.vertex_ids(entry), entry.name, entry.id_type))
 
     def graph_table(self, entry: GraphEntry, which: str) -> pa.Table:
-        """``g.vertices`` / ``g.edges`` / ``g.adjacency`` of a graph version, whole."""
+        """``g.vertices`` / ``g.edges`` / ``g.adjacency`` of a graph version, whole; of a property
+        graph also ``g.<label>`` (``label:<label>``), and its vertex table as stored
+        (``stored_vertices``, ids internal)."""
         if which == "adjacency" and entry.directed:
             which = "edges"
-        if which == "vertices":
+        schema = PropertySchema.of(entry)
+        if which == "stored_vertices" or (which == "vertices" and schema is None):
             build = lambda: self.catalog.vertex_table(entry)  # noqa: E731
+        elif which == "vertices":  # a property graph's: the user's ids, not the internal ones
+            build = lambda: self.graph_table(entry, "stored_vertices").set_column(  # noqa: E731
+                0, "id", self.vertex_ids(entry).ids)
+        elif which.startswith("label:"):
+            label = which[len("label:"):]
+            if any(v.name == label for v in schema.vertex_labels):
+                build = lambda: vertex_label_table(  # noqa: E731
+                    schema, self.graph_table(entry, "stored_vertices"), label)
+            else:
+                build = lambda: edge_label_table(  # noqa: E731
+                    schema, self.graph(entry), self.graph_table(entry, "stored_vertices"),
+                    self.edge_properties(entry), label)
+        elif which in POSITION_TABLES:
+            build = lambda: position_table(  # noqa: E731
+                entry, self.graph(entry), self.vertex_ids(entry), which,
+                self.edge_properties(entry), self.graph_table(entry, "vertices"))
         else:
             build = lambda: edge_table(entry, self.graph(entry),  # noqa: E731
                                        self.vertex_ids(entry), which, self.edge_properties(entry))
@@ -199,11 +246,19 @@ class Runner:
     def _run_AlgorithmScan(self, node: GraphOperator, metrics: dict) -> pa.Table:
         spec, entry = node.spec, node.entry
         options = dict(node.options)
+        # A subgraph of chosen labels has ids of its own (its labels' keys): vertex arguments
+        # are mapped when its view is known, not by the whole graph's ids.
+        labelled = _labelled(node)
         for name, index in node.subqueries.items():
             param = spec.param(name)
+            if param.kind == "vertices":  # a set: every row of the query's first column
+                column = self._input(node, index).column(0)
+                options[name] = column if labelled else internal_set(self.vertex_ids(entry),
+                                                                     column)
+                continue
             value = param.coerce(_scalar(self._input(node, index),
                                          f"{spec.name}(): argument '{name}'"), spec.name)
-            if param.kind == "vertex" and value is not None:
+            if param.kind == "vertex" and value is not None and not labelled:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
             options[name] = value
         if node.logical.lateral:
@@ -211,29 +266,131 @@ class Runner:
                                   metrics)
         if node.subqueries:
             spec.validate(entry, options)
-        graph = self.graph(entry)
-        output = self._execute(node, graph, options, metrics)
-        ids = self.vertex_ids(entry)
+        with self._view(node, options, metrics) as (graph, ids):
+            for name, value in list(options.items()):
+                kind = spec.param(name).kind
+                if value is None:
+                    continue
+                if kind == "vertex":
+                    options[name] = (ids.internal(value, spec.name, name) if labelled else
+                                     _in_view(graph, value, ids, self.vertex_ids(entry), spec,
+                                              name))
+                elif kind == "vertices" and labelled:
+                    options[name] = internal_set(ids, value)
+                elif kind == "vertices" and isinstance(graph, GraphView):
+                    local = graph.local_many(value)
+                    options[name] = local[local >= 0]
+            output = self._execute(node, graph, options, metrics)
 
-        def device_ids():
-            from .operators.results_gpu import user_ids_on_device
+            def device_ids():
+                from .operators.results_gpu import user_ids_on_device
 
-            return user_ids_on_device(graph, ids)
+                return user_ids_on_device(graph, ids)
 
-        if output.per_vertex is None or not output.per_vertex.on_device:
-            return results.finish(node.spec.columns, output, ids, device_ids, metrics,
-                                  reduction=node.reduction, top=node.top)
-        from .gpu.runtime import translate_oom
+            if output.per_vertex is None or not output.per_vertex.on_device:
+                return results.finish(node.spec.columns, output, ids, device_ids, metrics,
+                                      reduction=node.reduction, top=node.top)
+            from .gpu.runtime import translate_oom
 
-        with translate_oom(f"the result of {node.label}"):
-            return results.finish(node.spec.columns, output, ids, device_ids, metrics,
-                                  reduction=node.reduction, top=node.top)
+            with translate_oom(f"the result of {node.label}"):
+                return results.finish(node.spec.columns, output, ids, device_ids, metrics,
+                                      reduction=node.reduction, top=node.top)
 
-    def _columns(self, node: GraphOperator, output: AlgorithmOutput,
+    @contextlib.contextmanager
+    def _view(self, node: GraphOperator, options: dict, metrics: dict):
+        """(graph, ids) an operator runs on: the stored graph, or a view of it (another weight
+        column, a subgraph; :mod:`.subgraph`) with its own ids when its vertices are a subset.
+        A view whose masks came from a query of more than the graph is dropped after the run."""
+        entry = node.entry
+        graph, ids = self.graph(entry), self.vertex_ids(entry)
+        weight = node.weight
+        if weight is RUN_TIME:
+            weight = chosen_weight(entry, options)
+        options.pop("weight", None)
+        subgraph = node.logical.subgraph
+        schema = PropertySchema.of(entry)
+        if not node.view or (weight == weight_column(entry) and not node.masks
+                             and not _labelled(node, edges=True)):
+            yield graph, ids
+            return
+        masks, keys = {}, []
+        for kind, size in (("edges", entry.num_edges), ("vertices", entry.num_vertices)):
+            masks[kind], key = self._mask(node, node.masks.get(kind), size, graph)
+            keys.append(key)
+        if subgraph is not None and subgraph.vertex_labels is not None:
+            chosen = schema.vertex_mask(subgraph.vertex_labels, entry.num_vertices)
+            masks["vertices"] = chosen if masks["vertices"] is None else \
+                masks["vertices"] & chosen
+            keys.append(("vertex labels", subgraph.vertex_labels))
+        if subgraph is not None and subgraph.edge_labels is not None:
+            chosen = self._edge_labels(entry, graph, subgraph.edge_labels)
+            masks["edges"] = chosen if masks["edges"] is None else masks["edges"] & chosen
+            keys.append(("edge labels", subgraph.edge_labels))
+        values = None
+        if weight == weight_column(entry):
+            values = lambda: graph.weights("out")  # noqa: E731
+        elif weight is not None and schema is not None and "." not in weight:
+            labels = subgraph.edge_labels if subgraph is not None and \
+                subgraph.edge_labels is not None else tuple(e.name for e in schema.edge_labels)
+            values = lambda: graph.derived(  # noqa: E731  (each edge its label's column)
+                f"weights:out:{weight.lower()}:{','.join(labels)}", lambda: label_weights(
+                    self.edge_properties(entry), schema.edge_columns(labels, weight)))
+        elif weight is not None:
+            values = lambda: graph.weights_of(weight)  # noqa: E731
+        view = GraphView(graph, ("view", weight, *keys), edge_mask=masks["edges"],
+                         vertex_mask=masks["vertices"], weight=weight, weight_values=values)
+        if subgraph is not None and subgraph.vertex_labels is not None:
+            # the labels' keys (typed by the one label's key column), of the vertices kept
+            def labelled_ids() -> VertexIds:
+                chosen = schema.vertex_mask(subgraph.vertex_labels, entry.num_vertices)
+                rank = np.cumsum(chosen) - 1
+                return schema.ids(self.graph_table(entry, "stored_vertices"),
+                                  subgraph.vertex_labels, entry.name).subset(
+                                      rank[view.parent_ids()])
+
+            ids = view.derived("ids", labelled_ids)
+        elif masks["vertices"] is not None:
+            parent_ids = ids
+            ids = view.derived("ids", lambda: parent_ids.subset(view.parent_ids()))
+        metrics.update(view_vertices=view.num_vertices)
+        try:
+            yield view, ids
+        finally:
+            metrics.update(view_edges=view.num_edges)
+            if any(isinstance(k, int) for k in keys):  # masks of this run only
+                RESIDENCY.forget(view.key)
+
+    def _edge_labels(self, entry: GraphEntry, graph, labels: tuple[str, ...]) -> np.ndarray:
+        """Which stored edges have one of ``labels`` (a property graph's), kept per version."""
+        def build() -> np.ndarray:
+            column = self.edge_properties(entry).column("label")
+            found = pc.is_in(column, value_set=pa.array(list(labels), pa.string()))
+            return found.fill_null(False).combine_chunks().to_numpy(zero_copy_only=False)
+
+        return graph.derived(f"mask:edge_labels:{','.join(labels)}", build)
+
+    def _mask(self, node: PhysicalNode, index: int | None, size: int, graph):
+        """(bool mask of ``size`` entries, cache key) from the query of the positions kept that
+        is input ``index`` of ``node`` (a subgraph's or a pattern hop's), or (None, None). A
+        query over the graph's own tables alone is kept per graph version and query text."""
+        if index is None:
+            return None, None
+        query = node.inputs[index].logical
+
+        def build() -> np.ndarray:
+            positions = self._input(node, index).column(0)
+            mask = np.zeros(size, dtype=bool)
+            mask[to_numpy(positions.combine_chunks().fill_null(0)).astype(np.int64)] = True
+            return mask
+
+        if all(isinstance(n, GraphTableScan) and n.sources is None for _, n in query.inputs):
+            return graph.derived(f"mask:{size}:{query.sql}", build), query.sql
+        return build(), id(query)
+
+    def _columns(self, node: GraphOperator, output: AlgorithmOutput, ids: VertexIds,
                  lead: dict[str, pa.Array] | None = None) -> pa.Table:
         """The operator's output as Arrow, vertex columns as the user's ids; ``lead`` columns
         first (a multi-source run's arguments)."""
-        ids = self.vertex_ids(node.entry)
         columns = dict(lead or {})
         for column in node.spec.columns:
             values = output.columns[column.name]
@@ -244,51 +401,57 @@ class Runner:
     def _run_many(self, node: GraphOperator, options: dict, rows: pa.Table,
                   metrics: dict) -> pa.Table:
         """The multi-source form: one run for the distinct argument rows of ``rows`` (NULLs and
-        vertices not in the graph give no rows, as an inner join would)."""
+        vertices not in the graph, or not in its subgraph, give no rows, as an inner join
+        would)."""
         spec, entry, lateral = node.spec, node.entry, node.logical.lateral
         rows = rows.rename_columns([f"c{i}" for i in range(rows.num_columns)]).drop_null()
         if rows.num_rows:
             rows = rows.group_by(rows.column_names, use_threads=False).aggregate([])
-        ids = self.vertex_ids(entry)
-        graph = self.graph(entry)
-        values: dict[str, list] = {}
-        keep = np.ones(rows.num_rows, dtype=bool)
-        for i, name in enumerate(lateral):
-            param = spec.param(name)
-            column = rows.column(i)
-            if param.kind == "vertex":
-                internal = ids.internal_many(column)
-                keep &= internal >= 0
-                values[name] = internal.tolist()
-            else:
-                values[name] = [param.coerce(v, spec.name) for v in column.to_pylist()]
-        runs = np.flatnonzero(keep)
-        metrics["runs"] = int(runs.size)
-        if spec.many is not None and lateral == (spec.many[0],):
-            impl = algorithms.many(spec)
-            found = np.asarray(values[lateral[0]], dtype=np.int64)[runs]
-            output = impl(graph, node.config, **{**options, lateral[0]: found})
-            metrics.update(output.metrics)
-            internal = output.columns[lateral[0]]
-            lead = {lateral_column(lateral[0]): ids.user(internal)}
-            return self._columns(node, output, lead)
-        tables = []
-        for r in runs:
-            run = {**options, **{name: values[name][r] for name in lateral}}
-            spec.validate(entry, run)
-            self.check_cancelled()
-            output = self._execute(node, graph, run, {})
-            table = self._columns(node, output)
-            lead = {lateral_column(name): pa.repeat(rows.column(i)[int(r)], table.num_rows)
-                    for i, name in enumerate(lateral)}
-            tables.append(pa.table({**lead, **dict(zip(table.column_names, table.columns))}))
-        if not tables:
-            empty = self._columns(node, AlgorithmOutput(
-                {c.name: np.zeros(0, dtype=np.int64) for c in spec.columns}))
-            lead = {lateral_column(name): pa.array([], rows.schema.field(i).type)
-                    for i, name in enumerate(lateral)}
-            return pa.table({**lead, **dict(zip(empty.column_names, empty.columns))})
-        return pa.concat_tables(tables)
+        with self._view(node, options, metrics) as (graph, ids):
+            values: dict[str, list] = {}
+            keep = np.ones(rows.num_rows, dtype=bool)
+            for i, name in enumerate(lateral):
+                param = spec.param(name)
+                column = rows.column(i)
+                if param.kind == "vertex":
+                    if _labelled(node):  # the subgraph's own ids
+                        internal = ids.internal_many(column)
+                    else:
+                        internal = self.vertex_ids(entry).internal_many(column)
+                        if isinstance(graph, GraphView):
+                            internal = graph.local_many(internal)
+                    keep &= internal >= 0
+                    values[name] = internal.tolist()
+                else:
+                    values[name] = [param.coerce(v, spec.name) for v in column.to_pylist()]
+            runs = np.flatnonzero(keep)
+            metrics["runs"] = int(runs.size)
+            if spec.many is not None and lateral == (spec.many[0],):
+                impl = algorithms.many(spec)
+                found = np.asarray(values[lateral[0]], dtype=np.int64)[runs]
+                output = impl(graph, node.config, **{**options, lateral[0]: found})
+                metrics.update(output.metrics)
+                internal = output.columns[lateral[0]]
+                lead = {lateral_column(lateral[0]): ids.user(internal)}
+                return self._columns(node, output, ids, lead)
+            tables = []
+            for r in runs:
+                run = {**options, **{name: values[name][r] for name in lateral}}
+                spec.validate(entry, run)
+                self.check_cancelled()
+                output = self._execute(node, graph, run, {})
+                table = self._columns(node, output, ids)
+                lead = {lateral_column(name): pa.repeat(rows.column(i)[int(r)], table.num_rows)
+                        for i, name in enumerate(lateral)}
+                tables.append(pa.table({**lead, **dict(zip(table.column_names,
+                                                           table.columns))}))
+            if not tables:
+                empty = self._columns(node, AlgorithmOutput(
+                    {c.name: np.zeros(0, dtype=np.int64) for c in spec.columns}), ids)
+                lead = {lateral_column(name): pa.array([], rows.schema.field(i).type)
+                        for i, name in enumerate(lateral)}
+                return pa.table({**lead, **dict(zip(empty.column_names, empty.columns))})
+            return pa.concat_tables(tables)
 
     def _execute(self, node: GraphOperator, graph, options: dict,
                  metrics: dict) -> AlgorithmOutput:
@@ -328,21 +491,47 @@ class Runner:
         logical, entry = node.logical, node.entry
         graph = self.graph(entry)
         ids = self.vertex_ids(entry)
+        at = 0
         if logical.start_ids is not None:
             given = (to_arrow(list(logical.start_ids)) if isinstance(logical.start_ids, tuple)
                      else self._input(node).column(0))
+            at = 1 if isinstance(logical.start_ids, PlanNode) else 0
             internal = ids.internal_many(given)
             start = np.unique(internal[internal >= 0])
         else:
             start = np.arange(graph.num_vertices, dtype=np.int64)
+        masks = {}
+        for i, hop in enumerate(logical.hops):
+            found = {}
+            for kind, _ in hop.masks():
+                size = entry.num_edges if kind == "edges" else entry.num_vertices
+                found[kind] = self._mask(node, at, size, graph)[0]
+                at += 1
+            if found:
+                masks[i] = HopMasks(**found)
         metrics["start_vertices"] = int(start.size)
-        bound, edges = self._match(node, graph, start, metrics)
+        bound, edges, path = self._match(node, graph, start, metrics, masks)
         # Bytes of CSR targets the expansion read (the edges it gathered).
         scanned = int(metrics.get("edges_scanned", 0))
         metrics["bytes_moved"] = scanned * graph.id_dtype().itemsize
         columns: dict[str, pa.Array] = {}
         vertex_table = None
+        stored = {(var, prop): found for var, prop, found in logical.stored if found}
+        for var, prop in logical.vertex_properties + logical.edge_properties:
+            if (var, prop) in stored:  # a property graph's: in its labels' columns
+                table, rows = ((self.graph_table(entry, "stored_vertices"), bound[var])
+                               if var in bound else (self.edge_properties(entry), edges[var]))
+                columns[f"{var}.{prop}"] = pc.coalesce(*[
+                    table.column(c).take(to_arrow(rows, pa.int64())) for c in stored[var, prop]
+                ]) if len(stored[var, prop]) > 1 else table.column(stored[var, prop][0]).take(
+                    to_arrow(rows, pa.int64()))
         for var, prop in logical.vertex_properties:
+            if (var, prop) in stored:
+                continue
+            if var == logical.path:
+                columns[f"{var}.{prop}"] = path_column(graph, path, prop, ids,
+                                                       weight_column(entry))
+                continue
             rows = to_arrow(bound[var], pa.int64())
             if prop == "id":
                 columns[f"{var}.{prop}"] = ids.user(bound[var])
@@ -351,7 +540,8 @@ class Runner:
                 columns[f"{var}.{prop}"] = vertex_table.column(prop).take(rows)
         by_edge: dict[str, list[str]] = {}
         for var, prop in logical.edge_properties:
-            by_edge.setdefault(var, []).append(prop)
+            if (var, prop) not in stored:
+                by_edge.setdefault(var, []).append(prop)
         for var, props in by_edge.items():
             values = edge_columns(graph, edges[var], props, ids.ids, weight_column(entry),
                                   lambda: self.edge_properties(entry))
@@ -361,24 +551,30 @@ class Runner:
                             names=[n for n, _ in logical.outputs])
         return pa.table(columns)
 
-    def _match(self, node: PatternOperator, graph, start: np.ndarray, metrics: dict):
+    def _match(self, node: PatternOperator, graph, start: np.ndarray, metrics: dict,
+               masks: dict):
         """The pattern's bindings: on the GPU the plan names (within its budget; the CPU if
         the device runs out of memory after all), else on the host."""
+        limit = self.path_rows_for()
         if node.device == "gpu":
-            from .gpu.runtime import device_name, memory_budget, operator_stream, translate_oom
+            from .gpu.runtime import cp, device_name, memory_budget, operator_stream, translate_oom
 
             RESIDENCY.set_budget(device_name(), node.device_limit_bytes)
             try:
                 with memory_budget(node.device_limit_bytes, reserve=node.budget_bytes), \
                         translate_oom(node.label), \
                         operator_stream():
+                    on_device = {i: HopMasks(*(None if m is None else cp().asarray(m) for m in
+                                               (h.edges, h.sources, h.targets, h.ends)))
+                                 for i, h in masks.items()}
                     return match_pattern(node.logical, device_arrays(graph), start, metrics,
-                                         self.check_cancelled, node.budget_bytes)
+                                         self.check_cancelled, node.budget_bytes, on_device,
+                                         limit)
             except DeviceOutOfMemory as exc:
                 metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
         budget = node.host_budget_bytes if node.device == "gpu" else node.budget_bytes
         return match_pattern(node.logical, host_arrays(graph, lambda: in_index(graph)), start,
-                             metrics, self.check_cancelled, budget)
+                             metrics, self.check_cancelled, budget, masks, limit)
 
     # -- leaves ---------------------------------------------------------------------------------
     def _run_GraphTableScan(self, node: TableScan, metrics: dict) -> pa.Table:
@@ -457,7 +653,7 @@ class Runner:
         """A table with no rows and the columns ``node`` outputs."""
         logical = node.logical
         if isinstance(node, GraphOperator):
-            id_type = pa.string() if node.entry.id_type == "string" else pa.int64()
+            id_type = pa.string() if user_id_type(node.entry) == "string" else pa.int64()
             fields = [pa.field(c.name, id_type if c.vertex else c.type) for c in node.spec.columns]
             kinds = {"vertex": id_type, "int": pa.int64(), "float": pa.float64(),
                      "bool": pa.bool_(), "str": pa.string()}
@@ -465,11 +661,22 @@ class Runner:
                           for name in logical.lateral]
             return _empty(fields)
         if isinstance(node, PatternOperator):
+            stored = {(var, prop): found for var, prop, found in logical.stored if found}
+            path_types = {"length": pa.int64(), "cost": pa.float64()}
+
+            def kind(schema: pa.Schema, var: str, prop: str) -> pa.DataType:
+                # a property graph's property is its labels' stored column; a path's, computed
+                name = stored[var, prop][0] if (var, prop) in stored else prop
+                if var == logical.path:
+                    return path_types.get(prop, pa.null())
+                index = schema.get_field_index(name)
+                return schema.field(index).type if index >= 0 else pa.null()
+
             vertices = self.catalog.vertex_schema(node.entry)
             edges = self.catalog.edge_schema(node.entry)
-            fields = [pa.field(f"{v}.{p}", vertices.field(p).type)
+            fields = [pa.field(f"{v}.{p}", kind(vertices, v, p))
                       for v, p in logical.vertex_properties]
-            fields += [pa.field(f"{v}.{p}", edges.field(p).type)
+            fields += [pa.field(f"{v}.{p}", kind(edges, v, p))
                        for v, p in logical.edge_properties]
             return _empty(fields)
         return self._run(node).slice(0, 0)
@@ -499,7 +706,17 @@ class Runner:
             ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.created))),
             ("vertex_columns", ", ".join(self.catalog.vertex_schema(e).names)),
             ("edge_columns", ", ".join(self.catalog.edge_schema(e).names)),
-        ] + [(k, str(v)) for k, v in sorted(e.stats.items())]
+        ] + [(k, str(v)) for k, v in sorted(e.stats.items()) if k != PROPERTY_GRAPH]
+        schema = PropertySchema.of(e)
+        if schema is not None:  # the labels' keys are the ids; the tables are the source
+            rows = [("vertex_id_type", f"{user_id_type(e)} (the labels' keys"
+                     + (": 'Label:key'" if len(schema.vertex_labels) > 1 else "") + ")")
+                    if k == "vertex_id_type" else
+                    ("source", "tables " + ", ".join(v.table for v in schema.vertex_labels
+                                                     + schema.edge_labels))
+                    if k == "source" else (k, v) for k, v in rows]
+            rows += describe_rows(schema, self.catalog.vertex_schema(e),
+                                  self.catalog.edge_schema(e))
         return to_table({"property": [r[0] for r in rows], "value": [r[1] for r in rows]})
 
 
@@ -534,3 +751,23 @@ def _arrow_error(exc: Exception) -> str:
     if match:
         return f"type mismatch: {match.group(1)} cannot take ({match.group(2)})"
     return msg
+
+
+def _in_view(graph, vertex: int, ids: VertexIds, parent_ids: VertexIds, spec, param: str) -> int:
+    """The view's id of a vertex argument (the graph's internal id); a clear error when the
+    subgraph does not have it."""
+    local = graph.local(vertex) if isinstance(graph, GraphView) else vertex
+    if local < 0:
+        user = parent_ids.user([vertex])[0].as_py()
+        raise InvalidArgument(f"{spec.name}(): {param} {user!r} is not a vertex of the subgraph "
+                              f"(it is in graph '{graph.name}', but not among the vertices "
+                              "the subgraph keeps)")
+    return local
+
+
+def _labelled(node: GraphOperator, edges: bool = False) -> bool:
+    """Whether the operator runs on a subgraph of chosen vertex labels (``edges``: or of chosen
+    edge labels)."""
+    subgraph = node.logical.subgraph
+    return subgraph is not None and (subgraph.vertex_labels is not None
+                                     or (edges and subgraph.edge_labels is not None))

@@ -13,11 +13,12 @@ Errors go to stderr, one line each (never a traceback), and make the exit status
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
 
 from ._version import __version__
-from .errors import Error
+from .errors import Error, InvalidInputError
 
 __all__ = ["main", "add_ingest_options", "ingest_keywords", "ingest_summary"]
 
@@ -112,9 +113,17 @@ def _parser() -> argparse.ArgumentParser:
                                    "has completed.")
     p.add_argument("db", metavar="DB", help="database directory")
     p.add_argument("graph", metavar="GRAPH", help="name of the graph to create")
-    p.add_argument("edges", metavar="EDGES",
+    p.add_argument("edges", metavar="EDGES", nargs="?",
                    help="edge file (.csv .tsv .txt .e .parquet .arrow, optionally .gz), or a "
-                        "quoted glob pattern such as 'parts/*.csv.gz'")
+                        "quoted glob pattern such as 'parts/*.csv.gz'; left out for a "
+                        "property graph of --vertex-table and --edge-table files")
+    p.add_argument("--vertex-table", action="append", metavar="LABEL=FILE[:KEY]",
+                   help="a property graph's vertex file with its label (and key column; "
+                        "default the first); repeat for each label")
+    p.add_argument("--edge-table", action="append", metavar="LABEL=FILE:SRC->DST[:COL,COL]",
+                   help="a property graph's edge file with its label, the labels of its sources "
+                        "and destinations (and the columns holding their keys; default the "
+                        "first two); repeat for each label; quote it, the shell reads '>'")
     add_ingest_options(p)
     p.add_argument("--mode", metavar="OCTAL", type=_octal_mode,
                    help="permission bits of the files of a database this creates, e.g. 640 to "
@@ -215,12 +224,50 @@ def _ingest(args) -> int:
     from .progress import terminal_progress
 
     progress = None if args.quiet else terminal_progress(sys.stdout)
+    if args.vertex_table or args.edge_table:
+        with connect(args.db, mode=args.mode) as con:
+            summary = con.create_property_graph(args.graph, **_tables(args),
+                                                undirected=args.undirected,
+                                                replace=args.replace)
+        if not args.quiet:
+            print(ingest_summary(summary, args.db))
+        return 0
+    if args.edges is None:
+        raise InvalidInputError("graphdb ingest: give an edge file, or a property graph's "
+                                "--vertex-table and --edge-table files")
     with connect(args.db, mode=args.mode) as con:
         summary = con.ingest(args.graph, args.edges, progress=progress or False,
                              **ingest_keywords(args))
     if not args.quiet:
         print(ingest_summary(summary, args.db, detailed=progress is not None))
     return 0
+
+
+_VERTEX_TABLE = re.compile(r"(?P<label>[A-Za-z_]\w*)=(?P<file>.+?)(?::(?P<key>\w+))?")
+_EDGE_TABLE = re.compile(r"(?P<label>[A-Za-z_]\w*)=(?P<file>.+?):(?P<src>\w+)->(?P<dst>\w+)"
+                         r"(?::(?P<from>\w+),(?P<to>\w+))?")
+
+
+def _tables(args) -> dict:
+    """``Connection.create_property_graph``'s vertices, edges and keys from --vertex-table and
+    --edge-table."""
+    vertices, edges, keys = {}, {}, {}
+    for text in args.vertex_table or []:
+        match = _VERTEX_TABLE.fullmatch(text)
+        if match is None:
+            raise InvalidInputError(f"--vertex-table {text}: expected LABEL=FILE or "
+                                    "LABEL=FILE:KEY")
+        vertices[match["label"]] = match["file"]
+        if match["key"]:
+            keys[match["label"]] = match["key"]
+    for text in args.edge_table or []:
+        match = _EDGE_TABLE.fullmatch(text)
+        if match is None:
+            raise InvalidInputError(f"--edge-table {text}: expected LABEL=FILE:SRC->DST or "
+                                    "LABEL=FILE:SRC->DST:SRC_COLUMN,DST_COLUMN")
+        edges[match["label"]] = (match["file"], match["src"], match["dst"], match["from"],
+                                 match["to"])
+    return {"vertices": vertices, "edges": edges, "keys": keys}
 
 
 def ingest_summary(summary: dict, db: str | None, detailed: bool = False) -> str:

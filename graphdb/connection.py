@@ -16,6 +16,7 @@ from graphdb.catalog import Catalog, CorruptGraph, GraphNotFound
 from graphdb.executor.arrays import to_table
 from graphdb.executor.device import select_device
 from graphdb.executor.plan import DescribeGraph, ShowGraphs, ValuesScan
+from graphdb.executor.property_graph import PropertySchema, label_table_columns
 from graphdb.executor.runner import Runner
 from graphdb.storage import BufferManager, Environment, stats_table
 from graphdb.storage.env import MARKER
@@ -108,6 +109,11 @@ def connect_for_reading(path: str | os.PathLike | None, **options) -> "Connectio
         return Connection(path, **options)  # a new database
     con._reopen_for_writes = True
     return con
+
+
+def _file(path) -> str:
+    """A file as DuckDB reads it in FROM (its format from its extension)."""
+    return "'" + str(path).replace("'", "''") + "'"
 
 
 def _weak(method):
@@ -234,6 +240,7 @@ class Connection:
         self.catalog = Catalog(self._env, buffers)
         self._runner = Runner(self.catalog, _weak(self._device), _weak(self._host_budget),
                               _weak(self._debug_variant), _weak(self._fleet))
+        self._runner.path_rows_for = _weak(self._max_path_rows)
         self._device_cache: tuple[tuple, Any] | None = None
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.
@@ -289,6 +296,9 @@ class Connection:
 
     def _host_budget(self) -> int | None:
         return self.settings.host_memory_limit
+
+    def _max_path_rows(self) -> int:
+        return self.settings.max_path_rows
 
     def _debug_variant(self) -> str:
         return self.settings.debug_variant
@@ -452,6 +462,8 @@ class Connection:
 
         def columns(graph: str, which: str) -> list[str]:
             entry = snapshot.get(graph)
+            if which.startswith("label:"):  # a property graph's g.Person, g.knows
+                return label_table_columns(PropertySchema.of(entry), which[len("label:"):])
             schema = (self.catalog.vertex_schema(entry) if which == "vertices"
                       else self.catalog.edge_schema(entry))
             return list(schema.names)
@@ -551,7 +563,7 @@ class Connection:
         kind = statement.kind
         snapshot = self._runner.snapshot()  # one view of the catalog for the whole statement
         if statement.explain and kind in ("set", "reset", "drop_graph", "copy_to",
-                                          "load_graph", "vacuum"):
+                                          "load_graph", "vacuum", "create_property_graph"):
             raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
                               "is not a query")
         if kind == "set":
@@ -566,6 +578,10 @@ class Connection:
             from .loading import load_statement
 
             return pa.table({}), load_statement(self, statement)
+        if kind == "create_property_graph":
+            from .property_graphs import create_statement
+
+            return pa.table({}), create_statement(self, statement)
         # The catalog snapshot of the statement: binding, planning and running read the versions
         # it holds, whose data its lease keeps on disk until the statement ends.
         with self.catalog.snapshot():
@@ -607,8 +623,9 @@ class Connection:
         for node in plan.walk():
             if node.kind != "RelationalQuery" or node.logical.direct is not None:
                 continue
-            if analyze:
-                trees = stats[id(node)].metrics.get("duckdb_profile") or []
+            if analyze:  # (a subgraph's mask kept from an earlier statement is not run)
+                ran = stats.get(id(node))
+                trees = (ran.metrics.get("duckdb_profile") or []) if ran is not None else []
             else:
                 trees = self._runner.sql_plan(node)
             sql_plans[id(node)] = sql_plan_lines(trees, self._runner.relations(node), analyze)
@@ -829,6 +846,46 @@ class Connection:
                       missing_vertices=missing_vertices, invalid_weights=invalid_weights,
                       memory_limit=memory_limit, temp_dir=temp_dir, pages=pages,
                       device=device or self.settings.device, progress=progress)
+
+    def create_property_graph(self, name: str, vertices: dict, edges: dict | None = None, *,
+                              keys: dict | None = None, undirected: bool = False,
+                              replace: bool = False) -> dict:
+        """Store a property graph: ``vertices`` maps each vertex label to its table (a file,
+        a DataFrame, an Arrow table), keyed by the column ``keys`` names for it (default: the
+        first); ``edges`` maps each edge label to ``(table, source label, destination label)``
+        or ``(table, source label, destination label, source column, destination column)``
+        (default: the first two columns). SQL: ``CREATE PROPERTY GRAPH``. Returns the ingest's
+        summary.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect()
+        >>> _ = con.create_property_graph(
+        ...     "social", {"Person": pa.table({"id": [1, 2]}), "City": pa.table({"name": ["x"]})},
+        ...     {"knows": (pa.table({"a": [1], "b": [2]}), "Person", "Person"),
+        ...      "lives_in": (pa.table({"p": [1, 2], "c": ["x", "x"]}), "Person", "City")})
+        >>> con.execute("SELECT count(*) FROM social.lives_in").fetchone()
+        (2,)
+        """
+        from .interop import plain_table
+        from .property_graphs import EdgeTable, VertexTable, create_property_graph
+
+        self._check_open()
+        keys = keys or {}
+
+        def table(obj, what):
+            if isinstance(obj, (str, os.PathLike)):
+                return self._runner.sql.run(f"SELECT * FROM {_file(obj)}", {})[0]
+            return plain_table(obj, what)
+
+        vertex_tables = [VertexTable(label, table(obj, f"vertex table {label}"), label,
+                                     keys.get(label)) for label, obj in vertices.items()]
+        edge_tables = []
+        for label, spec in (edges or {}).items():
+            obj, source, destination, *columns = spec
+            edge_tables.append(EdgeTable(label, table(obj, f"edge table {label}"), source,
+                                         destination, *(columns + [None, None])[:2], label))
+        return self._guarded(lambda: create_property_graph(
+            self, name, vertex_tables, edge_tables, undirected=undirected, replace=replace))
 
     def _existing(self, name: str):
         try:

@@ -32,19 +32,38 @@ __all__ = ["GraphHandle"]
 
 #: Python annotations of the parameter kinds of algorithm specs.
 _ANNOTATIONS = {"int": "int", "float": "float", "bool": "bool", "str": "str",
-                "vertex": "int | str"}
+                "vertex": "int | str", "vertices": "list | None"}
 
 
 class GraphHandle:
     """One stored graph of a connection; every graph algorithm is a method returning a
     ``pyarrow.Table`` (the rows its SQL table function returns)."""
 
-    def __init__(self, connection: "Connection", name: str):
+    def __init__(self, connection: "Connection", name: str, where: str | None = None):
         self.connection = connection
         self.name = name
+        #: the condition of a subgraph handle (:meth:`subgraph`), else None
+        self.where = where
 
     def __repr__(self) -> str:
+        if self.where is not None:
+            return f"<graphdb.GraphHandle GRAPH {self.name} WHERE {self.where}>"
         return f"<graphdb.GraphHandle {self.name!r}>"
+
+    def subgraph(self, where: str) -> "GraphHandle":
+        """A handle on the part of the graph ``where`` keeps (SQL: ``GRAPH g WHERE ...``):
+        ``e.<property>`` conditions choose edges, ``v.<property>`` ones vertices (and the edges
+        between them). Its algorithms run on a view of the stored graph; nothing is copied.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect()
+        >>> _ = con.ingest("g", pa.table({"src": [1, 2], "dst": [2, 3], "year": [2020, 2021]}))
+        >>> con.graph("g").subgraph("e.year = 2020").bfs(1).to_pylist()
+        [{'vertex': 1, 'depth': 0}, {'vertex': 2, 'depth': 1}]
+        """
+        if self.where is not None:
+            where = f"({self.where}) AND ({where})"
+        return GraphHandle(self.connection, self.name, where)
 
     def __getattr__(self, attribute: str):
         spec = REGISTRY.get(attribute.lower())
@@ -123,6 +142,9 @@ def _signature(spec: "Algorithm") -> inspect.Signature:
             p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
             default=inspect.Parameter.empty if p.required else p.default,
             annotation=_ANNOTATIONS.get(p.kind, "Any")))
+    if spec.many is not None:  # a set of sources instead of one: bfs(sources=[1, 2])
+        parameters.append(inspect.Parameter("sources", inspect.Parameter.KEYWORD_ONLY,
+                                            default=None, annotation="list | None"))
     return inspect.Signature(parameters, return_annotation="pyarrow.Table")
 
 
@@ -158,8 +180,9 @@ def _method(spec: "Algorithm"):
     def method(self: GraphHandle, *args: Any, **kwargs: Any) -> pa.Table:
         from .query.tables import bind_algorithm
 
-        try:
-            bound = signature.bind(self, *args, **kwargs)
+        many = spec.many is not None and kwargs.get("sources") is not None
+        try:  # (with sources => ..., the one source is not given)
+            bound = (signature.bind_partial if many else signature.bind)(self, *args, **kwargs)
         except TypeError as exc:  # a wrong call is a TypeError, as for any Python function
             hint = ""
             unknown = [k for k in kwargs if k not in signature.parameters or k == "self"]
@@ -168,6 +191,18 @@ def _method(spec: "Algorithm"):
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise TypeError(f"{spec.name}(): {exc}{hint}; {spec.name}{public}") from None
         named = {k: v for k, v in bound.arguments.items() if k != "self"}
+        named = {k: v for k, v in named.items() if k != "sources" or v is not None}
+        missing = [p.name for p in spec.params if p.required and p.name not in named
+                   and not (many and p.name == spec.many[0])]
+        if missing:
+            raise TypeError(f"{spec.name}(): missing argument '{missing[0]}'; "
+                            f"{spec.name}{public}")
+        if self.where is not None or "sources" in named:
+            # a subgraph, a set of sources: the SQL form, the arguments as parameters
+            graph = self.name if self.where is None else f"GRAPH {self.name} WHERE {self.where}"
+            arguments = "".join(f", {k} => ?" for k in named)
+            return self.connection.execute(f"SELECT * FROM {spec.name}({graph}{arguments})",
+                                           list(named.values())).arrow()
         return self._run(lambda: bind_algorithm(spec.name, self.name, [], named))
 
     method.__name__ = spec.name

@@ -91,4 +91,42 @@ def load_statement(con: "Connection", statement: "Statement") -> str:
     for name in ("undirected", "replace", "header"):
         if name in options and not isinstance(options[name], bool):
             raise InvalidInputError(f"option {name.upper()} is TRUE or FALSE")
+    if statement.ast is not None:
+        return ingest_summary(keep_subgraph(con, graph, statement.ast, options), None)
     return ingest_summary(con.ingest(graph, statement.path, **options), None)
+
+
+def keep_subgraph(con: "Connection", graph: str, node, options: dict) -> dict:
+    """``CREATE GRAPH h AS GRAPH g WHERE ...``: the subgraph stored as a graph of its own (its
+    vertices with their properties, its edges with theirs, g's weight column and direction),
+    as of now: later changes to g do not reach it."""
+    from graphdb.executor.graph_tables import weight_column
+
+    from .query.dialect import span
+    from .query.subgraph import split_conditions
+    from .query.tables import outer_columns
+
+    snapshot = con._runner.snapshot()
+    if node.args.get("labels") or con.context(snapshot).schema(node.this.name) is not None:
+        raise InvalidInputError("CREATE GRAPH ... AS keeps a subgraph of a graph of one vertex "
+                                "and one edge type; of a property graph, CREATE PROPERTY GRAPH "
+                                "over its tables (g.Person, g.knows) instead")
+    source, conditions = split_conditions(node, con.context(snapshot), outer_columns)
+    text = node.meta["text"]
+
+    def written(condition) -> str:
+        where = span(condition)
+        return f"({text[where[0]:where[1] + 1]})" if where else f"({condition.sql('duckdb')})"
+
+    vertex_where = " AND ".join(written(c) for c in conditions["vertices"])
+    vertices = f"SELECT * FROM {source}.vertices AS v" + (
+        f" WHERE {vertex_where}" if vertex_where else "")
+    edge_where = [written(c) for c in conditions["edges"]]
+    if vertex_where:
+        kept = f"SELECT v.id FROM {source}.vertices AS v WHERE {vertex_where}"
+        edge_where += [f"e.src IN ({kept})", f"e.dst IN ({kept})"]
+    edges = f"SELECT e.* FROM {source}.edges AS e" + (
+        f" WHERE {' AND '.join(edge_where)}" if edge_where else "")
+    entry = snapshot.get(source)
+    return con.ingest(graph, con.execute(edges).arrow(), vertices=con.execute(vertices).arrow(),
+                      undirected=not entry.directed, weight=weight_column(entry), **options)

@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from graphdb.executor.device import DEVICE_CHOICES
+from graphdb.executor.paths import DEFAULT_PATH_ROWS
 from graphdb.executor.physical.sizing import DEBUG_VARIANTS
 
 from .errors import InvalidInputError
@@ -67,6 +68,8 @@ _DOCS = {
             "cost model predicts it faster) or a number (1: one GPU)",
     "debug_ranks": "for testing: partition graph operators over this many ranks simulated in "
                    "this process (0: off)",
+    "max_path_rows": "the most rows a pattern's quantified edge may return (one per path); "
+                     "a pattern that would return more is refused before any path is built",
 }
 
 
@@ -107,6 +110,8 @@ class Settings:
     gpus: int | None = None
     #: for testing: ranks simulated in this process (0: none)
     debug_ranks: int = 0
+    #: the most rows (one per path) a quantified pattern may make
+    max_path_rows: int = DEFAULT_PATH_ROWS
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()
@@ -126,6 +131,8 @@ class Settings:
             return replace(self, gpus=_integer(name, value, 1, None, "'all' or "))
         if name == "debug_ranks":
             return replace(self, debug_ranks=_integer(name, value, 0, 64))
+        if name == "max_path_rows":
+            return replace(self, max_path_rows=_integer(name, value, 1, None))
         if name == "threads":
             if not isinstance(value, int) or isinstance(value, bool) or \
                     not 1 <= value <= MAX_THREADS:

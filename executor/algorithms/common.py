@@ -17,11 +17,13 @@ from ..graph import Graph
 from .spec import AlgorithmOutput, Param
 
 __all__ = [
+    "GRAPH_WEIGHTS",
     "WEIGHT_PARAM",
-    "own_weights",
+    "chosen_weight",
     "per_source",
     "weight_columns",
     "check_non_negative",
+    "negative_weights",
     "check_source",
     "check_weight",
     "edge_weights",
@@ -58,12 +60,24 @@ def kernel_csr(graph: Graph, direction: str = "out") -> tuple[np.ndarray, np.nda
                                                                             csr.targets))
 
 
+class _GraphWeights:
+    """The default of ``weight``: the graph's weight column (unit weights without one)."""
+
+    def __repr__(self) -> str:
+        return "(the graph's weights)"
+
+
+#: ``weight``'s default (the argument not given): the column the graph was loaded with.
+GRAPH_WEIGHTS: Any = _GraphWeights()
+
 #: The ``weight`` argument of weighted traversals (checked by :func:`check_weight`).
 WEIGHT_PARAM = Param(
     "weight",
     "str",
-    default=None,
-    doc="the numeric edge column to add up; NULL: the graph's weights if any, else hop counts",
+    default=GRAPH_WEIGHTS,
+    nullable=True,
+    doc="the numeric edge column to add up; NULL: none (hop counts); not given: the graph's "
+        "weight column if it has one, else hop counts",
 )
 
 #: Arrow type names of the edge properties a traversal can take as weights.
@@ -82,6 +96,9 @@ def weight_columns(entry: Any) -> dict[str, str]:
         name, _, kind = item.rpartition(" ")
         if name and kind.startswith(_NUMERIC):
             out.setdefault(name.lower(), name)
+            if "property_graph" in stats and "." in name:  # a label's: by the property's name
+                prop = name.split(".", 1)[1]
+                out.setdefault(prop.lower(), prop)
     return out
 
 
@@ -92,7 +109,7 @@ def check_weight(entry: Any, options: dict[str, Any], *, algorithm: str) -> None
     is the graph's weight column or any numeric edge property (chosen at query time).
     """
     weight = options.get("weight")
-    if weight is None:
+    if weight is None or weight is GRAPH_WEIGHTS:
         return
     known = weight_columns(entry)
     if weight.lower() in known:
@@ -110,14 +127,17 @@ def check_weight(entry: Any, options: dict[str, Any], *, algorithm: str) -> None
                           + ", ".join(sorted(known.values())))
 
 
-def own_weights(entry: Any, options: dict[str, Any]) -> bool:
-    """Whether a run uses the graph's stored weights (or none): what the GPU and streamed
-    variants read. Another column is read from the properties by the CPU's resident variant."""
-    weight = options.get("weight")
-    if weight is None or not entry.weighted:
-        return weight is None
-    stats = getattr(entry, "stats", None) or {}
-    return weight.lower() == (stats.get("weight_column") or "weight").lower()
+def chosen_weight(entry: Any, options: dict[str, Any]) -> str | None:
+    """The edge column a run's weights come from: the one ``weight`` names (as the graph spells
+    it), none for ``weight => NULL`` (hop counts), and when the argument is not given the
+    graph's weight column (None on an unweighted graph). Checked by :func:`check_weight`."""
+    if "weight" not in options or options["weight"] is GRAPH_WEIGHTS:
+        stats = getattr(entry, "stats", None) or {}
+        return (stats.get("weight_column") or "weight") if entry.weighted else None
+    weight = options["weight"]
+    if weight is None:
+        return None
+    return weight_columns(entry).get(weight.lower(), weight)
 
 
 def edge_weights(graph: Graph, weight: str | None = None) -> np.ndarray | None:
@@ -141,11 +161,16 @@ def check_non_negative(graph: Graph, weights: Any, algorithm: str,
 
     key = "weights:out:negative_or_nan" + ("" if weight is None else f":{weight.lower()}")
     if graph.derived(key, scan, nbytes=lambda _: 0):
-        what = "edge weights" if weight is None else f"values in edge column '{weight}'"
-        raise InvalidArgument(
-            f"{algorithm}(): graph '{graph.name}' has negative (or NaN/NULL) {what}; "
-            "shortest paths need weights >= 0"
-        )
+        raise negative_weights(graph, algorithm, weight)
+
+
+def negative_weights(graph: Graph, algorithm: str, weight: str | None = None) -> InvalidArgument:
+    """The error of a shortest-path search that meets negative, NaN or NULL weights (of column
+    ``weight``; None: the graph's, or its view's, weight column)."""
+    name = weight or getattr(graph, "weight_name", None)
+    what = f"values in edge column '{name}'" if name else "edge weights"
+    return InvalidArgument(f"{algorithm}(): graph '{graph.name}' has negative (or NaN/NULL) "
+                           f"{what}; shortest paths need weights >= 0")
 
 
 def per_source(run: Callable[[int], AlgorithmOutput], sources: np.ndarray,

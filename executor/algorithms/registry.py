@@ -11,6 +11,7 @@ import importlib
 from typing import Any, Callable
 
 from ..errors import InvalidArgument
+from .common import GRAPH_WEIGHTS
 from .spec import AlgorithmOutput, AlgorithmSpec, OperatorConfig, Variant
 
 __all__ = ["REGISTRY", "get", "implementation", "many", "register", "run"]
@@ -45,7 +46,8 @@ def _resolve(spec: AlgorithmSpec, key: tuple[str, str, str], path: str) -> Calla
 
 def implementation(spec: AlgorithmSpec, variant: Variant) -> Callable[..., AlgorithmOutput]:
     """The function that runs ``variant`` of ``spec`` (imported on first use)."""
-    return _resolve(spec, (spec.name, variant.device, variant.name), variant.implementation)
+    return _resolve(spec, (spec.name, variant.device, variant.name, variant.implementation),
+                    variant.implementation)
 
 
 def many(spec: AlgorithmSpec) -> Callable[..., AlgorithmOutput]:
@@ -64,4 +66,11 @@ def run(name: str, graph: Any, options: dict[str, Any],
     if variant is None:
         raise InvalidArgument(f"{name}() has no {config.variant} implementation on the "
                               f"{config.device}")
+    # (a default that means "the graph's own": what an implementation does when not told)
+    options = {k: v for k, v in options.items() if v is not GRAPH_WEIGHTS}
+    if spec.local is not None:  # the local form when its vertices are given
+        if options.get(spec.local[0]) is not None:
+            return _resolve(spec, (spec.name, "cpu", "local"), spec.local[1])(graph, config,
+                                                                             **options)
+        options.pop(spec.local[0], None)
     return implementation(spec, variant)(graph, config, **options)

@@ -49,8 +49,10 @@ REQUIRED: Any = _Required()
 #: that never ends (one iteration is at least one pass over the edges).
 MAX_ITERATIONS = 1_000_000
 
-#: Parameter kinds: ``vertex`` is a user vertex id that the planner maps to an internal id.
-PARAM_KINDS = ("int", "float", "bool", "str", "vertex")
+#: Parameter kinds: ``vertex`` is a user vertex id that the planner maps to an internal id;
+#: ``vertices`` a set of them (a list, or a subquery's rows), mapped to an array of internal
+#: ids (ids not in the graph, and NULLs, left out).
+PARAM_KINDS = ("int", "float", "bool", "str", "vertex", "vertices")
 
 DEVICES = ("cpu", "gpu")
 #: resident: the topology is held in the budget; subway: only the active vertices' edges move
@@ -75,6 +77,8 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[str, ...] | None = None
+    #: NULL is a value of its own (``weight => NULL``: no weights), not the default
+    nullable: bool = False
 
     @property
     def required(self) -> bool:
@@ -84,11 +88,16 @@ class Param:
         """Check and convert one argument value; raise :class:`InvalidArgument` if it is wrong."""
         where = f"{algorithm}(): argument '{self.name}'"
         if value is None:
-            if self.default is None:
+            if self.default is None or self.nullable:
                 return None
             raise InvalidArgument(f"{where} must not be NULL")
         if self.kind == "vertex":
             return value  # resolved by the planner against the graph's id map
+        if self.kind == "vertices":
+            if isinstance(value, (list, tuple, np.ndarray)):
+                return value  # resolved by the planner against the graph's id map
+            raise InvalidArgument(f"{where} must be a list of vertex ids ([1, 2, 3]) or a "
+                                  f"subquery, got {value!r}")
         if self.kind == "bool":
             if isinstance(value, (bool, np.bool_)):
                 return bool(value)
@@ -391,6 +400,13 @@ class AlgorithmSpec:
     #: ``param`` (the value each row came from). Without one, the runner runs the algorithm once
     #: per distinct value, still as one operator.
     many: tuple[str, str] | None = None
+    #: why the algorithm has no GPU variant (EXPLAIN says it when a GPU was asked for)
+    cpu_reason: str = ""
+    #: The local form (``lcc(g, vertices => [1, 2])``): ``(param, "module:function")``, a CPU
+    #: implementation that computes the result of the vertices given in parameter ``param`` (a
+    #: ``vertices`` one) from their neighbourhoods only, run instead of the whole-graph
+    #: variants when that parameter is given.
+    local: tuple[str, str] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

@@ -354,7 +354,11 @@ def _check_block(graph, name: str, n: int, block: np.ndarray, last_offset: int) 
 
 def device_csr(graph, direction: str = "out", *, weights: bool = False) -> DeviceCSR:
     """The graph's out- or in-CSR on the current device, uploaded once and held by the residency
-    owner (counted against the GPU budget); the weights only when asked for."""
+    owner (counted against the GPU budget); the weights only when asked for. A view of a graph
+    (:class:`~graphdb.executor.subgraph.GraphView`) compacts its own from its parent's, there."""
+    derive = getattr(graph, "device_csr", None)
+    if derive is not None:
+        return derive(direction, weights=weights)
     direction = graph._direction(direction)
     device = device_name()
     # Kernels take one id type for both directions: the out-CSR's (a derived in-CSR may have

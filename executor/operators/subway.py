@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..algorithms.common import negative_weights
 from ..algorithms.spec import AlgorithmOutput, OperatorConfig
 from ..cancel import checkpoint
 from ..errors import DeviceOutOfMemory, InvalidArgument
@@ -285,8 +286,7 @@ def subway(graph: Graph, config: OperatorConfig, algorithm: str, source: int | N
     csr = traversal_csr(graph, algorithm, weighted)
     n, m = graph.num_vertices, csr.num_edges
     if weighted and m and not min_weight(graph, csr.weights) >= 0:
-        raise InvalidArgument(f"sssp(): graph '{graph.name}' has negative (or NaN) edge "
-                              "weights; shortest paths need weights >= 0")
+        raise negative_weights(graph, "sssp")
     budget_bytes = int(config.budget_bytes)
     check_budget(algorithm, n, config)
     metrics = StreamMetrics("subway", "", budget_bytes)

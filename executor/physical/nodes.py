@@ -68,6 +68,13 @@ class GraphOperator(PhysicalNode):
     #: output is then that aggregate's table, computed where the values are
     reduction: "Reduction | None" = None
     top: "TopRows | None" = None
+    #: the subgraph's masks: "edges" / "vertices" -> the index of the input computing them
+    masks: dict[str, int] = field(default_factory=dict)
+    #: the edge column the weights come from (None: unweighted), or subgraph.RUN_TIME when a
+    #: subquery names it
+    weight: Any = None
+    #: whether the operator runs on a view of the graph (another weight, a subgraph)
+    view: bool = False
 
     @property
     def device(self) -> str:

@@ -18,12 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from graphdb.catalog import GraphEntry
 
 from .. import algorithms
-from ..algorithms.common import own_weights
+from ..algorithms.common import chosen_weight
+from ..algorithms.spec import Variant
+from ..arrays import to_arrow
 from ..device import Device, format_bytes
-from ..errors import DeviceOutOfMemory
+from ..errors import DeviceOutOfMemory, InvalidArgument
+from ..graph_tables import weight_column
 from ..ids import VertexIds
 from ..plan import (
     AlgorithmScan,
@@ -33,9 +40,11 @@ from ..plan import (
     PlanNode,
     RelationalQuery,
     ShowGraphs,
+    Subgraph,
     ValuesScan,
 )
 from ..snapshot import StatementCatalog
+from ..subgraph import RUN_TIME
 from . import pushdown
 from .nodes import GraphOperator, PhysicalNode
 from .scaling import Fleet
@@ -118,6 +127,44 @@ def partitioned_details(decision: Decision, entry: GraphEntry) -> list[str]:
     return lines
 
 
+def internal_set(ids: VertexIds, values) -> np.ndarray:
+    """The internal ids of a set of vertex ids (a list, an Arrow column), ascending, each once;
+    NULLs and ids not in the graph left out."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        column = values
+    else:
+        column = to_arrow(list(values)) if len(values) else pa.array([], pa.int64())
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        column = pc.list_flatten(column)
+    internal = ids.internal_many(column)
+    return np.unique(internal[internal >= 0])
+
+
+def view_lines(subgraph: Subgraph | None, entry: GraphEntry, weight: Any) -> tuple[str, ...]:
+    """EXPLAIN's lines for an operator on a view of its graph (another weight column, none, a
+    subgraph); none when it runs on the graph as stored."""
+    lines = []
+    if weight is RUN_TIME:
+        lines.append("weights: the edge column a subquery names (known when it has run)")
+    elif weight != weight_column(entry):
+        lines.append("weights: none (weight => NULL: every edge counts 1, hop counts)"
+                     if weight is None else f"weights: edge column '{weight}'")
+    if subgraph is not None:
+        masks = [what for what, query in (("an edge mask (one flag per stored edge)",
+                                           subgraph.edges),
+                                          ("a vertex mask (the vertices kept, renumbered)",
+                                           subgraph.vertices)) if query is not None]
+        if subgraph.vertex_labels is not None:
+            masks.append(f"vertex labels {', '.join(subgraph.vertex_labels)} (their id ranges; "
+                         "ids are their keys)")
+        if subgraph.edge_labels is not None:
+            masks.append(f"edge labels {', '.join(subgraph.edge_labels) or '(none)'}")
+        lines.append(f"subgraph {subgraph.text}: " + (" and ".join(masks) or "every edge")
+                     + ", from the queries below")
+    if lines:
+        lines.append("view: the graph's CSR compacted by the masks where the operator runs (on a"
+                     " GPU from its resident CSR: only the masks cross the bus); no pages variant")
+    return tuple(lines)
 
 
 def _argument(name: str, value: Any, lateral: set[str]) -> str:
@@ -168,6 +215,9 @@ class PhysicalPlanner:
         options: dict[str, Any] = {}
         subqueries: dict[str, int] = {}
         inputs: list[PhysicalNode] = []
+        # a subgraph of chosen labels has ids of its own: its vertex arguments are mapped when
+        # the operator runs, on its view
+        labelled = node.subgraph is not None and node.subgraph.vertex_labels is not None
         for name, value in node.options:
             if name in lateral:
                 continue
@@ -176,9 +226,28 @@ class PhysicalPlanner:
                 inputs.append(self.plan(value))
                 continue
             param = spec.param(name)
+            if labelled and param.kind in ("vertex", "vertices"):
+                options[name] = value
+                continue
             if param.kind == "vertex" and value is not None:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
+            elif param.kind == "vertices" and value is not None:
+                value = internal_set(self.vertex_ids(entry), value)
             options[name] = value
+        spec.validate(entry, options)  # (the arguments every row shares)
+        if "weight" in lateral:
+            raise InvalidArgument(f"{spec.name}(): weight must be the same for every row (a "
+                                  "constant, a parameter or a scalar subquery), not a column")
+        weight = chosen_weight(entry, options) if "weight" not in subqueries else RUN_TIME
+        options.pop("weight", None)  # the view's weights (below): no implementation reads it
+        masks: dict[str, int] = {}
+        if node.subgraph is not None:
+            for kind, query in (("edges", node.subgraph.edges),
+                                ("vertices", node.subgraph.vertices)):
+                if query is not None:
+                    masks[kind] = len(inputs)
+                    inputs.append(self.plan(query))
+        view = view_lines(node.subgraph, entry, weight)
         why_cpu = []
         if node.sources is not None:
             inputs.append(self.plan(node.sources))
@@ -187,33 +256,45 @@ class PhysicalPlanner:
             why_cpu.append("one run for the distinct arguments of every row: " + (
                 f"{spec.name}'s multi-source form" if spec.many is not None
                 and node.lateral == (spec.many[0],) else "one run after another"))
-        if options.get("weight") is not None and not own_weights(entry, options):
-            why_cpu.append(f"weights from edge column '{options['weight']}': the CPU's resident "
-                           "variant reads them from the edge properties")
-        spec.validate(entry, options)  # (the arguments every row shares)
+        if spec.local is not None and (options.get(spec.local[0]) is not None
+                                       or spec.local[0] in subqueries):
+            # the result of the vertices given, from their neighbourhoods: little work, read
+            # from the resident graph by the CPU
+            spec = replace(spec, variants=(Variant("cpu", "resident", spec.local[1],
+                                                   spec.variants[0].state_per_vertex,
+                                                   reads=("out", "in")),))
+            why_cpu.append(f"{spec.name} of the vertices given ({spec.local[0]} => ...), from "
+                           "their neighbourhoods only: a few rows of the CSR each, on the CPU")
+        sized = entry
+        if view:
+            # A view's CSR is compacted from the resident graph, never read from pages.
+            spec = replace(spec, variants=tuple(v for v in spec.variants if v.name != "pages"))
+            sized = replace(entry, weighted=weight is not None)
+        extra = dict(view=view, masks=masks, weight=weight)
         if why_cpu:
-            decision = choose(replace(spec, variants=(spec.variant("cpu"),)), entry, self.cpu,
+            decision = choose(replace(spec, variants=(spec.variant("cpu"),)), sized, self.cpu,
                               self.cpu, self.host_budget)
             return self._operator(node, spec, entry, options, subqueries, inputs, decision, None,
-                                  shown, *why_cpu, pushed=pushed)
-        decision = choose(spec, entry, self.device, self.cpu, self.host_budget, self.force,
+                                  shown, *view, *why_cpu, pushed=pushed, **extra)
+        decision = choose(spec, sized, self.device, self.cpu, self.host_budget, self.force,
                           self.fleet, options)
         fallback = None
         in_cluster = decision.placement is not None and decision.placement.backend == "mpi"
         if decision.variant.device == "gpu" and not in_cluster:  # all ranks fall back, or none
             try:
-                cpu = choose(spec, entry, self.cpu, self.cpu, self.host_budget, self.force)
+                cpu = choose(spec, sized, self.cpu, self.cpu, self.host_budget, self.force)
                 fallback = self._operator(node, spec, entry, options, subqueries, inputs, cpu,
-                                          None, shown, pushed=pushed)
+                                          None, shown, *view, pushed=pushed, **extra)
             except DeviceOutOfMemory:
                 pass
         return self._operator(node, spec, entry, options, subqueries, inputs, decision, fallback,
-                              shown, pushed=pushed)
+                              shown, *view, pushed=pushed, **extra)
 
     def _operator(self, node, spec, entry, options, subqueries, inputs, decision: Decision,
                   fallback: GraphOperator | None, shown: str, *extra: str,
-                  pushed: "pushdown.Reduction | pushdown.TopRows | None" = None
-                  ) -> GraphOperator:
+                  pushed: "pushdown.Reduction | pushdown.TopRows | None" = None,
+                  view: tuple[str, ...] = (), masks: dict[str, int] | None = None,
+                  weight: Any = None) -> GraphOperator:
         tuning = spec.tune(entry, decision.device, decision.variant) if spec.tune else None
         variant = decision.variant
         if decision.placement is not None:
@@ -234,6 +315,8 @@ class PhysicalPlanner:
         details.extend(extra)
         if fallback is not None:
             details.append(f"if the GPU runs out of memory: cpu · {fallback.variant}")
+        if node.subgraph is not None:
+            shown = shown.replace(entry.name, node.subgraph.text, 1)
         label = f"{spec.name}({shown})"
         if pushed is not None:
             label += f" → {pushed.describe()}"
@@ -244,6 +327,7 @@ class PhysicalPlanner:
                              details=tuple(details), spec=spec, entry=entry, options=options,
                              subqueries=subqueries, decision=decision,
                              config=decision.config(tuning), fallback=fallback,
+                             masks=masks or {}, weight=weight, view=bool(view),
                              reduction=pushed if isinstance(pushed, pushdown.Reduction) else None,
                              top=pushed if isinstance(pushed, pushdown.TopRows) else None)
 
@@ -251,7 +335,8 @@ class PhysicalPlanner:
         entry = self.snapshot.get(node.graph)
         hops = "; ".join(
             f"{h.direction} {h.low}" + (f"..{h.high}" if h.high != h.low else "") + " hop"
-            + ("s" if h.high > 1 else "") + f" -> {h.target}" for h in node.hops)
+            + ("s" if h.high > 1 else "") + f" -> {h.target}"
+            + _hop_masks(h) for h in node.hops)
         # On a GPU: the out-CSR and, for hops against the edges' direction, the in-edge index
         # (offsets, sources, positions) resident; what is left of the budget bounds a hop.
         n, m = entry.num_vertices, entry.num_edges
@@ -271,16 +356,31 @@ class PhysicalPlanner:
         frontier = ("sorted sparse keys for all rows at once" if device == "gpu" else
                     "a dense bitmap frontier per start vertex, or sorted sparse keys past "
                     "starts x vertices x levels = 2e10 (decided when the starts are known)")
+        quantified = any((h.low, h.high) != (1, 1) for h in node.hops)
+        rows = ""
+        if node.mode == "walk" and quantified:
+            rows = ("paths: one row per walk (SQL/PGQ's default), counted before any is built "
+                    "and refused past max_path_rows" + (f"; {node.path} built step by step"
+                                                        if node.path else ""))
+        elif node.mode == "any":
+            rows = (f"paths: at most {node.k} shortest walk{'s' if node.k > 1 else ''} per pair "
+                    f"of endpoints, level by level ({node.k} kept per vertex)"
+                    if node.k > 1 or node.path else
+                    "paths: one row per pair of endpoints (reachability)")
+        elif node.mode == "all_shortest":
+            rows = ("paths: every shortest walk per pair of endpoints, counted before any is "
+                    "built and refused past max_path_rows")
         return PatternOperator(
             logical=node, inputs=self._inputs(node), entry=entry, budget_bytes=budget,
             device=device, device_limit_bytes=int(self.device.memory_limit),
             host_budget_bytes=int(self.cpu.memory_limit),
             label=f"GRAPH_TABLE {entry.name} {node.text}".rstrip(),
-            details=(f"{device} · frontier expansion from "
-                     f"{'filtered' if node.start_ids is not None else 'all'} {node.start}; "
-                     f"{hops}",
-                     f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: {frontier}",
-                     f"why: {why}"))
+            details=tuple(d for d in (
+                f"{device} · frontier expansion from "
+                f"{'filtered' if node.start_ids is not None else 'all'} {node.start}; {hops}",
+                rows,
+                f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: {frontier}",
+                f"why: {why}") if d))
 
     def plan_GraphTableScan(self, node: GraphTableScan) -> TableScan:
         entry = self.snapshot.get(node.graph)
@@ -290,9 +390,12 @@ class PhysicalPlanner:
                 ", ..." if len(node.sources) > 5 else "")
             details = (f"filter pushed into the scan: src IN ({shown}); only those vertices' "
                        "rows of the CSR are read",)
+        elif node.table == "vertex_positions":
+            details = ("the vertex table with each vertex's position, for a subgraph's mask",)
         elif node.table != "vertices":
             details = ("every edge, built once from the CSR and kept while the graph is "
-                       "resident",)
+                       "resident" + (" (with its stored position, for a subgraph's mask)"
+                                     if node.table == "edge_positions" else ""),)
         return TableScan(logical=node, entry=entry, label=f"SCAN {entry.name}.{node.table}",
                          details=details)
 
@@ -316,3 +419,12 @@ class PhysicalPlanner:
     def plan_DescribeGraph(self, node: DescribeGraph) -> TableScan:
         entry = self.snapshot.get(node.graph)
         return TableScan(logical=node, entry=entry, label=f"DESCRIBE {entry.name}")
+
+
+def _hop_masks(hop) -> str:
+    """EXPLAIN's note of a pattern hop's masks: those of every step, and its ends (checked
+    once after it; a shortest search stops when it has reached them)."""
+    steps = [f"{kind} masked" for kind, _ in hop.masks() if kind != "ends"]
+    notes = (["every step: " + ", ".join(steps)] if steps else []) + (
+        ["ends masked"] if hop.ends is not None else [])
+    return f" ({'; '.join(notes)})" if notes else ""

@@ -151,7 +151,8 @@ def choose(spec: AlgorithmSpec, entry: GraphEntry, device: Device, cpu: Device,
     host = int(host_budget if host_budget is not None else host_memory_bytes() * HOST_SHARE)
     why_device = device.reason
     if device.is_gpu and spec.variant("gpu") is None:
-        device, why_device = cpu, f"{spec.name} has no GPU implementation"
+        device, why_device = cpu, f"{spec.name} has no GPU implementation" + (
+            f" ({spec.cpu_reason})" if spec.cpu_reason else "")
     if fleet is None or not fleet.active or fleet.kind != device.kind \
             or spec.partitioned(device.kind) is None or force not in ("auto", "partitioned"):
         return _one_device(spec, entry, device, host, force, why_device)

@@ -45,12 +45,14 @@ from graphdb.executor.plan import (
     ValuesScan,
     lateral_column,
 )
+from graphdb.executor.property_graph import user_id_type
 
 from .._version import __version__
 from ..errors import BinderError
-from .dialect import GraphTable, span
+from .dialect import GraphTable, SubgraphRef, span
 from .parameters import Parameters, placeholders, sql_literal
 from .pattern import bind_graph_table, conjuncts
+from .subgraph import bind_subgraph
 from .tables import (
     GRAPH_TABLES,
     LATERAL,
@@ -58,6 +60,7 @@ from .tables import (
     bind_algorithm,
     constant,
     graph_argument,
+    outer_columns,
     suggest,
 )
 
@@ -71,6 +74,9 @@ _SPACES = re.compile(r"\s+")
 PUSHDOWN_MIN_ROWS = 1 << 22
 
 _INT64_MAX = (1 << 63) - 1
+#: The argument of a set of sources (``bfs(g, sources => [1, 2, 3])``) and the output column
+#: that says which source each row came from.
+SOURCES, SOURCE = "sources", "source"
 
 
 @dataclass(frozen=True)
@@ -353,9 +359,25 @@ class _Binder:
     def _graph_table(self, node: exp.Table) -> None:
         graph = self.ctx.graph(node.args["db"].name)
         which = node.name.lower()
+        schema = self.ctx.schema(graph)
+        if schema is not None and which not in GRAPH_TABLES and schema.is_label(node.name) \
+                and node.args.get("catalog") is None:  # a property graph's g.Person, g.knows
+            labels = [v.name for v in schema.vertex_labels + schema.edge_labels]
+            label = next(n for n in labels if n.lower() == which)
+            entry = self.ctx.catalog.get(graph)
+            relation = table_name(entry, f"label_{label}")
+            alias = node.args.get("alias")
+            alias_sql = alias.sql(dialect="duckdb") if alias is not None else _quote(
+                node.name if id(node) not in self._full_names else f"{graph}.{node.name}")
+            self._edit(node, f"{relation} AS {alias_sql}",
+                       [(relation, GraphTableScan(graph, f"label:{label}"))],
+                       [(relation, f"{graph}.{label}")])
+            return
         if which not in GRAPH_TABLES or node.args.get("catalog") is not None:
+            known = list(GRAPH_TABLES) + ([v.name for v in schema.vertex_labels
+                                           + schema.edge_labels] if schema else [])
             raise BinderError(f"graph '{graph}' has no table '{node.name}'"
-                              + suggest(which, list(GRAPH_TABLES), "tables"))
+                              + suggest(which, known, "tables"))
         alias = node.args.get("alias")
         alias_sql = alias.sql(dialect="duckdb") if alias is not None else _quote(
             f"{node.args['db'].name}.{which}" if id(node) in self._full_names else which)
@@ -365,7 +387,7 @@ class _Binder:
         sources = self._pushed_sources(node) if which != "vertices" and \
             rows >= PUSHDOWN_MIN_ROWS else None
         if sources is not None:  # only values of the ids' type: others are DuckDB's to refuse
-            strings = entry.id_type == "string"
+            strings = user_id_type(entry) == "string"
             if not all(isinstance(v, str) if strings else isinstance(v, int)
                        and not isinstance(v, bool) for v in sources):
                 sources = None
@@ -453,19 +475,7 @@ class _Binder:
     def _value_node(arg: exp.Expression) -> exp.Expression:
         return arg.expression if isinstance(arg, (exp.Kwarg, exp.PropertyEQ)) else arg
 
-    @staticmethod
-    def _columns(node: exp.Expression) -> list[exp.Column]:
-        """Columns of ``node`` outside any subquery of it."""
-        if isinstance(node, (exp.Subquery, exp.Select)):
-            return []
-        found, stack = [], [node]
-        while stack:
-            part = stack.pop()
-            if isinstance(part, exp.Column):
-                found.append(part)
-            elif not isinstance(part, (exp.Subquery, exp.Select)):
-                stack.extend(part.iter_expressions())
-        return found
+    _columns = staticmethod(outer_columns)
 
     def _function(self, call: exp.Func, item: exp.Expression, lateral_ok: bool) -> None:
         name = (call.name if isinstance(call, exp.Anonymous) else call.sql_name()).lower()
@@ -473,16 +483,32 @@ class _Binder:
         args = list(call.expressions) if isinstance(call, exp.Anonymous) else []
         if not args or isinstance(args[0], (exp.Kwarg, exp.PropertyEQ)):
             raise BinderError(f"{name}() needs a graph as its first argument: {spec.signature()}")
-        graph = self.ctx.graph(graph_argument(args[0], name))
+        subgraph = None
+        if isinstance(args[0], SubgraphRef):
+            subgraph = bind_subgraph(args[0], self.ctx, self.text, self._render_piece,
+                                     self._columns, self._rename_column)
+            graph = subgraph.graph
+        else:
+            graph = self.ctx.graph(graph_argument(args[0], name))
         positional, named, seen_named, per_row = [], {}, False, {}
-        shown = [graph]
+        shown = [graph if subgraph is None else subgraph.text]
+        many = None  # the query of a set of sources (sources => [1, 2] or a subquery)
         for arg in args[1:]:
             value_node = self._value_node(arg)
+            if value_node is not arg and arg.this.name.lower() == SOURCES:
+                if spec.many is None:
+                    raise BinderError(f"{name}() takes no set of sources: {spec.signature()}")
+                many = self._set_query(value_node)
+                named[spec.many[0]] = LATERAL
+                shown.append(f"{SOURCES} => {self._source_text(value_node)}")
+                seen_named = True
+                continue
             if value_node is not arg:
                 seen_named = True
                 key = arg.this.name
                 if key.lower() in (k.lower() for k in named):
-                    raise BinderError(f"{name}(): argument '{key.lower()}' given twice")
+                    raise BinderError(f"{name}(): argument '{key.lower()}' given twice"
+                                      + (" (source and sources)" if many is not None else ""))
                 where = f"{name}(): argument '{key}'"
             elif seen_named:
                 raise BinderError(f"{name}(): positional arguments must come before named ones")
@@ -504,12 +530,24 @@ class _Binder:
                 positional.append(value)
                 shown.append(text)
         node = bind_algorithm(name, graph, positional, named)
+        if subgraph is not None:
+            node = replace(node, subgraph=subgraph)
         relation = self.fresh()
         call_text = f"{name}({', '.join(shown)})"
         alias = item.args.get("alias")
         alias_sql = alias.sql(dialect="duckdb") if alias is not None and alias.name else name
         if alias is not None and not alias.name and alias.args.get("columns"):
             alias_sql = name + alias.sql(dialect="duckdb")
+        if many is not None:  # one run for a set of sources: their rows, with a source column
+            if len(node.lateral) != 1:
+                raise BinderError(f"{name}(): with sources => ..., the other arguments must be "
+                                  "the same for every source (not columns of a table before it)")
+            node = replace(node, sources=many)
+            columns = ", ".join(_quote(c.name) for c in spec.columns)
+            text = (f"(SELECT {_quote(lateral_column(node.lateral[0]))} AS {_quote(SOURCE)}, "
+                    f"{columns} FROM {relation}) AS {alias_sql}")
+            self._edit(item, text, [(relation, node)], [(relation, call_text)])
+            return
         if not node.lateral:
             self._edit(item, f"{relation} AS {alias_sql}", [(relation, node)],
                        [(relation, call_text)])
@@ -525,12 +563,39 @@ class _Binder:
                 + f"(SELECT {columns} FROM {relation} WHERE {match}) AS {alias_sql}")
         self._edit(item, text, [(relation, node)], [(relation, call_text)])
 
+    def _set_query(self, node: exp.Expression) -> RelationalQuery:
+        """The query listing a set of values: the rows of a subquery (its first column), or
+        the elements of a list (``[1, 2, 3]``, a parameter bound to a list or tuple)."""
+        inner = node
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        start, end = self._extent(node)
+        if isinstance(inner, (exp.Subquery, exp.Select)):
+            return self.query(start, end + 1, "SELECT * FROM ", " AS __graphdb_subquery")
+        if self._columns(node):
+            raise BinderError("sources => ... takes a list ([1, 2, 3]) or a subquery, not a "
+                              "column: write LATERAL bfs(g, t.column) to run per row")
+        return self.query(start, end + 1, "SELECT unnest(", ") AS value")
+
     def _source_text(self, node: exp.Expression) -> str:
         try:
             start, end = self._extent(node)
         except BinderError:
             return node.sql(dialect="duckdb")
         return _SPACES.sub(" ", self.text[start:end + 1])
+
+    def _rename_column(self, column: exp.Column, sql: str) -> None:
+        """Write ``column`` (``v.age``) as ``sql`` where the statement's text is rendered."""
+        first = column.args.get("table") or column.this
+        start, end = first._meta.get("start"), column.this._meta.get("end")
+        if start is None or end is None:
+            raise BinderError(f"cannot place {column.sql()} in the query text")
+        self.edits.append(_Edit(start, end + 1, sql))
+
+    def _render_piece(self, node: exp.Expression) -> tuple[str, dict, dict]:
+        """(SQL, relations read, how they show) of a piece of the statement, edits made."""
+        start, end = self._extent(node)
+        return self.render(start, end + 1)
 
     def _render_node(self, node: exp.Expression) -> str:
         start, end = self._extent(node)
@@ -772,7 +837,8 @@ class _Shortcut:
         found = pushdown.reduction_for(key, "__key" if key else None, calls,
                                        {c.name: c.type for c in spec.columns},
                                        {c.name for c in spec.columns if c.vertex},
-                                       entry.id_type == "string")
+                                       user_id_type(entry) == "string"
+                                       or ctx.schema(node.graph) is not None)
         return None if found is None else (found, tuple(direct))
 
     def top(self, node: AlgorithmScan):

@@ -79,6 +79,15 @@ class _Reader:
             return True
         return False
 
+    def phrase(self, first: str, *rest: str) -> bool:
+        """Consume ``first`` and then ``rest`` if the next token is ``first`` (``OR REPLACE``,
+        ``IF NOT EXISTS``); an error when ``first`` is not followed by ``rest``."""
+        if not self.word(first):
+            return False
+        for word in rest:
+            self.expect(word)
+        return True
+
     def expect(self, word: str) -> None:
         if not self.word(word):
             raise self.error(f"missing {word}")
@@ -199,8 +208,11 @@ def parse_copy(text: str) -> dict[str, Any]:
 
 
 def parse_create_graph(text: str) -> dict[str, Any]:
-    """``CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] g FROM 'edges' [(options)]``."""
-    r = _Reader(text, "CREATE [OR REPLACE] GRAPH name FROM 'edges' [(options)]")
+    """``CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] g FROM 'edges' [(options)]``, or
+    ``... g AS GRAPH source [WHERE ...]`` (a subgraph kept as a graph of its own: ``path`` is
+    empty and ``subgraph`` the text from ``GRAPH`` on)."""
+    r = _Reader(text, "CREATE [OR REPLACE] GRAPH name FROM 'edges' [(options)] or CREATE GRAPH "
+                      "name AS GRAPH source [WHERE condition]")
     r.expect("CREATE")
     replace = r.word("OR")
     if replace:
@@ -211,6 +223,13 @@ def parse_create_graph(text: str) -> dict[str, Any]:
         r.expect("NOT")
         r.expect("EXISTS")
     graph = r.name("graph name")
+    if r.word("AS"):
+        token = r.peek()
+        if token is None or token.text.upper() != "GRAPH":
+            raise r.error("AS takes a subgraph: GRAPH source [WHERE condition]")
+        return {"kind": "load_graph", "graph": graph, "path": "", "options":
+                {"replace": True} if replace else {}, "if_not_exists": if_not_exists,
+                "subgraph": text[token.start:].rstrip().rstrip(";")}
     r.expect("FROM")
     path = r.string("file name")
     options = r.options(LOAD_OPTIONS)

@@ -26,11 +26,12 @@ from sqlglot import exp, generator
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.tokens import TokenType
 
-__all__ = ["GraphSQL", "GraphTable", "NodePattern", "EdgePattern", "span"]
+__all__ = ["GraphSQL", "GraphTable", "NodePattern", "EdgePattern", "SubgraphRef", "UNBOUNDED",
+           "span"]
 
 
-#: SQL/PGQ path search prefixes and modes that this subset does not implement.
-_PATH_PREFIXES = {"ANY", "ALL", "SHORTEST", "WALK", "TRAIL", "ACYCLIC", "SIMPLE"}
+#: SQL/PGQ path modes (restrictors) this subset does not implement (WALK is the default).
+_RESTRICTORS = {"TRAIL", "ACYCLIC", "SIMPLE"}
 
 
 def span(node: exp.Expression) -> tuple[int, int] | None:
@@ -40,33 +41,53 @@ def span(node: exp.Expression) -> tuple[int, int] | None:
 
 
 class NodePattern(exp.Expression):
-    """``(a)`` or ``(a WHERE a.id = 1)``; ``this`` is the variable name (may be None)."""
+    """``(a)``, ``(a:Person|City WHERE a.age > 30)``; ``this`` is the variable name (may be
+    None), ``labels`` the label expression's text (``|`` or, ``&`` and, ``!`` not, ``%`` any)."""
 
-    arg_types = {"this": False, "where": False}
+    arg_types = {"this": False, "where": False, "labels": False}
 
 
 class EdgePattern(exp.Expression):
-    """``-[e]->``, ``<-[e]-``, ``-[e]-`` with an optional ``{m,n}`` quantifier.
+    """``-[e]->``, ``<-[e]-``, ``-[e]-`` with an optional ``{m,n}`` quantifier (``*``, ``+``
+    and ``{m,}`` leave ``high`` None: unbounded), or a quantified path pattern of one edge,
+    ``((x)-[e]->(y) WHERE cond){m,n}`` (``source``, ``target`` are the inner vertex patterns,
+    ``group`` the condition of the group).
 
     ``direction`` is 'out', 'in' or 'both'; ``low``/``high`` are the hop bounds (1, 1 unless
-    quantified).
+    quantified; ``high`` is :data:`UNBOUNDED` for ``*``, ``+``, ``{m,}``).
     """
 
-    arg_types = {"this": False, "direction": True, "low": False, "high": False, "where": False}
+    arg_types = {"this": False, "direction": True, "low": False, "high": False, "where": False,
+                 "source": False, "target": False, "group": False, "labels": False}
+
+
+#: ``high`` of an unbounded quantifier (an AST argument set to None would be dropped).
+UNBOUNDED = -1
 
 
 class GraphTable(exp.Expression):
-    """``GRAPH_TABLE (graph MATCH pattern [WHERE cond] [COLUMNS (...)])``.
+    """``GRAPH_TABLE (graph MATCH [p =] [prefix] pattern [WHERE cond] [COLUMNS (...)])``.
 
-    ``pattern`` alternates NodePattern, EdgePattern, NodePattern, ...
+    ``pattern`` alternates NodePattern, EdgePattern, NodePattern, ...; ``path`` is the path
+    variable; ``prefix`` the path search prefix ('any', 'any_shortest', 'all_shortest',
+    'shortest') with ``k`` (ANY k, SHORTEST k).
     """
 
-    arg_types = {"this": True, "pattern": True, "where": False, "columns": False, "alias": False}
+    arg_types = {"this": True, "pattern": True, "where": False, "columns": False, "alias": False,
+                 "path": False, "prefix": False, "k": False}
 
     @property
     def alias(self) -> str:
         alias = self.args.get("alias")
         return alias.name if alias is not None else ""
+
+
+class SubgraphRef(exp.Expression):
+    """``GRAPH g [LABELS (l, ...)] [WHERE condition]`` as a graph function's graph: the part of
+    ``g`` kept by the labels (of a property graph) and the condition (``e.<property>`` of edges,
+    ``v.<property>`` of vertices)."""
+
+    arg_types = {"this": True, "where": False, "labels": False}
 
 
 class GraphSQLParser(DuckDB.Parser):
@@ -92,6 +113,28 @@ class GraphSQLParser(DuckDB.Parser):
             return table
         return self._spanned(lambda: super(GraphSQLParser, self)._parse_table(*args, **kwargs))
 
+    def _parse_function_args(self, alias: bool = False):
+        return self._parse_csv(lambda: self._parse_subgraph()
+                               or self._parse_lambda(alias=alias))
+
+    def _parse_subgraph(self):
+        """``GRAPH g [WHERE condition]`` (a function argument), else None."""
+        if not (self._curr and self._curr.text.upper() == "GRAPH" and self._next
+                and self._next.token_type in (TokenType.VAR, TokenType.STRING)
+                and self._next.token_type not in self.RESERVED_TOKENS):
+            return None
+        first = self._index
+        self._advance()
+        name = self._parse_id_var(any_token=False)
+        labels = None
+        if self._curr and self._curr.text.upper() == "LABELS":
+            self._advance()
+            labels = self._parse_wrapped_csv(lambda: self._parse_id_var(any_token=True))
+        where = self._parse_assignment() if self._match(TokenType.WHERE) else None
+        node = SubgraphRef(this=name, where=where, labels=labels)
+        node.meta["span"] = (self._tokens[first].start, self._tokens[self._index - 1].end)
+        return node
+
     def _parse_projections(self):
         return self._parse_csv(lambda: self._spanned(self._parse_expression)), None
 
@@ -112,13 +155,20 @@ class GraphSQLParser(DuckDB.Parser):
             self.raise_error("GRAPH_TABLE needs a graph name")
         if not self._match_text_seq("MATCH"):
             self.raise_error("expected MATCH after the graph name in GRAPH_TABLE")
-        if self._curr and self._curr.text.upper() in _PATH_PREFIXES:
-            self.raise_error(f"path prefix {self._curr.text.upper()} is not supported: use "
-                             "{m,n} quantifiers, or the shortest_path()/bfs() table functions")
+        path = None
+        if self._curr and self._next and self._next.token_type == TokenType.EQ and \
+                self._curr.token_type in (TokenType.VAR, TokenType.IDENTIFIER):
+            path = self._parse_id_var(any_token=False)
+            self._match(TokenType.EQ)
+        prefix, k = self._parse_path_prefix()
         pattern = [self._parse_node_pattern()]
-        while self._curr and self._curr.token_type in (TokenType.DASH, TokenType.ARROW,
-                                                       TokenType.LT):
-            pattern.append(self._parse_edge_pattern())
+        while self._curr and (self._curr.token_type in (TokenType.DASH, TokenType.ARROW,
+                                                        TokenType.LT)
+                              or self._quantified_path_ahead()):
+            if self._quantified_path_ahead():
+                pattern.append(self._parse_quantified_path())
+            else:
+                pattern.append(self._parse_edge_pattern())
             pattern.append(self._parse_node_pattern())
         if self._match(TokenType.COMMA, advance=False):
             self.raise_error("MATCH takes one linear path pattern; write (a)-[]->(b)-[]->(c) "
@@ -127,7 +177,71 @@ class GraphSQLParser(DuckDB.Parser):
         columns = None
         if self._match_text_seq("COLUMNS"):
             columns = self._parse_wrapped_csv(self._parse_expression)
-        return GraphTable(this=graph, pattern=pattern, where=where, columns=columns)
+        return GraphTable(this=graph, pattern=pattern, where=where, columns=columns, path=path,
+                          prefix=prefix, k=k)
+
+    def _parse_path_prefix(self) -> tuple[str | None, int | None]:
+        """``ANY SHORTEST``, ``ALL SHORTEST``, ``ANY [k]``, ``SHORTEST k``, then an optional
+        ``WALK`` [PATH|PATHS]: (prefix, k)."""
+        word = self._curr.text.upper() if self._curr else ""
+        prefix, k = None, None
+        if word in ("ANY", "ALL", "SHORTEST"):
+            self._advance()
+            after = self._curr.text.upper() if self._curr else ""
+            if word == "ALL":
+                if after != "SHORTEST":
+                    self.raise_error("ALL takes SHORTEST (ALL SHORTEST); every walk is the "
+                                     "default without a prefix")
+                self._advance()
+                prefix = "all_shortest"
+            elif word == "ANY" and after == "SHORTEST":
+                self._advance()
+                prefix = "any_shortest"
+            else:
+                if self._curr and self._curr.token_type == TokenType.NUMBER:
+                    k = int(self._curr.text)
+                    self._advance()
+                elif word == "SHORTEST":
+                    self.raise_error("SHORTEST takes a count (SHORTEST 3), or write ANY SHORTEST")
+                prefix = "any" if word == "ANY" else "shortest"
+                if k is not None and k < 1:
+                    self.raise_error(f"{word} {k}: the number of paths must be at least 1")
+        mode = self._curr.text.upper() if self._curr else ""
+        if mode in _RESTRICTORS:
+            self.raise_error(f"path mode {mode} is not supported: paths are walks (WALK); "
+                             "ANY SHORTEST and ALL SHORTEST paths have no repeated vertices")
+        if mode == "WALK":
+            self._advance()
+            if self._curr and self._curr.text.upper() in ("PATH", "PATHS"):
+                self._advance()
+        return prefix, k
+
+    def _quantified_path_ahead(self) -> bool:
+        """Whether ``((`` starts a quantified path pattern here."""
+        return bool(self._curr and self._next and self._curr.token_type == TokenType.L_PAREN
+                    and self._next.token_type == TokenType.L_PAREN)
+
+    def _parse_quantified_path(self) -> EdgePattern:
+        """``((x)-[e]->(y) [WHERE cond]){m,n}``: one edge between two vertex patterns, every
+        step of it meeting the conditions."""
+        self._match(TokenType.L_PAREN)
+        source = self._parse_node_pattern()
+        if self._curr is None or self._curr.token_type not in (TokenType.DASH, TokenType.ARROW,
+                                                               TokenType.LT):
+            self.raise_error("a quantified path pattern holds one edge: ((x)-[e]->(y)){m,n}")
+        edge = self._parse_edge_pattern(quantified=False)
+        target = self._parse_node_pattern()
+        group = self._parse_assignment() if self._match(TokenType.WHERE) else None
+        if not self._match(TokenType.R_PAREN):
+            self.raise_error("a quantified path pattern holds one edge: ((x)-[e]->(y)){m,n}")
+        edge.set("source", source)
+        edge.set("target", target)
+        edge.set("group", group)
+        before = self._index
+        self._edge_quantifier(edge)
+        if self._index == before:
+            self.raise_error("a parenthesized path pattern needs a quantifier: ((x)-[e]->(y)){1,3}")
+        return edge
 
     def _parse_node_pattern(self) -> NodePattern:
         if not self._match(TokenType.L_PAREN):
@@ -136,29 +250,49 @@ class GraphSQLParser(DuckDB.Parser):
         if self._curr and self._curr.token_type not in (TokenType.R_PAREN, TokenType.COLON,
                                                         TokenType.WHERE):
             var = self._parse_id_var(any_token=False)
-        if self._match(TokenType.COLON):
-            self.raise_error("labels are not supported: graphs in graphdb have one vertex type")
+        labels = self._parse_labels()
         where = self._parse_assignment() if self._match(TokenType.WHERE) else None
         self._match_r_paren()
-        return NodePattern(this=var, where=where)
+        return NodePattern(this=var, where=where, labels=labels)
 
-    def _parse_edge_pattern(self) -> EdgePattern:
+    def _parse_labels(self) -> str | None:
+        """The label expression after ``:`` (or ``IS``), as text: names, ``|``, ``&``, ``!``,
+        ``%`` and parentheses, up to WHERE or the pattern's closing bracket."""
+        if not (self._match(TokenType.COLON) or self._match(TokenType.IS)):
+            return None
+        parts, depth = [], 0
+        while self._curr is not None:
+            kind = self._curr.token_type
+            if kind in (TokenType.WHERE, TokenType.R_BRACKET) or (
+                    kind == TokenType.R_PAREN and depth == 0):
+                break
+            if kind == TokenType.L_PAREN:
+                depth += 1
+            elif kind == TokenType.R_PAREN:
+                depth -= 1
+            parts.append(self._curr.text)
+            self._advance()
+        if not parts:
+            self.raise_error("a label expression follows ':' (e.g. (a:Person|City))")
+        return " ".join(parts)
+
+    def _parse_edge_pattern(self, quantified: bool = True) -> EdgePattern:
         # Forms: -[e]->  <-[e]-  -[e]-  ->  <-  -   (brackets optional)
         left_arrow = bool(self._match(TokenType.LT))
         if self._match(TokenType.ARROW):  # '->' with no brackets
             if left_arrow:
                 self.raise_error("'<->' is not supported; use -[e]- for either direction")
-            return self._edge_quantifier(EdgePattern(direction="out"))
+            edge = EdgePattern(direction="out")
+            return self._edge_quantifier(edge) if quantified else edge
         if not self._match(TokenType.DASH):
             self.raise_error("expected an edge pattern such as -[e]->")
-        var, where = None, None
-        if self._match(TokenType.L_BRACKET):
+        var, where, labels = None, None, None
+        brackets = bool(self._match(TokenType.L_BRACKET))
+        if brackets:
             if self._curr and self._curr.token_type not in (TokenType.R_BRACKET, TokenType.COLON,
                                                             TokenType.WHERE):
                 var = self._parse_id_var(any_token=False)
-            if self._match(TokenType.COLON):
-                self.raise_error("edge labels are not supported: graphs in graphdb have one "
-                                 "edge type")
+            labels = self._parse_labels()
             if self._match(TokenType.WHERE):
                 where = self._parse_assignment()
             self._match(TokenType.R_BRACKET) or self.raise_error("expected ']'")
@@ -174,7 +308,13 @@ class GraphSQLParser(DuckDB.Parser):
         if left_arrow and right_arrow:
             self.raise_error("'<-[]->' is not supported; use -[e]- for either direction")
         direction = "in" if left_arrow else "out" if right_arrow else "both"
-        return self._edge_quantifier(EdgePattern(this=var, direction=direction, where=where))
+        edge = EdgePattern(this=var, direction=direction, where=where,
+                           labels=labels if brackets else None)
+        if not quantified:
+            edge.set("low", 1)
+            edge.set("high", 1)
+            return edge
+        return self._edge_quantifier(edge)
 
     def _edge_quantifier(self, edge: EdgePattern) -> EdgePattern:
         low = high = 1
@@ -185,12 +325,12 @@ class GraphSQLParser(DuckDB.Parser):
             else:
                 high = low
             self._match(TokenType.R_BRACE) or self.raise_error("expected '}' after the quantifier")
-            if high is None:
-                self.raise_error("an edge quantifier needs an upper bound, e.g. {1,3}")
-        elif self._match(TokenType.PLUS) or self._match(TokenType.STAR):
-            self.raise_error("unbounded quantifiers (+, *) are not supported; give {m,n}")
+        elif self._match(TokenType.PLUS):
+            low, high = 1, None
+        elif self._match(TokenType.STAR):
+            low, high = 0, None
         edge.set("low", low)
-        edge.set("high", high)
+        edge.set("high", UNBOUNDED if high is None else high)
         return edge
 
     def _quantity(self, empty):
@@ -219,17 +359,26 @@ def _graph_table_sql(gen, node: GraphTable) -> str:
 
 def _node_pattern_sql(gen, node: NodePattern) -> str:
     where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
-    return f"({gen.sql(node.this) if node.this else ''}{where})"
+    labels = f":{node.args['labels']}" if node.args.get("labels") else ""
+    return f"({gen.sql(node.this) if node.this else ''}{labels}{where})"
 
 
 def _edge_pattern_sql(gen, node: EdgePattern) -> str:
     where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
-    inner = f"[{gen.sql(node.this) if node.this else ''}{where}]"
+    labels = f":{node.args['labels']}" if node.args.get("labels") else ""
+    inner = f"[{gen.sql(node.this) if node.this else ''}{labels}{where}]"
     low, high = node.args.get("low", 1), node.args.get("high", 1)
-    quantifier = "" if (low, high) == (1, 1) else f"{{{low},{high}}}"
+    quantifier = "" if (low, high) == (1, 1) else f"{{{low},{'' if high == UNBOUNDED else high}}}"
     left, right = {"out": ("-", "->"), "in": ("<-", "-"), "both": ("-", "-")}[
         node.args["direction"]]
     return f"{left}{inner}{right}{quantifier}"
+
+
+def _subgraph_sql(gen, node: SubgraphRef) -> str:
+    where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
+    labels = node.args.get("labels")
+    labels = f" LABELS ({', '.join(gen.sql(n) for n in labels)})" if labels else ""
+    return f"GRAPH {gen.sql(node.this)}{labels}{where}"
 
 
 # Printable by any generator, so error messages and column names can quote a pattern: the base
@@ -237,7 +386,8 @@ def _edge_pattern_sql(gen, node: EdgePattern) -> str:
 for _generator in (generator.Generator, DuckDB.Generator):
     _generator.TRANSFORMS = {
         **_generator.TRANSFORMS, GraphTable: _graph_table_sql,
-        NodePattern: _node_pattern_sql, EdgePattern: _edge_pattern_sql}
+        NodePattern: _node_pattern_sql, EdgePattern: _edge_pattern_sql,
+        SubgraphRef: _subgraph_sql}
 
 
 class GraphSQL(DuckDB):

@@ -184,6 +184,9 @@ def explain_lines(plan: PhysicalNode, stats: dict | None = None,
                                body + " " * (indent + 4)))
         if stats and id(node) in stats:
             lines.extend(_wrap("actual: " + _actual(node, stats), body, body + "  "))
+        elif stats:
+            lines.extend(_wrap("actual: not run (a subgraph's mask kept from an earlier "
+                               "statement)", body, body + "  "))
         for i, child in enumerate(node.inputs):
             last = i == len(node.inputs) - 1
             emit(child, child_lead + ("└── " if last else "├── "),

@@ -22,6 +22,7 @@ from sqlglot.tokens import TokenType
 from ..errors import ParseError
 from .copy import parse_copy, parse_create_graph
 from .dialect import GraphSQL
+from .property_graph_sql import parse_create_property_graph
 
 __all__ = ["Statement", "parse", "split_statements"]
 
@@ -39,7 +40,8 @@ class Statement:
 
     ``kind`` is 'select', 'show_graphs', 'show_settings', 'show_functions', 'describe', 'set',
     'reset', 'drop_graph', 'vacuum', 'copy_to' (COPY (query) TO 'file', ``ast`` the query) or
-    'load_graph' (COPY g FROM 'edges', CREATE GRAPH g FROM 'edges').
+    'load_graph' (COPY g FROM 'edges', CREATE GRAPH g FROM 'edges', CREATE GRAPH h AS GRAPH g
+    ...) or 'create_property_graph' (``options`` holds its tables).
     """
 
     kind: str
@@ -101,9 +103,18 @@ def parse(sql: str) -> Statement:
             raise ParseError("COPY (...) TO takes a query: COPY (SELECT ...) TO 'file'", 1, 1)
         return Statement("copy_to", inner.ast, inner.text, path=parts["path"],
                          options=parts["options"])
+    upper = [w.upper() for w in words[:6]]
+    if head == "CREATE" and "PROPERTY" in upper and upper[upper.index("PROPERTY") + 1:][:1] \
+            == ["GRAPH"]:
+        parts = parse_create_property_graph(text)
+        return Statement("create_property_graph", None, text, name=parts["graph"],
+                         options=parts, if_exists=parts["if_not_exists"])
     if head == "CREATE" and len(words) > 1 and words[1].upper() in ("GRAPH", "OR"):
         parts = parse_create_graph(text)
-        return Statement("load_graph", None, text, name=parts["graph"], path=parts["path"],
+        ast = None
+        if parts.get("subgraph"):  # CREATE GRAPH h AS GRAPH g WHERE ...: its subgraph, parsed
+            ast = _subgraph(parts["subgraph"])
+        return Statement("load_graph", ast, text, name=parts["graph"], path=parts["path"],
                          options=parts["options"], if_exists=parts["if_not_exists"])
     if head == "VACUUM":
         if len(words) == 1:
@@ -139,6 +150,20 @@ def parse(sql: str) -> Statement:
     if isinstance(ast, exp.Query):
         return Statement("select", ast, text)
     raise ParseError(f"unsupported statement: {head}", 1, 1)
+
+
+def _subgraph(text: str) -> exp.Expression:
+    """``GRAPH g [WHERE ...]`` parsed as the graph argument of a call (its spans are offsets
+    into ``SELECT * FROM f(`` + text + ``)``, kept as the node's ``meta['text']``)."""
+    wrapped = f"SELECT * FROM f({text})"
+    select = parse(wrapped).ast
+    call = select.args["from_"].this.this if select.args.get("from_") else None
+    if not isinstance(call, exp.Func) or not call.expressions or len(call.expressions) != 1 or \
+            type(call.expressions[0]).__name__ != "SubgraphRef":
+        raise ParseError("CREATE GRAPH name AS takes GRAPH source [WHERE condition]")
+    node = call.expressions[0]
+    node.meta["text"] = wrapped
+    return node
 
 
 #: Deepest nesting of parentheses (subqueries, calls, groupings) a statement may have. The

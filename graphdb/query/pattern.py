@@ -15,10 +15,14 @@ from typing import Callable
 
 from sqlglot import exp
 
+from graphdb.executor.graph_tables import POSITION, table_name
+from graphdb.executor.pattern import PATH_COLUMNS
 from graphdb.executor.plan import GraphTableScan, Hop, PatternMatch, RelationalQuery
+from graphdb.executor.property_graph import PropertySchema
 
 from ..errors import BinderError, NotSupportedError
-from .dialect import EdgePattern, GraphTable, NodePattern
+from .dialect import UNBOUNDED, EdgePattern, GraphTable, NodePattern
+from .labels import label_set
 from .tables import Context, suggest
 
 __all__ = ["bind_graph_table", "output_name"]
@@ -46,33 +50,200 @@ def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     return [node]
 
 
-def _pattern_text(pattern: list[exp.Expression]) -> str:
+def _pattern_text(table: GraphTable) -> str:
+    pattern = table.args["pattern"]
     parts = []
+    path, prefix, k = table.args.get("path"), table.args.get("prefix"), table.args.get("k")
+    if path is not None:
+        parts.append(f"{path.name} = ")
+    if prefix is not None:
+        parts.append({"any": "ANY", "any_shortest": "ANY SHORTEST", "shortest": "SHORTEST",
+                      "all_shortest": "ALL SHORTEST"}[prefix] + (f" {k}" if k else "") + " ")
+    def labelled(node) -> str:
+        labels = node.args.get("labels")
+        return (node.this.name if node.this else "") + (f":{labels.replace(' ', '')}"
+                                                        if labels else "")
+
     for item in pattern:
         if isinstance(item, NodePattern):
-            parts.append(f"({item.this.name if item.this else ''})")
-        else:
-            var = item.this.name if item.this else ""
-            low, high = item.args["low"], item.args["high"]
-            quant = "" if (low, high) == (1, 1) else f"{{{low},{high}}}"
-            body = {"out": f"-[{var}]->", "in": f"<-[{var}]-", "both": f"-[{var}]-"}
-            parts.append(body[item.args["direction"]] + quant)
+            parts.append(f"({labelled(item)})")
+            continue
+        var = labelled(item)
+        low, high = item.args["low"], item.args["high"]
+        quant = "" if (low, high) == (1, 1) else f"{{{low},{'' if high == UNBOUNDED else high}}}"
+        body = {"out": f"-[{var}]->", "in": f"<-[{var}]-", "both": f"-[{var}]-"}
+        body = body[item.args["direction"]]
+        if item.args.get("source") is not None:
+            x, y = item.args["source"], item.args["target"]
+            body = f"(({labelled(x)}){body}({labelled(y)}))"
+        parts.append(body + quant)
     return "".join(parts)
 
 
-def _var_names(pattern):
-    vertices, edges, single = [], [], {}
+def _var_names(pattern, path: str | None):
+    """(vertex variables, edge variables, whether each edge variable is a single edge, the
+    variables of quantified path patterns' inner vertices)."""
+    vertices, edges, single, inner = [], [], {}, []
+    taken = {path.lower()} if path else set()
+
+    def claim(name: str) -> None:
+        if name.lower() in taken:
+            raise BinderError(f"pattern variable '{name}' is used twice")
+        taken.add(name.lower())
+
     for i, item in enumerate(pattern):
         if isinstance(item, NodePattern):
-            vertices.append(item.this.name if item.this else f"__v{i}")
-        else:
-            if item.this is not None:
-                name = item.this.name
-                if name in edges or name in vertices:
+            name = item.this.name if item.this else f"__v{i}"
+            if name not in vertices:
+                if item.this is not None and name.lower() in taken:
                     raise BinderError(f"pattern variable '{name}' is used twice")
-                edges.append(name)
-                single[name] = (item.args["low"], item.args["high"]) == (1, 1)
-    return vertices, edges, single
+                taken.add(name.lower())
+            vertices.append(name)
+            continue
+        if item.this is not None:
+            claim(item.this.name)
+            edges.append(item.this.name)
+            single[item.this.name] = (item.args["low"], item.args["high"]) == (1, 1) and \
+                item.args.get("source") is None
+        for inner_node in (item.args.get("source"), item.args.get("target")):
+            if inner_node is not None and inner_node.this is not None:
+                claim(inner_node.this.name)
+                inner.append(inner_node.this.name)
+    return vertices, edges, single, inner
+
+
+#: Path functions of COLUMNS and WHERE -> the path variable's column.
+_PATH_FUNCTIONS = {"vertices": "vertices", "edges": "edges", "path_length": "length",
+                   "length": "length", "cost": "cost"}
+
+
+def _path_functions(node: exp.Expression, path: str | None) -> exp.Expression:
+    """``vertices(p)``, ``edges(p)``, ``path_length(p)`` / ``length(p)`` and ``cost(p)`` as
+    the columns ``p.vertices`` ... of the pattern's result."""
+    if path is None:
+        return node
+
+    def rename(part: exp.Expression) -> exp.Expression:
+        if isinstance(part, exp.Func):
+            name = part.name if isinstance(part, exp.Anonymous) else part.sql_name()
+            args = list(part.expressions) if isinstance(part, exp.Anonymous) else [
+                part.this] if part.this is not None else []
+            if name.lower() in _PATH_FUNCTIONS and len(args) == 1 and \
+                    isinstance(args[0], exp.Column) and not args[0].table and \
+                    args[0].name.lower() == path.lower():
+                return exp.column(_PATH_FUNCTIONS[name.lower()], table=path)
+        if isinstance(part, exp.Column) and not part.table and part.name.lower() == path.lower():
+            raise BinderError(f"'{part.name}' is a path: use vertices({part.name}), "
+                              f"edges({part.name}), path_length({part.name}) or "
+                              f"cost({part.name})")
+        return part
+
+    return node.transform(rename)
+
+
+class _Labels:
+    """The labels of a pattern's variables on a property graph (nothing on a plain graph):
+    which labels each may have, the properties that gives it, the stored columns they are in,
+    and the conditions that restrict it to its labels."""
+
+    def __init__(self, schema: PropertySchema | None, graph: str, pattern: list,
+                 vertices: list[str]):
+        self.schema = schema
+        self.of: dict[str, tuple[str, ...]] = {}  # variable -> its labels (all: absent)
+        self.kind: dict[str, str] = {}  # variable -> "vertex" | "edge"
+        self.edge_at: dict[int, str] = {}  # pattern position -> its edge variable
+        vertex_names = [v.name for v in schema.vertex_labels] if schema else []
+        edge_names = [e.name for e in schema.edge_labels] if schema else []
+
+        def note(variable: str, text: str | None, kind: str) -> None:
+            self.kind[variable] = kind
+            if text is None:
+                return
+            if schema is None:
+                raise BinderError(f"graph '{graph}' has one vertex and one edge type, so no "
+                                  f"labels ({text}); CREATE PROPERTY GRAPH makes a graph of "
+                                  "labelled vertex and edge tables")
+            names = vertex_names if kind == "vertex" else edge_names
+            found = label_set(text, names, f"{kind} labels of graph '{graph}'")
+            self.of[variable] = tuple(n for n in self.of.get(variable, found) if n in found)
+
+        for i, item in enumerate(pattern):
+            if isinstance(item, NodePattern):
+                note(vertices[i // 2], item.args.get("labels"), "vertex")
+                continue
+            variable = item.this.name if item.this is not None else f"__e{i}"
+            self.edge_at[i] = variable
+            note(variable, item.args.get("labels"), "edge")
+            for node, role in ((item.args.get("source"), "sources"),
+                               (item.args.get("target"), "targets")):
+                if node is not None:
+                    inner = node.this.name if node.this is not None else f"__inner{i}{role}"
+                    note(inner, node.args.get("labels"), "vertex")
+
+    def edge_variable(self, position: int) -> str:
+        return self.edge_at[position]
+
+    def _labels(self, variable: str) -> tuple[str, ...]:
+        schema = self.schema
+        every = schema.vertex_labels if self.kind[variable] == "vertex" else schema.edge_labels
+        return self.of.get(variable, tuple(label.name for label in every))
+
+    def properties(self, variable: str) -> list[str]:
+        """The properties a variable of a property graph has (its labels' and the extras:
+        a vertex's ``id`` and ``label``, an edge's ``src``, ``dst`` and ``label``)."""
+        found: dict[str, None] = {}
+        vertex = self.kind[variable] == "vertex"
+        for name in self._labels(variable):
+            label = self.schema.vertex_label(name) if vertex else self.schema.edge_label(name)
+            found.update(dict.fromkeys(label.properties))
+        lower = {p.lower() for p in found}
+        extras = ("id", "label") if vertex else ("src", "dst", "label")
+        return list(found) + [e for e in extras if e not in lower]
+
+    def _columns(self, variable: str, prop: str) -> tuple[str, ...]:
+        labels = self._labels(variable)
+        if self.kind[variable] == "vertex":
+            return self.schema.vertex_columns(labels, prop)
+        return self.schema.edge_columns(labels, prop)
+
+    def restriction(self, variable: str, alias: str) -> str:
+        """SQL keeping the rows of ``alias`` (a vertex or edge table) that have the variable's
+        labels; "" when it may have any."""
+        if self.schema is None or variable not in self.of:
+            return ""
+        every = (self.schema.vertex_labels if self.kind[variable] == "vertex"
+                 else self.schema.edge_labels)
+        if len(self.of[variable]) == len(every):
+            return ""
+        names = ", ".join("'" + n.replace("'", "''") + "'" for n in self.of[variable])
+        return f"{alias}.label IN ({names})" if names else "FALSE"
+
+    def stored_sql(self, condition: exp.Expression, scope: "_Scope") -> exp.Expression:
+        """``condition`` over the stored tables: ``a.name`` as the stored column of each of
+        a's labels (COALESCE of them: a vertex has one label, so one is not NULL)."""
+        if self.schema is None:
+            return condition
+
+        def rename(node: exp.Expression) -> exp.Expression:
+            if not isinstance(node, exp.Column) or not node.table:
+                return node
+            variable, prop = scope.resolve(node)
+            if variable not in self.kind:
+                return node
+            columns = self._columns(variable, prop)
+            if not columns:
+                return node  # id, label, src, dst: columns of the stored tables
+            refs = [exp.column(c, table=variable, quoted=True) for c in columns]
+            return refs[0] if len(refs) == 1 else exp.func("coalesce", *refs)
+
+        return condition.transform(rename)
+
+    def stored(self, references: list[tuple[str, str]]) -> tuple[tuple[str, str, tuple], ...]:
+        """(variable, property, its stored columns) of the properties a pattern outputs."""
+        if self.schema is None:
+            return ()
+        return tuple((variable, prop, self._columns(variable, prop))
+                     for variable, prop in references if variable in self.kind)
 
 
 class _Scope:
@@ -137,33 +308,95 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     names a graph's vertex table, ``fresh()`` names the operator's result, ``value(node)`` is
     ``(the value,)`` of a literal or a parameter, else None."""
     graph = ctx.graph(table.this.name)
+    entry = ctx.catalog.get(graph)
     pattern = list(table.args["pattern"])
-    vertices, edges, single = _var_names(pattern)
-    for item in pattern:
-        if isinstance(item, EdgePattern) and item.args["low"] > item.args["high"]:
-            raise BinderError(f"edge quantifier {{{item.args['low']},{item.args['high']}}}: "
-                              "the lower bound exceeds the upper bound")
-    vertex_cols = ctx.graph_columns(graph, "vertices")
-    # Listing g.edges' columns reads its schema: only when an edge variable is used.
-    clauses = [table.args.get("where")] + list(table.args.get("columns") or []) + [
-        item.args.get("where") for item in pattern]
-    used = {c.table.lower() for clause in clauses if clause is not None
-            for c in clause.find_all(exp.Column) if c.table}
-    edge_cols = ctx.graph_columns(graph, "edges") if used & {e.lower() for e in edges} else []
-    columns = {v: vertex_cols for v in dict.fromkeys(vertices)}
-    columns.update({e: edge_cols for e in edges})
+    path = table.args["path"].name if table.args.get("path") is not None else None
+    prefix, k = table.args.get("prefix"), table.args.get("k")
+    mode, k = {None: ("walk", 1), "any": ("any", k or 1), "any_shortest": ("any", 1),
+               "shortest": ("any", k), "all_shortest": ("all_shortest", 1)}[prefix]
+    vertices, edges, single, inner = _var_names(pattern, path)
+    hops_at = [i for i, item in enumerate(pattern) if isinstance(item, EdgePattern)]
+    for i in hops_at:
+        low, high = pattern[i].args["low"], pattern[i].args["high"]
+        if high != UNBOUNDED and low > high:
+            raise BinderError(f"edge quantifier {{{low},{high}}}: the lower bound exceeds the "
+                              "upper bound")
+        if high == UNBOUNDED and prefix is None:
+            raise BinderError("an unbounded quantifier (*, +, {m,}) matches endless walks: give "
+                              "an upper bound {m,n}, or select paths (ANY SHORTEST, ALL SHORTEST, "
+                              "ANY k)")
+    if prefix is not None:
+        if len(hops_at) != 1:
+            raise NotSupportedError("a path search prefix (ANY, SHORTEST, ALL SHORTEST) takes a "
+                                    "pattern of one edge or one quantified edge, (a)-[e]->{m,n}(b)")
+        if pattern[hops_at[0]].args["low"] > 1 and (path is not None or k > 1
+                                                    or mode == "all_shortest"):
+            raise NotSupportedError("ANY k / SHORTEST / ALL SHORTEST paths are searched from 0 or "
+                                    "1 edges up: use {0,n} or {1,n} and filter path_length(p) in "
+                                    "WHERE")
+    labels = _Labels(ctx.schema(graph), graph, pattern, vertices)
+    if labels.schema is not None:
+        columns = {v: labels.properties(v) for v in dict.fromkeys(vertices + inner)}
+        columns.update({e: labels.properties(e) for e in edges})
+    else:
+        vertex_cols = ctx.graph_columns(graph, "vertices")
+        # Listing g.edges' columns reads its schema: only when an edge variable is used.
+        clauses = [table.args.get("where")] + list(table.args.get("columns") or [])
+        for item in pattern:
+            clauses += [item.args.get(name) for name in ("where", "group")]
+            clauses += [node.args.get("where") for node in (item.args.get("source"),
+                                                             item.args.get("target")) if node]
+        used = {c.table.lower() for clause in clauses if clause is not None
+                for c in clause.find_all(exp.Column) if c.table}
+        edge_cols = ctx.graph_columns(graph, "edges") if used & {e.lower() for e in edges} else []
+        columns = {v: vertex_cols for v in dict.fromkeys(vertices + inner)}
+        columns.update({e: edge_cols for e in edges})
+    if path is not None:
+        columns[path] = list(PATH_COLUMNS)
     scope = _Scope(columns)
-
-    conditions: list[exp.Expression] = []
-    for item in pattern + [table]:
-        conditions.extend(conjuncts(item.args.get("where")))
-    if any(c.find(exp.Subquery, exp.Select) for c in conditions):
-        raise NotSupportedError("subqueries inside GRAPH_TABLE are not supported; filter its "
-                                "result instead: SELECT ... FROM GRAPH_TABLE (...) t WHERE "
-                                "t.x IN (SELECT ...)")
 
     def variables(node: exp.Expression) -> set[str]:
         return {scope.resolve(c)[0] for c in node.find_all(exp.Column)}
+
+    # Conditions inside a quantified hop (or any hop of a selective pattern) hold for every
+    # step it takes: masks of the edges and vertices a step may use, not filters of the rows.
+    conditions: list[exp.Expression] = []
+    masks: dict[int, dict[str, list[exp.Expression]]] = {}
+    for i, item in enumerate(pattern):
+        if isinstance(item, NodePattern):
+            conditions.extend(conjuncts(item.args.get("where")))
+            continue
+        stepwise = prefix is not None or (item.args["low"], item.args["high"]) != (1, 1) or \
+            item.args.get("source") is not None
+        own = conjuncts(item.args.get("where")) + conjuncts(item.args.get("group"))
+        for node in (item.args.get("source"), item.args.get("target")):
+            if node is not None:
+                own += conjuncts(node.args.get("where"))
+        if not stepwise:
+            conditions.extend(own)
+            continue
+        roles = {}
+        if item.this is not None:
+            roles[item.this.name] = "edges"
+        for node, role in ((item.args.get("source"), "sources"),
+                           (item.args.get("target"), "targets")):
+            if node is not None and node.this is not None:
+                roles[node.this.name] = role
+        for condition in own:
+            named = variables(condition)
+            if len(named) != 1 or next(iter(named)) not in roles:
+                raise NotSupportedError(
+                    f"{condition.sql()}: a condition inside a quantified pattern names one of its "
+                    "own variables (the edge, or the vertex a step leaves or reaches); move "
+                    "conditions across several of them out of the pattern")
+            masks.setdefault(i, {}).setdefault(roles[next(iter(named))], []).append(condition)
+    conditions.extend(conjuncts(table.args.get("where")))
+    if any(c.find(exp.Subquery, exp.Select) for c in conditions + [
+            c for found in masks.values() for cs in found.values() for c in cs]):
+        raise NotSupportedError("subqueries inside GRAPH_TABLE are not supported; filter its "
+                                "result instead: SELECT ... FROM GRAPH_TABLE (...) t WHERE "
+                                "t.x IN (SELECT ...)")
+    conditions = [_path_functions(c, path) for c in conditions]
 
     # A filter on an end vertex alone chooses the operator's start vertices.
     first, last = vertices[0], vertices[-1]
@@ -175,60 +408,114 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     pushed = [c for c, v in by_var if v == {start}]
     rest = [c for c, v in by_var if v != {start}]
     inputs: list[tuple[str, object]] = []
-    start_ids = _start_values(pushed, start, value)
-    if pushed and start_ids is None:
+    start_ids = _start_values(pushed, start, value) if labels.schema is None else None
+    restrict = labels.restriction(start, '"' + start.replace('"', '""') + '"')
+    if (pushed or restrict) and start_ids is None:
         name = vertices_name(graph)
-        where = " AND ".join(f"({generate(c)})" for c in pushed)
+        where = " AND ".join([f"({generate(labels.stored_sql(c, scope))})" for c in pushed]
+                             + ([restrict] if restrict else []))
         start_ids = RelationalQuery(
             f'SELECT "{start}".id FROM {name} AS "{start}" WHERE {where}',
             ((name, GraphTableScan(graph, "vertices")),))
 
-    hops = []
-    # Positions, not nodes: two anonymous () patterns are equal as AST nodes but distinct here.
-    positions = list(range(len(pattern))) if start == first else list(
-        reversed(range(len(pattern))))
-    for i in range(1, len(positions), 2):
-        edge = pattern[positions[i]]
-        target = vertices[positions[i + 1] // 2]
-        direction = edge.args["direction"] if start == first else _FLIP[edge.args["direction"]]
-        name = edge.this.name if edge.this is not None else None
-        hops.append(Hop(target, direction, edge.args["low"], edge.args["high"],
-                        name if name and single[name] else None))
+    def mask(found: list[exp.Expression], role: str, variable: str) -> RelationalQuery:
+        kind = "edge_positions" if role == "edges" else "vertex_positions"
+        relation = table_name(entry, kind)
+        alias = '"' + variable.replace('"', '""') + '"'
+        restrict = labels.restriction(variable, alias)
+        where = " AND ".join([f"({generate(labels.stored_sql(c, scope))})" for c in found]
+                             + ([restrict] if restrict else []))
+        return RelationalQuery(f"SELECT {alias}.{POSITION} FROM {relation} AS {alias} "
+                               f"WHERE {where}", ((relation, GraphTableScan(graph, kind)),),
+                               ((relation, f"{graph}.{kind.split('_')[0]}s"),))
 
+    hops = []
+    taken: list[exp.Expression] = []  # conditions checked as a hop's ends, not after the match
+    ended: list[str] = []  # and how EXPLAIN shows them
+    backwards = start != first
+    # Positions, not nodes: two anonymous () patterns are equal as AST nodes but distinct here.
+    positions = list(range(len(pattern))) if not backwards else list(
+        reversed(range(len(pattern))))
+    bound = {start}
+    for i in range(1, len(positions), 2):
+        at = positions[i]
+        edge = pattern[at]
+        target = vertices[positions[i + 1] // 2]
+        direction = edge.args["direction"] if not backwards else _FLIP[edge.args["direction"]]
+        name = edge.this.name if edge.this is not None else None
+        low, high = edge.args["low"], edge.args["high"]
+        if high == UNBOUNDED:  # a selective search ends by itself; bound it by the graph's size
+            high = max(entry.num_vertices, 1) * k + 1
+        found = {}
+        roles = {"edges": labels.edge_variable(at)}
+        for node, role in ((edge.args.get("source"), "sources"),
+                           (edge.args.get("target"), "targets")):
+            if node is not None:
+                roles[role] = node.this.name if node.this is not None else f"__inner{at}{role}"
+        for role, variable in roles.items():
+            parts = masks.get(at, {}).get(role, [])
+            if parts or labels.restriction(variable, "x"):
+                if backwards and role != "edges":  # a reversed step leaves what it reached
+                    role = "targets" if role == "sources" else "sources"
+                found[role] = mask(parts, role, variable)
+        # The target's own conditions and labels: the vertices the hop may end at, checked
+        # right after it (a shortest search stops once it has reached them all).
+        own = [c for c, v in by_var if v == {target}] if target not in bound else []
+        if (own or labels.restriction(target, "x")) and target not in bound:
+            found["ends"] = mask(own, "ends", target)
+            taken.extend(own)
+            if own:
+                ended.append(f" ends {target} WHERE " + " AND ".join(c.sql() for c in own))
+        bound.add(target)
+        hops.append(Hop(target, direction, low, high,
+                        name if name and single[name] else None, **found))
+
+    rest = [c for c in rest if not any(c is t for t in taken)]
     outputs = table.args.get("columns") or [exp.alias_(exp.column("id", v), v)
                                             for v in dict.fromkeys(vertices)
                                             if not v.startswith("__")]
+    outputs = [_path_functions(c, path) for c in outputs]
+    names = [_output_of(c, path, table).lower() for c in outputs]
     referenced: set[tuple[str, str]] = set()
     for node in rest + list(outputs):
         referenced |= {scope.resolve(c) for c in node.find_all(exp.Column)}
     vertex_props, edge_props = [], []
     for var, prop in sorted(referenced):
+        if var in inner:
+            raise BinderError(f"'{var}.{prop}': {var} is a vertex inside a quantified pattern, "
+                              "one per step; vertices(p) of a path variable lists them")
         if var in edges:
             if not single[var]:
                 raise NotSupportedError(f"'{var}.{prop}': a variable-length edge ({var}) has no "
-                                        "single set of properties")
+                                        "single set of properties; name the path (MATCH p = "
+                                        "...) for edges(p)")
             edge_props.append((var, prop))
         else:
             vertex_props.append((var, prop))
     if not vertex_props and not edge_props:
         vertex_props.append((start, "id"))  # keep the row count (count(*) over a pattern)
+    stored = labels.stored(vertex_props + edge_props)
 
-    text = _pattern_text(pattern)
+    text = _pattern_text(table)
     if pushed:
         text += f" start {start} WHERE " + " AND ".join(c.sql() for c in pushed)
+    text += "".join(ended)
     alias = table.args.get("alias")
     alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
     plain = [c.this if isinstance(c, exp.Alias) else c for c in outputs]
     result = fresh()
-    if not rest and all(isinstance(c, exp.Column) for c in plain):
+    shape = dict(path=path, mode=mode, k=k, reversed=backwards, stored=stored)
+    if not rest and all(isinstance(c, exp.Column) for c in plain) and \
+            len(set(names)) == len(names):
         # COLUMNS only names properties: the operator's result is the table, named as asked
-        named = tuple((output_name(c), "{}.{}".format(*scope.resolve(p)))
-                      for c, p in zip(outputs, plain))
+        named = tuple((output_name(c) if not isinstance(c, exp.Column) or c.table.lower()
+                       != (path or "").lower() else _path_output(c, table),
+                       "{}.{}".format(*scope.resolve(p))) for c, p in zip(outputs, plain))
         node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
-                            tuple(edge_props), text, named)
+                            tuple(edge_props), text, named, **shape)
         return f"{result} AS {alias_sql}", inputs + [(result, node)]
     node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
-                        tuple(edge_props), text)
+                        tuple(edge_props), text, **shape)
     inputs.append((result, node))
 
     def over_result(expression: exp.Expression) -> str:
@@ -243,6 +530,19 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         return generate(expression.transform(rename))
 
     select = ", ".join(f'{over_result(c.this if isinstance(c, exp.Alias) else c)} AS '
-                       + '"' + output_name(c).replace('"', '""') + '"' for c in outputs)
+                       + '"' + _output_of(c, path, table).replace('"', '""') + '"'
+                       for c in outputs)
     where = (" WHERE " + " AND ".join(f"({over_result(c)})" for c in rest)) if rest else ""
     return f"(SELECT {select} FROM {result} AS __pattern{where}) AS {alias_sql}", inputs
+
+
+def _path_output(column: exp.Column, table: GraphTable) -> str:
+    """The name a path function's column takes without an alias: as written (``vertices(p)``)."""
+    names = {"length": "path_length"}
+    return f"{names.get(column.name, column.name)}({column.table})"
+
+
+def _output_of(node: exp.Expression, path: str | None, table: GraphTable) -> str:
+    if path is not None and isinstance(node, exp.Column) and node.table.lower() == path.lower():
+        return _path_output(node, table)
+    return output_name(node)

@@ -19,11 +19,12 @@ from graphdb.catalog import Catalog
 from graphdb.executor import algorithms
 from graphdb.executor.graph_tables import GRAPH_TABLES
 from graphdb.executor.plan import AlgorithmScan, PlanNode
+from graphdb.executor.property_graph import PropertySchema
 
 from ..errors import BinderError
 
 __all__ = ["Context", "GRAPH_TABLES", "LATERAL", "bind_algorithm", "constant", "graph_argument",
-           "suggest", "unknown_function"]
+           "outer_columns", "suggest", "unknown_function"]
 
 
 def suggest(name: str, known: list[str], what: str) -> str:
@@ -53,6 +54,10 @@ class Context:
         """The catalog's spelling of graph ``name`` (raises with suggestions)."""
         return self.catalog.get(name).name
 
+    def schema(self, name: str) -> PropertySchema | None:
+        """The labels of property graph ``name`` (None: a graph of one vertex and edge type)."""
+        return PropertySchema.of(self.catalog.get(name))
+
     def is_graph(self, name: str) -> bool:
         lower = name.lower()
         return any(g.lower() == lower for g in self.catalog.names())
@@ -76,6 +81,20 @@ def graph_argument(node: exp.Expression, function: str) -> str:
     if isinstance(node, exp.Literal) and node.is_string:
         return node.this
     raise BinderError(f"{function}(): the first argument must name a graph, got {node.sql()}")
+
+
+def outer_columns(node: exp.Expression) -> list[exp.Column]:
+    """Columns of ``node`` outside any subquery of it."""
+    if isinstance(node, (exp.Subquery, exp.Select)):
+        return []
+    found, stack = [], [node]
+    while stack:
+        part = stack.pop()
+        if isinstance(part, exp.Column):
+            found.append(part)
+        elif not isinstance(part, (exp.Subquery, exp.Select)):
+            stack.extend(part.iter_expressions())
+    return found
 
 
 def constant(node: exp.Expression) -> tuple[bool, Any]:

@@ -25,7 +25,7 @@ def test_gpu_out_of_memory_falls_back_to_the_planned_cpu_plan(tmp_path, monkeypa
         raise DeviceOutOfMemory("needed 9 GiB, 1 GiB free")
 
     spec = algorithms.get("bfs")
-    monkeypatch.setitem(registry._RESOLVED, ("bfs", "gpu", "resident"), exhausted)
+    monkeypatch.setitem(registry._RESOLVED, ("bfs", "gpu", "resident", ".gpu:bfs"), exhausted)
     # no GPU here: the runtime's budget and name are stand-ins
     monkeypatch.setattr(rt, "device_name", lambda: "gpu:0")
     monkeypatch.setattr(rt, "memory_budget", lambda *a, **k: contextlib.nullcontext())

@@ -21,6 +21,7 @@ def con(tmp_path_factory):
     g = nx.gnm_random_graph(50, 200, seed=1, directed=True)
     for u, v in g.edges:
         g.edges[u, v]["weight"] = 1.0 + (u + v) % 5
+        g.edges[u, v]["w2"] = (u * v) % 7
     c = graphdb.connect(str(tmp_path_factory.mktemp("db") / "db"), device="cpu")
     c.from_networkx("g", g)
     gpu = Device("gpu", 1 << 32, name="stand-in GPU", reason="test", l2_bytes=50 << 20,
@@ -30,8 +31,33 @@ def con(tmp_path_factory):
     c.close()
 
 
+#: Graph functions with no GPU variant: EXPLAIN says why.
+CPU_ONLY = {"degree": "degree(g)", "k_shortest_paths": "k_shortest_paths(g, 0, 3, 2)"}
+
+
 def test_every_algorithm_is_listed():
-    assert set(CALLS) == set(algorithms.REGISTRY)
+    assert set(CALLS) | set(CPU_ONLY) == set(algorithms.REGISTRY)
+
+
+@pytest.mark.parametrize("name", sorted(CPU_ONLY))
+def test_cpu_only_operators_say_why(con, name):
+    op = next(n for n in con.plan(f"SELECT * FROM {CPU_ONLY[name]}").walk()
+              if isinstance(n, GraphOperator))
+    assert op.device == "cpu"
+    assert f"{name} has no GPU implementation (" in " ".join(op.details)
+
+
+@pytest.mark.parametrize("call", ["sssp(g, 0, weight => NULL)", "sswp(g, 0, weight => 'w2')",
+                                  "bfs(GRAPH g WHERE e.weight > 2 AND v.id < 40, 0)",
+                                  "pagerank(GRAPH g WHERE v.id < 40)",
+                                  "sssp(GRAPH g WHERE e.weight > 2, 0, weight => 'w2')"])
+def test_views_of_the_graph_plan_onto_the_gpu(con, call):
+    """Another weight column, no weights and subgraphs keep the GPU variants (the view is
+    compacted on the device)."""
+    op = next(n for n in con.plan(f"SELECT * FROM {call}").walk()
+              if isinstance(n, GraphOperator))
+    assert op.device == "gpu", op.details
+    assert any(d.startswith("view:") for d in op.details)
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

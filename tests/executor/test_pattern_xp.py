@@ -40,6 +40,12 @@ PATTERNS = [
     "(a)<-[]-{0,2}(b)",
     "(a)-[]-{2,2}(b)",
     "(a)-[]->(b)-[]->(a)",
+    "p = (a)-[]->{1,2}(b)",
+    "p = (a)-[]->(b)<-[]-{0,2}(c)",
+    "p = ANY SHORTEST (a)-[]->{1,4}(b)",
+    "p = ALL SHORTEST (a)-[]-+(b)",
+    "p = ANY 3 (a)<-[]-{0,3}(b)",
+    "ANY (a)-[]->{2,3}(b)",
 ]
 
 
@@ -66,12 +72,22 @@ def test_device_branches_bind_what_the_host_binds(con, pattern, where):
     out = graph.out_csr
     device = PatternArrays(xp, n, graph.directed, out,
                            lambda: _in_index(xp, out.offsets, out.targets, n))
-    want, want_edges = match_pattern(node.logical, host, start, {}, lambda: None)
-    got, got_edges = match_pattern(node.logical, device, start, {}, lambda: None)
+    want, want_edges, want_path = match_pattern(node.logical, host, start, {}, lambda: None)
+    got, got_edges, got_path = match_pattern(node.logical, device, start, {}, lambda: None)
     assert set(got) == set(want) and set(got_edges) == set(want_edges)
     names = sorted(want) + sorted(want_edges)
-    rows = lambda b, e: sorted(zip(*[(b | e)[k].tolist() for k in names], strict=True))  # noqa: E731
-    assert rows(got, got_edges) == rows(want, want_edges)
+
+    def rows(b, e, path):
+        columns = [(b | e)[k].tolist() for k in names]
+        if path is not None:  # each row's path as (first, (vertices), (edges))
+            ends = np.cumsum(path.length)
+            columns += [path.first.tolist(),
+                        [tuple(path.vertices[end - n:end]) for n, end in zip(path.length, ends)],
+                        [tuple(path.edges[end - n:end]) for n, end in zip(path.length, ends)]]
+        return sorted(zip(*columns, strict=True))
+
+    assert (got_path is None) == (want_path is None)
+    assert rows(got, got_edges, got_path) == rows(want, want_edges, want_path)
 
 
 def test_the_device_recipe_of_the_in_edge_index_is_the_host_one(con):

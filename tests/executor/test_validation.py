@@ -15,14 +15,15 @@ from tests.executor.support import run_cpu
 EXPECTED_SIGNATURES = {
     "bfs": "bfs(graph, source, max_depth => NULL)",
     "pagerank": "pagerank(graph, damping => 0.85, max_iterations => 20, tolerance => 0.0)",
-    "sssp": "sssp(graph, source, weight => NULL)",
+    "sssp": "sssp(graph, source, weight => (the graph's weights))",
     "wcc": "wcc(graph)",
     "cdlp": "cdlp(graph, max_iterations => 10)",
-    "lcc": "lcc(graph)",
+    "lcc": "lcc(graph, vertices => NULL)",
     "khop": "khop(graph, source, k)",
-    "shortest_path": "shortest_path(graph, source, target, weight => NULL)",
-    "sswp": "sswp(graph, source)",
+    "shortest_path": "shortest_path(graph, source, target, weight => (the graph's weights))",
+    "sswp": "sswp(graph, source, weight => (the graph's weights))",
     "neighbors": "neighbors(graph, vertex, direction => 'out')",
+    "k_shortest_paths": "k_shortest_paths(graph, source, target, k, weight => (the graph's weights))",
 }
 EXPECTED_COLUMNS = {
     "bfs": [("vertex", True), ("depth", False)],

@@ -14,3 +14,12 @@ def random_edges(rng: np.random.Generator, n: int, m: int):
         src[:2], dst[:2] = src[2], dst[2]  # duplicates
         dst[3] = src[3]  # a self loop
     return src, dst
+
+
+def gpu_connection():
+    """An in-memory connection with ``SET device = 'gpu'`` (a module fixture's body)."""
+    import graphdb
+
+    with graphdb.connect() as con:
+        con.execute("SET device = 'gpu'")
+        yield con

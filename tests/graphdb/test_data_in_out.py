@@ -191,7 +191,8 @@ def test_functions_lists_every_function_with_a_description(con):
 
 def test_graph_methods_have_their_real_signatures(con):
     g = con.from_networkx("g", nx.path_graph(3, create_using=nx.DiGraph))
-    assert str(inspect.signature(g.bfs)).startswith("(source: 'int | str', max_depth: 'int' = None)")
+    assert str(inspect.signature(g.bfs)).startswith(
+        "(source: 'int | str', max_depth: 'int' = None, *, sources: 'list | None' = None)")
     assert list(inspect.signature(g.pagerank).parameters) == ["damping", "max_iterations",
                                                               "tolerance"]
     assert "Parameters" in g.bfs.__doc__ and "max_depth" in g.bfs.__doc__

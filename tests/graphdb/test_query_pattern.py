@@ -36,7 +36,7 @@ def _walk_reach(graph, source: int, low: int, high: int) -> set[int]:
 def test_variable_length_reach(world, source, low, high):
     con, graph = world
     rows = con.execute(
-        f"SELECT b.id FROM GRAPH_TABLE (g MATCH (a)-[]->{{{low},{high}}}(b) WHERE a.id = ? "
+        f"SELECT b.id FROM GRAPH_TABLE (g MATCH ANY (a)-[]->{{{low},{high}}}(b) WHERE a.id = ? "
         "COLUMNS (b.id)) b", [source]).fetchall()
     got = [r[0] for r in rows]
     assert len(got) == len(set(got)), "each reachable vertex once"
@@ -52,26 +52,70 @@ def test_all_sources_equal_matrix_powers(world, monkeypatch, frontier, low, high
     # The cost model picks dense bitmaps for a graph this small; a zero budget forces sparse.
     budget = 0 if frontier == "sparse" else 1e10
     monkeypatch.setattr(graphdb.executor.pattern, "DENSE_FRONTIER_BUDGET", budget)
-    rows = con.execute(f"SELECT * FROM GRAPH_TABLE (g MATCH (a)-[]->{{{low},{high}}}(b) "
+    rows = con.execute(f"SELECT * FROM GRAPH_TABLE (g MATCH ANY (a)-[]->{{{low},{high}}}(b) "
                        "COLUMNS (a.id AS a, b.id AS b))").fetchall()
     assert len(rows) == len(set(rows))
     expected = {(s, t) for s in range(30) for t in _walk_reach(graph, s, low, high)}
     assert set(rows) == expected
     con.execute("SET device = 'cpu'")  # the frontier's form is the CPU expansion's choice
     try:
-        plan = con.execute(f"EXPLAIN ANALYZE SELECT count(*) FROM GRAPH_TABLE (g MATCH "
+        plan = con.execute(f"EXPLAIN ANALYZE SELECT count(*) FROM GRAPH_TABLE (g MATCH ANY "
                            f"(a)-[]->{{{low},{high}}}(b))").fetchall()
     finally:
         con.execute("RESET device")
     assert any(f"frontier {frontier}" in r[0] for r in plan)
 
 
+def _walks(graph, source: int, low: int, high: int) -> list[int]:
+    """The end of every walk of low..high edges from ``source``, once per walk (matrix
+    powers with multiplicity)."""
+    a = nx.to_numpy_array(graph, nodelist=range(30), weight=None).astype(np.int64)
+    state = np.zeros(30, dtype=np.int64)
+    state[source] = 1
+    ends = []
+    for length in range(high + 1):
+        if length >= low:
+            ends += [v for v in range(30) for _ in range(int(state[v]))]
+        state = state @ a
+    return ends
+
+
 def test_repeated_start_vertices_share_one_traversal(world):
     con, graph = world
     rows = con.execute("SELECT a, c FROM GRAPH_TABLE (g MATCH (a)-[]->(b)-[]->{1,2}(c) "
                        "WHERE a.id = 0 COLUMNS (a.id AS a, c.id AS c))").fetchall()
-    expected = [(0, t) for b in graph.successors(0) for t in _walk_reach(graph, b, 1, 2)]
+    expected = [(0, t) for b in graph.successors(0) for t in _walks(graph, b, 1, 2)]
     assert sorted(rows) == sorted(expected)
+
+
+@pytest.mark.parametrize("low,high", [(1, 1), (1, 3), (2, 3), (0, 2)])
+@pytest.mark.parametrize("source", [0, 5, 17])
+def test_one_row_per_walk(world, source, low, high):
+    con, graph = world
+    rows = con.execute(f"SELECT b.id FROM GRAPH_TABLE (g MATCH (a)-[]->{{{low},{high}}}(b) "
+                       "WHERE a.id = ? COLUMNS (b.id)) b", [source]).fetchall()
+    assert sorted(r[0] for r in rows) == sorted(_walks(graph, source, low, high))
+    paths = con.execute(f"SELECT vs FROM GRAPH_TABLE (g MATCH p = (a)-[]->"
+                        f"{{{low},{high}}}(b) WHERE a.id = ? COLUMNS (vertices(p) AS vs))",
+                        [source]).fetchall()
+    walks = sorted(tuple(r[0]) for r in paths)
+    assert len(walks) == len(set(walks)) == len(rows)
+    assert all(w[0] == source and graph.has_edge(u, v) for w in walks for u, v in zip(w, w[1:]))
+
+
+def test_the_row_limit_refuses_before_building(world):
+    con, graph = world
+    expected = len(_walks(graph, 0, 1, 6))
+    try:
+        con.execute(f"SET max_path_rows = {expected - 1}")
+        with pytest.raises(graphdb.ProgrammingError, match=f"{expected:,} rows, one per walk"):
+            con.execute("SELECT count(*) FROM GRAPH_TABLE (g MATCH (a)-[]->{1,6}(b) "
+                        "WHERE a.id = 0 COLUMNS (b.id))")
+        con.execute(f"SET max_path_rows = {expected}")
+        assert con.execute("SELECT count(*) FROM GRAPH_TABLE (g MATCH (a)-[]->{1,6}(b) "
+                           "WHERE a.id = 0 COLUMNS (b.id))").fetchone()[0] == expected
+    finally:
+        con.execute("RESET max_path_rows")
 
 
 def test_undirected_and_incoming_edges(world):
@@ -99,7 +143,7 @@ def test_fixed_paths_count_walks(world):
 def test_pattern_agrees_with_bfs(world):
     con, _ = world
     via_bfs = con.execute("SELECT vertex FROM bfs(g, 5, 3) WHERE depth > 0").fetchall()
-    via_pattern = con.execute("SELECT b.id FROM GRAPH_TABLE (g MATCH (a)-[]->{1,3}(b) "
+    via_pattern = con.execute("SELECT b.id FROM GRAPH_TABLE (g MATCH ANY (a)-[]->{1,3}(b) "
                               "WHERE a.id = 5 COLUMNS (b.id)) b WHERE b.id <> 5").fetchall()
     assert sorted(via_bfs) == sorted(via_pattern)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..spec import AlgorithmSpec, Column, Partitioning, Variant
+from ..spec import AlgorithmSpec, Column, Param, Partitioning, Variant
 
 __all__ = ["LCC"]
 
@@ -21,7 +21,9 @@ PARTITIONING = Partitioning(
 LCC = AlgorithmSpec(
     name="lcc",
     family="lcc",
-    params=(),
+    params=(Param("vertices", "vertices", default=None,
+                  doc="only these vertices (a list or a subquery), each computed from its "
+                      "neighbourhood alone; NULL: every vertex"),),
     columns=(Column("vertex", pa.int64(), vertex=True), Column("coefficient", pa.float64())),
     variants=(
         # the coefficients and degrees (16); the two distinct-neighbour matrices built from the
@@ -31,6 +33,8 @@ LCC = AlgorithmSpec(
         *(Variant(device, "partitioned", ".partitioned:lcc", 16, 48.0, reads=("out", "in"),
                   partitioning=PARTITIONING) for device in ("cpu", "gpu")),
     ),
-    doc="Local clustering coefficient of every vertex (Graphalytics definition).",
+    doc="Local clustering coefficient of every vertex, or of the vertices given (Graphalytics "
+        "definition).",
     all_active=True,
+    local=("vertices", ".local:lcc_local"),
 )

@@ -17,10 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...cancel import checkpoint
-from ...errors import InvalidArgument
 from ...graph import Graph
 from ...operators.partitioned import Team, expand_rows, min_by_key
-from ..common import check_source
+from ..common import check_source, negative_weights
 from ..spec import AlgorithmOutput, OperatorConfig
 from .gpu import default_delta
 
@@ -41,8 +40,7 @@ def sssp_partitioned(graph: Graph, config: OperatorConfig,
     lowest, total, count = team.total(team.map(lambda i, part, w: [
         w.min() if w.size else np.inf, w.sum(), w.size], weights))
     if not lowest >= 0:  # NaN compares false too
-        raise InvalidArgument(f"sssp(): graph '{graph.name}' has negative (or NaN) edge weights; "
-                              "shortest paths need weights >= 0")
+        raise negative_weights(graph, "sssp")
     delta = default_delta(total / count if count else 1.0,
                           graph.num_edges / max(graph.num_vertices, 1))
     if not delta > 0:

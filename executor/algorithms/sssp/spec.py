@@ -15,16 +15,21 @@ import pyarrow as pa
 from ...abi import UDC_K
 from ...errors import InvalidArgument
 from ..bfs.spec import SUBWAY_GPU_STATE, SUBWAY_STATE
-from ..common import WEIGHT_PARAM, check_weight
+from ..common import WEIGHT_PARAM, check_weight, chosen_weight
 from ..spec import AlgorithmSpec, Column, Param, Partitioning, Variant
 
 __all__ = ["SSSP", "SSWP"]
 
 
 def _needs_weights(entry, options) -> None:
-    if not entry.weighted:
+    check_weight(entry, options, algorithm="sswp")
+    if "weight" in options and options["weight"] is None:
+        raise InvalidArgument("sswp(): widest paths need weights; weight => NULL gives none "
+                              "(name a numeric edge column: weight => 'capacity')")
+    if chosen_weight(entry, options) is None:
         raise InvalidArgument(
-            f"sswp(): graph '{entry.name}' has no edge weights; widest paths need them")
+            f"sswp(): graph '{entry.name}' has no edge weights; widest paths need them (name a "
+            "numeric edge column: weight => 'capacity')")
 
 
 #: Partitioned: distances (8), active flags (1) and the near set (8) per owned vertex; unit
@@ -58,7 +63,7 @@ SSSP = AlgorithmSpec(
 SSWP = AlgorithmSpec(
     name="sswp",
     family="sssp",
-    params=(Param("source", "vertex", doc="vertex to start from"),),
+    params=(Param("source", "vertex", doc="vertex to start from"), WEIGHT_PARAM),
     columns=(Column("vertex", pa.int64(), vertex=True), Column("width", pa.float64())),
     variants=(
         # widths (8), the heap's keys (8), vertices (4) and positions (4)

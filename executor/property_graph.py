@@ -1,0 +1,276 @@
+"""Property graphs: several vertex and edge types (labels) in one stored graph.
+
+A property graph (``CREATE PROPERTY GRAPH``, or ``graphdb ingest`` with several vertex and edge
+files) is stored as one graph: one CSR over every vertex and edge, whichever its label, so that
+every graph operator runs on it, or on the part of it some labels give, unchanged. What makes it
+a property graph is its schema, kept in its catalog entry (``stats["property_graph"]``, written
+by the ingest that stored it):
+
+- vertex labels in order, each with its key column, the key's type, its properties and its
+  range of internal ids: label L's vertices are ids ``start .. start + count - 1``, in ascending
+  order of their keys (so a label's ids ascend with its keys, as a graph's do);
+- edge labels, each with the labels of its sources and destinations, the columns the edge table
+  referenced them by, and its properties;
+- whether edges are undirected (the whole graph's direction, as for any graph).
+
+The stored vertex table has ``id`` (the internal id: identity), ``label``, and one column per
+(label, property) named ``Label.property``, NULL outside that label's vertices; the stored edge
+properties likewise ``label`` and ``label.property``. Property names of different labels never
+collide, whatever their types.
+
+The user's ids are the labels' keys: typed by the label's key column where the vertices in
+question have one label (``bfs(GRAPH social LABELS (Person, knows), 42)``), ``'Label:key'``
+strings where they have several (a whole graph of persons and companies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .arrays import to_arrow
+from .errors import InvalidArgument
+from .ids import VertexIds
+
+__all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "VertexLabel", "describe_rows",
+           "edge_label_table", "label_column", "label_ids", "label_table_columns",
+           "label_weights",
+           "user_id_type", "vertex_label_table"]
+
+#: The key of a property graph's schema in its catalog entry's stats.
+PROPERTY_GRAPH = "property_graph"
+
+
+@dataclass(frozen=True)
+class VertexLabel:
+    name: str
+    table: str
+    key: str
+    key_type: str
+    properties: tuple[str, ...]
+    start: int
+    count: int
+
+
+@dataclass(frozen=True)
+class EdgeLabel:
+    name: str
+    table: str
+    source: str
+    destination: str
+    source_key: str
+    destination_key: str
+    properties: tuple[str, ...]
+    count: int
+
+
+def _find(items, name: str, what: str):
+    found = [i for i in items if i.name == name] or [
+        i for i in items if i.name.lower() == name.lower()]
+    if not found:
+        known = ", ".join(i.name for i in items) or "none"
+        raise InvalidArgument(f"no {what} label '{name}' (labels: {known})")
+    return found[0]
+
+
+@dataclass(frozen=True)
+class PropertySchema:
+    vertex_labels: tuple[VertexLabel, ...]
+    edge_labels: tuple[EdgeLabel, ...]
+    undirected: bool = False
+
+    # -- stored form ----------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {"vertex_labels": [v.__dict__ | {"properties": list(v.properties)}
+                                  for v in self.vertex_labels],
+                "edge_labels": [e.__dict__ | {"properties": list(e.properties)}
+                                for e in self.edge_labels],
+                "undirected": self.undirected}
+
+    @classmethod
+    def of(cls, entry: Any) -> "PropertySchema | None":
+        """The schema of a graph version (None: a graph of one vertex and one edge type)."""
+        data = (getattr(entry, "stats", None) or {}).get(PROPERTY_GRAPH)
+        if not isinstance(data, dict):
+            return None
+        return cls(tuple(VertexLabel(**{**v, "properties": tuple(v["properties"])})
+                         for v in data["vertex_labels"]),
+                   tuple(EdgeLabel(**{**e, "properties": tuple(e["properties"])})
+                         for e in data["edge_labels"]),
+                   bool(data.get("undirected", False)))
+
+    # -- lookups --------------------------------------------------------------------------------
+    def vertex_label(self, name: str) -> VertexLabel:
+        return _find(self.vertex_labels, name, "vertex")
+
+    def edge_label(self, name: str) -> EdgeLabel:
+        return _find(self.edge_labels, name, "edge")
+
+    def is_label(self, name: str) -> bool:
+        lower = name.lower()
+        return any(label.name.lower() == lower
+                   for label in self.vertex_labels + self.edge_labels)
+
+    @staticmethod
+    def column(label: str, prop: str) -> str:
+        """The stored column of property ``prop`` of label ``label``."""
+        return f"{label}.{prop}"
+
+    def vertex_columns(self, labels: tuple[str, ...], prop: str) -> tuple[str, ...]:
+        """The stored columns of property ``prop`` over the vertex labels ``labels`` (those of
+        them that have it)."""
+        return tuple(self.column(v.name, p) for v in map(self.vertex_label, labels)
+                     for p in v.properties if p.lower() == prop.lower())
+
+    def edge_columns(self, labels: tuple[str, ...], prop: str) -> tuple[str, ...]:
+        return tuple(self.column(e.name, p) for e in map(self.edge_label, labels)
+                     for p in e.properties if p.lower() == prop.lower())
+
+    def vertex_mask(self, labels: tuple[str, ...], n: int) -> np.ndarray:
+        """Which vertices have one of ``labels`` (bool per internal id): their ranges."""
+        mask = np.zeros(n, dtype=bool)
+        for label in map(self.vertex_label, labels):
+            mask[label.start:label.start + label.count] = True
+        return mask
+
+    def ids(self, vertices: pa.Table, labels: tuple[str, ...] | None = None,
+            graph: str = "graph") -> VertexIds:
+        """The user's ids of the vertices with ``labels`` (None: every label), in internal order
+        (see :func:`label_ids`), of graph ``graph`` (named in errors)."""
+        chosen = tuple(self.vertex_labels) if labels is None else tuple(
+            self.vertex_label(name) for name in labels)
+        chosen = tuple(sorted(chosen, key=lambda v: v.start))
+        return label_ids(vertices, chosen, graph)
+
+
+def user_id_type(entry: Any) -> str:
+    """'int64' or 'string': the type of a graph version's user ids (a property graph's: its one
+    vertex label's integer keys, else 'Label:key' strings or string keys)."""
+    schema = PropertySchema.of(entry)
+    if schema is None:
+        return entry.id_type
+    if len(schema.vertex_labels) == 1 and schema.vertex_labels[0].key_type.startswith(
+            ("int", "uint")):
+        return "int64"
+    return "string"
+
+
+def label_ids(vertices: pa.Table, labels: tuple[VertexLabel, ...], graph: str) -> VertexIds:
+    """The ids of the vertices of ``labels`` (ascending starts), in internal order: the key of
+    the one label, typed, or ``'Label:key'`` strings for several."""
+    if len(labels) == 1:
+        label = labels[0]
+        keys = vertices.column(PropertySchema.column(label.name, label.key)).slice(
+            label.start, label.count).combine_chunks()
+        typed = "string" if pa.types.is_string(keys.type) or pa.types.is_large_string(
+            keys.type) else "int64"
+        if typed == "int64" and not pa.types.is_integer(keys.type):
+            keys, typed = keys.cast(pa.string()), "string"
+        return VertexIds(keys.cast(pa.int64()) if typed == "int64" else keys.cast(pa.string()),
+                         graph, typed)
+    parts = []
+    for label in labels:
+        keys = vertices.column(PropertySchema.column(label.name, label.key)).slice(
+            label.start, label.count).combine_chunks().cast(pa.string())
+        parts.append(pc.binary_join_element_wise(
+            pa.repeat(pa.scalar(label.name), label.count).cast(pa.string()), keys, ":"))
+    joined = pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+    return VertexIds(joined, graph, "string")
+
+
+def label_column(vertices: pa.Table, labels: tuple[str, ...], prop: str, schema: PropertySchema,
+                 rows: np.ndarray) -> pa.Array:
+    """Property ``prop`` of the vertices ``rows`` (internal ids) whose labels are among
+    ``labels``: each row's value from its own label's column (NULL where that label has no
+    such property)."""
+    columns = schema.vertex_columns(labels, prop)
+    taken = [vertices.column(c).take(to_arrow(rows, pa.int64())) for c in columns]
+    if len(taken) == 1:
+        return taken[0]
+    types = {t.type for t in taken}
+    if len(types) > 1:
+        raise InvalidArgument(f"property '{prop}' has different types in labels "
+                              f"{', '.join(labels)}: name one label")
+    return pc.coalesce(*taken)
+
+
+def vertex_label_table(schema: PropertySchema, vertices: pa.Table, label: str) -> pa.Table:
+    """``g.<Label>`` of a vertex label: its vertices' properties under their own names, in key
+    order."""
+    v = schema.vertex_label(label)
+    part = vertices.slice(v.start, v.count)
+    return pa.table([part.column(schema.column(v.name, p)) for p in v.properties],
+                    names=list(v.properties))
+
+
+def edge_label_table(schema: PropertySchema, graph, vertices: pa.Table,
+                     properties: pa.Table | None, label: str) -> pa.Table:
+    """``g.<label>`` of an edge label: each of its edges once (as ``g.edges`` lists it, turned
+    to run from the source label on an undirected graph), its endpoints' keys under the columns
+    the edge table had, then its properties."""
+    from .graph_tables import select_edges
+
+    e = schema.edge_label(label)
+    positions, src, dst = select_edges(graph, "edges", None)
+    if positions is None:
+        positions = np.arange(len(dst), dtype=np.int64)
+    labels = properties.column("label").take(to_arrow(positions, pa.int64()))
+    keep = pc.equal(labels, e.name).fill_null(False).combine_chunks().to_numpy(
+        zero_copy_only=False)
+    positions, src, dst = positions[keep], src[keep].astype(np.int64), dst[keep].astype(np.int64)
+    source = schema.vertex_label(e.source)
+    if not graph.directed:  # both ends may be listed first: the source label's goes first
+        flip = ~((src >= source.start) & (src < source.start + source.count))
+        src, dst = np.where(flip, dst, src), np.where(flip, src, dst)
+    target = schema.vertex_label(e.destination)
+    columns = [vertices.column(schema.column(source.name, source.key)).take(to_arrow(src)),
+               vertices.column(schema.column(target.name, target.key)).take(to_arrow(dst))]
+    names = [e.source_key, e.destination_key]
+    for prop in e.properties:
+        columns.append(properties.column(schema.column(e.name, prop)).take(to_arrow(positions)))
+        names.append(prop)
+    return pa.table(columns, names=names)
+
+
+def label_table_columns(schema: PropertySchema, label: str) -> list[str]:
+    """The columns of ``g.<label>`` (from the schema alone)."""
+    lower = label.lower()
+    for v in schema.vertex_labels:
+        if v.name.lower() == lower:
+            return list(v.properties)
+    e = schema.edge_label(label)
+    return [e.source_key, e.destination_key, *e.properties]
+
+
+def describe_rows(schema: PropertySchema, vertex_types: pa.Schema,
+                  edge_types: pa.Schema) -> list[tuple[str, str]]:
+    """DESCRIBE's rows of a property graph's schema: a row per label."""
+    def typed(types: pa.Schema, label: str, props) -> str:
+        return ", ".join(f"{p} {types.field(PropertySchema.column(label, p)).type}"
+                         for p in props)
+
+    rows = [("property_graph", f"{len(schema.vertex_labels)} vertex labels, "
+                               f"{len(schema.edge_labels)} edge labels"
+                               + (", undirected" if schema.undirected else ""))]
+    for v in schema.vertex_labels:
+        rows.append((f"vertex label {v.name}", f"table {v.table}, key {v.key} ({v.key_type}), "
+                     f"{v.count} vertices; properties: {typed(vertex_types, v.name, v.properties)}"))
+    for e in schema.edge_labels:
+        props = typed(edge_types, e.name, e.properties) or "none"
+        rows.append((f"edge label {e.name}", f"table {e.table}, {e.source} ({e.source_key}) -> "
+                     f"{e.destination} ({e.destination_key}), {e.count} edges; properties: "
+                     f"{props}"))
+    return rows
+
+
+def label_weights(properties: pa.Table, columns: tuple[str, ...]) -> np.ndarray:
+    """Weights from a property of several edge labels, aligned with the out-CSR: each edge's
+    from its own label's column (float64; NaN where its label has none, or NULL)."""
+    if not columns:
+        return np.full(properties.num_rows, np.nan)
+    values = pc.coalesce(*[properties.column(c).cast(pa.float64()) for c in columns])
+    return values.fill_null(float("nan")).combine_chunks().to_numpy(zero_copy_only=False)

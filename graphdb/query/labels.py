@@ -1,0 +1,84 @@
+"""Label expressions of patterns: ``(a:Person|City)``, ``[k:knows]``, ``(b:!Post)``, ``(x:%)``.
+
+SQL/PGQ's (and GQL's) label expressions: ``|`` (or), ``&`` (and), ``!`` (not), ``%`` (any
+label), parentheses. Every vertex and edge of a graphdb property graph has exactly one label, so
+an expression stands for a set of labels: the labels whose elements it matches.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import BinderError
+from .tables import suggest
+
+__all__ = ["label_set"]
+
+_TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\"[^\"]+\"|[|&!%()])")
+
+
+def label_set(text: str, labels: list[str], what: str) -> tuple[str, ...]:
+    """The labels of ``labels`` (in that order) that the expression ``text`` matches; ``what``
+    says whose labels they are, for errors ("vertex labels of graph 'social'")."""
+    tokens, at = [], 0
+    while at < len(text):
+        match = _TOKEN.match(text, at)
+        if match is None:
+            if text[at:].strip():
+                raise BinderError(f"cannot read the label expression '{text}' at '{text[at:]}'")
+            break
+        tokens.append(match.group(1))
+        at = match.end()
+    position = 0
+
+    def peek() -> str | None:
+        return tokens[position] if position < len(tokens) else None
+
+    def take() -> str:
+        nonlocal position
+        token = peek()
+        if token is None:
+            raise BinderError(f"the label expression '{text}' ends too early")
+        position += 1
+        return token
+
+    def union() -> set[str]:
+        found = intersection()
+        while peek() == "|":
+            take()
+            found |= intersection()
+        return found
+
+    def intersection() -> set[str]:
+        found = factor()
+        while peek() == "&":
+            take()
+            found &= factor()
+        return found
+
+    def factor() -> set[str]:
+        token = take()
+        if token == "!":
+            return set(labels) - factor()
+        if token == "%":
+            return set(labels)
+        if token == "(":
+            found = union()
+            if take() != ")":
+                raise BinderError(f"the label expression '{text}' has an unclosed '('")
+            return found
+        if token in ("|", "&", ")"):
+            raise BinderError(f"the label expression '{text}' has '{token}' where a label "
+                              "should be")
+        name = token.strip('"')
+        matched = [label for label in labels if label == name] or [
+            label for label in labels if label.lower() == name.lower()]
+        if not matched:
+            raise BinderError(f"no label '{name}' among the {what}" + suggest(name, labels,
+                                                                                 "labels"))
+        return {matched[0]}
+
+    found = union()
+    if peek() is not None:
+        raise BinderError(f"the label expression '{text}' goes on after its end: '{peek()}'")
+    return tuple(label for label in labels if label in found)
