@@ -23,7 +23,9 @@ def con():
 @pytest.mark.parametrize("directed", [True, False])
 @pytest.mark.parametrize("seed", cases.SEEDS)
 def test_every_algorithm_on_a_random_subgraph_on_the_gpu(con, seed, directed):
-    cases.test_every_algorithm_on_a_random_subgraph(con, seed, directed)
+    # rel 1e-4: the GPU PageRank sums float32 contributions (pagerank/gpu.py), the precision
+    # every GPU PageRank test holds it to
+    cases.test_every_algorithm_on_a_random_subgraph(con, seed, directed, rank_rel=1e-4)
 
 
 @pytest.mark.parametrize("directed", [True, False])
