@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow as pa
 
 from graphdb.storage.delta import put_record
 from graphdb.storage.env import WRITE_HEADROOM
@@ -51,7 +52,7 @@ class _Changed:
     committed: GraphEntry  # its entry as committed when the transaction first wrote to it
     raw: bytes  # the stored bytes of that entry (the commit checks they did not change)
     entry: GraphEntry  # its entry with the transaction's changes (version counts them)
-    payloads: list[bytes] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
 
 
 class Writer:
@@ -64,6 +65,10 @@ class Writer:
         self.explicit = False
         self._lock: contextlib.ExitStack | None = None
         self._changed: dict[str, _Changed] = {}
+        #: committed entries read since the lock was taken (stay the newest while it is held)
+        self._read: dict[str, tuple[GraphEntry, bytes]] = {}
+        #: the entries the last commit made
+        self.committed: list[GraphEntry] = []
 
     # -- the transaction ------------------------------------------------------------------------
     @property
@@ -83,6 +88,7 @@ class Writer:
             self._forget()
             raise
         self._forget(committed=True)
+        self.committed = entries
         return entries
 
     def rollback(self) -> list[GraphEntry]:
@@ -95,21 +101,20 @@ class Writer:
     def statement(self) -> Iterator[None]:
         """One write statement: its changes commit at the end unless a transaction is open;
         a statement that fails leaves the transaction as it was before it."""
-        saved = {name: dataclasses.replace(c, payloads=list(c.payloads))
-                 for name, c in self._changed.items()}
+        saved = {name: (c.entry, len(c.ops)) for name, c in self._changed.items()}
         try:
             yield
         except BaseException:
             for name, c in list(self._changed.items()):
-                before = saved.get(name)
-                self.catalog.versions.log(c.committed).truncate(
-                    before.entry.version if before else c.committed.version)
-                if before is None:
+                entry, ops = saved.get(name, (None, 0))
+                self.log(c.committed).truncate(entry.version if entry else c.committed.version)
+                if entry is None:
                     del self._changed[name]
                     self.catalog.pending.pop(name, None)
                 else:
-                    self._changed[name] = before
-                    self.catalog.pending[name] = before.entry
+                    c.entry = entry
+                    del c.ops[ops:]
+                    self.catalog.pending[name] = entry
             if not self.explicit:
                 self._forget()
             raise
@@ -121,11 +126,12 @@ class Writer:
         """Graph ``name`` as this transaction sees it (taking the writer lock first, so a
         committed entry read here stays the newest until the transaction ends)."""
         self._acquire()
-        changed = self._changed.get(self.catalog._lookup().key_of(name))
+        changed = self._changed.get(name)
         if changed is not None:
             return changed.entry
         entry, _raw = self._committed(name)
-        return entry
+        changed = self._changed.get(entry.name)
+        return entry if changed is None else changed.entry
 
     def log(self, entry: GraphEntry) -> "DeltaLog":
         return self.catalog.versions.log(entry)
@@ -149,21 +155,18 @@ class Writer:
         if log.version > entry.version:  # records of a statement that did not finish
             log.truncate(entry.version)
         summary = dict(entry.delta) if entry.changed else _base_summary(entry)
-        payloads = []
         try:
             for op in ops:
-                payloads.append(encode_op(op))
                 _count(summary, op, log, entry)
                 log.append(op)
         except BaseException:
             log.truncate(entry.version)
             raise
-        changed.payloads.extend(payloads)
+        changed.ops.extend(ops)
         if entry.directed:
             deleted_base_edges = summary.pop("_tombstoned", 0)
         summary.pop("_tombstoned", None)
         summary["deleted_base_edges"] += deleted_base_edges
-        summary["bytes"] += sum(len(p) for p in payloads)
         summary["pending"] = uuid.uuid4().hex
         changed.entry = _with_counts(entry, log.version, summary)
         self._changed[name] = changed
@@ -172,6 +175,9 @@ class Writer:
 
     # -- internals ------------------------------------------------------------------------------
     def _committed(self, name: str) -> tuple[GraphEntry, bytes]:
+        found = self._read.get(name)
+        if found is not None:
+            return found
         catalog = self.catalog
         with catalog.env.read_txn() as txn:
             raw = catalog._raw_entries(txn)
@@ -179,7 +185,8 @@ class Writer:
 
         snap = Snapshot(catalog, raw, -1)
         key = snap.key_of(name)
-        return snap.get(key, exact=True), raw[key]
+        found = self._read[name] = self._read[key] = (snap.get(key, exact=True), raw[key])
+        return found
 
     def _acquire(self) -> None:
         if self._lock is not None:
@@ -202,35 +209,49 @@ class Writer:
                 delay = min(2 * delay, 0.02)
                 continue
             self._lock = stack
+            self._read = {}
             return
 
     def _write(self) -> list[GraphEntry]:
         catalog = self.catalog
         env = catalog.env
         db = env.db("catalog")
-        changes = list(self._changed.items())
-        final = {name: _committed_form(c.entry) for name, c in changes}
-        total = sum(len(p) for _n, c in changes for p in c.payloads)
+        changes = []
+        for name, c in self._changed.items():
+            records = _coalesce(c.ops)
+            if len(records) != len(c.ops):  # the log's versions are the records'
+                log = self.log(c.committed)
+                log.truncate(c.committed.version)
+                for op in records:
+                    log.append(op)
+            payloads = [encode_op(op) for op in records]
+            delta = {k: v for k, v in c.entry.delta.items() if k != "pending"}
+            delta["bytes"] = c.committed.delta.get("bytes", 0) + sum(len(p) for p in payloads)
+            final = dataclasses.replace(c.entry, version=c.committed.version + len(records),
+                                        delta=delta)
+            changes.append((name, c, payloads, final))
+        total = sum(len(p) for change in changes for p in change[2])
 
         def commit(txn):
-            for name, c in changes:
+            for name, c, payloads, final in changes:
                 raw = txn.get(name.encode(), db=db)
                 if raw is None or bytes(raw) != c.raw:
                     raise GraphChanged(name)
-                for i, payload in enumerate(c.payloads):
+                for i, payload in enumerate(payloads):
                     put_record(env, txn, c.committed.graph_id, c.committed.version + 1 + i,
                                payload)
-                txn.put(name.encode(), final[name].to_json(), db=db)
+                txn.put(name.encode(), final.to_json(), db=db)
 
         env.write(commit, nbytes=2 * total + WRITE_HEADROOM)
-        return list(final.values())
+        return [change[3] for change in changes]
 
     def _forget(self, committed: bool = False) -> None:
         for name, c in self._changed.items():
             if not committed:
-                self.catalog.versions.log(c.committed).truncate(c.committed.version)
+                self.log(c.committed).truncate(c.committed.version)
             self.catalog.pending.pop(name, None)
         self._changed = {}
+        self._read = {}
         self.explicit = False
         if self._lock is not None:
             lock, self._lock = self._lock, None
@@ -239,6 +260,32 @@ class Writer:
     def close(self) -> None:
         """The connection closes: an open transaction is rolled back."""
         self._forget()
+
+
+def _coalesce(ops: list[Op]) -> list[Op]:
+    """The transaction's operations as records: each run of inserts (vertices and edges, in
+    any order) as at most two, its vertices first then its edges. Equivalent: new vertices and
+    delta edges are numbered in the order they come, and an edge of the run names only
+    vertices that exist before it."""
+    out: list[Op] = []
+    run: dict[str, list[pa.Table]] = {"add_vertices": [], "add_edges": []}
+
+    def flush():
+        for kind in ("add_vertices", "add_edges"):
+            if run[kind]:
+                tables = run[kind]
+                out.append(Op(kind, tables[0] if len(tables) == 1 else
+                              pa.concat_tables(tables).combine_chunks()))
+                run[kind] = []
+
+    for op in ops:
+        if op.kind in run:
+            run[op.kind].append(op.table)
+        else:
+            flush()
+            out.append(op)
+    flush()
+    return out
 
 
 def _base_summary(entry: GraphEntry) -> dict:

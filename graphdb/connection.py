@@ -244,6 +244,7 @@ class Connection:
         self._runner.path_rows_for = _weak(self._max_path_rows)
         self._device_cache: tuple[tuple, Any] | None = None
         self._writer = None  # catalog.writer.Writer, made at the first write
+        self._buffer = None  # query.buffered.InsertBuffer of an open transaction
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.
         self._lock = threading.RLock()
@@ -294,6 +295,7 @@ class Connection:
                 if self._writer is not None:  # an open transaction is rolled back
                     from .query.compacting import stop_compactions
 
+                    self._buffer = None
                     self._writer.close()
                     stop_compactions(self)
                 # The graphs' data is shared by the process's connections to the database:
@@ -408,6 +410,12 @@ class Connection:
         (42,)
         """
         start = time.perf_counter()
+        if self._buffer is not None and self._writer.in_transaction:
+            with self._lock:  # an INSERT of one row inside a transaction (query.buffered)
+                self._check_open()
+                table = self._buffer.add(sql, parameters)
+            if table is not None:
+                return Result(table, elapsed=time.perf_counter() - start, kind="insert")
         statement = self._guarded(lambda: parse(sql))
         table, message = self._guarded(lambda: self._execute(statement, parameters))
         return Result(table, elapsed=time.perf_counter() - start, message=message,
@@ -419,6 +427,8 @@ class Connection:
         self._check_open()
         with self._lock:
             try:
+                if self._buffer:  # a transaction's kept inserts go in before anything else
+                    self._buffer.flush()
                 return work()
             except Error:
                 raise

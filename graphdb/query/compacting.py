@@ -74,12 +74,13 @@ def due(entry: GraphEntry, threshold: float) -> bool:
     return bool(threshold) and changed >= MIN_DELTA_EDGES and changed > threshold * base
 
 
-def maybe_compact(con: "Connection") -> None:
-    """After a commit: compact in the background every graph whose delta is due."""
+def maybe_compact(con: "Connection", committed: list[GraphEntry]) -> None:
+    """After a commit (of the entries ``committed``): compact in the background every graph
+    whose delta is due."""
     threshold = con.settings.compaction_threshold
     if not threshold or con._env.read_only:
         return
-    for entry in con.catalog.entries():
+    for entry in committed:
         if due(entry, threshold):
             _start(con, entry.name)
 

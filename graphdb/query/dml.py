@@ -61,11 +61,10 @@ class Target:
         self.name = self.entry.name
         self.table = table
         self.log = self.writer.log(self.entry)
-        catalog = con.catalog
         self.weight_name = (self.entry.stats.get("weight_column") or "weight"
                             if self.entry.weighted else None)
-        self.edge_props = catalog.edge_schema_of_base(self.entry) or pa.schema([])
-        self.vertex_schema = catalog.vertex_schema(self.entry)
+        self.edge_props = self.log.edge_schema or pa.schema([])
+        self.vertex_schema = self.log.vertex_schema
         self.id_type = pa.string() if self.entry.id_type == "string" else pa.int64()
 
     @property
@@ -151,13 +150,17 @@ def write(con: "Connection", statement: "Statement", parameters: Any) -> int:
     writer = con._writes()
     with writer.statement():
         target = Target(con, node.args["db"].name, node.name.lower())
-        with con.catalog.snapshot():
-            if statement.kind == "insert":
-                count = _insert(target, ast, parameters)
-            elif statement.kind == "delete":
-                count = _delete(target, ast, parameters, statement.options.get("detach", False))
-            else:
-                count = _update(target, ast, parameters)
+        if statement.kind == "insert" and isinstance(ast.expression, exp.Values):
+            count = _insert(target, ast, parameters)  # (no query: no statement snapshot)
+        else:
+            with con.catalog.snapshot():  # what a WHERE or SELECT reads
+                if statement.kind == "insert":
+                    count = _insert(target, ast, parameters)
+                elif statement.kind == "delete":
+                    count = _delete(target, ast, parameters,
+                                    statement.options.get("detach", False))
+                else:
+                    count = _update(target, ast, parameters)
     _after_commit(con, writer)
     return count
 
@@ -177,17 +180,20 @@ def _after_commit(con: "Connection", writer) -> None:
     if not writer.in_transaction:
         from .compacting import maybe_compact
 
-        maybe_compact(con)
+        maybe_compact(con, writer.committed)
 
 
 def commit(con: "Connection") -> None:
-    con._writes().commit()
+    writer = con._writes()
+    con._buffer = None
+    writer.commit()
     from .compacting import maybe_compact
 
-    maybe_compact(con)
+    maybe_compact(con, writer.committed)
 
 
 def rollback(con: "Connection") -> None:
+    con._buffer = None
     for entry in con._writes().rollback():
         con._runner.forget(entry)
 

@@ -211,7 +211,10 @@ def execute_write(con: "Connection", statement: "Statement", parameters: Any
         raise InvalidInputError(f"{kind.upper()} takes no parameters")
     writer = con._writes()
     if kind == "begin":
+        from .buffered import InsertBuffer
+
         writer.begin()
+        con._buffer = InsertBuffer(con)
         return pa.table({}), "transaction started"
     if kind == "commit":
         if not writer.in_transaction:

@@ -65,6 +65,27 @@ class WritesMachine(RuleBasedStateMachine):
         for row in rows:
             self.model.add_edge(*row)
 
+    @rule(seed=st.integers(0, 2**16), count=st.integers(1, 6))
+    def insert_single_rows(self, seed, count):
+        """One-row INSERTs with parameters (kept and applied together inside a transaction),
+        with two column orders taking turns and a row refused for its weight among them."""
+        self.rng.seed(seed)
+        for i in range(count):
+            src, dst = self.vertex(0.3), self.vertex(0.3)
+            weight, label = self.rng.randint(0, 9), self.rng.choice(LABELS)
+            named = {"src": src, "dst": dst, "label": label}
+            if self.weighted:
+                named["weight"] = weight
+            columns = sorted(named, reverse=bool(i % 2))
+            marks = ", ".join("?" * len(columns))
+            sql = f"INSERT INTO g.edges ({', '.join(columns)}) VALUES ({marks})"
+            if self.weighted and self.rng.random() < 0.2:
+                with pytest.raises(graphdb.ProgrammingError, match="non-negative"):
+                    self.con.execute(sql, [-1.0 if c == "weight" else named[c]
+                                           for c in columns])
+            assert self.con.execute(sql, [named[c] for c in columns]).fetchall() == [(1,)]
+            self.model.add_edge(src, dst, weight, label)
+
     @rule(seed=st.integers(0, 2**16), count=st.integers(1, 12))
     def insert_arrow(self, seed, count):
         self.rng.seed(seed)
