@@ -29,6 +29,7 @@ from graphdb.catalog.delta import Op
 from graphdb.executor.delta import DeltaGraph
 
 from ..errors import BinderError, CatalogError, InvalidInputError
+from .dialect import GraphTable
 from .parameters import Parameters, placeholders
 from .writes import bind, run_select
 
@@ -144,6 +145,9 @@ def write(con: "Connection", statement: "Statement", parameters: Any) -> int:
     """INSERT, DELETE or UPDATE; returns the rows it inserted, deleted or changed."""
     ast = statement.ast
     node = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
+    if isinstance(node, GraphTable):
+        raise BinderError(f"GRAPH_TABLE is read-only (as in SQL/PGQ): {statement.kind.upper()} "
+                          "writes to a graph's g.edges or g.vertices")
     if not isinstance(node, exp.Table) or not node.args.get("db"):
         raise BinderError(f"{statement.kind.upper()} writes to a graph's table: g.edges or "
                           f"g.vertices, not {node.sql()}")

@@ -1,0 +1,46 @@
+"""Writes a user gets wrong are refused with a graphdb.Error that says why, and change nothing."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import graphdb
+
+EDGES = [(1, 2), (2, 3), (3, 1), (3, 4)]
+
+
+@pytest.fixture
+def con():
+    con = graphdb.connect()
+    con.ingest("g", pa.table({"src": [e[0] for e in EDGES], "dst": [e[1] for e in EDGES]}))
+    yield con
+    con.close()
+
+
+def _edges(con):
+    return sorted(con.execute("SELECT src, dst FROM g.edges").fetchall())
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("INSERT INTO GRAPH_TABLE (g MATCH (a) COLUMNS (a.id)) VALUES (1)", "read-only"),
+    ("DELETE FROM GRAPH_TABLE (g MATCH (a) COLUMNS (a.id AS x))", "read-only"),
+    ("INSERT INTO g.adjacency VALUES (1, 2)", "writable tables are g.edges and g.vertices"),
+    ("INSERT INTO nosuch.edges VALUES (1, 2)", "does not exist"),
+    ("INSERT INTO g.edges VALUES ('x', 2)", "integers"),
+    ("CHECKPOINT nosuch", "does not exist"),
+])
+def test_refused_with_a_reason(con, sql, message):
+    with pytest.raises(graphdb.Error, match=message):
+        con.execute(sql)
+    assert _edges(con) == sorted(EDGES)
+
+
+def test_a_vertex_with_edges_is_deleted_only_with_detach(con):
+    degree = sum(1 for e in EDGES if 3 in e)
+    with pytest.raises(graphdb.ProgrammingError, match=f"it has {degree} edges.*DETACH"):
+        con.execute("DELETE FROM g.vertices WHERE id = 3")
+    assert _edges(con) == sorted(EDGES)
+    assert con.execute("DETACH DELETE FROM g.vertices WHERE id = 3").fetchall() == [(1,)]
+    assert _edges(con) == sorted(e for e in EDGES if 3 not in e)
+    assert sorted(v for (v,) in con.execute("SELECT id FROM g.vertices").fetchall()) == [1, 2, 4]
