@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import MISSING, asdict, dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cached_property
 
 from graphdb.storage.checksum import checksum, default_algorithm
@@ -68,7 +68,9 @@ class GraphEntry:
     delta: dict = field(default_factory=dict)  # base counts and delta totals, when version > 0
 
     def to_json(self) -> bytes:
-        data = asdict(self)
+        # A shallow dict: the fields hold JSON values only, and asdict's deep copy was a fifth
+        # of a single-row write's time.
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         algorithm = default_algorithm()
         data["seal"] = [algorithm, checksum(_canonical(data), algorithm)]
         return json.dumps(data, sort_keys=True).encode()
