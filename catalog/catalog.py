@@ -115,11 +115,14 @@ class Catalog:
         self.pending: dict[str, GraphEntry] = {}
         if not env.read_only and cleanup:  # spill files of killed ingests (catalog.cleanup)
             remove_killed_writes(env, self._referenced)
-            from .compaction import tidy_compactions
+            from .compaction import killed_compactions, tidy_compactions
 
-            with contextlib.suppress(DatabaseLocked, StorageError):  # and killed compactions
-                with env.writer_lock():
-                    tidy_compactions(self)
+            # and killed compactions; the writer lock only when there are some, so that an
+            # open does not make another process's write fail ("another process is writing")
+            with contextlib.suppress(DatabaseLocked, StorageError):
+                if killed_compactions(env):
+                    with env.writer_lock():
+                        tidy_compactions(self)
 
     # -- snapshots ------------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -101,6 +101,19 @@ def _held(path) -> bool:
     return False
 
 
+def killed_compactions(env) -> bool:
+    """Whether a compaction marker has no live compaction behind it (read without the writer
+    lock: an open asks for the lock only then)."""
+    for graph_id, _record in compaction_markers(env):
+        try:
+            directory = env.graph_dir(graph_id)
+        except CorruptData:
+            return True
+        if not _held(directory):
+            return True
+    return False
+
+
 def tidy_compactions(catalog: "Catalog") -> list[str]:
     """Remove what killed compactions left (the caller holds the writer lock): for a marker
     whose directory no process holds, the directory, the blocks and the marker."""
