@@ -205,8 +205,6 @@ def rollback(con: "Connection") -> None:
 def create_graph(con: "Connection", statement: "Statement") -> str:
     from graphdb.catalog.generation import create_graph as create
 
-    from ..errors import translate
-
     options = statement.options
     name = statement.name
     if not options["replace"] and con._existing(name) is not None:
@@ -228,18 +226,13 @@ def create_graph(con: "Connection", statement: "Statement") -> str:
             raise InvalidInputError(f"EDGES lists the properties of an edge; '{reserved}' is "
                                     "always there")
     old = con._existing(name)
-    try:
-        entry = create(con.catalog, name, directed=not options["undirected"],
-                       weighted=weight is not None,
-                       id_type="string" if id_type == pa.string() else "int64",
-                       vertex_properties=pa.schema(list(vertices.items())),
-                       edge_properties=pa.schema(list(edges.items())),
-                       replace=options["replace"])
-    except Exception as exc:
-        translated = translate(exc)
-        if translated is exc:
-            raise
-        raise translated from None
+    # (errors of the catalog are translated by the connection, as for every statement)
+    entry = create(con.catalog, name, directed=not options["undirected"],
+                   weighted=weight is not None,
+                   id_type="string" if id_type == pa.string() else "int64",
+                   vertex_properties=pa.schema(list(vertices.items())),
+                   edge_properties=pa.schema(list(edges.items())),
+                   replace=options["replace"])
     if old is not None:
         con._runner.forget(old)
     return f"created graph '{entry.name}'"

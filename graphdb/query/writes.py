@@ -125,20 +125,12 @@ def _sqlglot(text: str) -> exp.Expression:
 
 def _parse_create(text: str) -> dict:
     """CREATE GRAPH g (...) of an empty graph (see the module docstring)."""
-    from .copy import _Reader
+    from .copy import _Reader, create_graph_head
 
     reader = _Reader(text, "CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] g ([VERTICES (id TYPE, "
                            "...)], [EDGES (col TYPE, ...)], [UNDIRECTED])")
-    reader.expect("CREATE")
-    replace = reader.word("OR")
-    if replace:
-        reader.expect("REPLACE")
-    reader.expect("GRAPH")
-    if_not_exists = reader.word("IF")
-    if if_not_exists:
-        reader.expect("NOT")
-        reader.expect("EXISTS")
-    name = reader.name("graph name").strip('"')
+    replace, if_not_exists, name = create_graph_head(reader)
+    name = name.strip('"')
     options = {"replace": replace, "undirected": False, "vertices": [], "edges": []}
     if reader.peek() is not None:
         start, stop = reader.balanced()
