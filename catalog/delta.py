@@ -363,9 +363,15 @@ class DeltaLog:
             if n:
                 if self.base.id_type != "string":
                     numeric = _numeric(values)
-                    pos = np.searchsorted(self.base_numeric, numeric)
-                    hit = pos < n
-                    hit[hit] = self.base_numeric[pos[hit]] == numeric[hit]
+                    ids = self.base_numeric  # sorted, distinct
+                    first = int(ids[0])
+                    if int(ids[-1]) - first == n - 1:  # a range of ids (0..V-1 most often)
+                        pos = numeric - first
+                        hit = (pos >= 0) & (pos < n)
+                    else:
+                        pos = np.searchsorted(ids, numeric)
+                        hit = pos < n
+                        hit[hit] = ids[pos[hit]] == numeric[hit]
                 elif len(values) * 16 > n:  # many: one hash lookup over the base ids
                     found = pc.index_in(values, value_set=self.base_ids)
                     pos = found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)

@@ -44,3 +44,20 @@ def test_a_vertex_with_edges_is_deleted_only_with_detach(con):
     assert con.execute("DETACH DELETE FROM g.vertices WHERE id = 3").fetchall() == [(1,)]
     assert _edges(con) == sorted(e for e in EDGES if 3 not in e)
     assert sorted(v for (v,) in con.execute("SELECT id FROM g.vertices").fetchall()) == [1, 2, 4]
+
+
+@pytest.mark.parametrize("ids", [list(range(-3, 6)), [-7, -2, 0, 3, 1 << 40]],
+                         ids=["a range", "gaps"])
+def test_inserted_edges_find_the_vertices_that_exist(ids):
+    """Ids of inserted edges resolve to existing vertices (a range of ids or not) and only
+    the others become new vertices: compared with a set of the ids."""
+    far = (1 << 63) - 1
+    with graphdb.connect() as con:
+        con.ingest("g", pa.table({"src": ids[:2], "dst": ids[1:3]}),
+                   vertices=pa.table({"id": ids}))
+        ends = [ids[0], ids[-1], ids[0] - 1, ids[-1] + 1, far, -far, ids[2], 12345]
+        con.insert_edges("g", pa.table({"src": ends, "dst": ends[::-1]}))
+        got = sorted(v for (v,) in con.execute("SELECT id FROM g.vertices").fetchall())
+        assert got == sorted(set(ids) | set(ends))
+        assert sorted(con.execute("SELECT src, dst FROM g.edges").fetchall()) == \
+            sorted(list(zip(ids[:2], ids[1:3])) + list(zip(ends, ends[::-1])))
