@@ -59,6 +59,10 @@ class Target:
         self.con = con
         self.writer = con._writes()
         self.entry = self.writer.entry(name)
+        if "property_graph" in self.entry.stats:  # (its labels, keys and tables are not kept)
+            raise BinderError(f"'{self.entry.name}' is a property graph: writes to its labelled "
+                              "tables are not supported yet; CREATE OR REPLACE PROPERTY GRAPH "
+                              "stores it anew")
         self.name = self.entry.name
         self.table = table
         self.log = self.writer.log(self.entry)

@@ -61,3 +61,23 @@ def test_inserted_edges_find_the_vertices_that_exist(ids):
         assert got == sorted(set(ids) | set(ends))
         assert sorted(con.execute("SELECT src, dst FROM g.edges").fetchall()) == \
             sorted(list(zip(ids[:2], ids[1:3])) + list(zip(ends, ends[::-1])))
+
+
+def test_a_property_graph_refuses_writes_and_keeps_its_edges():
+    with graphdb.connect() as con:
+        con.create_property_graph(
+            "social", {"Person": pa.table({"id": [1, 2, 3]})},
+            {"knows": (pa.table({"a": [1, 2], "b": [2, 3]}), "Person", "Person")})
+        before = sorted(con.execute("SELECT * FROM social.knows").fetchall())
+        assert before == [(1, 2), (2, 3)]
+        for sql in ["DELETE FROM social.edges WHERE true",
+                    "INSERT INTO social.vertices (id) VALUES ('Person:9')"]:
+            with pytest.raises(graphdb.ProgrammingError, match="property graph"):
+                con.execute(sql)
+        with pytest.raises(graphdb.ProgrammingError, match="property graph"):
+            con.insert_edges("social", pa.table({"src": ["Person:3"], "dst": ["Person:1"]}))
+        con.execute("BEGIN")
+        with pytest.raises(graphdb.ProgrammingError, match="property graph"):
+            con.execute("INSERT INTO social.edges (src, dst) VALUES (?, ?)", [3, 1])
+        con.execute("COMMIT")
+        assert sorted(con.execute("SELECT * FROM social.knows").fetchall()) == before
