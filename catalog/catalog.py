@@ -32,6 +32,7 @@ from .validation import (
     table_problem,
     targets_problem,
 )
+from .versions import Versions
 
 __all__ = ["Catalog", "StoredCSR", "edge_rows", "valid_graph_name"]
 
@@ -98,7 +99,8 @@ class Catalog:
     opened. Every failure is :class:`CorruptGraph` naming the graph, the file and the problem.
     """
 
-    def __init__(self, env: Environment, buffers: BufferManager | None = None):
+    def __init__(self, env: Environment, buffers: BufferManager | None = None, *,
+                 cleanup: bool = True):
         self.env = env
         #: every read of stored topology goes through this pool (never LMDB directly)
         self.buffers = buffers if buffers is not None else BufferManager(env)
@@ -106,13 +108,28 @@ class Catalog:
         self._layouts_checked: set[str] = set()
         #: entries parsed and checked, by their stored bytes (a version's entry never changes)
         self._parsed: OrderedDict[tuple[str, bytes], GraphEntry] = OrderedDict()
-        if not env.read_only:  # spill files of killed ingests (catalog.cleanup)
+        #: the delta logs of the graph versions this connection reads (catalog.versions)
+        self.versions = Versions(self)
+        #: entries of graphs this connection's open write transaction changed, which its own
+        #: statements see instead of the committed ones (catalog.writer)
+        self.pending: dict[str, GraphEntry] = {}
+        if not env.read_only and cleanup:  # spill files of killed ingests (catalog.cleanup)
             remove_killed_writes(env, self._referenced)
+            from .compaction import killed_compactions, tidy_compactions
+
+            # and killed compactions; the writer lock only when there are some, so that an
+            # open does not make another process's write fail ("another process is writing")
+            with contextlib.suppress(DatabaseLocked, StorageError):
+                if killed_compactions(env):
+                    with env.writer_lock():
+                        tidy_compactions(self)
 
     # -- snapshots ------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def snapshot(self) -> Iterator[Snapshot]:
-        """The catalog for one statement (see the class docstring); nests within a thread."""
+    def snapshot(self, *, committed: bool = False) -> Iterator[Snapshot]:
+        """The catalog for one statement (see the class docstring); nests within a thread.
+        Graphs this connection's open write transaction changed show its changes, unless
+        ``committed`` (a compaction in the background reads what is committed)."""
         active = getattr(self._local, "snapshot", None)
         if active is not None:
             yield active
@@ -124,7 +141,7 @@ class Catalog:
         try:
             with self.env.read_txn() as txn:
                 raw = self._raw_entries(txn)
-            snap = Snapshot(self, raw, sequence)
+            snap = Snapshot(self, raw, sequence, {} if committed else dict(self.pending))
             self._local.snapshot = snap
             try:
                 yield snap
@@ -153,7 +170,7 @@ class Catalog:
         if active is not None:
             return active
         with self.env.read_txn() as txn:
-            return Snapshot(self, self._raw_entries(txn), -1)
+            return Snapshot(self, self._raw_entries(txn), -1, dict(self.pending))
 
     # -- reading --------------------------------------------------------------------------------
     def entries(self) -> list[GraphEntry]:
@@ -186,6 +203,9 @@ class Catalog:
         length), then its invariant (offsets never decreasing from 0 to |E|, targets in
         [0, |V|)); each invariant concerns one array, so an operator that reads only some of a
         CSR's arrays gets them checked too."""
+        if entry.changed and array.split("_", 1)[-1] in ("offsets", "targets", "weights"):
+            with self.reading(entry, "meta.lmdb/data.mdb"):
+                return self.versions.read_array(entry, array)  # the base merged with its delta
         with self.reading(entry, "meta.lmdb/data.mdb"):
             kind = array.split("_", 1)[-1]
             info = self.buffers.array_info(entry.graph_id, array)
@@ -247,10 +267,16 @@ class Catalog:
 
     def vertex_ids(self, entry: GraphEntry) -> pa.Array:
         """The user's vertex ids, indexed by internal id (memory-mapped Arrow file)."""
+        if entry.changed:
+            with self.reading(entry):
+                return self.versions.vertex_ids(entry)
         return self.vertex_table(entry).column("id").combine_chunks()
 
     def vertex_table(self, entry: GraphEntry) -> pa.Table:
         """``g.vertices``: the user's id (column ``id``) and vertex properties, internal order."""
+        if entry.changed:
+            with self.reading(entry):
+                return self.versions.vertex_table(entry)
         return self._arrow(entry, "vertices.arrow")
 
     def vertex_schema(self, entry: GraphEntry) -> pa.Schema:
@@ -272,8 +298,16 @@ class Catalog:
     def edge_properties(self, entry: GraphEntry) -> pa.Table | None:
         """The edge property columns (memory-mapped, checked), one row per stored edge in
         out-CSR order (an undirected edge's two stored copies have the same values); None
-        without any."""
+        without any. Of a changed version: merged with its delta."""
+        if entry.changed:
+            with self.reading(entry):
+                return self.versions.edge_properties(entry)
         return self._arrow(entry, "edges.arrow")
+
+    def edge_schema_of_base(self, entry: GraphEntry) -> pa.Schema | None:
+        """The schema of the stored edge properties (None without any)."""
+        props = self._arrow(entry.base, "edges.arrow")
+        return None if props is None else props.schema
 
     def edge_schema(self, entry: GraphEntry) -> pa.Schema:
         """The columns of ``g.edges`` without building the table (binding needs only names):
@@ -293,6 +327,7 @@ class Catalog:
     def _arrow(self, entry: GraphEntry, name: str) -> pa.Table | None:
         """An Arrow file of ``entry`` (None when it has none), checked against the entry."""
         where = f"graphs/{entry.graph_id}/{name}"
+        entry = entry.base  # the stored generation's files (a version's changes are merged)
         with self.reading(entry, where):
             path = self.env.graph_dir(entry.graph_id) / name
             record = entry.files.get(name)
@@ -442,10 +477,14 @@ class Catalog:
 
     def _forget(self, graph_id: str) -> None:
         self.buffers.forget(graph_id)
+        self.versions.forget(graph_id)
         self._layouts_checked.discard(graph_id)
 
     def _tidy(self) -> None:
+        from .compaction import tidy_compactions
+
         self._free_retired()
+        tidy_compactions(self)
         self._remove_orphans()
 
     def _existing(self, name: str) -> GraphEntry | None:
@@ -484,7 +523,10 @@ class Catalog:
         referenced = {_salvage_graph_id(v) for v in raw.values()}
         if None in referenced:
             return None
-        return referenced | {graph_id for _key, graph_id, _s in retired_versions(self.env)}
+        from .compaction import compaction_markers  # a compaction's new generation, unfinished
+
+        return referenced | {graph_id for _key, graph_id, _s in retired_versions(self.env)} \
+            | {graph_id for graph_id, _record in compaction_markers(self.env)}
 
     def _remove_orphans(self) -> list[str]:
         """Remove graph directories of killed ingests: those no entry and no retired version

@@ -11,6 +11,13 @@ directory). Anything else is :class:`CorruptGraph`, naming the graph and what is
     {"vertices.arrow": {"bytes": 1234, "checksum": 305419896, "algorithm": 2}, ...}
 
 (algorithm as in :mod:`graphdb.storage.checksum`), checked before a file is first opened.
+
+A graph changed by writes after its load has ``version`` > 0: the number of delta records
+(:mod:`graphdb.catalog.delta`) on top of the stored base generation ``graph_id``. The counts
+(``num_vertices``, ``num_edges``, ``input_edges``) are then the graph's as of that version, and
+``delta`` records the base's own counts and what the records add up to; :attr:`GraphEntry.base`
+is the entry of the stored base alone, which is what stored arrays and files are checked
+against. Entries written before writes existed have neither field (read as version 0).
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, dataclass, field, fields, replace
+from functools import cached_property
 
 from graphdb.storage.checksum import checksum, default_algorithm
 from graphdb.storage.env import valid_graph_id
@@ -56,9 +64,13 @@ class GraphEntry:
     source: str = ""  # the input file(s)
     stats: dict = field(default_factory=dict)  # degrees, bytes of each stored form
     files: dict = field(default_factory=dict)  # Arrow file -> bytes, checksum, algorithm
+    version: int = 0  # delta records on top of the stored base (catalog.delta)
+    delta: dict = field(default_factory=dict)  # base counts and delta totals, when version > 0
 
     def to_json(self) -> bytes:
-        data = asdict(self)
+        # A shallow dict: the fields hold JSON values only, and asdict's deep copy was a fifth
+        # of a single-row write's time.
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         algorithm = default_algorithm()
         data["seal"] = [algorithm, checksum(_canonical(data), algorithm)]
         return json.dumps(data, sort_keys=True).encode()
@@ -89,10 +101,11 @@ class GraphEntry:
             raise
         except Exception as exc:  # an unknown algorithm, or xxhash missing
             raise bad(f"cannot be verified: {exc}") from None
-        missing = [f for f in cls.__dataclass_fields__ if f not in data]
+        missing = [f for f, spec in cls.__dataclass_fields__.items() if f not in data
+                   and spec.default is MISSING and spec.default_factory is MISSING]
         if missing:
             raise bad(f"lacks {', '.join(missing)}")
-        entry = cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        entry = cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
         problem = entry.problem(key)
         if problem is not None:
             raise bad(problem)
@@ -123,7 +136,33 @@ class GraphEntry:
             return "field created is not a time"
         if not isinstance(self.source, str) or not isinstance(self.stats, dict):
             return "fields source/stats have the wrong type"
-        return _files_problem(self.files)
+        return _files_problem(self.files) or self._delta_problem()
+
+    def _delta_problem(self) -> str | None:
+        if not _count(self.version) or not isinstance(self.delta, dict):
+            return "fields version/delta have the wrong type"
+        if self.version == 0:
+            return None
+        for name in ("base_vertices", "base_edges", "base_input_edges"):
+            if not _count(self.delta.get(name)):
+                return f"delta field {name} is not a count: {self.delta.get(name)!r}"
+        if self.delta["base_vertices"] == 0 and self.delta["base_edges"]:
+            return "has base edges but no base vertices"
+        return None
+
+    @property
+    def changed(self) -> bool:
+        """Whether writes were committed on top of the stored base (a delta to merge)."""
+        return self.version > 0
+
+    @cached_property
+    def base(self) -> "GraphEntry":
+        """The entry of the stored base generation alone (what its arrays and files hold)."""
+        if not self.version:
+            return self
+        return replace(self, num_vertices=self.delta["base_vertices"],
+                       num_edges=self.delta["base_edges"],
+                       input_edges=self.delta["base_input_edges"], version=0, delta={})
 
 
 def _count(value) -> bool:

@@ -432,10 +432,10 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
 
     progress.phase("commit")
     stats = _stats(out, arrays, options, counts, n)
+    stats["sort_device"] = sort_device
     if chosen.weight is not None:  # g.edges shows the weight under its own name and type
         stats["weight_column"] = chosen.weight
         stats["weight_type"] = str(schema.field(chosen.weight).type)
-    stats["sort_device"] = sort_device
     # The property schemas, as DESCRIBE shows them (the Arrow files hold the exact types).
     stats["vertex_properties"] = ", ".join(f"{f.name} {f.type}" for f in vertices
                                            if f.name != "id")

@@ -57,11 +57,13 @@ class Snapshot:
     the versions of this snapshot, whose data the snapshot's lease keeps on disk.
     """
 
-    def __init__(self, catalog: "Catalog", raw: dict[str, bytes], sequence: int):
+    def __init__(self, catalog: "Catalog", raw: dict[str, bytes], sequence: int,
+                 overlay: dict[str, GraphEntry] | None = None):
         self._catalog = catalog
         self._raw = raw
         self.sequence = sequence
-        self._parsed: dict[str, GraphEntry] = {}
+        #: entries an open write transaction of the connection changed (seen instead)
+        self._parsed: dict[str, GraphEntry] = dict(overlay or {})
 
     # -- lookups --------------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -98,7 +100,10 @@ class Snapshot:
 
     def __contains__(self, entry: GraphEntry) -> bool:
         raw = self._raw.get(entry.name)
-        return raw is not None and self._entry(entry.name).graph_id == entry.graph_id
+        if raw is None:
+            return False
+        mine = self._entry(entry.name)
+        return (mine.graph_id, mine.version) == (entry.graph_id, entry.version)
 
     # -- reading a version ----------------------------------------------------------------------
     def _own(self, entry: GraphEntry) -> GraphEntry:

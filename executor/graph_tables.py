@@ -27,8 +27,8 @@ from .arrays import to_arrow
 from .graph import Graph
 from .ids import VertexIds
 
-__all__ = ["GRAPH_TABLES", "POSITION_TABLES", "edge_table", "position_table", "select_edges",
-           "table_name", "weight_column"]
+__all__ = ["GRAPH_TABLES", "POSITION_TABLES", "edge_table", "graph_prefix", "position_table",
+           "select_edges", "table_name", "weight_column"]
 
 #: The tables of a graph, as ``g.<name>``.
 GRAPH_TABLES = ("vertices", "edges", "adjacency")
@@ -41,8 +41,17 @@ POSITION = "__pos"
 
 def table_name(entry: GraphEntry, table: str) -> str:
     """The name a whole graph table has in the relational engine: unique to the graph version
-    (the engine keeps it registered from one statement to the next)."""
-    return f"__graphdb_{entry.graph_id}_{table}"
+    (the engine keeps it registered from one statement to the next), its generation and its
+    delta version (a write's version of an open transaction carries its token)."""
+    version = entry.version
+    pending = entry.delta.get("pending") if entry.changed else None
+    tag = f"v{version}" + (f"p{pending}" if pending else "")
+    return f"{graph_prefix(entry)}{tag}_{table}"
+
+
+def graph_prefix(entry: GraphEntry) -> str:
+    """What the names of every version of a generation's tables start with."""
+    return f"__graphdb_{entry.graph_id}_"
 
 
 def weight_column(entry: GraphEntry) -> str | None:

@@ -121,10 +121,12 @@ class SQLEngine:
             self._cursor, self._kept = None, {}
 
     # -- relations ------------------------------------------------------------------------------
-    def forget(self, prefix: str) -> None:
-        """Unregister the kept relations whose names start with ``prefix`` (a dropped graph)."""
+    def forget(self, prefix: str, keep: str | None = None) -> None:
+        """Unregister the kept relations whose names start with ``prefix`` (a dropped graph),
+        but not those starting with ``keep`` (the version a write made current)."""
         with self._lock:
-            for name in [n for n in self._kept if n.startswith(prefix)]:
+            for name in [n for n in self._kept if n.startswith(prefix)
+                         and not (keep and n.startswith(keep))]:
                 del self._kept[name]
                 if self._cursor is not None:
                     self._cursor.unregister(name)

@@ -35,7 +35,14 @@ from .arrays import to_arrow, to_numpy, to_table
 from .cancel import cancellable, operator, reporting
 from .device import Device, select_device
 from .errors import DeviceOutOfMemory, ExecutionError, InvalidArgument, QueryCancelled
-from .graph_tables import POSITION_TABLES, edge_table, position_table, table_name, weight_column
+from .graph_tables import (
+    POSITION_TABLES,
+    edge_table,
+    graph_prefix,
+    position_table,
+    table_name,
+    weight_column,
+)
 from .ids import VertexIds
 from .paths import DEFAULT_PATH_ROWS
 from .pattern import (
@@ -100,6 +107,8 @@ class Runner:
         self.progress: Callable[[str, int, int | None], None] | None = None
         #: the relational engine (this connection's DuckDB)
         self.sql = SQLEngine()
+        #: graph name -> the generation whose tables the engine keeps registered
+        self._generations: dict[str, str] = {}
         #: profile the relational part (EXPLAIN ANALYZE)
         self.profile = False
         #: the most rows a pattern's quantified hop may make (one per path): max_path_rows
@@ -603,6 +612,8 @@ class Runner:
             logical = child.logical
             whole = (isinstance(logical, GraphTableScan) and logical.sources is None) or (
                 isinstance(logical, ValuesScan) and logical.kept)
+            if whole and isinstance(logical, GraphTableScan):
+                self._registering(child.entry)
             if run:
                 table = self._input(node, i)
             elif isinstance(child, (GraphOperator, PatternOperator)):
@@ -611,6 +622,16 @@ class Runner:
                 table = self._run(child)
             (kept if whole else inputs)[name] = table
         return inputs, kept
+
+    def _registering(self, entry: GraphEntry) -> None:
+        """A graph's whole table is registered in the relational engine: those of its older
+        versions (writes since, or an older base generation) are no longer kept there."""
+        previous = self._generations.get(entry.name)
+        if previous is not None and previous != graph_prefix(entry):
+            self.sql.forget(previous)
+        self._generations[entry.name] = graph_prefix(entry)
+        if entry.changed:
+            self.sql.forget(graph_prefix(entry), keep=table_name(entry, ""))
 
     def _run_RelationalQuery(self, node: RelationalOperator, metrics: dict) -> pa.Table:
         direct = node.logical.direct

@@ -39,6 +39,7 @@ from .query.names import is_sql_keyword
 from .query.parser import Statement, parse
 from .query.statements import describe_target, set_item
 from .query.tables import Context
+from .query.writes import WRITE_KINDS, execute_write
 from .result import Result
 from .settings import Settings, apply_threads
 
@@ -242,6 +243,8 @@ class Connection:
                               _weak(self._debug_variant), _weak(self._fleet))
         self._runner.path_rows_for = _weak(self._max_path_rows)
         self._device_cache: tuple[tuple, Any] | None = None
+        self._writer = None  # catalog.writer.Writer, made at the first write
+        self._buffer = None  # query.buffered.InsertBuffer of an open transaction
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.
         self._lock = threading.RLock()
@@ -258,6 +261,11 @@ class Connection:
                                      "the graphs, as SHOW GRAPHS lists them")
         self.register_table_function("buffer_stats", _weak(self.buffer_stats),
                                      "buffer pool counters, one row per pool")
+        changes = _weak(self._changes_table)
+        changes.takes_arguments = True
+        self.register_table_function("graph_changes", changes,
+                                     "writes since the last compaction, per graph: "
+                                     "graph_changes() or graph_changes('g')")
         if self.cluster is not None:
             from .cluster import check_copies
 
@@ -284,6 +292,12 @@ class Connection:
         if not self._closed:
             self._closed = True
             with self._lock:
+                if self._writer is not None:  # an open transaction is rolled back
+                    from .query.compacting import stop_compactions
+
+                    self._buffer = None
+                    self._writer.close()
+                    stop_compactions(self)
                 # The graphs' data is shared by the process's connections to the database:
                 # the last one out releases it.
                 self._runner.close(last=self._env.connections == 1)
@@ -293,6 +307,14 @@ class Connection:
                 self._device_cache = None
             if self._temporary:
                 tempdb.remove(self.path)
+
+    def _writes(self):
+        """The connection's writer (its write transaction, catalog.writer)."""
+        if self._writer is None:
+            from graphdb.catalog.writer import Writer
+
+            self._writer = Writer(self.catalog)
+        return self._writer
 
     def _host_budget(self) -> int | None:
         return self.settings.host_memory_limit
@@ -388,6 +410,12 @@ class Connection:
         (42,)
         """
         start = time.perf_counter()
+        if self._buffer is not None and self._writer.in_transaction:
+            with self._lock:  # an INSERT of one row inside a transaction (query.buffered)
+                self._check_open()
+                table = self._buffer.add(sql, parameters)
+            if table is not None:
+                return Result(table, elapsed=time.perf_counter() - start, kind="insert")
         statement = self._guarded(lambda: parse(sql))
         table, message = self._guarded(lambda: self._execute(statement, parameters))
         return Result(table, elapsed=time.perf_counter() - start, message=message,
@@ -399,6 +427,8 @@ class Connection:
         self._check_open()
         with self._lock:
             try:
+                if self._buffer:  # a transaction's kept inserts go in before anything else
+                    self._buffer.flush()
                 return work()
             except Error:
                 raise
@@ -436,18 +466,75 @@ class Connection:
         self._runner.cancel()
 
     def commit(self) -> None:
-        """PEP 249: every statement commits on its own, so there is nothing to do.
+        """PEP 249: commit the transaction BEGIN opened (statements outside one commit on
+        their own, so without one there is nothing to do).
 
         >>> import graphdb
         >>> graphdb.connect().commit()
         """
+        if self._writer is not None and self._writer.in_transaction:
+            self.execute("COMMIT")
 
     def rollback(self) -> None:
-        """PEP 249: statements commit on their own; there is no open transaction to undo.
+        """PEP 249: undo the transaction BEGIN opened (nothing to do without one).
 
         >>> import graphdb
         >>> graphdb.connect().rollback()
         """
+        if self._writer is not None and self._writer.in_transaction:
+            self.execute("ROLLBACK")
+
+    def executemany(self, sql: str, seq_of_parameters) -> Result:
+        """Run one statement once per parameter set. An ``INSERT ... VALUES`` of parameters
+        inserts every set's rows in one statement (all of them or, on an error, none);
+        other statements run once per set. Returns the last result (an INSERT's: its count).
+
+        >>> import graphdb
+        >>> con = graphdb.connect()
+        >>> _ = con.execute("CREATE GRAPH g (EDGES (weight DOUBLE))")
+        >>> con.executemany("INSERT INTO g.edges VALUES (?, ?, ?)",
+        ...                 [(1, 2, 0.5), (2, 3, 1.5)]).fetchall()
+        [(2,)]
+        """
+        from .query.dml import execute_many
+
+        start = time.perf_counter()
+        statement = self._guarded(lambda: parse(sql))
+        if statement.kind == "insert":
+            count = self._guarded(lambda: execute_many(self, statement, seq_of_parameters))
+            if count is not None:
+                return Result(to_table({"Count": [count]}), elapsed=time.perf_counter() - start,
+                              kind="insert")
+        result = None
+        for parameters in seq_of_parameters:
+            result = self.execute(sql, parameters)
+        return result if result is not None else Result(pa.table({}), kind=statement.kind)
+
+    def insert_edges(self, graph: str, data: Any) -> int:
+        """Insert edges into ``graph``: a pyarrow Table or RecordBatchReader, a pandas or polars
+        DataFrame, with columns ``src``, ``dst``, the weight on a weighted graph, and any of the
+        edge properties. Ids that are no vertex yet become vertices. Returns the edges inserted.
+        Inside BEGIN ... COMMIT it joins the transaction; otherwise it commits on its own.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect()
+        >>> _ = con.execute("CREATE GRAPH g")
+        >>> con.insert_edges("g", pa.table({"src": [1, 2], "dst": [2, 3]}))
+        2
+        >>> con.execute("SELECT count(*) FROM g.edges").fetchone()
+        (2,)
+        """
+        from .interop import plain_table
+        from .query.dml import insert_rows
+
+        self._check_open()
+        table = self._guarded(lambda: plain_table(data, f"insert_edges('{graph}')"))
+
+        def work():
+            self._writable()
+            return insert_rows(self, graph, "edges", table)
+
+        return self._guarded(work)
 
     def context(self, snapshot=None) -> Context:
         """What the binder needs: the statement's view of the catalog, graph table columns
@@ -456,7 +543,7 @@ class Connection:
 
         >>> import graphdb
         >>> sorted(graphdb.connect().context().builtins)
-        ['buffer_stats', 'functions', 'graphs', 'settings']
+        ['buffer_stats', 'functions', 'graph_changes', 'graphs', 'settings']
         """
         snapshot = snapshot or self._runner.snapshot()
 
@@ -556,6 +643,8 @@ class Connection:
         return self._guarded(work)
 
     def _execute(self, statement: Statement, parameters: Any) -> tuple[pa.Table, str | None]:
+        if statement.kind in WRITE_KINDS:  # INSERT, DELETE, UPDATE, transactions (query.writes)
+            return execute_write(self, statement, parameters)
         ast = statement.ast
         if statement.kind not in ("select", "copy_to") and parameters:
             raise InvalidInputError(f"{statement.kind.replace('_', ' ').upper()} takes no "
@@ -706,6 +795,11 @@ class Connection:
         return to_table({"name": names,
                          "value": [self.settings.display(n) for n in names],
                          "description": [docs.get(n, "") for n in names]})
+
+    def _changes_table(self, graph: str | None = None) -> pa.Table:
+        from .query.compacting import changes_table
+
+        return changes_table(self, graph)
 
     def buffer_stats(self) -> pa.Table:
         """Buffer pool counters, one row per pool (what ``SELECT * FROM buffer_stats()`` shows).

@@ -284,8 +284,7 @@ class Cursor:
         >>> graphdb.connect().cursor().executemany("SELECT ? AS x", [[1], [2]]).fetchall()
         [(2,)]
         """
-        for parameters in seq_of_parameters:
-            self.execute(sql, parameters)
+        self._result = self.connection.executemany(sql, seq_of_parameters)
         return self
 
     def _current(self) -> Result:

@@ -70,6 +70,9 @@ _DOCS = {
                    "this process (0: off)",
     "max_path_rows": "the most rows a pattern's quantified edge may return (one per path); "
                      "a pattern that would return more is refused before any path is built",
+    "compaction_threshold": "share of a graph's stored edges its uncompacted writes may reach "
+                            "before a commit compacts it in the background (0: only "
+                            "CHECKPOINT), e.g. 0.05 or '5%'",
 }
 
 
@@ -84,6 +87,19 @@ def _integer(name: str, value: Any, low: int, high: int | None, alternative: str
         span = f"from {low} to {high}" if high is not None else f"of at least {low}"
         raise InvalidInputError(f"{name} must be {alternative}an integer {span}, got {value!r}")
     return value
+
+
+def _share(name: str, value: Any) -> float:
+    """A fraction from 0 to 1, given as a number or as a percentage ('5%')."""
+    text = str(value).strip()
+    try:
+        share = float(text[:-1]) / 100 if text.endswith("%") else float(value)
+    except (TypeError, ValueError):
+        share = -1.0
+    if isinstance(value, bool) or not 0.0 <= share <= 1.0:
+        raise InvalidInputError(f"{name} must be a share from 0 to 1 (or '0%' to '100%'), "
+                                f"got {value!r}")
+    return share
 
 
 def apply_threads(threads: int | None) -> None:
@@ -112,6 +128,8 @@ class Settings:
     debug_ranks: int = 0
     #: the most rows (one per path) a quantified pattern may make
     max_path_rows: int = DEFAULT_PATH_ROWS
+    #: delta share of the stored edges past which a commit compacts the graph (0: never)
+    compaction_threshold: float = 0.05
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()
@@ -129,6 +147,8 @@ class Settings:
             if isinstance(value, str) and value.lower() == "all":
                 return replace(self, gpus=None)
             return replace(self, gpus=_integer(name, value, 1, None, "'all' or "))
+        if name == "compaction_threshold":
+            return replace(self, compaction_threshold=_share(name, value))
         if name == "debug_ranks":
             return replace(self, debug_ranks=_integer(name, value, 0, 64))
         if name == "max_path_rows":

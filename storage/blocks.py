@@ -101,6 +101,42 @@ def put_array(txn, db, graph_id: str, array: str, values: np.ndarray,
     return flat.size * itemsize
 
 
+def put_array_chunked(env, db_name: str, graph_id: str, array: str, values: np.ndarray,
+                      block_bytes: int = DEFAULT_BLOCK_BYTES, chunk_bytes: int = 32 << 20,
+                      still_wanted: Callable[[], bool] | None = None) -> int:
+    """:func:`put_array` in write transactions of about ``chunk_bytes`` each, so that other
+    writers wait at most one chunk (a compaction writes a new base this way, next to committed
+    writes; nothing references the blocks until its entry commits). ``still_wanted()`` is
+    asked between chunks: False stops (the caller removes what was written). Returns the
+    bytes written."""
+    itemsize = values.dtype.itemsize
+    block_bytes = max(itemsize, block_bytes - block_bytes % itemsize)
+    per_block = block_bytes // itemsize
+    flat = values.reshape(-1)
+    blocks = -(-flat.size // per_block)
+    step = max(1, chunk_bytes // block_bytes)
+    meta = f"{values.dtype.str}:{values.size}:{block_bytes}".encode()
+
+    def put(first: int, last: int):
+        def write(txn):
+            db = env.db(db_name)
+            if first == 0:
+                txn.put(_key(graph_id, array, "meta"), seal(np.frombuffer(meta, np.uint8)),
+                        db=db)
+            for n in range(first, last):
+                raw = np.ascontiguousarray(flat[n * per_block:(n + 1) * per_block]).view(
+                    np.uint8)
+                txn.put(block_key(graph_id, array, n), seal(raw), db=db)
+        return write
+
+    for first in range(0, max(blocks, 1), step):
+        if still_wanted is not None and not still_wanted():
+            break
+        last = min(blocks, first + step)
+        env.write(put(first, last), nbytes=2 * (last - first) * block_bytes + (1 << 20))
+    return flat.size * itemsize
+
+
 def seal(raw: np.ndarray) -> np.ndarray:
     """``raw`` (uint8) followed by its checksum trailer, as stored; :func:`unpack_block` checks it."""
     # np.empty, not bytearray(n): every byte is written below, so zero-filling first is waste

@@ -6,8 +6,9 @@ A database is a directory::
       graphdb.db        marker: this is a graphdb database, and its format version
       meta.lmdb/        LMDB environment: sub-databases 'catalog' (graph entries),
                         'blocks' (CSR arrays cut into fixed-size blocks), 'pages' (slotted
-                        topology pages) and 'meta' (the page layout, the catalog's sequence
-                        number, per-graph topology info, retired graph versions)
+                        topology pages), 'meta' (the page layout, the catalog's sequence
+                        number, per-graph topology info, retired graph versions) and
+                        'deltas' (writes committed after a load: storage.delta)
       graphs/<id>/      Arrow IPC files of one graph version (vertex ids, properties); ``<id>``
                         is a generated 32-digit hex id, never a name taken from elsewhere
       leases.lock       byte-range locks: reader leases and the map lock (storage.locks)
@@ -77,7 +78,7 @@ __all__ = ["DEFAULT_MODE", "SUBDATABASES", "Environment", "valid_graph_id"]
 
 T = TypeVar("T")
 
-SUBDATABASES = ("catalog", "blocks", "pages", "meta")
+SUBDATABASES = ("catalog", "blocks", "pages", "meta", "deltas")
 _LAYOUT_KEY = b"storage/layout"
 _FORMAT_KEY = b"storage/format"
 

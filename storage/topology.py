@@ -486,8 +486,11 @@ def _test_pause() -> None:
 
 
 def delete_topology(env, txn, graph_id: str) -> int:
-    """Delete blocks, pages and topology metadata of ``graph_id``; returns keys deleted."""
-    deleted = delete_arrays(txn, env.db("blocks"), graph_id)
+    """Delete blocks, pages, topology metadata and delta records of ``graph_id``; returns keys
+    deleted."""
+    from .delta import delete_records
+
+    deleted = delete_arrays(txn, env.db("blocks"), graph_id) + delete_records(env, txn, graph_id)
     deleted += delete_prefix(txn, env.db("pages"), f"{graph_id}/".encode())
     deleted += delete_prefix(txn, env.db("meta"), f"topology/{graph_id}/".encode())
     return deleted

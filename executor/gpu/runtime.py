@@ -288,6 +288,9 @@ def _upload(graph, name: str, dtype) -> Any:
     from graphdb.storage import CorruptData, ItemKey
 
     cupy = cp()
+    merged = getattr(graph, "upload_merged", None)
+    if merged is not None:  # a changed version: merged on the device from the resident base
+        return merged(name, dtype)
     held = graph.residency.peek(graph.key, "cpu", f"array:{name}")
     buffers = getattr(graph, "buffers", None)
     if held is not None or buffers is None:

@@ -28,6 +28,7 @@ from .. import algorithms
 from ..algorithms.common import chosen_weight
 from ..algorithms.spec import Variant
 from ..arrays import to_arrow
+from ..delta import delta_details
 from ..device import Device, format_bytes
 from ..errors import DeviceOutOfMemory, InvalidArgument
 from ..graph_tables import weight_column
@@ -313,6 +314,7 @@ class PhysicalPlanner:
         if tuning is not None:
             details.append(f"tuning: {tuning}")
         details.extend(extra)
+        details.extend(delta_details(entry))
         if fallback is not None:
             details.append(f"if the GPU runs out of memory: cpu · {fallback.variant}")
         if node.subgraph is not None:
@@ -380,7 +382,7 @@ class PhysicalPlanner:
                 f"{'filtered' if node.start_ids is not None else 'all'} {node.start}; {hops}",
                 rows,
                 f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: {frontier}",
-                f"why: {why}") if d))
+                f"why: {why}", *delta_details(entry)) if d))
 
     def plan_GraphTableScan(self, node: GraphTableScan) -> TableScan:
         entry = self.snapshot.get(node.graph)

@@ -126,7 +126,8 @@ def _forced(spec: AlgorithmSpec, entry: GraphEntry, device: Device, force: str, 
     """The ``debug_variant`` decision, or None where the algorithm has no such variant."""
     wanted = {"resident": ("resident",), "streamed": ("subway", "edge_centric"),
               "pages": ("pages",)}[force]
-    variant = next((v for v in spec.variants_on(device.kind) if v.name in wanted), None)
+    variant = next((v for v in spec.variants_on(device.kind) if v.name in wanted
+                    and not (v.name == "pages" and getattr(entry, "changed", False))), None)
     if variant is None:
         return None
     n, m = entry.num_vertices, entry.num_edges
@@ -183,6 +184,10 @@ def _one_device(spec: AlgorithmSpec, entry: GraphEntry, device: Device, host: in
     budget = int(device.memory_limit)
     tried = []
     for variant in spec.variants_on(device.kind):
+        if variant.name == "pages" and getattr(entry, "changed", False):
+            tried.append("pages streams the stored base only, and the graph has writes not "
+                         "compacted into it yet (CHECKPOINT compacts them)")
+            continue
         state = variant.state_bytes(n, m)
         topology = topology_bytes(entry, variant.reads)
         sizes = (f"topology {format_bytes(topology)}, vertex state {format_bytes(state)}, "

@@ -307,9 +307,15 @@ class _Binder:
                     return False
                 self._function(call, node, lateral_ok=False)
             elif name.lower() in self.ctx.builtins and not isinstance(node, exp.Lateral):
-                if call.expressions if isinstance(call, exp.Anonymous) else False:
+                function = self.ctx.builtins[name.lower()]
+                args = call.expressions if isinstance(call, exp.Anonymous) else []
+                if args and not getattr(function, "takes_arguments", False):
                     raise BinderError(f"{name.lower()}() takes no arguments")
-                self._values(node, name.lower(), self.ctx.builtins[name.lower()](), name.lower())
+                values = [self._constant(a) for a in args]  # graph_changes('g')
+                if any(v is None for v in values):
+                    raise BinderError(f"{name.lower()}()'s arguments are constants")
+                self._values(node, name.lower(), function(*[v[0] for v in values]),
+                             name.lower())
             return True
         if node.args.get("db") is not None:
             self._graph_table(node)

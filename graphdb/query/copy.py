@@ -207,22 +207,22 @@ def parse_copy(text: str) -> dict[str, Any]:
             "options": r.options(EXPORT_OPTIONS)}
 
 
+def create_graph_head(r: "_Reader") -> tuple[bool, bool, str]:
+    """``CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] name``: (replace, if_not_exists, name)."""
+    r.expect("CREATE")
+    replace = r.phrase("OR", "REPLACE")
+    r.expect("GRAPH")
+    if_not_exists = r.phrase("IF", "NOT", "EXISTS")
+    return replace, if_not_exists, r.name("graph name")
+
+
 def parse_create_graph(text: str) -> dict[str, Any]:
     """``CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] g FROM 'edges' [(options)]``, or
     ``... g AS GRAPH source [WHERE ...]`` (a subgraph kept as a graph of its own: ``path`` is
     empty and ``subgraph`` the text from ``GRAPH`` on)."""
     r = _Reader(text, "CREATE [OR REPLACE] GRAPH name FROM 'edges' [(options)] or CREATE GRAPH "
                       "name AS GRAPH source [WHERE condition]")
-    r.expect("CREATE")
-    replace = r.word("OR")
-    if replace:
-        r.expect("REPLACE")
-    r.expect("GRAPH")
-    if_not_exists = r.word("IF")
-    if if_not_exists:
-        r.expect("NOT")
-        r.expect("EXISTS")
-    graph = r.name("graph name")
+    replace, if_not_exists, graph = create_graph_head(r)
     if r.word("AS"):
         token = r.peek()
         if token is None or token.text.upper() != "GRAPH":

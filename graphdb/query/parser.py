@@ -23,8 +23,9 @@ from ..errors import ParseError
 from .copy import parse_copy, parse_create_graph
 from .dialect import GraphSQL
 from .property_graph_sql import parse_create_property_graph
+from .writes import is_write, parse_write
 
-__all__ = ["Statement", "parse", "split_statements"]
+__all__ = ["Statement", "parse", "parse_sqlglot", "split_statements"]
 
 # sqlglot logs a warning when it falls back to a generic Command; we handle those ourselves.
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
@@ -39,9 +40,10 @@ class Statement:
     """One parsed statement.
 
     ``kind`` is 'select', 'show_graphs', 'show_settings', 'show_functions', 'describe', 'set',
-    'reset', 'drop_graph', 'vacuum', 'copy_to' (COPY (query) TO 'file', ``ast`` the query) or
+    'reset', 'drop_graph', 'vacuum', 'copy_to' (COPY (query) TO 'file', ``ast`` the query),
     'load_graph' (COPY g FROM 'edges', CREATE GRAPH g FROM 'edges', CREATE GRAPH h AS GRAPH g
-    ...) or 'create_property_graph' (``options`` holds its tables).
+    ...), 'create_property_graph' (``options`` holds its tables) or a write
+    (:data:`graphdb.query.writes.WRITE_KINDS`: INSERT, DELETE, UPDATE, BEGIN, COMMIT, ...).
     """
 
     kind: str
@@ -93,6 +95,8 @@ def parse(sql: str) -> Statement:
             raise ParseError("expected DROP GRAPH [IF EXISTS] name", 1, 1)
         raise ParseError(f"unsupported statement: DROP {words[1] if len(words) > 1 else ''}; "
                          "only DROP GRAPH name", 1, 1)
+    if is_write(text):  # INSERT, DELETE, UPDATE, transactions, CHECKPOINT, CREATE GRAPH g (..)
+        return parse_write(text)
     if head == "COPY":
         parts = parse_copy(text)
         if parts["kind"] == "load_graph":
@@ -126,6 +130,18 @@ def parse(sql: str) -> Statement:
         if len(words) == 2 and words[1].upper() == "ALL":
             return Statement("reset", None, text, name="all")
         raise ParseError("expected RESET setting_name (or RESET ALL)", 1, 1)
+    ast = parse_sqlglot(text)
+    if isinstance(ast, exp.Describe):
+        return Statement("describe", ast, text)
+    if isinstance(ast, exp.Set):
+        return Statement("set", ast, text)
+    if isinstance(ast, exp.Query):
+        return Statement("select", ast, text)
+    raise ParseError(f"unsupported statement: {head}", 1, 1)
+
+
+def parse_sqlglot(text: str) -> exp.Expression:
+    """One statement parsed by sqlglot (GraphSQL dialect), errors with line and column."""
     try:
         tokens = _DIALECT.tokenize(text)
         _check_nesting(tokens)
@@ -143,13 +159,7 @@ def parse(sql: str) -> Statement:
         raise ParseError(f"expected one statement, found {len(statements)}")
     ast = statements[0]
     _check_depth(ast)
-    if isinstance(ast, exp.Describe):
-        return Statement("describe", ast, text)
-    if isinstance(ast, exp.Set):
-        return Statement("set", ast, text)
-    if isinstance(ast, exp.Query):
-        return Statement("select", ast, text)
-    raise ParseError(f"unsupported statement: {head}", 1, 1)
+    return ast
 
 
 def _subgraph(text: str) -> exp.Expression:

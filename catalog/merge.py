@@ -1,0 +1,228 @@
+"""The CSR of a graph version: the stored base CSR merged with the delta of a :class:`DeltaView`.
+
+Row ``r`` of a merged direction (view ids) is the base row of its vertex less the deleted
+entries, in stored order, then the vertex's delta entries in the order they were added::
+
+    merged row r  =  base row inv[r] without tombstones   +   delta entries of r
+
+That is exactly the row a fresh ingest of the same edges builds (it keeps input order within a
+row, the base's edges having come first), so every algorithm answers what it answers on a fresh
+load. A directed graph's in-CSR deletes, for each deleted out-edge ``u -> v`` (weight ``w``), one
+entry ``u`` (weight ``w``) of base in-row ``v`` (:func:`in_tombstones`; equal entries are
+interchangeable there). An undirected delta edge is entered in both rows (a self loop once).
+
+:func:`plan_direction` computes the merged offsets and the delta's own CSR (O(V + delta));
+:func:`merge_payload` places one array (targets, weights) with a compiled row-parallel pass on the
+CPU, or, for any array module ``xp`` (numpy, CuPy), with :func:`merge_payload_xp`, the
+vectorized form the GPU runs on its resident base (tests run both on numpy and compare).
+Targets are merged as dense ids and mapped to view ids after (skipped when they coincide).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphdb.storage.compiled import KernelSet
+
+from .delta import DeltaView
+from .errors import CorruptGraph
+
+__all__ = ["DirectionPlan", "in_tombstones", "merge_origin", "merge_payload",
+           "merge_payload_xp", "plan_direction"]
+
+KERNELS = KernelSet(__name__)
+prange = range  # numba.prange once compiled
+
+
+@dataclass
+class DirectionPlan:
+    """Where everything of one merged direction goes (host numpy arrays)."""
+
+    offsets: np.ndarray  # int64, V_view + 1: the merged offsets
+    base_row: np.ndarray  # int64, V_view: the base row of each view row, -1 for a new vertex
+    tombstones: np.ndarray  # int64, sorted: base positions of this direction deleted
+    tstart: np.ndarray  # int64, V_base: index of the first tombstone at or after each row
+    doffsets: np.ndarray  # int64, V_view + 1: the delta entries' own CSR
+    dtargets: np.ndarray  # int64: their targets, dense ids
+    dweights: np.ndarray | None  # float64: their weights
+    dorigin: np.ndarray  # int64: -(d + 1) for delta edge d
+    slots: np.ndarray  # int64: the merged position of each delta entry
+    lut: np.ndarray | None  # dense -> view ids; None where they coincide
+    num_edges: int
+    base_edges: int
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.offsets, self.base_row, self.tombstones, self.tstart,
+                                      self.doffsets, self.dtargets, self.dorigin, self.slots)
+                   ) + (0 if self.dweights is None else self.dweights.nbytes)
+
+
+def in_tombstones(view: DeltaView, out_offsets: np.ndarray, out_targets: np.ndarray,
+                  out_weights: np.ndarray | None, in_offsets: np.ndarray,
+                  in_targets: np.ndarray, in_weights: np.ndarray | None) -> np.ndarray:
+    """Base in-CSR positions deleted with the deleted out-edges (sorted): for each deleted
+    ``u -> v`` of weight ``w``, a distinct entry ``u`` of weight ``w`` in in-row ``v``."""
+    tomb = view.tombstones
+    if not tomb.size:
+        return tomb
+    u = np.searchsorted(out_offsets, tomb, side="right") - 1
+    v = out_targets[tomb].astype(np.int64)
+    w = None if out_weights is None else out_weights[tomb]
+    rows = np.unique(v)
+    starts, ends = in_offsets[rows], in_offsets[rows + 1]
+    counts = ends - starts
+    positions = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) \
+        + np.arange(int(counts.sum()), dtype=np.int64)
+    entry_row = np.repeat(rows, counts)
+    entry_src = in_targets[positions].astype(np.int64)
+    entry_w = None if in_weights is None else in_weights[positions]
+    # group ids of (row, source, weight) over both sides, then the k-th deletion of a group
+    # takes the group's k-th entry (in stored order)
+    keys = [np.concatenate([entry_row, v]), np.concatenate([entry_src, u])]
+    if w is not None:
+        keys.append(np.concatenate([entry_w, w]).view(np.int64))
+    stacked = np.stack(keys, axis=1)
+    _, group = np.unique(stacked, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    entry_group, tomb_group = group[: len(positions)], group[len(positions):]
+    order = np.lexsort((positions, entry_group))
+    sorted_groups = entry_group[order]
+    first = np.searchsorted(sorted_groups, tomb_group)
+    rank = _rank_within(tomb_group)
+    pick = first + rank
+    if pick.size and (pick.max() >= len(order) or
+                      np.any(sorted_groups[np.minimum(pick, len(order) - 1)] != tomb_group)):
+        raise CorruptGraph(f"graph '{view.base.name}': a deleted edge has no entry in the "
+                           "stored in-CSR", file="meta.lmdb/data.mdb")
+    return np.sort(positions[order[pick]])
+
+
+def _rank_within(groups: np.ndarray) -> np.ndarray:
+    """For each element, how many equal elements come before it."""
+    order = np.argsort(groups, kind="stable")
+    sorted_groups = groups[order]
+    starts = np.flatnonzero(np.concatenate([[True], sorted_groups[1:] != sorted_groups[:-1]]))
+    run_start = np.repeat(starts, np.diff(np.concatenate([starts, [len(groups)]])))
+    rank = np.empty(len(groups), dtype=np.int64)
+    rank[order] = np.arange(len(groups)) - run_start
+    return rank
+
+
+def plan_direction(view: DeltaView, direction: str, base_offsets: np.ndarray,
+                   tombstones: np.ndarray | None = None) -> DirectionPlan:
+    """The merged layout of ``direction`` ('out', or 'in' of a directed graph, whose
+    ``tombstones`` come from :func:`in_tombstones`)."""
+    base = view.base
+    vb, n = base.num_vertices, view.num_vertices
+    base_offsets = np.asarray(base_offsets, dtype=np.int64)
+    tomb = view.tombstones if tombstones is None else tombstones
+    rows_of_tomb = np.searchsorted(base_offsets, tomb, side="right") - 1
+    kept = np.diff(base_offsets) - np.bincount(rows_of_tomb, minlength=vb)[:vb]
+    lut = view.lut
+    if base.directed:
+        rows, targets = (view.src, view.dst) if direction == "out" else (view.dst, view.src)
+        weights, origin = view.weights, -view.edge_ids - 1
+    else:
+        loop = view.src == view.dst
+        rows = np.concatenate([view.src, view.dst[~loop]])
+        targets = np.concatenate([view.dst, view.src[~loop]])
+        weights = None if view.weights is None else np.concatenate(
+            [view.weights, view.weights[~loop]])
+        origin = np.concatenate([-view.edge_ids - 1, -view.edge_ids[~loop] - 1])
+    view_rows = lut[rows]
+    order = np.argsort(view_rows, kind="stable")
+    view_rows = view_rows[order]
+    dcounts = np.bincount(view_rows, minlength=n)[:n]
+    doffsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(dcounts, out=doffsets[1:])
+    live_base = lut[:vb] >= 0
+    if np.any(kept[~live_base] != 0):
+        raise CorruptGraph(f"graph '{base.name}': a deleted vertex keeps stored edges",
+                           file="meta.lmdb/data.mdb")
+    degrees = dcounts.copy()
+    base_row = np.full(n, -1, dtype=np.int64)
+    live = np.flatnonzero(live_base)
+    degrees[lut[live]] += kept[live]
+    base_row[lut[live]] = live
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(degrees, out=offsets[1:])
+    kept_view = np.zeros(n, dtype=np.int64)
+    kept_view[lut[live]] = kept[live]
+    rank = np.arange(len(view_rows), dtype=np.int64) - doffsets[view_rows]
+    slots = offsets[view_rows] + kept_view[view_rows] + rank
+    return DirectionPlan(
+        offsets=offsets, base_row=base_row, tombstones=tomb,
+        tstart=np.searchsorted(tomb, base_offsets[:-1]).astype(np.int64),
+        doffsets=doffsets, dtargets=targets[order].astype(np.int64),
+        dweights=None if weights is None else weights[order], dorigin=origin[order],
+        slots=slots, lut=None if view.identity else lut, num_edges=int(offsets[-1]),
+        base_edges=int(base_offsets[-1]))
+
+
+@KERNELS.kernel(parallel=True)
+def _merge_rows(offsets, base_row, base_off, base_vals, tomb, tstart, doff, dvals, out):
+    """Row ``r`` of ``out``: base row ``base_row[r]`` without the tombstoned positions, then
+    the delta entries ``doff[r]..doff[r+1]``. One row per iteration, rows in parallel."""
+    n = offsets.size - 1
+    ntomb = tomb.size
+    for r in prange(n):
+        pos = offsets[r]
+        b = base_row[r]
+        if b >= 0:
+            t = tstart[b]
+            for e in range(base_off[b], base_off[b + 1]):
+                if t < ntomb and tomb[t] == e:
+                    t += 1
+                    continue
+                out[pos] = base_vals[e]
+                pos += 1
+        for k in range(doff[r], doff[r + 1]):
+            out[pos] = dvals[k]
+            pos += 1
+    return out
+
+
+def merge_payload(plan: DirectionPlan, base_offsets: np.ndarray, base_values: np.ndarray,
+                  delta_values: np.ndarray, *, ids: bool = False) -> np.ndarray:
+    """One merged array on the CPU (compiled, rows in parallel). ``ids``: the values are vertex
+    ids (targets), mapped to view ids after the merge."""
+    out = np.empty(plan.num_edges, dtype=base_values.dtype)
+    kernels = KERNELS.for_work(len(plan.offsets) + plan.num_edges, parallel=True)
+    kernels._merge_rows(plan.offsets, plan.base_row, np.asarray(base_offsets, dtype=np.int64),
+                        base_values, plan.tombstones, plan.tstart, plan.doffsets,
+                        delta_values.astype(base_values.dtype, copy=False), out)
+    if ids and plan.lut is not None:
+        out = plan.lut[out].astype(base_values.dtype, copy=False)
+    return out
+
+
+def merge_payload_xp(xp: Any, plan: DirectionPlan, base_values, delta_values, *,
+                     ids: bool = False, lut=None, tombstones=None, slots=None):
+    """:func:`merge_payload` for any array module: ``base_values`` (and ``lut``,
+    ``tombstones``, ``slots`` if given: copies of the plan's already on the device) live
+    there; only the delta's arrays and the plan's small ones are copied in."""
+    tomb = xp.asarray(plan.tombstones) if tombstones is None else tombstones
+    at = xp.asarray(plan.slots) if slots is None else slots
+    keep = xp.ones(plan.base_edges, dtype=bool)
+    keep[tomb] = False
+    kept = base_values[keep]
+    out = xp.empty(plan.num_edges, dtype=base_values.dtype)
+    mask = xp.zeros(plan.num_edges, dtype=bool)
+    mask[at] = True
+    out[~mask] = kept
+    out[at] = xp.asarray(delta_values).astype(base_values.dtype)
+    if ids and plan.lut is not None:
+        table = xp.asarray(plan.lut) if lut is None else lut
+        out = table[out].astype(base_values.dtype)
+    return out
+
+
+def merge_origin(plan: DirectionPlan) -> np.ndarray:
+    """For every merged position, where its edge comes from: a base position (>= 0), or
+    ``-(d + 1)`` for delta edge ``d`` (the row identity of ``g.edges`` for writes, and how edge
+    properties are aligned)."""
+    return merge_payload_xp(np, plan, np.arange(plan.base_edges, dtype=np.int64), plan.dorigin)

@@ -1,0 +1,234 @@
+"""SIGKILL in the middle of writes and compactions; readers in other processes meanwhile.
+
+A child process writes (single statements, transactions, checkpoints) and says after each
+commit how many it has committed; it is killed at a random moment. Reopened, the graph is
+exactly the state after the last commit reported or the one after it (the one in flight), and
+once the next writer has looked, nothing is left of anything unfinished: no delta record
+beyond the graph's version, no compaction marker, no graph directory or block of a generation
+no entry references.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import graphdb
+from graphdb.catalog.compaction import TEST_PAUSE_ENV
+from graphdb.storage import Environment
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _spawn(code: str, env: dict | None = None) -> subprocess.Popen:
+    script = f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + textwrap.dedent(code)
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+
+
+def stored_ids(db: Path) -> tuple[set[str], int, set[str]]:
+    """(graph ids any block, page, record or directory mentions; delta records per graph id;
+    compaction markers)."""
+    env = Environment(db, read_only=True)
+    ids, records, markers = set(), {}, set()
+    try:
+        with env.read_txn() as txn:
+            for name in ("blocks", "pages", "deltas"):
+                if env.db(name) is None:
+                    continue
+                for key, _ in txn.cursor(db=env.db(name)):
+                    graph_id = bytes(key).decode().split("/")[0]
+                    ids.add(graph_id)
+                    if name == "deltas":
+                        records[graph_id] = records.get(graph_id, 0) + 1
+            for key, _ in txn.cursor(db=env.db("meta")):
+                parts = bytes(key).decode().split("/")
+                if parts[0] in ("topology", "retired"):
+                    ids.add(parts[1])
+                if parts[0] == "compaction":
+                    markers.add(parts[1])
+    finally:
+        env.close()
+    return ids | {d.name for d in (db / "graphs").iterdir()}, records, markers
+
+
+def check_clean(db: Path) -> None:
+    """After a writer looked: only the graph's generation is stored, records = its version."""
+    with graphdb.connect(db) as con:  # a read-write open tidies what killed writers left
+        con.execute("DROP GRAPH IF EXISTS unrelated")
+        entry = con.catalog.get("g")
+    ids, records, markers = stored_ids(db)
+    assert not markers
+    assert ids == {entry.graph_id}, (ids, entry.graph_id)
+    assert records.get(entry.graph_id, 0) == entry.version
+
+
+def edges_of(con) -> list[tuple]:
+    return sorted(con.execute("SELECT src, dst, weight FROM g.edges").fetchall())
+
+
+WRITER = """
+    import graphdb, json
+    con = graphdb.connect({db!r})
+    con.execute("SET compaction_threshold = 0")
+    i = 0
+    while True:
+        i += 1
+        if i % 7 == 0:
+            con.execute("BEGIN")
+            for k in range(5):
+                con.execute("INSERT INTO g.edges VALUES (?, ?, ?)", [i, i + k + 1, float(k)])
+            con.execute("COMMIT")
+        elif i % 5 == 0:
+            con.execute("DELETE FROM g.edges WHERE src = ?", [i - 1])
+        elif i % 11 == 0:
+            con.execute("CHECKPOINT g")
+        else:
+            con.execute("INSERT INTO g.edges VALUES (?, ?, ?)", [i, i + 1, 1.0])
+        print(i, flush=True)
+"""
+
+
+def expected(steps: int) -> list[tuple]:
+    """g's edges after ``steps`` statements of WRITER (run on a fresh database)."""
+    edges = [(0, 1, 1.0)]
+    for i in range(1, steps + 1):
+        if i % 7 == 0:
+            edges += [(i, i + k + 1, float(k)) for k in range(5)]
+        elif i % 5 == 0:
+            edges = [e for e in edges if e[0] != i - 1]
+        elif i % 11 == 0:
+            pass
+        else:
+            edges.append((i, i + 1, 1.0))
+    return sorted(edges)
+
+
+@pytest.mark.parametrize("round_", range(4))
+def test_killed_writer_leaves_the_last_commit(tmp_path, round_):
+    db = tmp_path / "db"
+    with graphdb.connect(db) as con:
+        con.execute("CREATE GRAPH g (EDGES (weight DOUBLE))")
+        con.execute("INSERT INTO g.edges VALUES (0, 1, 1.0)")
+    child = _spawn(WRITER.format(db=str(db)))
+    first = child.stdout.readline()  # writing has begun
+    time.sleep(random.Random(round_).uniform(0.2, 1.5))
+    child.send_signal(signal.SIGKILL)
+    out, err = child.communicate()
+    done = [int(line) for line in (first + out).split()]
+    assert done, err
+    with graphdb.connect(db, read_only=True) as con:
+        got = edges_of(con)
+    assert got in (expected(done[-1]), expected(done[-1] + 1)), (done[-1], len(got))
+    check_clean(db)
+
+
+COMPACTOR = """
+    import graphdb
+    with graphdb.connect({db!r}) as con:
+        print("start", flush=True)
+        con.execute("CHECKPOINT g")
+    print("done", flush=True)
+"""
+
+
+def _changed_graph(db: Path, edges: int = 3000) -> list[tuple]:
+    with graphdb.connect(db) as con:
+        con.execute("CREATE GRAPH g (EDGES (weight DOUBLE))")
+        con.execute("SET compaction_threshold = 0")
+        con.executemany("INSERT INTO g.edges VALUES (?, ?, ?)",
+                        [(i % 97, (7 * i) % 101, float(i % 5)) for i in range(edges)])
+        con.execute("DELETE FROM g.edges WHERE src = 3")
+        return edges_of(con)
+
+
+def test_compaction_killed_after_writing_its_blocks(tmp_path):
+    db = tmp_path / "db"
+    before = _changed_graph(db)
+    pause = tmp_path / "paused"
+    child = _spawn(COMPACTOR.format(db=str(db)), {TEST_PAUSE_ENV: str(pause)})
+    deadline = time.monotonic() + 60
+    while not pause.exists():
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    ids, _records, markers = stored_ids(db)
+    assert len(markers) == 1 and next(iter(markers)) in ids  # its blocks and directory exist
+    child.send_signal(signal.SIGKILL)
+    child.communicate()
+    with graphdb.connect(db, read_only=True) as con:
+        assert edges_of(con) == before
+        assert con.catalog.get("g").changed  # the compaction never happened
+    check_clean(db)
+    with graphdb.connect(db) as con:  # and a compaction now works
+        con.execute("CHECKPOINT g")
+        assert edges_of(con) == before
+        assert not con.catalog.get("g").changed
+    check_clean(db)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.03, 0.1, 0.3])
+def test_compaction_killed_at_a_random_moment(tmp_path, delay):
+    db = tmp_path / "db"
+    before = _changed_graph(db, 20000)
+    child = _spawn(COMPACTOR.format(db=str(db)))
+    assert child.stdout.readline().strip() == "start"
+    time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    child.communicate()
+    with graphdb.connect(db, read_only=True) as con:
+        assert edges_of(con) == before
+    check_clean(db)
+
+
+READER = """
+    import graphdb, json, time
+    con = graphdb.connect({db!r}, read_only=True)
+    worst, counts = 0.0, []
+    end = time.monotonic() + {seconds}
+    while time.monotonic() < end:
+        start = time.perf_counter()
+        n = con.execute("SELECT count(*) FROM g.edges").fetchone()[0]
+        reached = con.execute("SELECT count(*) FROM bfs(g, 0)").fetchone()[0]
+        worst = max(worst, time.perf_counter() - start)
+        counts.append(n)
+    print(json.dumps({{"worst": worst, "counts": counts}}), flush=True)
+"""
+
+
+def test_readers_in_other_processes_during_writes_and_compactions(tmp_path):
+    db = tmp_path / "db"
+    with graphdb.connect(db) as con:
+        con.execute("CREATE GRAPH g (EDGES (weight DOUBLE))")
+        con.executemany("INSERT INTO g.edges VALUES (?, ?, ?)",
+                        [(i, i + 1, 1.0) for i in range(2000)])
+    readers = [_spawn(READER.format(db=str(db), seconds=4)) for _ in range(2)]
+    with graphdb.connect(db) as con:
+        con.execute("SET compaction_threshold = 0")
+        end = time.monotonic() + 4
+        i = 2000
+        while time.monotonic() < end:
+            con.execute("INSERT INTO g.edges VALUES (?, ?, 1.0)", [i, i + 1])
+            i += 1
+            if i % 50 == 0:
+                con.execute("CHECKPOINT g")
+        final = con.execute("SELECT count(*) FROM g.edges").fetchone()[0]
+    for reader in readers:
+        out, err = reader.communicate(timeout=60)
+        assert reader.returncode == 0, err
+        report = json.loads(out)
+        counts = report["counts"]
+        assert counts and counts == sorted(counts)  # inserts only: never a count going back
+        assert len(set(counts)) > 1  # they saw the graph change
+        assert all(2000 <= c <= final for c in counts)
+    check_clean(db)
