@@ -699,6 +699,9 @@ class Runner:
                       for v, p in logical.vertex_properties]
             fields += [pa.field(f"{v}.{p}", kind(edges, v, p))
                        for v, p in logical.edge_properties]
+            if logical.outputs is not None:  # named as the run names them (COLUMNS' aliases)
+                types = {f.name: f.type for f in fields}
+                fields = [pa.field(name, types[column]) for name, column in logical.outputs]
             return _empty(fields)
         return self._run(node).slice(0, 0)
 

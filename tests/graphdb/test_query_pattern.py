@@ -158,6 +158,22 @@ def test_explain_names_frontier_operator_not_joins(world):
     assert not any("JOIN" in line for line in plan)
 
 
+
+def test_explain_of_sql_over_pattern_columns_plans_what_the_query_runs(world):
+    # EXPLAIN planned DuckDB's part over empty inputs named v.prop, not by COLUMNS' aliases:
+    # "unknown column 'b'" where the query itself ran
+    con, graph = world
+    source = 0
+    sql = ("SELECT b, min(n) FROM GRAPH_TABLE (g MATCH p = ANY SHORTEST (a)-[]->{1,3}(b) "
+           "WHERE a.id = ? COLUMNS (b.id AS b, path_length(p) AS n)) GROUP BY b")
+    plan = "\n".join(r[0] for r in con.execute("EXPLAIN " + sql, [source]).fetchall())
+    assert "GRAPH_TABLE g" in plan and "GROUP BY min(n) BY b" in plan
+    want = {}  # the shortest walk of 1..3 edges to each end (the source too, by a cycle)
+    for length in (3, 2, 1):
+        want.update(dict.fromkeys(_walk_reach(graph, source, length, length), length))
+    assert want and sorted(con.execute(sql, [source]).fetchall()) == sorted(want.items())
+
+
 JOIN_EQUIVALENTS = [
     ("MATCH (a)-[e]->(b)<-[f]-(c) COLUMNS (a.id AS a, b.id AS b, c.id AS c, e.weight AS w1, "
      "f.weight AS w2)",
