@@ -19,8 +19,9 @@ import pytest
 import graphdb
 
 pytestmark = pytest.mark.gpu
-#: None: the planner's default (resident); a device budget below the topology: streamed
-BUDGETS = [None, "100KB"]
+#: None: the planner's default (resident); "streamed": the streamed variants forced (on a GPU no
+#: budget picks them for a graph this small: their buffers need more than its whole topology)
+BUDGETS = [None, "streamed"]
 
 
 class Edges:
@@ -73,13 +74,13 @@ def _rows(con, sql):
     return sorted(con.execute(sql).fetchall())
 
 
-def _same(changed, fresh, sql):
+def _same(changed, fresh, sql, rel=1e-9):
     a, b = _rows(changed, sql), _rows(fresh, sql)
     assert len(a) == len(b), f"{sql}: {len(a)} rows, fresh ingest {len(b)}"
     for x, y in zip(a, b):
         assert x[0] == y[0], f"{sql}: {x} != {y}"
         if isinstance(x[1], float) and isinstance(y[1], float) and math.isfinite(y[1]):
-            assert math.isclose(x[1], y[1], rel_tol=1e-9, abs_tol=1e-12), f"{sql}: {x} != {y}"
+            assert math.isclose(x[1], y[1], rel_tol=rel, abs_tol=1e-12), f"{sql}: {x} != {y}"
         else:
             assert x[1] == y[1], f"{sql}: {x} != {y}"
 
@@ -91,14 +92,18 @@ def _check(con, edges: Edges, undirected: bool, settings: list[str]) -> None:
         for statement in settings:
             fresh.execute(statement)
         for sql in QUERIES:
-            _same(con, fresh, sql)
+            # the GPU PageRank sums float32 contributions in an order its atomics choose
+            gpu_rank = "pagerank" in sql and "SET device = 'gpu'" in settings
+            _same(con, fresh, sql, 1e-4 if gpu_rank else 1e-9)
 
 
 def changed_graph_case(device: str, budget: str | None, undirected: bool) -> None:
     rng = np.random.default_rng(19)
     edges = Edges(rng, 1500, 12000)
     settings = [f"SET device = '{device}'"]
-    if budget is not None:
+    if budget == "streamed":
+        settings.append("SET debug_variant = 'streamed'")
+    elif budget is not None:
         settings.append(f"SET memory_limit = '{budget}'")
     with graphdb.connect() as con:
         con.ingest("g", edges.table(), undirected=undirected)
@@ -107,7 +112,7 @@ def changed_graph_case(device: str, budget: str | None, undirected: bool) -> Non
             con.execute(statement)
         _check(con, edges, undirected, settings)
         _write(con, edges, rng, 0)  # an uncompacted delta
-        if budget is not None:  # the budget is below the traversals' topology: streamed
+        if budget is not None:  # streamed: forced, or the budget is below the topology
             for sql in QUERIES[:3]:
                 plan = "\n".join(r[0] for r in con.execute("EXPLAIN " + sql).fetchall())
                 assert f"{device} · " in plan and " · resident · " not in plan, plan
