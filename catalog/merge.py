@@ -85,9 +85,7 @@ def in_tombstones(view: DeltaView, out_offsets: np.ndarray, out_targets: np.ndar
     keys = [np.concatenate([entry_row, v]), np.concatenate([entry_src, u])]
     if w is not None:
         keys.append(np.concatenate([entry_w, w]).view(np.int64))
-    stacked = np.stack(keys, axis=1)
-    _, group = np.unique(stacked, axis=0, return_inverse=True)
-    group = group.reshape(-1)
+    group = _group_ids(keys)
     entry_group, tomb_group = group[: len(positions)], group[len(positions):]
     order = np.lexsort((positions, entry_group))
     sorted_groups = entry_group[order]
@@ -99,6 +97,24 @@ def in_tombstones(view: DeltaView, out_offsets: np.ndarray, out_targets: np.ndar
         raise CorruptGraph(f"graph '{view.base.name}': a deleted edge has no entry in the "
                            "stored in-CSR", file="meta.lmdb/data.mdb")
     return np.sort(positions[order[pick]])
+
+
+def _group_ids(keys: list[np.ndarray]) -> np.ndarray:
+    """For each position, the rank of its tuple of ``keys`` among the distinct tuples (as
+    ``np.unique(np.stack(keys, 1), axis=0, return_inverse=True)``, which sorts the rows as
+    structured values and took 90 ms for 150 k rows: here one lexsort of the integer columns)."""
+    size = len(keys[0])
+    if size == 0:
+        return np.zeros(0, np.int64)
+    order = np.lexsort(keys[::-1])  # the first key sorts first
+    change = np.zeros(size, dtype=bool)
+    change[0] = True
+    for key in keys:
+        k = key[order]
+        change[1:] |= k[1:] != k[:-1]
+    group = np.empty(size, dtype=np.int64)
+    group[order] = np.cumsum(change) - 1
+    return group
 
 
 def _rank_within(groups: np.ndarray) -> np.ndarray:
