@@ -511,13 +511,14 @@ class Runner:
             start = np.arange(graph.num_vertices, dtype=np.int64)
         masks = {}
         for i, hop in enumerate(logical.hops):
-            found = {}
+            found, keys = {}, {}
             for kind, _ in hop.masks():
                 size = entry.num_edges if kind == "edges" else entry.num_vertices
-                found[kind] = self._mask(node, at, size, graph)[0]
+                found[kind], keys[kind] = self._mask(node, at, size, graph)
                 at += 1
-            if found:
-                masks[i] = HopMasks(**found)
+            if found:  # a mask kept per graph version (a str key) keeps its compacted CSR
+                key = keys.get("edges")
+                masks[i] = HopMasks(**found, edges_key=key if isinstance(key, str) else None)
         metrics["start_vertices"] = int(start.size)
         bound, edges, path = self._match(node, graph, start, metrics, masks)
         # Bytes of CSR targets the expansion read (the edges it gathered).
@@ -574,7 +575,8 @@ class Runner:
                         translate_oom(node.label), \
                         operator_stream():
                     on_device = {i: HopMasks(*(None if m is None else cp().asarray(m) for m in
-                                               (h.edges, h.sources, h.targets, h.ends)))
+                                               (h.edges, h.sources, h.targets, h.ends)),
+                                             edges_key=h.edges_key)
                                  for i, h in masks.items()}
                     return match_pattern(node.logical, device_arrays(graph), start, metrics,
                                          self.check_cancelled, node.budget_bytes, on_device,

@@ -279,3 +279,35 @@ def test_k_shortest_paths_match_networkx(con, seed, directed, weighted):
     except nx.NetworkXNoPath:
         reference = []
     assert costs == pytest.approx(reference)
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("seed", range(12))
+def test_k_shortest_hop_paths_of_multigraphs_match_brute_force(con, seed, directed):
+    """Hop counts (the bidirectional BFS spur searches) on multigraphs with parallel edges and
+    self loops: the k smallest lengths of every loopless edge sequence, enumerated."""
+    g = Graph(con, seed + 100, directed)
+    arcs = g.arcs("out")
+    by_vertex = defaultdict(list)
+    for u, v, i in arcs:
+        by_vertex[u].append((v, i))
+    source, target = g.rng.randrange(g.n), g.rng.randrange(g.n)
+    k = g.rng.randint(1, 8)
+    lengths, stack = [], [((source,), ())]
+    while stack and source != target:
+        path, used = stack.pop()
+        if path[-1] == target:
+            lengths.append(len(used))
+            continue
+        stack += [(path + (v,), used + (i,)) for v, i in by_vertex[path[-1]] if v not in path]
+    rows = con.execute(f"SELECT path, count(*) - 1, list(vertex ORDER BY step) FROM "
+                       f"k_shortest_paths(g, {source}, {target}, {k}, weight => NULL) "
+                       "GROUP BY path ORDER BY path").fetchall()
+    if source == target:
+        assert [r[1:] for r in rows] == [(0, [source])]
+        return
+    assert [r[1] for r in rows] == sorted(lengths)[:k]
+    for _, _, vertices in rows:
+        assert vertices[0] == source and vertices[-1] == target
+        assert len(set(vertices)) == len(vertices)
+        assert all(v in {w for w, _ in by_vertex[u]} for u, v in zip(vertices, vertices[1:]))
