@@ -276,21 +276,27 @@ def test_explain_shows_the_subgraph_and_weights(con):
     assert "weights: none" in text
 
 
-def test_compaction_matches_a_rebuilt_graph():
-    """The view's CSR (numpy) is the CSR of the kept edges built from scratch."""
+@pytest.mark.parametrize("seed", range(12))
+def test_compaction_matches_a_rebuilt_graph(seed):
+    """The view's CSR (numpy) is the CSR of the kept edges built from scratch: edge masks,
+    vertex masks, both, neither, keeping nothing or everything, with empty rows."""
     from graphdb.executor.graph import CSR
     from graphdb.executor.subgraph import compact
 
-    rng = np.random.default_rng(7)
-    n, m = 50, 400
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 60)), int(rng.integers(0, 400))
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
     csr = CSR.from_edges(src, dst, n)
-    keep_edge = rng.random(m) < 0.6
-    keep_vertex = rng.random(n) < 0.7
-    new_id = np.cumsum(keep_vertex) - 1
+    share_e, share_v = [(0.6, 0.7), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)][seed % 4]
+    keep_edge = None if seed % 3 == 1 else rng.random(m) < share_e
+    keep_vertex = None if seed % 3 == 2 else rng.random(n) < share_v
+    new_id = None if keep_vertex is None else np.cumsum(keep_vertex) - 1
     out = compact(np, csr.offsets, csr.targets, keep_edge, keep_vertex, new_id)
     s, d = csr.sources(), csr.targets
-    keep = keep_edge & keep_vertex[s] & keep_vertex[d]
+    keep = np.ones(m, dtype=bool) if keep_edge is None else keep_edge.copy()
+    if keep_vertex is None:
+        keep_vertex, new_id = np.ones(n, dtype=bool), np.arange(n)
+    keep &= keep_vertex[s] & keep_vertex[d]
     want = CSR.from_edges(new_id[s[keep]], new_id[d[keep]], int(keep_vertex.sum()))
     assert out.offsets.tolist() == want.offsets.tolist()
     assert out.targets.tolist() == want.targets.tolist()
