@@ -346,3 +346,32 @@ def test_python_subgraph_handle(con):
             {"vertex": v, "distance": d} for v, d in con.execute(
                 f"SELECT * FROM sssp(GRAPH g WHERE {where}, {source}, weight => NULL)")
             .fetchall()]
+
+
+def test_a_subgraph_that_keeps_everything_runs_on_the_stored_graph():
+    """Conditions every edge and vertex pass build no view (EXPLAIN ANALYZE says so); the answer
+    is networkx's, and a weight chosen by the query still counts (a view of weights only)."""
+    with graphdb.connect() as con:
+        g = Random(con, 3, True)
+        everything = list(range(len(g.edges)))
+        case, back = g.case(everything, list(range(g.n)), g.weight)
+        source = user(0)
+        expected = translated(nx.single_source_dijkstra_path_length(case.nx, 0), back)
+        for where in ("e.year >= 2019", "v.age >= 10", "e.year > 0 AND v.age < 100", "TRUE"):
+            sql = f"SELECT vertex, distance FROM sssp(GRAPH g WHERE {where}, {source})"
+            got = rows(con, sql)
+            assert got.keys() == expected.keys()
+            assert [got[v] for v in expected] == pytest.approx(list(expected.values()))
+            plan = "\n".join(r[0] for r in con.execute("EXPLAIN ANALYZE " + sql).fetchall())
+            assert "view the stored graph (every edge and vertex kept)" in plan
+        hops = translated(nx.single_source_shortest_path_length(case.nx, 0), back)
+        sql = f"SELECT vertex, distance FROM sssp(GRAPH g WHERE e.year >= 2019, {source}, " \
+              "weight => NULL)"
+        assert rows(con, sql) == hops
+        plan = "\n".join(r[0] for r in con.execute("EXPLAIN ANALYZE " + sql).fetchall())
+        assert "every edge and vertex kept" not in plan
+        # one edge dropped: a view again, not the stored graph
+        year = g.year[0]
+        sql = f"SELECT count(*) FROM wcc(GRAPH g WHERE e.year <> {year})"
+        plan = "\n".join(r[0] for r in con.execute("EXPLAIN ANALYZE " + sql).fetchall())
+        assert "every edge and vertex kept" not in plan and "view edges" in plan
