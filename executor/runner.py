@@ -399,7 +399,9 @@ class Runner:
                 # every position once (a query of a position table's rows): all of them kept
                 return np.ones(size, dtype=bool)
             mask = np.zeros(size, dtype=bool)
-            mask[to_numpy(positions.combine_chunks().fill_null(0)).astype(np.int64)] = True
+            for chunk in positions.chunks:  # no combined copy; NULL (no position) keeps nothing
+                chunk = chunk.drop_null() if chunk.null_count else chunk
+                mask[to_numpy(chunk).astype(np.int64, copy=False)] = True
             return mask
 
         if all(isinstance(n, GraphTableScan) and n.sources is None for _, n in query.inputs):
