@@ -11,6 +11,8 @@ densely, in their order, so ids still ascend with the user's), written once for 
 only the masks (a byte per edge and per vertex) cross the bus, never the graph. Every operator
 and variant then runs unchanged on the view, which the residency owner holds under a key of its
 own (the parent's key plus the view's fingerprint, so dropping the graph drops its views).
+Masks that keep every edge and vertex make no view: the runner drops them, and with the
+graph's own weights the operator runs on the stored graph itself.
 
 Semantics:
 
