@@ -325,6 +325,8 @@ class Runner:
         masks, keys = {}, []
         for kind, size in (("edges", entry.num_edges), ("vertices", entry.num_vertices)):
             masks[kind], key = self._mask(node, node.masks.get(kind), size, graph)
+            if masks[kind] is not None and _keeps_all(masks[kind]):
+                masks[kind], key = None, None  # nothing to compact or renumber
             keys.append(key)
         if subgraph is not None and subgraph.vertex_labels is not None:
             chosen = schema.vertex_mask(subgraph.vertex_labels, entry.num_vertices)
@@ -335,6 +337,11 @@ class Runner:
             chosen = self._edge_labels(entry, graph, subgraph.edge_labels)
             masks["edges"] = chosen if masks["edges"] is None else masks["edges"] & chosen
             keys.append(("edge labels", subgraph.edge_labels))
+        if weight == weight_column(entry) and masks["edges"] is None \
+                and masks["vertices"] is None:  # the stored graph itself: no view to build
+            metrics.update(view="the stored graph (every edge and vertex kept)")
+            yield graph, ids
+            return
         values = None
         if weight == weight_column(entry):
             values = lambda: graph.weights("out")  # noqa: E731
@@ -388,8 +395,13 @@ class Runner:
 
         def build() -> np.ndarray:
             positions = self._input(node, index).column(0)
+            if len(positions) == size and positions.null_count == 0:
+                # every position once (a query of a position table's rows): all of them kept
+                return np.ones(size, dtype=bool)
             mask = np.zeros(size, dtype=bool)
-            mask[to_numpy(positions.combine_chunks().fill_null(0)).astype(np.int64)] = True
+            for chunk in positions.chunks:  # no combined copy; NULL (no position) keeps nothing
+                chunk = chunk.drop_null() if chunk.null_count else chunk
+                mask[to_numpy(chunk).astype(np.int64, copy=False)] = True
             return mask
 
         if all(isinstance(n, GraphTableScan) and n.sources is None for _, n in query.inputs):
@@ -789,6 +801,11 @@ def _in_view(graph, vertex: int, ids: VertexIds, parent_ids: VertexIds, spec, pa
                               f"(it is in graph '{graph.name}', but not among the vertices "
                               "the subgraph keeps)")
     return local
+
+
+def _keeps_all(mask: np.ndarray) -> bool:
+    """Whether a subgraph's mask keeps every edge (vertex): the view is then the graph itself."""
+    return bool(mask.all())
 
 
 def _labelled(node: GraphOperator, edges: bool = False) -> bool:

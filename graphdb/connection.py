@@ -17,7 +17,9 @@ from graphdb.executor.arrays import to_table
 from graphdb.executor.device import select_device
 from graphdb.executor.plan import DescribeGraph, ShowGraphs, ValuesScan
 from graphdb.executor.property_graph import PropertySchema, label_table_columns
+from graphdb.executor.residency import RESIDENCY
 from graphdb.executor.runner import Runner
+from graphdb.executor.stored import graph_key
 from graphdb.storage import BufferManager, Environment, stats_table
 from graphdb.storage.env import MARKER
 
@@ -551,9 +553,12 @@ class Connection:
             entry = snapshot.get(graph)
             if which.startswith("label:"):  # a property graph's g.Person, g.knows
                 return label_table_columns(PropertySchema.of(entry), which[len("label:"):])
-            schema = (self.catalog.vertex_schema(entry) if which == "vertices"
-                      else self.catalog.edge_schema(entry))
-            return list(schema.names)
+            # read once per graph version (the stored schema opens the Arrow file): a subgraph's
+            # conditions ask on every statement
+            return list(RESIDENCY.get(
+                graph_key(self.catalog, entry), "cpu", f"columns:{which}",
+                lambda: tuple((self.catalog.vertex_schema(entry) if which == "vertices"
+                               else self.catalog.edge_schema(entry)).names)))
 
         return Context(snapshot, columns, dict(self.table_functions),
                        tables=dict(self._registered))

@@ -276,21 +276,27 @@ def test_explain_shows_the_subgraph_and_weights(con):
     assert "weights: none" in text
 
 
-def test_compaction_matches_a_rebuilt_graph():
-    """The view's CSR (numpy) is the CSR of the kept edges built from scratch."""
+@pytest.mark.parametrize("seed", range(12))
+def test_compaction_matches_a_rebuilt_graph(seed):
+    """The view's CSR (numpy) is the CSR of the kept edges built from scratch: edge masks,
+    vertex masks, both, neither, keeping nothing or everything, with empty rows."""
     from graphdb.executor.graph import CSR
     from graphdb.executor.subgraph import compact
 
-    rng = np.random.default_rng(7)
-    n, m = 50, 400
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 60)), int(rng.integers(0, 400))
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
     csr = CSR.from_edges(src, dst, n)
-    keep_edge = rng.random(m) < 0.6
-    keep_vertex = rng.random(n) < 0.7
-    new_id = np.cumsum(keep_vertex) - 1
+    share_e, share_v = [(0.6, 0.7), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)][seed % 4]
+    keep_edge = None if seed % 3 == 1 else rng.random(m) < share_e
+    keep_vertex = None if seed % 3 == 2 else rng.random(n) < share_v
+    new_id = None if keep_vertex is None else np.cumsum(keep_vertex) - 1
     out = compact(np, csr.offsets, csr.targets, keep_edge, keep_vertex, new_id)
     s, d = csr.sources(), csr.targets
-    keep = keep_edge & keep_vertex[s] & keep_vertex[d]
+    keep = np.ones(m, dtype=bool) if keep_edge is None else keep_edge.copy()
+    if keep_vertex is None:
+        keep_vertex, new_id = np.ones(n, dtype=bool), np.arange(n)
+    keep &= keep_vertex[s] & keep_vertex[d]
     want = CSR.from_edges(new_id[s[keep]], new_id[d[keep]], int(keep_vertex.sum()))
     assert out.offsets.tolist() == want.offsets.tolist()
     assert out.targets.tolist() == want.targets.tolist()
@@ -340,3 +346,32 @@ def test_python_subgraph_handle(con):
             {"vertex": v, "distance": d} for v, d in con.execute(
                 f"SELECT * FROM sssp(GRAPH g WHERE {where}, {source}, weight => NULL)")
             .fetchall()]
+
+
+def test_a_subgraph_that_keeps_everything_runs_on_the_stored_graph():
+    """Conditions every edge and vertex pass build no view (EXPLAIN ANALYZE says so); the answer
+    is networkx's, and a weight chosen by the query still counts (a view of weights only)."""
+    with graphdb.connect() as con:
+        g = Random(con, 3, True)
+        everything = list(range(len(g.edges)))
+        case, back = g.case(everything, list(range(g.n)), g.weight)
+        source = user(0)
+        expected = translated(nx.single_source_dijkstra_path_length(case.nx, 0), back)
+        for where in ("e.year >= 2019", "v.age >= 10", "e.year > 0 AND v.age < 100", "TRUE"):
+            sql = f"SELECT vertex, distance FROM sssp(GRAPH g WHERE {where}, {source})"
+            got = rows(con, sql)
+            assert got.keys() == expected.keys()
+            assert [got[v] for v in expected] == pytest.approx(list(expected.values()))
+            plan = "\n".join(r[0] for r in con.execute("EXPLAIN ANALYZE " + sql).fetchall())
+            assert "view the stored graph (every edge and vertex kept)" in plan
+        hops = translated(nx.single_source_shortest_path_length(case.nx, 0), back)
+        sql = f"SELECT vertex, distance FROM sssp(GRAPH g WHERE e.year >= 2019, {source}, " \
+              "weight => NULL)"
+        assert rows(con, sql) == hops
+        plan = "\n".join(r[0] for r in con.execute("EXPLAIN ANALYZE " + sql).fetchall())
+        assert "every edge and vertex kept" not in plan
+        # one edge dropped: a view again, not the stored graph
+        year = g.year[0]
+        sql = f"SELECT count(*) FROM wcc(GRAPH g WHERE e.year <> {year})"
+        plan = "\n".join(r[0] for r in con.execute("EXPLAIN ANALYZE " + sql).fetchall())
+        assert "every edge and vertex kept" not in plan and "view edges" in plan
