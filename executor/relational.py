@@ -148,9 +148,11 @@ class SQLEngine:
 
     # -- what the engine offers -------------------------------------------------------------
     def functions(self) -> list[tuple[str, str, str, str]]:
-        """(name, kind, signature, description) of every scalar, aggregate and window function
-        a query can call (DuckDB's), one row per name: its first signature, its description
-        (or what kind of function it is, where DuckDB gives none)."""
+        """(name, kind, signatures, description) of every scalar, aggregate and window function
+        a query can call (DuckDB's), one row per name: its distinct parameter lists, fewest
+        first, joined by '; ' (DuckDB lists one overload per argument type, in an order that
+        changes between its releases), and its description (or what kind of function it is,
+        where DuckDB gives none)."""
         with self._lock:
             cursor = self._connection()
             rows = self._guarded(lambda: cursor.execute("""
@@ -158,14 +160,20 @@ class SQLEngine:
                 FROM duckdb_functions()
                 WHERE function_type IN ('scalar', 'aggregate', 'window', 'macro')
                 ORDER BY function_name, function_type, function_oid""").fetchall(), None)
-        seen, out = set(), []
+        found: dict[str, tuple[str, set, str | None]] = {}
         for name, kind, parameters, description in rows:
-            if name in seen or not name[:1].isalpha() or name.startswith("__"):
+            if not name[:1].isalpha() or name.startswith("__"):
                 continue
-            seen.add(name)
+            first_kind, lists, text = found.setdefault(name, (kind, set(), description))
+            lists.add(tuple(parameters or ()))
+            if text is None and description:
+                found[name] = (first_kind, lists, description)
+        out = []
+        for name, (kind, lists, description) in found.items():
             kind = "scalar" if kind == "macro" else kind
-            out.append((name, kind, f"{name}({', '.join(parameters or [])})",
-                        description or f"{kind} function (DuckDB)"))
+            signature = "; ".join(f"{name}({', '.join(p)})"
+                                  for p in sorted(lists, key=lambda p: (len(p), p)))
+            out.append((name, kind, signature, description or f"{kind} function (DuckDB)"))
         return out
 
     # -- statements -----------------------------------------------------------------------------
