@@ -119,6 +119,21 @@ def _file(path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
+def _release_resources(held: dict, runner, catalog, env, temporary: Path | None) -> None:
+    """Close a connection's parts (by close(), or when it is collected unclosed): an open
+    transaction rolled back, the graphs' data released by the last connection of the process
+    to the database, the catalog, buffer pool and environment closed, an in-memory database
+    deleted."""
+    if held["writer"] is not None:
+        held["writer"].close()
+    runner.close(last=env.connections == 1)
+    catalog.close()
+    catalog.buffers.close()
+    env.close()
+    if temporary is not None:
+        tempdb.remove(temporary)
+
+
 def _weak(method):
     """``method`` (bound to a connection) without a reference to the connection: what the
     runner and the table-function registry hold of it must not keep a closed connection alive
@@ -246,6 +261,13 @@ class Connection:
         self._runner.path_rows_for = _weak(self._max_path_rows)
         self._device_cache: tuple[tuple, Any] | None = None
         self._writer = None  # catalog.writer.Writer, made at the first write
+        #: what close() releases, also released when the connection is collected unclosed (a
+        #: forgotten connection kept its database's files, locks and memory until the process
+        #: ended: 5 file handles each)
+        self._held: dict[str, Any] = {"writer": None}
+        self._release = weakref.finalize(self, _release_resources, self._held, self._runner,
+                                         self.catalog, self._env,
+                                         self.path if self._temporary else None)
         self._buffer = None  # query.buffered.InsertBuffer of an open transaction
         self._closed = False
         # One statement at a time: the shell runs queries in a worker thread.
@@ -300,22 +322,15 @@ class Connection:
                     self._buffer = None
                     self._writer.close()
                     stop_compactions(self)
-                # The graphs' data is shared by the process's connections to the database:
-                # the last one out releases it.
-                self._runner.close(last=self._env.connections == 1)
-                self.catalog.close()
-                self.catalog.buffers.close()
-                self._env.close()
+                self._release()
                 self._device_cache = None
-            if self._temporary:
-                tempdb.remove(self.path)
 
     def _writes(self):
         """The connection's writer (its write transaction, catalog.writer)."""
         if self._writer is None:
             from graphdb.catalog.writer import Writer
 
-            self._writer = Writer(self.catalog)
+            self._writer = self._held["writer"] = Writer(self.catalog)
         return self._writer
 
     def _host_budget(self) -> int | None:

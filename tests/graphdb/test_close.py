@@ -9,6 +9,7 @@ tests run with the cyclic collector off, so only reference counting frees anythi
 from __future__ import annotations
 
 import gc
+import os
 import weakref
 
 import networkx as nx
@@ -85,3 +86,35 @@ def test_close_releases_the_graphs_and_frames_even_while_the_object_is_kept(db):
     assert _held(db) == 0  # the last one out releases it
     with pytest.raises(graphdb.InterfaceError, match="closed"):
         first.execute("SHOW GRAPHS")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_a_connection_dropped_unclosed_releases_its_files_and_its_transaction(db):
+    # A forgotten connection kept its database's files and locks (5 handles) and, in memory,
+    # its temporary folder until the process ended: a test run on a GPU machine ran out of
+    # file handles. Dropped, it is closed as close() closes it.
+    import pyarrow as pa
+
+    def handles():
+        gc.collect()
+        return len(os.listdir("/proc/self/fd"))
+
+    keeper = graphdb.connect(db)
+    keeper.ingest("w", pa.table({"src": [0, 1], "dst": [1, 2]}))
+    before = handles()
+    for _ in range(20):
+        con = graphdb.connect()
+        con.ingest("g", pa.table({"src": [0, 1], "dst": [1, 2]}))
+        con.execute("SELECT * FROM bfs(g, 0)").fetchall()
+        temporary = con.path
+        del con
+        assert not temporary.exists()
+        other = graphdb.connect(db)
+        other.execute("BEGIN")
+        other.execute("INSERT INTO w.edges VALUES (7, 8)")
+        del other  # its open transaction is rolled back, its writer lock let go
+        gc.collect()  # (a transaction's objects refer to each other: a collection frees them)
+    assert handles() <= before + 1
+    keeper.execute("INSERT INTO w.edges VALUES (9, 10)")
+    assert keeper.execute("SELECT count(*) FROM w.edges").fetchone() == (3,)
+    keeper.close()

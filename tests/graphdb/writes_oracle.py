@@ -90,12 +90,12 @@ def _rows(result, float_columns=()) -> list:
     return sorted(out, key=repr)
 
 
-def _close(a: list, b: list, what: str) -> None:
+def _close(a: list, b: list, what: str, rel: float = 1e-9) -> None:
     assert len(a) == len(b), f"{what}: {len(a)} rows, fresh ingest {len(b)}"
     for x, y in zip(a, b):
         for u, v in zip(x, y):
             if isinstance(u, float) and isinstance(v, float):
-                assert (u == v) or math.isclose(u, v, rel_tol=1e-9, abs_tol=1e-12), \
+                assert (u == v) or math.isclose(u, v, rel_tol=rel, abs_tol=1e-12), \
                     f"{what}: {x} != {y}"
             else:
                 assert u == v, f"{what}: {x} != {y}"
@@ -136,7 +136,12 @@ def compare(con, model: Model, rng: random.Random) -> None:
     with graphdb.connect() as fresh:
         fresh.ingest("g", edges, vertices=vertices, undirected=not model.directed)
         sources = sorted(model.vertices)
+        # on a GPU machine (device 'auto') PageRank sums float32 contributions in an order
+        # its atomics choose: held to 1e-4 there, as every GPU PageRank test
+        gpu_rank = "gpu · " in " ".join(
+            r[0] for r in con.execute("EXPLAIN SELECT * FROM pagerank(g)").fetchall())
         for source in {sources[0], rng.choice(sources)}:
             for sql, approximate in queries(model, source):
+                rel = 1e-4 if gpu_rank and "pagerank" in sql else 1e-9
                 _close(_rows(con.execute(sql), approximate),
-                       _rows(fresh.execute(sql), approximate), sql)
+                       _rows(fresh.execute(sql), approximate), sql, rel)
