@@ -91,8 +91,7 @@ def test_close_releases_the_graphs_and_frames_even_while_the_object_is_kept(db):
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
 def test_a_connection_dropped_unclosed_releases_its_files_and_its_transaction(db):
     # A forgotten connection kept its database's files and locks (5 handles) and, in memory,
-    # its temporary folder until the process ended: a test run on a GPU machine ran out of
-    # file handles. Dropped, it is closed as close() closes it.
+    # its temporary folder until the process ended. Dropped, it is closed as close() closes it.
     import pyarrow as pa
 
     def handles():
