@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphdb.storage import delete_topology
-from graphdb.storage.blocks import put_array_chunked, seal, unpack_block
+from graphdb.storage.blocks import iter_prefix, put_array_chunked, seal, unpack_block
 from graphdb.storage.delta import put_record, read_records
 from graphdb.storage.errors import CorruptData, DatabaseLocked
 
@@ -72,17 +72,12 @@ def compaction_markers(env) -> list[tuple[str, dict]]:
     if db is None:
         return out
     with env.read_txn() as txn:
-        cursor = txn.cursor(db=db)
-        if cursor.set_range(MARKER_PREFIX):
-            for key, value in cursor:
-                key = bytes(key)
-                if not key.startswith(MARKER_PREFIX):
-                    break
-                try:
-                    record = json.loads(bytes(unpack_block(value, "a compaction marker")))
-                except (CorruptData, ValueError):
-                    record = {}
-                out.append((key[len(MARKER_PREFIX):].decode("ascii", "replace"), record))
+        for key, value in iter_prefix(txn, db, MARKER_PREFIX):
+            try:
+                record = json.loads(bytes(unpack_block(value, "a compaction marker")))
+            except (CorruptData, ValueError):
+                record = {}
+            out.append((key[len(MARKER_PREFIX):].decode("ascii", "replace"), record))
     return out
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphdb.storage import delete_topology
-from graphdb.storage.blocks import seal, unpack_block
+from graphdb.storage.blocks import iter_prefix, seal, unpack_block
 from graphdb.storage.env import valid_graph_id
 from graphdb.storage.errors import CorruptData
 
@@ -161,18 +161,13 @@ def retired_versions(env) -> list[tuple[bytes, str | None, int]]:
     out = []
     with env.read_txn() as txn:
         latest = read_sequence(txn, meta)
-        cursor = txn.cursor(db=meta)
-        if cursor.set_range(RETIRED_PREFIX):
-            for key, value in cursor:
-                key = bytes(key)
-                if not key.startswith(RETIRED_PREFIX):
-                    break
-                graph_id = key[len(RETIRED_PREFIX):].decode("ascii", "replace")
-                try:
-                    sequence = int(json.loads(bytes(unpack_block(value, "retired")))["sequence"])
-                except (CorruptData, ValueError, KeyError, TypeError):
-                    sequence = latest
-                out.append((key, graph_id if valid_graph_id(graph_id) else None, sequence))
+        for key, value in iter_prefix(txn, meta, RETIRED_PREFIX):
+            graph_id = key[len(RETIRED_PREFIX):].decode("ascii", "replace")
+            try:
+                sequence = int(json.loads(bytes(unpack_block(value, "retired")))["sequence"])
+            except (CorruptData, ValueError, KeyError, TypeError):
+                sequence = latest
+            out.append((key, graph_id if valid_graph_id(graph_id) else None, sequence))
     return out
 
 
@@ -186,13 +181,8 @@ def _deletion_bytes(env, graph_ids: list[str]) -> int:
             if db is None:
                 continue
             for graph_id in graph_ids:
-                cursor = txn.cursor(db=db)
-                prefix = f"{graph_id}/".encode()
-                if cursor.set_range(prefix):
-                    for key in cursor.iternext(values=False):
-                        if not bytes(key).startswith(prefix):
-                            break
-                        keys += 1
+                keys += sum(1 for _ in iter_prefix(txn, db, f"{graph_id}/".encode(),
+                                                   values=False))
     return (4 << 20) + 256 * keys
 
 

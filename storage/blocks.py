@@ -19,7 +19,7 @@ Readers that go through the buffer manager use :func:`block_key` and :func:`unpa
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -219,6 +219,19 @@ def get_array(txn, db, graph_id: str, array: str) -> np.ndarray:
 def delete_arrays(txn, db, graph_id: str) -> int:
     """Delete every block of every array of ``graph_id``; returns the number of keys deleted."""
     return delete_prefix(txn, db, f"{graph_id}/".encode())
+
+
+def iter_prefix(txn, db, prefix: bytes, values: bool = True) -> Iterator:
+    """``(key, value)`` of every key of ``db`` starting with ``prefix``, in key order (the keys
+    alone with ``values=False``), read in ``txn``."""
+    cursor = txn.cursor(db=db)
+    if not cursor.set_range(prefix):
+        return
+    for item in cursor.iternext(values=values):
+        key = bytes(item[0] if values else item)
+        if not key.startswith(prefix):
+            return
+        yield (key, item[1]) if values else key
 
 
 def delete_prefix(txn, db, prefix: bytes) -> int:
