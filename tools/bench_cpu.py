@@ -74,8 +74,10 @@ from graphdb.generators import grid, random_weights, rmat
 #: The functions of the networkx table (networkx answers these on its own graphs).
 ALGORITHMS = ("bfs", "sssp", "wcc", "pagerank")
 #: Every graph function, in the table's order (the registry's functions, checked in main).
-FUNCTIONS = ("bfs", "khop", "sssp", "shortest_path", "sswp", "wcc", "pagerank", "cdlp", "lcc",
-             "neighbors")
+FUNCTIONS = ("bfs", "khop", "sssp", "shortest_path", "k_shortest_paths", "sswp", "wcc",
+             "pagerank", "cdlp", "lcc", "neighbors", "degree")
+#: k of k_shortest_paths
+K_PATHS = 3
 #: Our PageRank pinned to one thread, next to the default (all cores) one.
 ONE_THREAD = "pagerank, 1 thread"
 PAGERANK_ITERATIONS = 20
@@ -138,6 +140,9 @@ class Workload:
             "shortest_path": (self.weighted, {"source": s, "target": self.target},
                               f"SELECT step, vertex, distance FROM shortest_path({g}, {s}, "
                               f"{self.target})"),
+            "k_shortest_paths": (self.weighted, {"source": s, "target": self.target, "k": K_PATHS},
+                                 f"SELECT path, step, vertex, distance FROM k_shortest_paths("
+                                 f"{g}, {s}, {self.target}, {K_PATHS})"),
             "sswp": (self.weighted, {"source": s}, f"SELECT vertex, width FROM sswp({g}, {s})"),
             "wcc": (self.graph, {}, f"SELECT vertex, component FROM wcc({g})"),
             "pagerank": (self.graph, {"max_iterations": PAGERANK_ITERATIONS},
@@ -148,6 +153,7 @@ class Workload:
             "lcc": (self.graph, {}, f"SELECT vertex, coefficient FROM lcc({g})"),
             "neighbors": (self.graph, {"vertex": self.hub},
                           f"SELECT neighbor FROM neighbors({g}, {self.hub})"),
+            "degree": (self.graph, {}, f"SELECT vertex, degree FROM degree({g})"),
         }
         return {k: v for k, v in calls.items() if k in self.functions}
 
@@ -282,6 +288,7 @@ def scipy_peer(work: Workload) -> dict[str, Callable[[], Any]]:
         "wcc": wcc,
         "pagerank": matvec_loop,
         "neighbors": neighbors,
+        "degree": lambda: np.diff(unit.indptr),
     }
     if not work.directed:
         peers["wcc (strong, symmetric)"] = wcc_symmetric
@@ -317,6 +324,9 @@ def igraph_peer(work: Workload) -> dict[str, Callable[[], Any]] | None:
         "wcc": lambda: g.connected_components(mode="weak"),
         "pagerank": lambda: g.pagerank(damping=0.85, directed=work.directed),
         "neighbors": lambda: g.neighbors(work.hub, mode="out"),
+        "degree": lambda: g.degree(mode="out"),
+        "k_shortest_paths": lambda: g.get_k_shortest_paths(work.source, work.target, k=K_PATHS,
+                                                           weights="weight", mode="out"),
     }
     if not work.directed:  # igraph's LCC is the undirected one
         peers["lcc"] = lambda: g.transitivity_local_undirected(mode="zero")
