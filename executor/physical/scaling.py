@@ -10,10 +10,14 @@ graph, thousands of BFS levels each paying several collectives, stays on one dev
 
 Inputs come from the catalog entry alone (no topology is read at plan time): |V|, |E|, the
 largest out-degree (a skewed graph is small-world: a few levels; an even one is mesh-like: about
-sqrt(|V|) levels), the algorithm's iterations, and the per-rank figures of :data:`RATES`. Those
-are first estimates (H200 + NVLink: NCCL collectives at 27-50 us and ~330 GB/s bus bandwidth,
-measured on the lent machines; CPU ranks: numpy steps); ``tools/bench_multi_gpu.py`` prints the
-measured rates to calibrate them.
+sqrt(|V|) levels), the algorithm's iterations, and the per-rank figures of :data:`RATES`. The GPU
+figures are what the landed kernels were measured at (H200, R-MAT 24, 268 M edges, warm, every
+device synchronized): the tuned one-GPU operators run at about 2e11 edges a second (BFS 2.0 ms,
+PageRank 20 iterations 20.5 ms), while the partitioned steps ran at about 2e10 edges a second
+with some 20 ms of host round trips per step (BFS 170-182 ms on 1-4 GPUs, PageRank 299-416 ms).
+With those figures no partitioned plan is predicted faster than one GPU that the graph fits, so
+the default plan stays on one GPU unless the graph does not fit it; ``tools/bench_multi_gpu.py``
+prints the measured rates to calibrate them.
 """
 
 from __future__ import annotations
@@ -91,9 +95,9 @@ class Rates:
 
 
 RATES = {
-    ("gpu", "nccl"): Rates(4e9, 8e9, 2e-4, 2e-5, 4e-5, 1.2e11),
-    ("gpu", "mpi"): Rates(4e9, 8e9, 2.5e-4, 2e-5, 6e-5, 2.5e10),
-    ("gpu", "local"): Rates(4e9, 8e9, 2e-4, 2e-5, 1e-5, 5e11, sequential=True),
+    ("gpu", "nccl"): Rates(2e10, 2e11, 2e-2, 2e-5, 4e-5, 1.2e11),
+    ("gpu", "mpi"): Rates(2e10, 2e11, 2.5e-2, 2e-5, 6e-5, 2.5e10),
+    ("gpu", "local"): Rates(2e10, 2e11, 2e-2, 2e-5, 1e-5, 5e11, sequential=True),
     ("cpu", "mpi"): Rates(5e7, 2e8, 5e-5, 1e-6, 2e-5, 5e9),
     ("cpu", "local"): Rates(5e7, 2e8, 5e-5, 1e-6, 1e-6, 1e10, sequential=True),
 }
@@ -274,7 +278,8 @@ def weigh(spec: AlgorithmSpec, entry: Any, device: Any, host: int, fleet: Fleet,
     if single is None:
         why = f"the graph does not fit one {unit(1)}'s budget, {est.ranks} fit"
     elif force:
-        why = "debug_variant = 'partitioned'"
+        why = (f"debug_variant = 'partitioned'; predicted {_ms(est.seconds)} against "
+               f"{_ms(baseline.seconds)} on one {unit(1)}")
     else:
         why = f"predicted {_ms(est.seconds)} against {_ms(baseline.seconds)} on one {unit(1)}"
     placement = fleet.placement(est.ranks, strategy, streamed)
