@@ -19,7 +19,7 @@ from graphdb.storage.compact import COMPACT_WHEN_FREE, Space
 from graphdb.storage.env import valid_graph_id
 from graphdb.storage.errors import CorruptData, DatabaseLocked, DiskFull, StorageError
 
-from .cleanup import remove_killed_writes
+from .cleanup import remove_abandoned, remove_killed_writes
 from .entries import GraphEntry, valid_graph_name
 from .errors import CatalogError, CorruptGraph, GraphChanged, GraphExists, GraphNotFound
 from .ingest import IngestOptions, run_ingest
@@ -114,7 +114,7 @@ class Catalog:
         #: statements see instead of the committed ones (catalog.writer)
         self.pending: dict[str, GraphEntry] = {}
         if not env.read_only and cleanup:  # spill files of killed ingests (catalog.cleanup)
-            remove_killed_writes(env, self._referenced)
+            remove_killed_writes(env)
             from .compaction import killed_compactions, tidy_compactions
 
             # and killed compactions; the writer lock only when there are some, so that an
@@ -515,24 +515,10 @@ class Catalog:
                     "connection of this one) has it open; close them and run VACUUM again")
             return after
 
-    def _referenced(self) -> set[str] | None:
-        """Graph ids that a committed entry or a retired version references; None when an entry
-        is too damaged to tell which directory it uses."""
-        with self.env.read_txn() as txn:
-            raw = self._raw_entries(txn)
-        referenced = {_salvage_graph_id(v) for v in raw.values()}
-        if None in referenced:
-            return None
-        from .compaction import compaction_markers  # a compaction's new generation, unfinished
-
-        return referenced | {graph_id for _key, graph_id, _s in retired_versions(self.env)} \
-            | {graph_id for graph_id, _record in compaction_markers(self.env)}
-
     def _remove_orphans(self) -> list[str]:
-        """Remove graph directories of killed ingests: those no entry and no retired version
-        references. Skipped when an entry is too damaged to tell which directory it uses."""
-        referenced = self._referenced()
-        return [] if referenced is None else self.env.remove_unreferenced(referenced)
+        """Remove the directories of killed or failed writes: only those a committed pending
+        record names (:mod:`.cleanup`), never what the catalog merely does not list."""
+        return remove_abandoned(self.env)
 
     @property
     def path(self) -> Path:

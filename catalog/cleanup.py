@@ -13,24 +13,38 @@ killed mid-ingest cannot remove them. So:
   is over: a running ingest holds a lock on its folder (``flock`` on the directory), which the
   kernel releases when the process dies.
 
-The rest of an unfinished graph directory (its Arrow files) goes with the next writer's orphan
-cleanup, as before: opens only remove what is certainly temporary.
+The rest of an unfinished graph directory (its Arrow files) goes with the next writer's cleanup
+(:func:`remove_abandoned`). What it removes is named by a committed record, never inferred from
+what the catalog does not list: a new graph version's directory is made only after a record
+``pending/<id>`` in 'meta' names it (:func:`begin_graph_dir`), and the commit that makes the
+version visible deletes that record in the same transaction (:func:`settle`). A record still
+there when a writer holds the lock is a killed or failed write's, and only its directory goes.
+An empty or unreadable catalog therefore never leads to deleting a graph: a damaged entry
+cannot make a committed version's directory look like an orphan.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-from graphdb.storage.compact import COPY_DIR, remove_copy
-from graphdb.storage.errors import DatabaseLocked
+import numpy as np
 
-__all__ = ["TEMP_PREFIX", "holding", "remove_killed_writes", "remove_stale_temp"]
+from graphdb.storage.blocks import iter_prefix, seal
+from graphdb.storage.compact import COPY_DIR, remove_copy
+from graphdb.storage.errors import CorruptData, DatabaseLocked
+
+__all__ = ["PENDING_PREFIX", "TEMP_PREFIX", "begin_graph_dir", "holding", "pending_ids",
+           "remove_abandoned", "remove_killed_writes", "remove_stale_temp", "settle"]
+
+#: Key prefix in 'meta' of the record that names a graph version's directory until its commit.
+PENDING_PREFIX = b"pending/"
 
 TEMP_PREFIX = "graphdb-ingest-"
 #: A temp folder is made under its name plus this, locked, then renamed (see :func:`holding`).
@@ -39,9 +53,50 @@ NEW_SUFFIX = ".new"
 FRESH_SECONDS = 60
 
 
-def remove_killed_writes(env, referenced_ids: Callable[[], set[str] | None]) -> list[Path]:
-    """Spill folders of killed ingests inside the database, removed (see the module);
-    ``referenced_ids()`` gives the graph ids in use (None: unknown, nothing is removed)."""
+def begin_graph_dir(env, graph_id: str) -> Path:
+    """The directory of a new graph version, made after a committed record names it (see the
+    module): killed at any moment after this, the next writer knows what to remove."""
+    record = json.dumps({"started": time.time(), "pid": os.getpid()}).encode()
+    env.write(lambda txn: txn.put(PENDING_PREFIX + graph_id.encode(),
+                                  seal(np.frombuffer(record, np.uint8)), db=env.db("meta")))
+    return env.new_graph_dir(graph_id)
+
+
+def settle(env, txn, graph_id: str) -> None:
+    """In the commit that makes version ``graph_id`` visible: its directory is no longer
+    pending."""
+    txn.delete(PENDING_PREFIX + graph_id.encode(), db=env.db("meta"))
+
+
+def pending_ids(env) -> list[str]:
+    """Graph ids whose directory was begun and whose commit has not landed."""
+    db = env.db("meta")
+    if db is None:
+        return []
+    with env.read_txn() as txn:
+        keys = list(iter_prefix(txn, db, PENDING_PREFIX, values=False))
+    return [key[len(PENDING_PREFIX):].decode("ascii", "replace") for key in keys]
+
+
+def remove_abandoned(env) -> list[str]:
+    """Remove the directories of writes that never committed: those a pending record names.
+    The caller holds the writer lock, so none of them is still being written."""
+    abandoned = pending_ids(env)
+    for graph_id in abandoned:
+        with contextlib.suppress(CorruptData):  # a damaged name: no file is touched for it
+            env.remove_graph_dir(graph_id)
+    if abandoned:
+        def commit(txn):
+            for graph_id in abandoned:
+                txn.delete(PENDING_PREFIX + graph_id.encode("ascii", "replace"),
+                           db=env.db("meta"))
+
+        env.write(commit)
+    return abandoned
+
+
+def remove_killed_writes(env) -> list[Path]:
+    """Spill folders of killed ingests inside the database, removed (see the module)."""
     removed: list[Path] = []
     graphs = env.path / "graphs"
     try:
@@ -54,12 +109,12 @@ def remove_killed_writes(env, referenced_ids: Callable[[], set[str] | None]) -> 
     try:
         with env.writer_lock():
             remove_copy(env.path)
-            referenced = referenced_ids()
-            if referenced is None:
-                return removed
-            for folder in graphs.iterdir() if graphs.is_dir() else ():
-                tmp = folder / "tmp"
-                if folder.name not in referenced and tmp.is_dir():
+            for graph_id in pending_ids(env):
+                try:
+                    tmp = env.graph_dir(graph_id) / "tmp"
+                except CorruptData:
+                    continue
+                if tmp.is_dir() and not tmp.is_symlink():
                     shutil.rmtree(tmp, ignore_errors=True)
                     removed.append(tmp)
     except DatabaseLocked:

@@ -15,6 +15,7 @@ import uuid
 import numpy as np
 import pyarrow as pa
 
+from .cleanup import begin_graph_dir
 from .entries import GraphEntry, valid_graph_name
 from .errors import CatalogError, GraphExists, GraphNotFound
 from .ingest import write_graph
@@ -58,7 +59,7 @@ def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type:
         if old is not None and not replace:
             raise GraphExists(name)
         graph_id = uuid.uuid4().hex
-        env.new_graph_dir(graph_id)
+        begin_graph_dir(env, graph_id)
         try:
             id_arrow = pa.string() if id_type == "string" else pa.int64()
             vertices = pa.schema([pa.field("id", id_arrow)] + list(vertex_properties))

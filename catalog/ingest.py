@@ -39,7 +39,7 @@ from graphdb.storage.mapped import trim_heap
 from graphdb.storage.topology import RELEASE_EVERY
 
 from .arrays import arrow_values
-from .cleanup import TEMP_PREFIX, holding, remove_stale_temp
+from .cleanup import TEMP_PREFIX, begin_graph_dir, holding, remove_stale_temp, settle
 from .counting import COUNT_KEYS, SCATTER
 from .csrbuild import CSR, MERGE_WEIGHTS, EdgeSource, Topology, build_topology, read_range
 from .devicebuild import (
@@ -315,7 +315,7 @@ def run_ingest(env: Environment, name: str, edges: str, options: IngestOptions, 
     started = time.perf_counter()
     budget = options.memory_limit or default_memory_limit()
     graph_id = uuid.uuid4().hex
-    gdir = env.new_graph_dir(graph_id)
+    gdir = begin_graph_dir(env, graph_id)
     if options.temp_dir:
         # Folders of killed ingests there go first; this one's is locked while it runs.
         remove_stale_temp(Path(options.temp_dir))
@@ -549,6 +549,7 @@ def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarra
         if replace_entry is not None:  # freed once no statement reads it (catalog.snapshot)
             retire_version(env, txn, replace_entry)
         txn.put(entry.name.encode(), entry.to_json(), db=db_catalog)
+        settle(env, txn, entry.graph_id)
 
     env.write(commit)
     env.release_resident()  # what the commit left mapped is page cache, not the ingest's

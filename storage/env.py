@@ -484,20 +484,6 @@ class Environment:
         if d.is_dir() and not d.is_symlink():
             shutil.rmtree(d, ignore_errors=True)
 
-    def remove_unreferenced(self, referenced: set[str]) -> list[str]:
-        """Delete graph directories that no committed or retired entry references (killed
-        ingests). Only directories named by a generated id are considered."""
-        removed = []
-        graphs = self.path / "graphs"
-        if not graphs.is_dir() or graphs.is_symlink():
-            return removed
-        for d in graphs.iterdir():
-            if valid_graph_id(d.name) and d.name not in referenced and d.is_dir() \
-                    and not d.is_symlink():
-                shutil.rmtree(d, ignore_errors=True)
-                removed.append(d.name)
-        return removed
-
     @contextlib.contextmanager
     def writer_lock(self, wait: bool = False) -> Iterator[None]:
         """An exclusive lock for long writes (ingest) across processes; non-blocking unless

@@ -83,10 +83,37 @@ def test_spill_files_of_a_killed_ingest_are_removed(tmp_path, setting, phase, us
         assert not spill_files(db, None)
         assert con.graphs() == ["small"]
         assert con.execute("SELECT * FROM bfs(small, 1) ORDER BY vertex").fetchall() == expected
-        if temp is not None:  # the next ingest with that temp directory: its folders go
-            con.ingest("again", small, temp_dir=temp, memory_limit="1MiB")
+        # the next ingest (with that temp directory: its folders go) is the next writer: the
+        # killed ingest's graph directory, named by its pending record, goes too
+        con.ingest("again", small, temp_dir=temp, memory_limit="1MiB")
+        if temp is not None:
             assert list(temp.iterdir()) == []
-            assert con.graphs() == ["again", "small"]
+        assert con.graphs() == ["again", "small"]
+        assert len(list((db / "graphs").iterdir())) == 2
+
+
+def test_an_unreadable_catalog_never_leads_to_deleting_graphs(tmp_path):
+    """The catalog's entries lost (as when damage to an LMDB page makes it read as empty): the
+    next writer must not take the graphs' directories for a killed ingest's leftovers."""
+    import lmdb
+
+    db = tmp_path / "db"
+    edges = write_edges(tmp_path / "e.csv", *rmat(8, seed=4))
+    with graphdb.connect(db) as con:
+        for name in ("a", "b", "c"):
+            con.ingest(name, edges)
+    before = sorted(p.name for p in (db / "graphs").iterdir())
+    assert len(before) == 3
+    env = lmdb.open(str(db / "meta.lmdb"), max_dbs=16, subdir=True)
+    with env.begin(write=True) as txn:
+        catalog = env.open_db(b"catalog", txn=txn)
+        for key in [bytes(k) for k, _v in txn.cursor(db=catalog)]:
+            txn.delete(key, db=catalog)
+    env.close()
+    with graphdb.connect(db) as con:  # the open, a load and a drop: every writer's cleanup
+        con.ingest("d", edges)
+        con.execute("DROP GRAPH d")
+    assert sorted(p.name for p in (db / "graphs").iterdir()) == before
 
 
 def test_a_running_ingests_temp_folder_is_left_alone(tmp_path):
