@@ -178,6 +178,10 @@ class Graph:
         w = self._array(f"{d}_weights") if weights and self.weighted else None
         return CSR(self._array(f"{d}_offsets"), self._array(f"{d}_targets"), w)
 
+    def offsets(self, direction: str = "out") -> np.ndarray:
+        """The out- or in-CSR's offsets alone (the targets are not read)."""
+        return self._array(f"{self._direction(direction)}_offsets")
+
     @property
     def out_csr(self) -> CSR:
         return self.csr("out")

@@ -10,8 +10,9 @@ one array per local rank and returns a list, so the same operator code runs
 - ``mpi``: one rank per process (:class:`MpiComm`, mpi4py), CPU arrays; GPU ranks under MPI
   exchange their arrays through NCCL and keep MPI for the host side.
 
-Collectives: ``allreduce`` (sum, min, max), ``allgatherv`` (owned slices of different sizes,
-concatenated in rank order), ``alltoallv`` (owner routing), ``broadcast``, ``barrier``; and
+Collectives: ``allreduce`` (sum, min, max), ``allgather`` (slices of one size in rank order:
+one AllGather, in place, optionally on an exchange stream that overlaps compute),
+``allgatherv`` (owned slices of different sizes, concatenated in rank order), ``alltoallv`` (owner routing), ``broadcast``, ``barrier``; and
 on the host ``allgatherv_host`` (results), ``bcast_object``/``allgather_object`` (control).
 Every collective counts its calls, the bytes each rank receives (by the formulas of
 :mod:`.base`) and its time, which EXPLAIN ANALYZE reports.
@@ -22,6 +23,7 @@ from .base import (
     ClusterFailure,
     Communicator,
     Counters,
+    allgather_bytes,
     allgatherv_bytes,
     allreduce_bytes,
     alltoallv_bytes,
@@ -33,6 +35,6 @@ from .registry import cluster, communicator, set_cluster
 
 __all__ = [
     "CLUSTER_TIMEOUT", "ClusterFailure", "Communicator", "Counters", "LocalComm",
-    "allgatherv_bytes", "allreduce_bytes", "alltoallv_bytes", "array_module",
+    "allgather_bytes", "allgatherv_bytes", "allreduce_bytes", "alltoallv_bytes", "array_module",
     "broadcast_bytes", "cluster", "communicator", "set_cluster",
 ]

@@ -5,6 +5,7 @@ formulas (the figures NCCL's and MPI's benchmarks report as bus traffic), with P
 
 ==============  ==========================================================
 allreduce       ``2 (P - 1) / P * n`` of an n-byte array (ring: reduce-scatter, allgather)
+allgather       every other rank's slice of n bytes: ``(P - 1) n`` (slices of one size)
 allgatherv      every other rank's slice: ``total - own``
 alltoallv       what the other ranks send it (its own part is a local copy)
 broadcast       ``n`` on every rank but the root
@@ -31,7 +32,7 @@ from ..errors import ExecutionError
 
 __all__ = [
     "CLUSTER_TIMEOUT", "ClusterFailure", "Communicator", "Counters", "OPS",
-    "allgatherv_bytes", "allreduce_bytes", "alltoallv_bytes", "array_module", "broadcast_bytes",
+    "allgather_bytes", "allgatherv_bytes", "allreduce_bytes", "alltoallv_bytes", "array_module", "broadcast_bytes",
 ]
 
 #: Reductions every backend has (NCCL has no bitwise ones: bitmaps travel by allgatherv).
@@ -49,6 +50,11 @@ class ClusterFailure(ExecutionError):
 def allreduce_bytes(nbytes: int, size: int) -> int:
     """Bytes one rank receives in an allreduce of ``nbytes`` over ``size`` ranks."""
     return 0 if size <= 1 else (2 * (size - 1) * int(nbytes)) // size
+
+
+def allgather_bytes(nbytes: int, size: int) -> int:
+    """Bytes one rank receives in an allgather of slices of ``nbytes`` over ``size`` ranks."""
+    return max(size - 1, 0) * int(nbytes)
 
 
 def allgatherv_bytes(slice_bytes: Sequence[int], rank: int) -> int:
@@ -161,12 +167,36 @@ class Communicator:
         """Every rank's slice concatenated in rank order, on every rank."""
         raise NotImplementedError
 
+    def allgather(self, values: list, out: list | None = None, *,
+                  overlap: bool = False) -> list:
+        """Slices of one size, one per local rank, concatenated in rank order on every rank
+        (one AllGather). ``out``: the outputs (``size`` slices each), allocated once by the
+        caller; a slice that is its rank's own slot of ``out`` is gathered in place.
+        ``overlap``: on the exchange stream, after what the compute streams issued so far;
+        work that reads the result goes on :meth:`exchange_on` or waits with :meth:`join`."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def exchange_on(self, index: int) -> Iterator[None]:
+        """Make local rank ``index``'s exchange stream current (its compute stream where the
+        backend has no separate one): work that must follow an overlapped collective."""
+        with self.on(index):
+            yield
+
+    def join(self, index: int) -> None:
+        """Local rank ``index``'s compute stream waits for what its exchange stream holds."""
+
     def alltoallv(self, values: list, counts: list[np.ndarray],
-                  recv_counts: list[np.ndarray] | None = None) -> tuple[list, list[np.ndarray]]:
+                  recv_counts: list[np.ndarray] | None = None, *,
+                  send_first: list[np.ndarray] | None = None,
+                  out: list | None = None) -> tuple[list, list[np.ndarray]]:
         """Owner routing: local rank i sends ``values[i]``, grouped by destination with
         ``counts[i][j]`` elements for rank j (host int64 arrays of ``size``); returns what each
         local rank received (grouped by source, in rank order) and how many from each rank.
-        ``recv_counts`` from an earlier call with the same counts skips their exchange."""
+        ``recv_counts`` from an earlier call with the same counts skips their exchange.
+        ``send_first[i][j]``: where rank j's part starts in ``values[i]`` (default: packed);
+        ``out``: buffers to receive into (allocated once by the caller; what arrives is their
+        first elements)."""
         raise NotImplementedError
 
     def broadcast(self, values: list, root: int = 0) -> list:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .base import (
     Communicator,
+    allgather_bytes,
     allgatherv_bytes,
     allreduce_bytes,
     alltoallv_bytes,
@@ -64,9 +65,31 @@ class LocalComm(Communicator):
             return self._allgatherv(values)
 
     def alltoallv(self, values: list, counts: list[np.ndarray],
-                  recv_counts: list[np.ndarray] | None = None) -> tuple[list, list[np.ndarray]]:
+                  recv_counts: list[np.ndarray] | None = None, *,
+                  send_first: list[np.ndarray] | None = None,
+                  out: list | None = None) -> tuple[list, list[np.ndarray]]:
         with self.on(0):
-            return self._alltoallv(values, counts)
+            got, received = self._alltoallv(values, counts, send_first)
+            if out is not None:
+                for o, g in zip(out, got):
+                    o[:g.shape[0]] = g
+                got = out
+            return got, received
+
+    def allgather(self, values: list, out: list | None = None, *,
+                  overlap: bool = False) -> list:
+        with self.on(0):
+            start = time.perf_counter()
+            xp = array_module(values[0])
+            full = xp.concatenate([xp.ravel(v) for v in values])  # a copy: slots may be views
+            if out is None:
+                out = [full.copy() for _ in values]
+            else:
+                for o in out:
+                    o[...] = full
+            nbytes = int(values[0].nbytes)
+            self._count("allgather", allgather_bytes(nbytes, self.size) * self.size, start)
+            return out
 
     def broadcast(self, values: list, root: int = 0) -> list:
         with self.on(0):
@@ -94,13 +117,14 @@ class LocalComm(Communicator):
                     start)
         return out
 
-    def _alltoallv(self, values: list, counts: list[np.ndarray]) -> tuple[list, list]:
+    def _alltoallv(self, values: list, counts: list[np.ndarray],
+                   send_first: list[np.ndarray] | None = None) -> tuple[list, list]:
         start = time.perf_counter()
         counts = self._check_counts(counts)
         xp = array_module(values[0])
         pieces = []
         for i, v in enumerate(values):
-            first = displacements(counts[i])
+            first = displacements(counts[i]) if send_first is None else send_first[i]
             pieces.append([v[int(a):int(a + c)] for a, c in zip(first, counts[i])])
         out, received = [], []
         received_bytes = 0

@@ -22,6 +22,7 @@ import numpy as np
 from .base import (
     ClusterFailure,
     Communicator,
+    allgather_bytes,
     allgatherv_bytes,
     allreduce_bytes,
     alltoallv_bytes,
@@ -120,6 +121,17 @@ class MpiComm(Communicator):
         self._count("allgatherv", allgatherv_bytes(counts * out.itemsize, self.rank), start)
         return [out]
 
+    def allgather(self, values: list, out: list | None = None, *,
+                  overlap: bool = False) -> list:
+        MPI = _mpi()
+        start = time.perf_counter()
+        (value,) = values
+        full = out[0] if out is not None else np.empty(value.size * self.size, value.dtype)
+        send = MPI.IN_PLACE if np.shares_memory(value, full) else np.ascontiguousarray(value)
+        self._wait(self.world.Iallgather(send, full), "allgather")
+        self._count("allgather", allgather_bytes(value.nbytes, self.size), start)
+        return [full]
+
     def _gatherv(self, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         counts = self.sizes(value.size, "allgatherv (sizes)")
         out = np.empty(int(counts.sum()), dtype=value.dtype)
@@ -130,7 +142,9 @@ class MpiComm(Communicator):
         return out, counts
 
     def alltoallv(self, values: list, counts: list[np.ndarray],
-                  recv_counts: list[np.ndarray] | None = None) -> tuple[list, list[np.ndarray]]:
+                  recv_counts: list[np.ndarray] | None = None, *,
+                  send_first: list[np.ndarray] | None = None,
+                  out: list | None = None) -> tuple[list, list[np.ndarray]]:
         start = time.perf_counter()
         (value,) = values
         value = np.ascontiguousarray(value)
@@ -139,13 +153,15 @@ class MpiComm(Communicator):
             received = self.alltoall_counts(sent)
         else:
             (received,) = recv_counts
-        out = np.empty(int(received.sum()), dtype=value.dtype)
+        target = np.empty(int(received.sum()), dtype=value.dtype) if out is None else out[0]
         kind = _datatype(value.dtype)
-        self._wait(self.world.Ialltoallv([value, (sent, displacements(sent)), kind],
-                                         [out, (received, displacements(received)), kind]),
+        first = displacements(sent) if send_first is None else \
+            np.asarray(send_first[0], dtype=np.int64)
+        self._wait(self.world.Ialltoallv([value, (sent, first), kind],
+                                         [target, (received, displacements(received)), kind]),
                    "alltoallv")
         self._count("alltoallv", alltoallv_bytes(received * value.itemsize, self.rank), start)
-        return [out], [received]
+        return [target], [received]
 
     def broadcast(self, values: list, root: int = 0) -> list:
         start = time.perf_counter()

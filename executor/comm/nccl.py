@@ -8,10 +8,15 @@ rule for one thread driving several devices), each on its device's operator stre
 before and after it and the host does not wait. Under MPI each process owns one GPU and the
 unique id travels by MPI; MPI then keeps the host side (sizes, results, control).
 
-NCCL has no allgatherv and no alltoallv: the first is one broadcast per root, the second one
-send and one receive per pair of ranks, each set inside one group. NVLink SHARP (multicast) is
-kept off (``NCCL_NVLS_ENABLE=0`` before the first communicator) and no multicast API is used.
-Collective times come from CUDA events around each group, read when the counters are.
+NCCL has no allgatherv and no alltoallv: the first is one AllGather of slices padded to the
+largest (then each rank's part copied out), the second one send and one receive per pair of
+ranks, each set inside one group. ``allgather(..., overlap=True)`` runs on a second stream per
+device, the *exchange stream*, after an event of the compute stream: the operator keeps
+launching work that does not read the result, puts what follows the exchange on
+:meth:`exchange_on`, and makes its compute stream wait (:meth:`join`) only where it reads it.
+NVLink SHARP (multicast) is kept off (``NCCL_NVLS_ENABLE=0`` before the first communicator) and
+no multicast API is used. Collective times come from CUDA events around each group, read when
+the counters are.
 """
 
 from __future__ import annotations
@@ -77,11 +82,13 @@ class NcclComm(Communicator):
                 self._comms = [nccl.NcclCommunicator(mpi.size, uid, mpi.rank)]
             super().__init__(mpi.size, (mpi.rank,), timeout=mpi.timeout)
         self._streams = []
+        self._exchange = []
         from ..gpu.runtime import operator_stream
 
         for d in self.devices:
             with cupy.cuda.Device(d):
                 self._streams.append(operator_stream())
+                self._exchange.append(cupy.cuda.Stream(non_blocking=True))
 
     @property
     def kind(self) -> str:
@@ -91,6 +98,21 @@ class NcclComm(Communicator):
     def on(self, index: int) -> Iterator[None]:
         with self.cp.cuda.Device(self.devices[index]), self._streams[index]:
             yield
+
+    @contextlib.contextmanager
+    def exchange_on(self, index: int) -> Iterator[None]:
+        with self.cp.cuda.Device(self.devices[index]), self._exchange[index]:
+            yield
+
+    def _order(self, first: Any, then: Any, index: int) -> None:
+        """Stream ``then`` waits for what stream ``first`` holds now (device ``index``)."""
+        with self.cp.cuda.Device(self.devices[index]):
+            mark = self.cp.cuda.Event(disable_timing=True)
+            mark.record(first)
+            then.wait_event(mark)
+
+    def join(self, index: int) -> None:
+        self._order(self._exchange[index], self._streams[index], index)
 
     def fetch(self, index: int, array: Any) -> np.ndarray:
         with self.cp.cuda.Device(self.devices[index]):
@@ -115,11 +137,12 @@ class NcclComm(Communicator):
 
     # -- one group of NCCL calls, timed with events ---------------------------------------------------
     @contextlib.contextmanager
-    def _group(self, name: str, received: int) -> Iterator[None]:
+    def _group(self, name: str, received: int, streams: list | None = None) -> Iterator[None]:
         nccl = _nccl()
         cp = self.cp
+        streams = self._streams if streams is None else streams
         marks = []
-        for d, s in zip(self.devices, self._streams):
+        for d, s in zip(self.devices, streams):
             with cp.cuda.Device(d):
                 first, last = cp.cuda.Event(), cp.cuda.Event()
                 first.record(s)
@@ -129,7 +152,7 @@ class NcclComm(Communicator):
             yield
         finally:
             nccl.groupEnd()
-        for (d, _, last), s in zip(marks, self._streams):
+        for (d, _, last), s in zip(marks, streams):
             with cp.cuda.Device(d):
                 last.record(s)
 
@@ -169,27 +192,63 @@ class NcclComm(Communicator):
         return outs
 
     def allgatherv(self, values: list) -> list:
+        """One AllGather of the slices padded to the largest, then each part copied out."""
         values = [v.ravel() if v.flags.c_contiguous else v.ravel().copy() for v in values]
         dtype = values[0].dtype
-        itemsize = dtype.itemsize
         counts = self._every([v.size for v in values], "allgatherv (sizes)")
         first = displacements(counts)
-        outs = [self._empty(i, counts.sum(), dtype) for i in range(len(values))]
-        received = sum(base.allgatherv_bytes(counts * itemsize, r) for r in self.ranks)
-        code = nccl_dtype(dtype)
-        with self._group("allgatherv", received):
-            for i, rank in enumerate(self.ranks):
+        widest = int(counts.max()) if counts.size else 0
+        slots = []
+        for i, (rank, v) in enumerate(zip(self.ranks, values)):
+            with self.on(i):
+                slot = self.cp.empty(widest * self.size, dtype=dtype)
+                slot[rank * widest:rank * widest + v.size] = v
+                slots.append(slot)
+        if widest:
+            self._allgather([s[r * widest:(r + 1) * widest] for r, s in zip(self.ranks, slots)],
+                            slots, "allgatherv",
+                            sum(base.allgatherv_bytes(counts * dtype.itemsize, r)
+                                for r in self.ranks), self._streams)
+        outs = []
+        for i, slot in enumerate(slots):
+            with self.on(i):
+                out = self.cp.empty(int(counts.sum()), dtype=dtype)
                 for root in range(self.size):
-                    if not counts[root]:
-                        continue
-                    target = outs[i].data.ptr + int(first[root]) * itemsize
-                    source = values[i].data.ptr if root == rank else target
-                    self._comms[i].broadcast(source, target, int(counts[root]), code, root,
-                                             self._streams[i].ptr)
+                    c = int(counts[root])
+                    if c:
+                        out[int(first[root]):int(first[root]) + c] = \
+                            slot[root * widest:root * widest + c]
+                outs.append(out)
         return outs
 
+    def allgather(self, values: list, out: list | None = None, *,
+                  overlap: bool = False) -> list:
+        values = [v.ravel() for v in values]
+        count = int(values[0].size)
+        if out is None:
+            out = [self._empty(i, count * self.size, v.dtype) for i, v in enumerate(values)]
+        streams = self._exchange if overlap else self._streams
+        if overlap:
+            for i in range(len(values)):
+                self._order(self._streams[i], self._exchange[i], i)
+        received = sum(base.allgather_bytes(v.nbytes, self.size) for v in values)
+        self._allgather(values, out, "allgather", received, streams)
+        return out
+
+    def _allgather(self, values: list, outs: list, name: str, received: int,
+                   streams: list) -> None:
+        """One ncclAllGather per local rank in one group (in place where a slice is its rank's
+        slot of the output)."""
+        code = nccl_dtype(values[0].dtype)
+        count = int(values[0].size)
+        with self._group(name, received, streams):
+            for i, (v, o) in enumerate(zip(values, outs)):
+                self._comms[i].allGather(v.data.ptr, o.data.ptr, count, code, streams[i].ptr)
+
     def alltoallv(self, values: list, counts: list[np.ndarray],
-                  recv_counts: list[np.ndarray] | None = None) -> tuple[list, list[np.ndarray]]:
+                  recv_counts: list[np.ndarray] | None = None, *,
+                  send_first: list[np.ndarray] | None = None,
+                  out: list | None = None) -> tuple[list, list[np.ndarray]]:
         counts = self._check_counts(counts)
         if recv_counts is None:
             if self.mpi is None:
@@ -201,18 +260,19 @@ class NcclComm(Communicator):
         dtype = values[0].dtype
         itemsize = dtype.itemsize
         code = nccl_dtype(dtype)
-        outs = [self._empty(i, rc.sum(), dtype) for i, rc in enumerate(recv_counts)]
+        outs = out if out is not None else \
+            [self._empty(i, rc.sum(), dtype) for i, rc in enumerate(recv_counts)]
         received = sum(base.alltoallv_bytes(rc * itemsize, r)
                        for r, rc in zip(self.ranks, recv_counts))
         with self._group("alltoallv", received):
             for i, rank in enumerate(self.ranks):
-                send_first = displacements(counts[i])
+                firsts = displacements(counts[i]) if send_first is None else send_first[i]
                 recv_first = displacements(recv_counts[i])
                 for peer in range(self.size):
                     if peer == rank:
                         continue
                     if counts[i][peer]:
-                        self._comms[i].send(values[i].data.ptr + int(send_first[peer]) * itemsize,
+                        self._comms[i].send(values[i].data.ptr + int(firsts[peer]) * itemsize,
                                             int(counts[i][peer]), code, peer,
                                             self._streams[i].ptr)
                     if recv_counts[i][peer]:
@@ -223,8 +283,9 @@ class NcclComm(Communicator):
             own = int(counts[i][rank])
             if own:
                 with self.on(i):
-                    a, b = int(displacements(counts[i])[rank]), int(
-                        displacements(recv_counts[i])[rank])
+                    a = int((displacements(counts[i]) if send_first is None
+                             else send_first[i])[rank])
+                    b = int(displacements(recv_counts[i])[rank])
                     outs[i][b:b + own] = values[i][a:a + own]
         return outs, recv_counts
 

@@ -67,13 +67,16 @@ __global__ void graphdb_frontier_seed(const i64* offsets, Id source, int K, int*
 // not in the paper): one thread per unvisited vertex scans its in-edges for a parent on this
 // level and stops at the first. Both write the next level's piece queue, so the host may switch
 // direction at any level. All loops are warp-uniform so that appends can be warp-collective.
+// A rank of a partitioned BFS (operators/partitioned.cu) passes its shard, `claimed` (a bitmap
+// of |V| bits: every vertex this launch claims is marked, for the exchange; null on one GPU) and
+// the first vertex of its range, `v_lo` (bottom-up scans v_lo <= v < n only).
 template <typename Id>
 __global__ void graphdb_frontier_bfs_level(const i64* out_offsets, const Id* out_targets,
                                            const i64* in_offsets, const Id* in_targets,
                                            int* depth, i64 n, const Id* q_in_vertex,
                                            const int* q_in_piece, Id* q_out_vertex,
                                            int* q_out_piece, u64* ctrl, int level, int K,
-                                           int bottom_up) {
+                                           int bottom_up, unsigned* claimed, i64 v_lo) {
   extern __shared__ unsigned char graphdb_smem[];
   u64* cur = ctrl + CTRL_SLOT(level);
   u64* nxt = ctrl + CTRL_SLOT(level + 1);
@@ -104,6 +107,7 @@ __global__ void graphdb_frontier_bfs_level(const i64* out_offsets, const Id* out
             count = num_pieces(deg, K);
             found_vertices += 1;
             found_edges += (u64)deg;
+            if (claimed) atomicOr(&claimed[(i64)w >> 5], 1u << ((i64)w & 31));
           }
         }
         append_pieces(w, count, &nxt[0], q_out_vertex, q_out_piece);
@@ -111,7 +115,7 @@ __global__ void graphdb_frontier_bfs_level(const i64* out_offsets, const Id* out
       __syncwarp();  // the next round overwrites s_ids
     }
   } else {
-    for (i64 base = warp * 32; base < n; base += num_warps * 32) {
+    for (i64 base = v_lo + warp * 32; base < n; base += num_warps * 32) {
       const i64 v = base + lane_id();
       i64 count = 0;
       if (v < n && depth[v] < 0) {
@@ -119,6 +123,7 @@ __global__ void graphdb_frontier_bfs_level(const i64* out_offsets, const Id* out
         for (i64 k = in_offsets[v]; k < end; ++k) {
           if (depth[in_targets[k]] == level) {
             depth[v] = next_depth;  // only this thread handles v: a plain store suffices
+            if (claimed) atomicOr(&claimed[v >> 5], 1u << (v & 31));
             const i64 deg = out_offsets[v + 1] - out_offsets[v];
             count = num_pieces(deg, K);
             found_vertices += 1;
@@ -137,12 +142,15 @@ __global__ void graphdb_frontier_bfs_level(const i64* out_offsets, const Id* out
 // whose distance drops below `hi` are queued again (once per round, deduplicated by `stamp`);
 // those that land at or above `hi` stay in the implicit far set {v : dist[v] >= hi}, which the
 // bucket kernel below rebuilds by a scan instead of keeping a far queue that can overflow.
+// A rank of a partitioned SSSP passes `changed` (a byte per vertex: set for every vertex whose
+// distance this launch lowered, for the exchange; null on one GPU).
 template <typename Id>
 __global__ void graphdb_frontier_sssp_relax(const i64* offsets, const Id* targets,
                                             const double* weights, double* dist, int* stamp,
                                             const Id* q_in_vertex, const int* q_in_piece,
                                             Id* q_out_vertex, int* q_out_piece, u64* ctrl,
-                                            int step, double hi, int K) {
+                                            int step, double hi, int K,
+                                            unsigned char* changed) {
   extern __shared__ unsigned char graphdb_smem[];
   u64* cur = ctrl + CTRL_SLOT(step);
   u64* nxt = ctrl + CTRL_SLOT(step + 1);
@@ -179,6 +187,7 @@ __global__ void graphdb_frontier_sssp_relax(const i64* offsets, const Id* target
         const double nd = du + my_w[e];
         if (nd < dist[w]) {
           const double old = atomic_min_nonneg(&dist[w], nd);
+          if (changed && nd < old) changed[w] = 1;
           if (nd < old && nd < hi && atomicExch(&stamp[w], step) != step)
             count = num_pieces(offsets[w + 1] - offsets[w], K);
         }
@@ -191,16 +200,18 @@ __global__ void graphdb_frontier_sssp_relax(const i64* offsets, const Id* target
 
 // SSSP bucket start: queue the pieces of every vertex with lo <= dist < hi, and find the
 // smallest distance >= hi (so the host can jump over empty buckets).
+// (A rank of a partitioned SSSP scans its own vertices, v_lo <= v < n.)
 template <typename Id>
 __global__ void graphdb_frontier_sssp_bucket(const i64* offsets, const double* dist, i64 n,
                                              double lo, double hi, Id* q_out_vertex,
-                                             int* q_out_piece, u64* ctrl, int step, int K) {
+                                             int* q_out_piece, u64* ctrl, int step, int K,
+                                             i64 v_lo) {
   u64* nxt = ctrl + CTRL_SLOT(step + 1);
   if (blockIdx.x == 0 && threadIdx.x < GRAPHDB_CTRL_FIELDS) ctrl[CTRL_SLOT(step + 2) + threadIdx.x] = 0;
   const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
   u64 above = 0;  // INF_BITS - bits(min distance >= hi); 0 means none
-  for (i64 base = warp * 32; base < n; base += num_warps * 32) {
+  for (i64 base = v_lo + warp * 32; base < n; base += num_warps * 32) {
     const i64 v = base + lane_id();
     i64 count = 0;
     if (v < n) {

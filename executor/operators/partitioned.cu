@@ -21,3 +21,133 @@ __global__ void graphdb_partition_pull_sum(const i64* offsets, const Id* cols, i
     if (lane_id() == 0) sums[r] = acc;
   }
 }
+
+// ---- the team's exchange kernels (partitioned operators on GPUs) ------------------------------
+#include "graphdb/udc.cuh"
+
+#define TEAM_SLOT(step) (GRAPHDB_CTRL_FIELDS * ((step) % GRAPHDB_CTRL_SLOTS))
+
+// PageRank: a rank's two totals (the dangling total, the L1 change) into the tail of its slot.
+extern "C" __global__ void graphdb_team_put_totals(const double* dangling, const double* change,
+                                                   double* tail) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    tail[0] = *dangling;
+    tail[1] = *change;
+  }
+}
+
+// PageRank: the totals of every slot summed in rank order (the same sum on every rank).
+// `slots` holds `parts` slots of `stride` doubles, the totals at `offset` in each.
+extern "C" __global__ void graphdb_team_sum_totals(const double* slots, i64 stride, i64 offset,
+                                                   int parts, double* dangling, double* change) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    double a = 0.0, b = 0.0;
+    for (int q = 0; q < parts; ++q) {
+      a += slots[q * stride + offset];
+      b += slots[q * stride + offset + 1];
+    }
+    *dangling = a;
+    *change = b;
+  }
+}
+
+// BFS, after the level's bitmaps were gathered (`bits`: `parts` bitmaps of `words` words, this
+// rank's at `self`): every vertex any rank claimed takes depth level + 1 in this rank's copy,
+// this rank's own vertices that only a peer claimed join its next queue (its own claims are
+// there already), and the level's global counts go to `team` (the control-block layout: slot
+// level + 1 gets the vertices and their out-edges; the running totals and the deepest level).
+// One thread per vertex; the 32 lanes of a warp share one word, so a warp whose word is empty
+// in every bitmap leaves at once.
+template <typename Id>
+__global__ void graphdb_team_bfs_apply(const unsigned* bits, i64 words, int parts, int self,
+                                       i64 n, i64 v_lo, i64 v_hi, const i64* out_offsets,
+                                       const int* out_degree, int* depth, Id* q_out_vertex,
+                                       int* q_out_piece, u64* ctrl, u64* team, int level,
+                                       int K) {
+  u64* nxt = ctrl + TEAM_SLOT(level + 1);
+  u64* tn = team + TEAM_SLOT(level + 1);
+  if (blockIdx.x == 0 && threadIdx.x < GRAPHDB_CTRL_FIELDS) team[TEAM_SLOT(level + 2) + threadIdx.x] = 0;
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
+  u64 found = 0, found_edges = 0;
+  for (i64 w = warp; w < words; w += num_warps) {
+    unsigned any = 0;
+    for (int p = 0; p < parts; ++p) any |= bits[(i64)p * words + w];
+    if (!any) continue;  // uniform over the warp
+    const unsigned mine = bits[(i64)self * words + w];
+    const i64 v = w * 32 + lane_id();
+    i64 count = 0;
+    if (v < n && ((any >> lane_id()) & 1u)) {
+      found += 1;
+      found_edges += (u64)out_degree[v];
+      if (depth[v] < 0) depth[v] = level + 1;
+      if (v >= v_lo && v < v_hi && !((mine >> lane_id()) & 1u))
+        count = num_pieces(out_offsets[v + 1] - out_offsets[v], K);
+    }
+    append_pieces((Id)(v < n ? v : 0), count, &nxt[0], q_out_vertex, q_out_piece);
+  }
+  found = warp_sum(found);
+  found_edges = warp_sum(found_edges);
+  if (lane_id() == 0 && found) {
+    atomicAdd(&tn[1], found);
+    atomicAdd(&tn[2], found_edges);
+    atomicAdd(&team[GRAPHDB_CTRL_ACTIVATED_VERTICES], found);
+    atomicAdd(&team[GRAPHDB_CTRL_ACTIVATED_EDGES], found_edges);
+    atomicMax(&team[GRAPHDB_CTRL_DEEPEST], (u64)(level + 1));
+  }
+}
+
+// SSSP, after a relaxation round: the vertices of other ranks whose distance this rank lowered
+// (`changed`), with their distances, grouped by owner (`bounds`: parts + 1 segment bounds) into
+// `parts` runs of `capacity` entries; counts[q] is run q's length. Every flag is cleared.
+template <typename Id>
+__global__ void graphdb_team_sssp_compact(unsigned char* changed, const double* dist, i64 n,
+                                          const i64* bounds, int parts, int self, i64 capacity,
+                                          Id* ids, double* values, u64* counts) {
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
+  for (i64 base = warp * 32; base < n; base += num_warps * 32) {
+    const i64 v = base + lane_id();
+    int owner = -1;
+    if (v < n && changed[v]) {
+      changed[v] = 0;
+      owner = 0;
+      while (owner + 1 < parts && v >= bounds[owner + 1]) ++owner;
+      if (owner == self) owner = -1;
+    }
+    if (!__any_sync(GRAPHDB_FULL_MASK, owner >= 0)) continue;
+    for (int q = 0; q < parts; ++q) {
+      if (q == self) continue;
+      const u64 at = warp_reserve(&counts[q], owner == q ? 1 : 0);
+      if (owner == q) {
+        ids[q * capacity + (i64)at] = (Id)v;
+        values[q * capacity + (i64)at] = dist[v];
+      }
+    }
+  }
+}
+
+// SSSP: the distances peers found for this rank's vertices (`received` of them), merged by MIN;
+// a vertex lowered below `hi` joins the next queue once (stamp, as in the relaxation).
+template <typename Id>
+__global__ void graphdb_team_sssp_apply(const Id* ids, const double* values, i64 received,
+                                        const i64* offsets, double* dist, int* stamp,
+                                        Id* q_out_vertex, int* q_out_piece, u64* ctrl, int step,
+                                        double hi, int K) {
+  u64* nxt = ctrl + TEAM_SLOT(step + 1);
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
+  for (i64 base = warp * 32; base < received; base += num_warps * 32) {
+    const i64 i = base + lane_id();
+    Id w = 0;
+    i64 count = 0;
+    if (i < received) {
+      w = ids[i];
+      const double nd = values[i];
+      const double old = atomic_min_nonneg(&dist[w], nd);
+      if (nd < old && nd < hi && atomicExch(&stamp[w], step) != step)
+        count = num_pieces(offsets[w + 1] - offsets[w], K);
+    }
+    append_pieces(w, count, &nxt[0], q_out_vertex, q_out_piece);
+  }
+}

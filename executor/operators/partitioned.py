@@ -29,6 +29,7 @@ from ..comm import communicator
 from ..gpu import runtime as rt
 from ..graph import Graph
 from ..partition import Part, Rows, Segments, load_part, read_rows, segments
+from .shards import Shard, load_shard
 
 __all__ = ["KERNELS", "PARTITIONED", "Routed", "StreamedRows", "Team", "expand_rows",
            "min_by_key", "pull_sum"]
@@ -36,8 +37,15 @@ __all__ = ["KERNELS", "PARTITIONED", "Routed", "StreamedRows", "Team", "expand_r
 KERNELS = KernelSet(__name__)
 prange = range  # numba.prange once compiled
 
-#: ``partitioned.cu``: the row gather of the GPU ranks.
-PARTITIONED = rt.CudaModule("operators/partitioned.cu", ("graphdb_partition_pull_sum<{id}>",))
+#: ``partitioned.cu``: the row gather of the GPU ranks, and the team's exchange kernels (the
+#: totals of PageRank's slots, BFS's claimed bitmaps applied, SSSP's lowered distances grouped by
+#: owner and merged).
+PARTITIONED = rt.CudaModule("operators/partitioned.cu", (
+    "graphdb_partition_pull_sum<{id}>",
+    "graphdb_team_bfs_apply<{id}>",
+    "graphdb_team_sssp_compact<{id}>",
+    "graphdb_team_sssp_apply<{id}>",
+))
 THREADS = 256
 
 
@@ -171,60 +179,124 @@ class Routed:
 class Team:
     """One partitioned run in this process (see the module docstring). ``forms`` are the stored
     forms the operator reads (``out``, ``in``, ``weights``): the segments are balanced by those
-    edges and each part holds those rows."""
+    edges (or ``segs`` are given: an operator with its own vertex order) and each rank's shard
+    or part holds those rows."""
 
     def __init__(self, graph: Graph, config: OperatorConfig, forms: tuple[str, ...],
-                 comm: Any = None, stream: str | None = None):
+                 comm: Any = None, stream: str | None = None, segs: Segments | None = None):
         if config.placement is None and comm is None:
             raise ValueError("a partitioned operator needs a placement")
         self.comm = comm if comm is not None else communicator(config.placement)
         self.graph = graph
+        self.config = config
+        self.forms = forms
         self.n = graph.num_vertices
         self.size = self.comm.size
-        self.segments: Segments = segments(graph, self.size, forms)
+        self.segments: Segments = segs if segs is not None else segments(graph, self.size, forms)
         self.xp = rt.cp() if self.comm.kind == "gpu" else np
-        # Placed "streamed": the rows of direction `stream` are read a chunk at a time every
-        # pass (StreamedRows) instead of being held.
-        streamed = stream is not None and config.placement is not None \
-            and config.placement.streamed
-        held = tuple(f for f in forms if not (streamed and f == stream))
-        self.parts: list[Part] = []
+        self._stream = stream
+        self._parts: list[Part] | None = None
         self.streams: list[StreamedRows] = []
-        for i, rank in enumerate(self.comm.ranks):
-            with self.comm.on(i):
-                device = rt.device_name() if self.xp is not np else "cpu"
-                self.parts.append(load_part(graph, self.segments, rank, held, device,
-                                            self.xp, slot=f"@{i}"))
-                if streamed:
-                    lo, hi = self.segments.range(rank)
-                    self.streams.append(StreamedRows(graph, lo, hi, stream,
-                                                     _chunk_edges(config)))
-        self._bounds = self.map(lambda i, part: self.xp.asarray(self.segments.bounds[1:-1]))
+        self._shards: dict[tuple, list[Shard]] = {}
+        self._bounds = None
         self._before = self.comm.counters.snapshot()
         self.steps = 0
 
+    # -- where each local rank runs ---------------------------------------------------------------
+    @property
+    def local(self) -> int:
+        """Ranks this process drives."""
+        return len(self.comm.ranks)
+
+    def device_of(self, i: int) -> str:
+        """The residency owner's device name of local rank i (``"cpu"`` for numpy ranks)."""
+        if self.xp is np:
+            return "cpu"
+        devices = getattr(self.comm, "devices", None)
+        return f"gpu:{devices[i]}" if devices else rt.device_name()
+
+    def slot(self, i: int) -> str:
+        """Tells apart ranks simulated on one device (their shards are distinct entries)."""
+        return f"@{i}" if self.comm.backend == "local" else ""
+
+    def gpus(self) -> tuple[int, ...]:
+        """The GPUs of this process's ranks (a shard is cut from whichever holds the graph)."""
+        if self.xp is np:
+            return ()
+        devices = getattr(self.comm, "devices", None)
+        return tuple(devices) if devices else (rt.cp().cuda.Device().id,)
+
+    def shards(self, forms: tuple[str, ...]) -> list[Shard]:
+        """Each local rank's shard with the rows of ``forms``, on its device (built once per
+        graph version and placement: :mod:`.shards`)."""
+        key = tuple(sorted(forms))
+        if key not in self._shards:
+            out = []
+            for i, rank in enumerate(self.comm.ranks):
+                with self.comm.on(i):
+                    out.append(load_shard(self.graph, self.segments, rank, key, self.xp,
+                                          device=self.device_of(i), devices=self.gpus(),
+                                          slot=self.slot(i)))
+            self._shards[key] = out
+        return self._shards[key]
+
+    @property
+    def parts(self) -> list[Part]:
+        """Each local rank's part (rows rebased to the segment; the operators that gather over
+        rows of their own: CDLP, LCC, split state), loaded on first use."""
+        if self._parts is None:
+            config = self.config
+            streamed = self._stream is not None and config.placement is not None \
+                and config.placement.streamed
+            held = tuple(f for f in self.forms if not (streamed and f == self._stream))
+            self._parts = []
+            for i, rank in enumerate(self.comm.ranks):
+                with self.comm.on(i):
+                    device = self.device_of(i)
+                    self._parts.append(load_part(self.graph, self.segments, rank, held, device,
+                                                 self.xp, slot=self.slot(i)))
+                    if streamed:
+                        lo, hi = self.segments.range(rank)
+                        self.streams.append(StreamedRows(self.graph, lo, hi, self._stream,
+                                                         _chunk_edges(config)))
+        return self._parts
+
     # -- running on each rank -------------------------------------------------------------------
-    def map(self, fn: Callable[..., Any], *per_rank: list) -> list:
-        """``fn(i, part, *args_i)`` for each local rank i, on its device; the results."""
+    def each(self, fn: Callable[..., Any], *per_rank: list) -> list:
+        """``fn(i, *args_i)`` for each local rank i, on its device and compute stream; the
+        results. GPU work is only launched: nothing waits, so every rank's work of a step is
+        queued before the host reads anything."""
         out = []
-        for i, part in enumerate(self.parts):
+        for i in range(self.local):
             with self.comm.on(i):
-                out.append(fn(i, part, *(values[i] for values in per_rank)))
+                out.append(fn(i, *(values[i] for values in per_rank)))
         return out
+
+    def map(self, fn: Callable[..., Any], *per_rank: list) -> list:
+        """``fn(i, part, *args_i)`` for each local rank i (the part-based operators)."""
+        parts = self.parts
+        return self.each(lambda i, *args: fn(i, parts[i], *args), *per_rank)
 
     def owner(self, i: int, vertices) -> Any:
         """The rank owning each of ``vertices`` (on local rank i's device)."""
         if self.size == 1:
             return self.xp.zeros(vertices.shape[0], dtype=np.int64)
+        if self._bounds is None:
+            self._bounds = self.each(lambda j: self.xp.asarray(self.segments.bounds[1:-1]))
         return self.xp.searchsorted(self._bounds[i], vertices, side="right")
+
+    def read(self, values: list) -> list[np.ndarray]:
+        """Each local rank's array on the host (the host waits here, for each rank in turn:
+        call it after every rank's work is launched)."""
+        return [self.comm.fetch(i, v) for i, v in enumerate(values)]
 
     # -- exchanges ------------------------------------------------------------------------------
     def total(self, values: list, op: str = "sum", dtype=np.float64) -> np.ndarray:
         """Each local rank's few numbers (a sequence per rank: Python numbers or 0-d arrays of
         its device) reduced over all ranks, on the host."""
         xp = self.xp
-        arrays = self.map(lambda i, part, v: xp.stack([xp.asarray(x, dtype=dtype).reshape(())
-                                                        for x in v]), values)
+        arrays = self.each(lambda i, v: xp.stack([xp.asarray(x, dtype=dtype).reshape(())
+                                                   for x in v]), values)
         reduced = self.comm.allreduce(arrays, op)
         return self.comm.fetch(0, reduced[0])
 
@@ -236,25 +308,57 @@ class Team:
         """Full-length arrays combined element-wise over all ranks (allreduce)."""
         return self.comm.allreduce(arrays, op)
 
+    def allgather(self, values: list, out: list | None = None, overlap: bool = False) -> list:
+        """Slices of one size concatenated in rank order on every rank (one AllGather)."""
+        return self.comm.allgather(values, out, overlap=overlap)
+
+    def widest(self) -> int:
+        """The largest segment (the padded slot of an allgather of owned slices)."""
+        return int(self.segments.sizes().max()) if self.size else 0
+
+    def collect(self, owned: list, dtype=None) -> Any:
+        """A result's owned slices (``segments`` order) as one full vector on local rank 0's
+        device (on every process of a cluster job): one AllGather of slices padded to the
+        largest, then each slot copied to its range."""
+        xp = self.xp
+        widest = self.widest()
+        dtype = np.dtype(dtype or owned[0].dtype)
+
+        def pad(i, values):
+            slot = xp.zeros(widest * self.size, dtype=dtype)
+            rank = self.comm.ranks[i]
+            slot[rank * widest:rank * widest + values.shape[0]] = values
+            return slot
+
+        slots = self.each(pad, owned)
+        rank_slots = [s[r * widest:(r + 1) * widest] for r, s in zip(self.comm.ranks, slots)]
+        gathered = self.allgather(rank_slots, slots) if self.size > 1 else slots
+        with self.comm.on(0):
+            full = xp.empty(self.n, dtype=dtype)
+            for r in range(self.size):
+                lo, hi = self.segments.range(r)
+                full[lo:hi] = gathered[0][r * widest:r * widest + hi - lo]
+        return full
+
     def route(self, ids: list, *payloads: list) -> "Routed":
         """Send each rank's ``ids`` (global vertex ids) and the values aligned with them to the
         ranks owning the ids. Each rank's sends keep their order within one destination, so
         ids sorted ascending arrive sorted."""
         xp = self.xp
 
-        def sort(i, part, v):
+        def sort(i, v):
             owner = self.owner(i, v)
             order = xp.argsort(owner, kind="stable") if xp is np else xp.argsort(owner)
             counts = (xp.bincount(owner, minlength=self.size) if owner.size
                       else xp.zeros(self.size, dtype=np.int64))
             return order, counts
 
-        prepared = self.map(sort, ids)
+        prepared = self.each(sort, ids)
         sent = [self.comm.fetch(i, c).astype(np.int64) for i, (_, c) in enumerate(prepared)]
         orders = [o for o, _ in prepared]
         received, counts = self.comm.alltoallv(
-            self.map(lambda i, part, v: v[orders[i]], ids), sent)
-        values = [self.comm.alltoallv(self.map(lambda i, part, v: v[orders[i]], payload), sent,
+            self.each(lambda i, v: v[orders[i]], ids), sent)
+        values = [self.comm.alltoallv(self.each(lambda i, v: v[orders[i]], payload), sent,
                                       counts)[0] for payload in payloads]
         return Routed(received, values, counts, sent)
 
@@ -267,7 +371,7 @@ class Team:
         """What the run exchanged: bytes received per rank (mean over this process's ranks), per
         step, collective time, calls, and the segments' edge imbalance."""
         done = self.comm.counters.since(self._before)
-        local = max(1, len(self.comm.ranks))
+        local = max(1, self.local)
         total = sum(c.bytes for c in done.values()) // local
         out: dict[str, Any] = {
             "ranks": self.size,

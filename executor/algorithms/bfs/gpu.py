@@ -98,7 +98,7 @@ def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K
                     level_kernel((blocks,), (THREADS,), (
                         out.offsets, out.targets, back.offsets, back.targets, depth,
                         np.int64(n), qv, qp, nv, np_, queues.ctrl, np.int32(level),
-                        np.int32(K), np.int32(bottom_up)), shared_mem=shared)
+                        np.int32(K), np.int32(bottom_up), None, np.int64(0)), shared_mem=shared)
                     stats["bottom_up_levels"] += int(bottom_up)
                     level += 1
                 ctrl = queues.ctrl.get()  # the one host round trip of this batch

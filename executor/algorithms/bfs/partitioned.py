@@ -1,137 +1,227 @@
-"""BFS over several ranks, direction-optimizing: owner-routed discoveries top-down, a frontier
-bitmap exchanged bottom-up.
+"""BFS over several ranks (GTS Strategy-P): the depths replicated, each rank's level run by the
+one-device step on its shard, the level's discoveries exchanged as bitmaps.
 
-Rank r owns the depths of its segment's vertices. A top-down level expands the out-rows of the
-rank's frontier, drops repeats, and routes each discovered vertex to its owner (alltoallv of
-vertex ids), which keeps the unvisited ones as its next frontier. A bottom-up level exchanges
-the frontier as a bitmap (each rank its segment's bytes, allgatherv: |V|/8 bytes in all) and
-every rank looks for a parent of its unvisited vertices among their in-rows. The direction is
-decided from global counts, with the single-device rule (Beamer et al.; ``abi.DIRECTION_*``),
-which the one allreduce of a level (frontier vertices and out-edges) provides. Depths do not
-depend on the direction taken, so the result equals the single-device BFS exactly.
+Rank r owns the vertices ``lo..hi-1``: its shard holds their out- and in-rows (global ids,
+:mod:`graphdb.executor.operators.shards`), its piece queue their frontier, and every rank keeps
+the depth of every vertex. A level, launched on every rank before the host waits for anything:
+
+1. the one-GPU level kernel on the shard (the degree-cut advance top-down, the bottom-up scan of
+   the rank's unvisited vertices with first-parent exit), which marks every vertex it claims in
+   the rank's bitmap of |V| bits;
+2. one AllGather of the bitmaps (|V| / 8 bytes from each rank, whichever the direction);
+3. every claimed vertex takes its depth on every rank, and the rank's own vertices that only a
+   peer claimed join its queue; the level's global counts (vertices, their out-edges) stay on
+   the device, where the host reads them when the direction must be decided (every level while
+   the frontier grows fast, every few levels while it is small and steady, as on one GPU).
+
+The direction is decided from the global counts by the one-device rule (Beamer et al.,
+``abi.DIRECTION_*``); depths do not depend on it. Depths are the same on every rank at the end,
+so the result is local rank 0's vector and leaves by the device result path. On the CPU (numpy
+ranks) each step is the same in numpy, in the very same loop.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...abi import DIRECTION_ALPHA, DIRECTION_BETA
+from ...abi import (
+    CTRL_ACTIVATED_EDGES,
+    CTRL_ACTIVATED_VERTICES,
+    CTRL_DEEPEST,
+    CTRL_WORDS,
+    DIRECTION_ALPHA,
+    DIRECTION_BETA,
+    UDC_K,
+    ctrl_slot,
+)
 from ...cancel import checkpoint
 from ...graph import Graph
-from ...operators.partitioned import Team, expand_rows, pull_sum
+from ...operators.partitioned import Team, expand_rows
 from ..common import check_source
 from ..spec import AlgorithmOutput, OperatorConfig
 from .cpu import as_khop
 
-__all__ = ["bfs", "bfs_levels_partitioned", "khop"]
+__all__ = ["bfs", "bfs_depths_partitioned", "khop"]
+
+#: Levels run between two reads of the counters at most (as on one GPU).
+MAX_BATCH = 64
 
 
-def bfs_levels_partitioned(graph: Graph, config: OperatorConfig, source: int,
-                           max_depth: int | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
-    """(reached vertices ascending, their depths, metrics)."""
-    n = graph.num_vertices
+def bfs_depths_partitioned(graph: Graph, config: OperatorConfig, source: int,
+                           max_depth: int | None = None):
+    """(depth per vertex, -1 unreached, on local rank 0's device or the host; stats)."""
+    n, m = graph.num_vertices, graph.num_edges
     team = Team(graph, config, ("out", "in"))
-    xp = team.xp
+    ranks = _GpuLevels.make(team, source) if team.xp is not np else _HostLevels.make(team, source)
+    words = -(-n // 32)
     limit = n if max_depth is None else min(int(max_depth), n)
-
-    def start(i, part):
-        depth = xp.full(part.size, -1, dtype=np.int64)
-        frontier = xp.zeros(0, dtype=np.int64)
-        if part.lo <= source < part.hi:
-            depth[source - part.lo] = 0
-            frontier = xp.asarray([source - part.lo], dtype=np.int64)
-        return depth, frontier
-
-    state = team.map(start)
-    depths = [s[0] for s in state]
-    frontiers = [s[1] for s in state]  # local indices, this level
-    out_degree = int(graph.out_degrees()[source]) if n else 0
-    unexplored = graph.num_edges - out_degree
-    frontier_vertices, frontier_edges = 1, out_degree
-    level, bottom_up, bottom_up_levels = 0, False, 0
-    while frontier_vertices and level < limit:
+    bits = team.each(lambda i: team.xp.zeros(words * team.size, dtype=np.uint32))
+    own = [b[r * words:(r + 1) * words] for r, b in zip(team.comm.ranks, bits)]
+    degree = int(graph.out_degrees()[source]) if n else 0
+    counts = np.zeros(CTRL_WORDS, dtype=np.uint64)
+    counts[ctrl_slot(0) + 1], counts[ctrl_slot(0) + 2] = 1, degree
+    counts[CTRL_ACTIVATED_VERTICES], counts[CTRL_ACTIVATED_EDGES] = 1, degree
+    level, batch, bottom_up, prev_nf = 0, 1, False, 1
+    stats = {"bottom_up_levels": 0, "host_syncs": 0}
+    while level < limit:
+        for _ in range(min(batch, limit - level)):
+            team.each(lambda i: ranks[i].level(level, bottom_up, own[i]))
+            if team.size > 1:
+                team.allgather(own, bits)
+            team.each(lambda i: ranks[i].apply(level, bits[i], words))
+            stats["bottom_up_levels"] += int(bottom_up)
+            level += 1
+            team.steps += 1
         checkpoint()
-        big = frontier_vertices * DIRECTION_BETA > n
-        if not bottom_up and big and frontier_edges * DIRECTION_ALPHA > unexplored:
+        counts = ranks[0].counts()  # the one host round trip of this batch
+        stats["host_syncs"] += 1
+        slot = ctrl_slot(level)
+        nf, mf = int(counts[slot + 1]), int(counts[slot + 2])
+        if nf == 0:
+            break
+        unexplored = max(m - int(counts[CTRL_ACTIVATED_EDGES]), 0)
+        if not bottom_up and mf * DIRECTION_ALPHA > unexplored:
             bottom_up = True
-        elif bottom_up and not big:
+        elif bottom_up and nf * DIRECTION_BETA < n and nf < prev_nf:
             bottom_up = False
+        steady = not bottom_up and mf * DIRECTION_ALPHA < unexplored and nf <= 2 * prev_nf
+        batch = min(batch * 2, MAX_BATCH) if steady else 1
+        prev_nf = nf
+    stats["reached"] = int(counts[CTRL_ACTIVATED_VERTICES])
+    stats["levels"] = int(counts[CTRL_DEEPEST]) + 1
+    stats["levels_run"] = level
+    return ranks[0].depth, {**stats, **team.metrics()}
+
+
+class _HostLevels:
+    """A numpy rank: its frontier (its own vertices of the current level) and its copy of the
+    depths; the level and the merge of the bitmaps as array operations."""
+
+    @classmethod
+    def make(cls, team: Team, source: int) -> list:
+        return [cls(team, shard, source) for shard in team.shards(("out", "in"))]
+
+    def __init__(self, team: Team, shard, source: int):
+        n = team.n
+        self.n, self.shard, self.lo, self.hi = n, shard, shard.lo, shard.hi
+        self.depth = np.full(n, -1, dtype=np.int32)
+        if n:
+            self.depth[source] = 0
+        own = self.lo <= source < self.hi
+        self.frontier = np.array([source] if own else [], dtype=np.int64)
+        self.degree = shard.out_degree.astype(np.int64)
+        self.team = np.zeros(CTRL_WORDS, dtype=np.uint64)
+        self.team[ctrl_slot(0) + 1] = 1
+        self.team[ctrl_slot(0) + 2] = int(self.degree[source]) if n else 0
+        self.team[CTRL_ACTIVATED_VERTICES] = 1
+        self.team[CTRL_ACTIVATED_EDGES] = self.team[ctrl_slot(0) + 2]
+
+    def level(self, level: int, bottom_up: bool, claimed) -> None:
+        depth, shard = self.depth, self.shard
         if bottom_up:
-            found = _bottom_up(team, depths, frontiers)
-            bottom_up_levels += 1
+            candidates = self.lo + np.flatnonzero(depth[self.lo:self.hi] < 0)
+            edges, which = expand_rows(np, shard.inn.offsets, candidates)
+            hit = depth[shard.inn.targets[edges]] == level
+            found = np.unique(candidates[which[hit]])
         else:
-            found = _top_down(team, depths, frontiers)
+            edges, _ = expand_rows(np, shard.out.offsets, self.frontier)
+            targets = shard.out.targets[edges].astype(np.int64)
+            found = np.unique(targets[depth[targets] < 0])
+        depth[found] = level + 1
+        mask = np.zeros(claimed.size * 32, dtype=bool)
+        mask[found] = True
+        claimed[:] = np.packbits(mask, bitorder="little").view(np.uint32)
 
-        def settle(i, part, depth, new):
-            depth[new] = level + 1
-            return new, part.out_degree[new].sum()
+    def apply(self, level: int, bits, words: int) -> None:
+        union = np.bitwise_or.reduce(bits.reshape(-1, words), axis=0)
+        new = np.flatnonzero(np.unpackbits(union.view(np.uint8), bitorder="little")[:self.n])
+        self.depth[new] = level + 1  # unvisited before this level, on every rank
+        self.frontier = new[(new >= self.lo) & (new < self.hi)]
+        slot = ctrl_slot(level + 1)
+        self.team[ctrl_slot(level + 2):ctrl_slot(level + 2) + 4] = 0
+        self.team[slot + 1] = new.size
+        self.team[slot + 2] = int(self.degree[new].sum())
+        self.team[CTRL_ACTIVATED_VERTICES] += np.uint64(new.size)
+        self.team[CTRL_ACTIVATED_EDGES] += np.uint64(self.team[slot + 2])
+        if new.size:
+            self.team[CTRL_DEEPEST] = level + 1
+        bits[:] = 0
 
-        settled = team.map(settle, depths, found)
-        frontiers = [s[0] for s in settled]
-        frontier_vertices, frontier_edges = (int(x) for x in team.total(
-            [[s[0].shape[0], s[1]] for s in settled], dtype=np.int64))
-        unexplored -= frontier_edges
-        level += 1
-        team.steps += 1
-
-    def reached(i, part, depth):
-        local = xp.flatnonzero(depth >= 0)
-        return local + part.lo, depth[local]
-
-    pairs = team.map(reached, depths)
-    vertices = team.gather([p[0] for p in pairs])
-    depth = team.gather([p[1] for p in pairs])
-    return vertices, depth, team.metrics(levels=level, bottom_up_levels=bottom_up_levels)
-
-
-def _top_down(team: Team, depths: list, frontiers: list) -> list:
-    """Next-level vertices (local indices, distinct) of each rank: the frontier's out-rows
-    expanded, repeats dropped, routed to their owners, the visited ones dropped there."""
-    xp = team.xp
-
-    def expand(i, part, frontier):
-        edges, _ = expand_rows(xp, part.out.offsets, frontier)
-        return xp.unique(part.out.targets[edges].astype(np.int64))
-
-    routed = team.route(team.map(expand, frontiers))
-
-    def keep(i, part, depth, ids):
-        local = xp.unique(ids - part.lo)
-        return local[depth[local] < 0]
-
-    return team.map(keep, depths, routed.ids)
+    def counts(self) -> np.ndarray:
+        return self.team.copy()
 
 
-def _bottom_up(team: Team, depths: list, frontiers: list) -> list:
-    """Next-level vertices of each rank: its unvisited vertices with an in-neighbour in the
-    frontier, the frontier exchanged as a bitmap of |V|/8 bytes (segments are whole bytes)."""
-    xp = team.xp
+class _GpuLevels:
+    """A GPU rank: the one-GPU level kernel on its shard, its piece queues and counters, and
+    the merge of the gathered bitmaps (``graphdb_team_bfs_apply``)."""
 
-    def bits(i, part, frontier):
-        mask = xp.zeros(part.size, dtype=bool)
-        mask[frontier] = True
-        return xp.packbits(mask)
+    @classmethod
+    def make(cls, team: Team, source: int) -> list:
+        shards = team.shards(("out", "in"))
+        return team.each(lambda i: cls(team, i, shards[i], source))
 
-    full = team.replicate(team.map(bits, frontiers))
+    def __init__(self, team: Team, i: int, shard, source: int):
+        from ...gpu import runtime as rt
+        from ...operators.frontier_gpu import FRONTIER, THREADS, PieceQueues, queue_capacity
+        from ...operators.partitioned import PARTITIONED
 
-    def find(i, part, depth, packed):
-        in_frontier = xp.unpackbits(packed)[:team.n].astype(np.float64)
-        parents = pull_sum(xp, part.inn, in_frontier)
-        return xp.flatnonzero((depth < 0) & (parents > 0))
+        cp = rt.cp()
+        n = team.n
+        self.team_, self.i, self.cp = team, i, cp
+        self.n, self.shard, self.lo, self.hi = n, shard, shard.lo, shard.hi
+        self.rank = team.comm.ranks[i]
+        ids = shard.out.targets.dtype
+        self.K = UDC_K
+        self.level_k = FRONTIER.kernel("graphdb_frontier_bfs_level", ids)
+        self.apply_k = PARTITIONED.kernel("graphdb_team_bfs_apply", ids)
+        seed = FRONTIER.kernel("graphdb_frontier_seed", ids)
+        self.depth = cp.empty(n, dtype=np.int32)
+        self.depth.data.memset_async(0xFF, self.depth.nbytes)
+        self.queues = PieceQueues(cp, queue_capacity(n, shard.out.num_edges, self.K), ids)
+        seed((1,), (THREADS,), (shard.out.offsets, ids.type(source), np.int32(self.K),
+                                self.depth, self.queues.vertex[0], self.queues.piece[0],
+                                self.queues.ctrl))
+        start = np.zeros(CTRL_WORDS, dtype=np.uint64)
+        degree = int(shard.out_degree[source:source + 1].get()[0]) if n else 0
+        start[ctrl_slot(0) + 1], start[ctrl_slot(0) + 2] = 1, degree
+        start[CTRL_ACTIVATED_VERTICES], start[CTRL_ACTIVATED_EDGES] = 1, degree
+        self.team = cp.asarray(start)
+        self.blocks = rt.grid_for(max(n, 1), THREADS)
+        self.apply_blocks = rt.grid_for(max(n, 1), THREADS)
+        self.threads = THREADS
+        self.shared = (THREADS // 32) * 32 * (self.K + 1) * ids.itemsize
 
-    return team.map(find, depths, full)
+    def level(self, level: int, bottom_up: bool, claimed) -> None:
+        qv, qp, nv, np_ = self.queues.pair(level)
+        out, inn = self.shard.out, self.shard.inn
+        self.level_k((self.blocks,), (self.threads,), (
+            out.offsets, out.targets, inn.offsets, inn.targets, self.depth,
+            np.int64(self.hi), qv, qp, nv, np_, self.queues.ctrl, np.int32(level),
+            np.int32(self.K), np.int32(bottom_up), claimed, np.int64(self.lo)),
+            shared_mem=self.shared)
+
+    def apply(self, level: int, bits, words: int) -> None:
+        _, _, nv, np_ = self.queues.pair(level)
+        self.apply_k((self.apply_blocks,), (self.threads,), (
+            bits, np.int64(words), np.int32(self.team_.size), np.int32(self.rank),
+            np.int64(self.n), np.int64(self.lo), np.int64(self.hi), self.shard.out.offsets,
+            self.shard.out_degree, self.depth, nv, np_, self.queues.ctrl, self.team,
+            np.int32(level), np.int32(self.K)))
+        bits.data.memset_async(0, bits.nbytes)
+
+    def counts(self) -> np.ndarray:
+        return self.team_.comm.fetch(self.i, self.team)
 
 
 def bfs(graph: Graph, config: OperatorConfig, source: int,
         max_depth: int | None = None) -> AlgorithmOutput:
-    """Partitioned twin of :func:`graphdb.executor.algorithms.bfs.cpu.bfs`."""
+    """Partitioned twin of :func:`graphdb.executor.algorithms.bfs.cpu.bfs`: the depths stay
+    where the ranks computed them (local rank 0's device) for the result path."""
     check_source(graph, source, "bfs")
-    vertices, depth, metrics = bfs_levels_partitioned(graph, config, source, max_depth)
-    top = int(depth.max()) if depth.size else 0
-    return AlgorithmOutput(
-        {"vertex": vertices, "depth": depth},
-        {"iterations": top, "reached": int(vertices.size), **metrics},
-    )
+    depth, stats = bfs_depths_partitioned(graph, config, source, max_depth)
+    levels = stats["levels"] if max_depth is None else min(stats["levels"], max_depth)
+    return AlgorithmOutput.vertices({"depth": depth}, {"iterations": levels, **stats},
+                                    reached="depth", drop="negative")
 
 
 def khop(graph: Graph, config: OperatorConfig, source: int, k: int) -> AlgorithmOutput:

@@ -153,13 +153,15 @@ __global__ void graphdb_pagerank_heavy(const i64* rowptr, const Id* id_map, cons
 // merge (1.16 ms against 0.25 ms; docs/performance/gpu-operators.md).
 // rank_mode 0: ranks not needed yet (fixed iteration count, not the last iteration); 1: rank[v];
 // 2: the last iteration writes the ranks in the caller's order, rank[perm[v]].
+// Only the vertices v_lo <= v < v_hi are applied (a rank of a partitioned run owns those; one GPU
+// passes 0 and n); the base and the range table are the whole graph's (n vertices).
 #define MERGE_BOUNDS 64
 template <typename Id>
 __global__ void __launch_bounds__(RANGE)
 graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_map,
                              const float* partial, int with_dense, float* dense, i64 n,
-                             const int* out_degree, double damping, double* rank,
-                             float* contrib, double* scal, double* l1, int it,
+                             i64 v_lo, i64 v_hi, const int* out_degree, double damping,
+                             double* rank, float* contrib, double* scal, double* l1, int it,
                              int track_change, int rank_mode, const Id* perm) {
   __shared__ float acc[RANGE];
   __shared__ i64 lo_s[MERGE_BOUNDS], hi_s[MERGE_BOUNDS];
@@ -170,10 +172,11 @@ graphdb_pagerank_merge_apply(int n_blocks, const i64* range_ptr, const Id* id_ma
   if (threadIdx.x == 0) s_base = pagerank_base(damping, n, scal, it);
   const int t = threadIdx.x;
   double dangling_next = 0.0, change = 0.0;
-  for (i64 r = blockIdx.x; r < n_ranges; r += gridDim.x) {
+  const i64 r_end = (v_hi + RANGE - 1) / RANGE;
+  for (i64 r = v_lo / RANGE + blockIdx.x; r < r_end; r += gridDim.x) {
     const i64 v0 = r * RANGE;
     const i64 v = v0 + t;
-    const bool valid = v < n;
+    const bool valid = v >= v_lo && v < v_hi;
     float extra = 0.0f;
     int deg = 0;
     double old = 0.0;

@@ -76,7 +76,7 @@ def sssp_distances_gpu(graph: Graph, source: int, *, K: int = UDC_K,
             _, _, nv, np_ = queues.pair(step)
             bucket((blocks,), (THREADS,), (out.offsets, dist, np.int64(n), np.float64(lo),
                                            np.float64(hi), nv, np_, queues.ctrl,
-                                           np.int32(step), np.int32(K)))
+                                           np.int32(step), np.int32(K), np.int64(0)))
             step += 1
             stats["buckets"] += 1
             checkpoint()
@@ -113,7 +113,7 @@ def sssp_distances_gpu(graph: Graph, source: int, *, K: int = UDC_K,
                                           math.ceil(qlen / relax_threads)))
                 relax((relax_blocks,), (relax_threads,), (
                     out.offsets, out.targets, weights, dist, stamp, qv, qp, nv, np_,
-                    queues.ctrl, np.int32(step), np.float64(hi), np.int32(K)),
+                    queues.ctrl, np.int32(step), np.float64(hi), np.int32(K), None),
                     shared_mem=shared)
                 step += 1
                 stats["relax_rounds"] += 1

@@ -12,7 +12,7 @@ from ...gpu import runtime as rt
 from ...graph import Graph
 from ..spec import AlgorithmOutput, OperatorConfig
 
-__all__ = ["WCC_KERNELS", "afforest_labels", "wcc", "wcc_labels_gpu"]
+__all__ = ["WCC_KERNELS", "Afforest", "afforest_labels", "wcc", "wcc_labels_gpu"]
 
 THREADS = 256
 SAMPLE_EDGES = 2  # Afforest's neighbour rounds before the giant component is sampled
@@ -23,7 +23,50 @@ WCC_KERNELS = rt.CudaModule("algorithms/wcc/wcc.cu", (
     "graphdb_wcc_hook_sample<{id}>",
     "graphdb_wcc_hook_rest<{id}>",
     "graphdb_wcc_compress<{id}>",
+    "graphdb_wcc_replay<{id}>",
+    "graphdb_wcc_disagree<{id}>",
 ))
+
+
+class Afforest:
+    """Afforest's steps over CSRs of one id type (a graph's, or a rank's shards): link each
+    row's first edges, compress, find the giant component from a seeded sample, link the rest
+    of the rows outside it. The numeric step of the one-GPU operator and of each rank."""
+
+    def __init__(self, ids):
+        self.ids = np.dtype(ids)
+        self.hook_sample_k = WCC_KERNELS.kernel("graphdb_wcc_hook_sample", ids)
+        self.hook_rest_k = WCC_KERNELS.kernel("graphdb_wcc_hook_rest", ids)
+        self.compress_k = WCC_KERNELS.kernel("graphdb_wcc_compress", ids)
+
+    def start(self, n: int):
+        return rt.cp().arange(n, dtype=self.ids)
+
+    def sample(self, offsets, targets, parent) -> None:
+        n = int(parent.size)
+        self.hook_sample_k((rt.grid_for(n, THREADS),), (THREADS,), (
+            offsets, targets, parent, np.int64(n), np.int32(SAMPLE_EDGES)))
+        self.compress(parent)
+
+    def compress(self, parent) -> None:
+        n = int(parent.size)
+        if n:
+            self.compress_k((rt.grid_for(n, THREADS),), (THREADS,), (parent, np.int64(n)))
+
+    def giant(self, parent, seed: int = 0) -> int:
+        """The most frequent root of a seeded sample (the same on every rank of a partitioned
+        run: their labels are the same)."""
+        cp = rt.cp()
+        n = int(parent.size)
+        rng = np.random.default_rng(seed)
+        sample = cp.asarray(rng.integers(0, n, size=min(SAMPLE_VERTICES, n)))
+        roots, counts = cp.unique(parent[sample], return_counts=True)
+        return int(roots[int(cp.argmax(counts))])
+
+    def rest(self, offsets, targets, parent, skip: int, giant: int) -> None:
+        n = int(parent.size)
+        self.hook_rest_k((rt.grid_for(n * 32, THREADS),), (THREADS,), (
+            offsets, targets, parent, np.int64(n), np.int32(skip), self.ids.type(giant)))
 
 
 def afforest_labels(offsets, targets, n: int, *, seed: int = 0, more: tuple = (),
@@ -32,32 +75,17 @@ def afforest_labels(offsets, targets, n: int, *, seed: int = 0, more: tuple = ()
     over the CSR ``offsets``/``targets`` (edges of vertices ``0..n-1``), then every edge of the
     CSRs in ``more``. ``skip_giant=False`` processes every edge: the giant component's edges
     may be skipped only when each is also seen from its other end (both directions stored, or
-    the in-CSR in ``more``), which one rank's rows of a partition do not guarantee."""
-    cp = rt.cp()
-    ids = targets.dtype
-    hook_sample = WCC_KERNELS.kernel("graphdb_wcc_hook_sample", ids)
-    hook_rest = WCC_KERNELS.kernel("graphdb_wcc_hook_rest", ids)
-    compress = WCC_KERNELS.kernel("graphdb_wcc_compress", ids)
-    parent = cp.arange(n, dtype=ids)
+    the in-CSR in ``more``)."""
+    steps = Afforest(targets.dtype)
+    parent = steps.start(n)
     if n == 0:
         return parent, {}
-    grid = (rt.grid_for(n, THREADS),)
-    hook_sample(grid, (THREADS,), (offsets, targets, parent, np.int64(n),
-                                   np.int32(SAMPLE_EDGES)))
-    compress(grid, (THREADS,), (parent, np.int64(n)))
-    giant = -1  # no vertex's root: nothing skipped
-    if skip_giant:  # the most frequent root of a seeded sample is the giant component
-        rng = np.random.default_rng(seed)
-        sample = cp.asarray(rng.integers(0, n, size=min(SAMPLE_VERTICES, n)))
-        roots, counts = cp.unique(parent[sample], return_counts=True)
-        giant = int(roots[int(cp.argmax(counts))])
-    warps_grid = (rt.grid_for(n * 32, THREADS),)
-    hook_rest(warps_grid, (THREADS,), (offsets, targets, parent, np.int64(n),
-                                       np.int32(SAMPLE_EDGES), ids.type(giant)))
+    steps.sample(offsets, targets, parent)
+    giant = steps.giant(parent, seed) if skip_giant else -1  # -1: no vertex's root
+    steps.rest(offsets, targets, parent, SAMPLE_EDGES, giant)
     for extra_offsets, extra_targets in more:
-        hook_rest(warps_grid, (THREADS,), (extra_offsets, extra_targets, parent, np.int64(n),
-                                           np.int32(0), ids.type(giant)))
-    compress(grid, (THREADS,), (parent, np.int64(n)))
+        steps.rest(extra_offsets, extra_targets, parent, 0, giant)
+    steps.compress(parent)
     return parent, {"giant_component_root": giant}
 
 

@@ -80,3 +80,25 @@ __global__ void graphdb_wcc_compress(Id* parent, i64 n) {
     }
   }
 }
+
+// Partitioned WCC: a rank's own links (v -> its forest's parent of v) united into the merged
+// forest, so that what the MIN of the ranks' forests lost is hooked again.
+template <typename Id>
+__global__ void graphdb_wcc_replay(const Id* links, Id* parent, i64 n) {
+  const i64 stride = (i64)gridDim.x * blockDim.x;
+  for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
+    const Id l = links[v];
+    if (l != (Id)v) unite(parent, (Id)v, l);
+  }
+}
+
+// The links whose two ends the merged labels (roots) put in different components, counted.
+template <typename Id>
+__global__ void graphdb_wcc_disagree(const Id* links, const Id* labels, i64 n, u64* count) {
+  const i64 stride = (i64)gridDim.x * blockDim.x;
+  u64 c = 0;
+  for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride)
+    c += labels[v] != labels[links[v]] ? 1 : 0;
+  c = warp_sum(c);
+  if (lane_id() == 0 && c) atomicAdd(count, c);
+}
