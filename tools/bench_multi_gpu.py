@@ -1,27 +1,32 @@
 """Partitioned operators on 1..N GPUs of one host, through MPI, and on CPU ranks: time, speedup,
-parallel efficiency, bytes exchanged per step, imbalance; answers checked against one GPU.
+parallel efficiency, bytes exchanged per step, imbalance, the planner's prediction beside every
+measured cell; answers checked against one GPU (and scipy where that is cheap).
 
     python tools/bench_multi_gpu.py --out DIR [--scales 25 26] [--grid 4096] [--gpus N]
-        [--repeats 3] [--mpi] [--cpu-ranks 1 2] [--quick]
+        [--repeats 3] [--algorithms bfs sssp pagerank wcc] [--mpi] [--cpu-ranks 1 2]
+        [--budget-scale S] [--quick]
 
 For each graph (R-MAT of each scale, edge factor 16, integer weights 1..100; a grid, undirected)
 and each of BFS (median over 8 sources on R-MAT), SSSP, PageRank (20 iterations) and WCC it
-times the tuned one-GPU operator, then the partitioned operator over 1, 2, 4, ... GPUs (NCCL, one process),
-each after a warm-up run that builds and uploads the segments (reported as ``setup_s``), median
-of ``--repeats``. Every partitioned answer is compared with the one-GPU operator's (BFS, SSSP,
-WCC exactly; PageRank to 1e-4 relative: the one-GPU operator sums float32 contributions) and with
-the one-rank partitioned run (PageRank to 1e-10). It also asks the planner how many GPUs it would
-take (``SET gpus = 'all'``) and checks that count is not slower than any smaller one by more than
-5%, and prints the per-GPU edge rates the scaling model's RATES should hold. On R-MAT it also
-runs PageRank under a per-GPU budget of 60% of what one GPU needs: the planner's one-GPU plan
-(streamed) against its plan over the GPUs (partitioned, resident), both within the budget.
+times the tuned one-GPU operator, then the partitioned operator over 1, 2, 4, ... GPUs (NCCL,
+one process), each after a warm-up run that builds the shards (reported as ``setup_s``), median
+of ``--repeats``. Every clock is read after every GPU in use is synchronized. Every partitioned
+answer is compared with the one-GPU operator's (BFS, SSSP, WCC exactly; PageRank to 1e-4
+relative: both sum float32 contributions, in different orders) and, on graphs of at most 2**25
+edges, with scipy. Each cell carries the planner's predicted seconds (the scaling model with
+this machine's calibrated rates: ``executor/physical/calibration.py``) and measured/predicted.
+It also asks the planner which GPU count it would take by default (``gpus = 'all'``) and checks
+that count is not slower than the best one by more than 5%. On R-MAT (``--budget-scale``, the
+smallest scale by default) it runs PageRank under a per-GPU budget of 60% of what one GPU needs:
+the planner's one-GPU plan (streamed) against its plan over the GPUs (partitioned, resident),
+each from a clean pool within the budget.
 
 ``--mpi`` runs the same partitioned operators through ``mpiexec -n G`` with one rank per GPU
 (each rank builds the same seeded graph on its GPU); ``--cpu-ranks 1 2`` times CPU ranks (MPI)
 on an R-MAT of ``--cpu-scale``. Writes ``DIR/bench_multi_gpu.json`` and ``.md``; prints the
 table. ``--quick``: R-MAT 20 and a 512 x 512 grid (a smoke run of a few minutes). A grid's BFS
-and SSSP run from one source: partitioned, they pay their collectives at every one of thousands
-of levels (which is why the planner keeps them on one GPU), and a run past 20 s is timed once.
+and SSSP run from one source: partitioned, they pay an exchange at each of thousands of levels
+(which is why the planner keeps them on one GPU), and a run past 20 s is timed once.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from graphdb.executor.graph import Graph  # noqa: E402
 from graphdb.executor.residency import RESIDENCY  # noqa: E402
 
 ALGORITHMS = ("bfs", "sssp", "pagerank", "wcc")
+#: PageRank on the GPU sums float32 contributions (one GPU and partitioned, in different orders)
 TOLERANCE = {"pagerank": 1e-4}
 
 
@@ -125,15 +131,28 @@ def agrees(name: str, got: np.ndarray, want: np.ndarray, tolerance: float = 0.0)
 SLOW_S = 20.0
 
 
-def timed(run, repeats: int):
-    """(setup seconds of the first run, median seconds of ``repeats`` more, the last output)."""
+def synchronize(devices) -> None:
+    """Wait for every GPU in ``devices`` (None: every GPU of the machine)."""
+    import cupy as cp
+
+    for d in range(cp.cuda.runtime.getDeviceCount()) if devices is None else devices:
+        cp.cuda.Device(d).synchronize()
+
+
+def timed(run, repeats: int, devices=None):
+    """(setup seconds of the first run, median seconds of ``repeats`` more, the last output),
+    every clock read after every GPU of ``devices`` finished its work."""
+    synchronize(devices)
     start = time.perf_counter()
     output = run()
+    synchronize(devices)
     setup = time.perf_counter() - start
     times = []
     for _ in range(repeats if setup < SLOW_S else 1):
+        synchronize(devices)
         start = time.perf_counter()
         output = run()
+        synchronize(devices)
         times.append(time.perf_counter() - start)
     return setup, statistics.median(times), output
 
@@ -144,55 +163,111 @@ def run_once(graph: Graph, name: str, config: OperatorConfig, source: int):
     return implementation(spec, variant)(graph, config, **options(name, source))
 
 
+def predicted(graph: Graph, name: str, gpus: int, backend: str = "nccl") -> float:
+    """The scaling model's seconds for ``name`` on ``gpus`` GPUs (1: the one-GPU operator)."""
+    from graphdb.executor.physical.scaling import Fleet, estimate
+
+    spec = REGISTRY[name]
+    fleet = Fleet(backend, max(gpus, 1), tuple(range(gpus)), "gpu")
+    est = estimate(spec, spec.partitioned("gpu"), entry_of(graph), fleet, gpus, "replicated",
+                   options(name, 0))
+    return est.seconds
+
+
+def scipy_answer(graph: Graph, name: str, source: int) -> np.ndarray | None:
+    """scipy's answer on a graph small enough for it (None otherwise): BFS depths and SSSP
+    distances (inf unreached), PageRank by power iteration in float64, WCC labels as the
+    smallest vertex of each component."""
+    if graph.num_edges > 1 << 25:
+        return None
+    import scipy.sparse as sp
+    from scipy.sparse import csgraph
+
+    csr = graph.csr("out", weights=True)
+    n = graph.num_vertices
+    matrix = sp.csr_matrix((csr.weights if csr.weights is not None else
+                            np.ones(csr.num_edges), csr.targets, csr.offsets), shape=(n, n))
+    if name in ("bfs", "sssp"):
+        return csgraph.dijkstra(matrix, indices=source, unweighted=name == "bfs")
+    if name == "wcc":
+        _, labels = csgraph.connected_components(matrix, directed=True, connection="weak")
+        first = np.full(labels.max() + 1, n)
+        np.minimum.at(first, labels, np.arange(n))
+        return first[labels].astype(np.float64)
+    ones = sp.csr_matrix((np.ones(csr.num_edges), csr.targets, csr.offsets), shape=(n, n))
+    degree = np.asarray(ones.sum(axis=1)).ravel()
+    rank = np.full(n, 1.0 / n)
+    transposed = ones.T.tocsr()
+    for _ in range(20):
+        contrib = np.where(degree > 0, rank / np.maximum(degree, 1), 0.0)
+        rank = 0.15 / n + 0.85 * (transposed @ contrib + rank[degree == 0].sum() / n)
+    return rank
+
+
 def bench_graph(graph: Graph, counts: list[int], repeats: int, backend: str = "nccl",
-                devices_of=lambda p: tuple(range(p)), bfs_sources: int = 8) -> list[dict]:
+                devices_of=lambda p: tuple(range(p)), bfs_sources: int = 8,
+                algorithms=ALGORITHMS) -> list[dict]:
     rows = []
     n = graph.num_vertices
     starts = sources(graph, bfs_sources)
-    for name in ALGORITHMS:
+    for name in algorithms:
         todo = starts if name == "bfs" else starts[:1]
         one_gpu = OperatorConfig(device="gpu", variant="resident")
-        single = [timed(lambda s=s: run_once(graph, name, one_gpu, s), repeats) for s in todo]
+        here = devices_of(1)[:1]
+        single = [timed(lambda s=s: run_once(graph, name, one_gpu, s), repeats, here)
+                  for s in todo]
         reference = [dense(name, out.columns, n) for _, _, out in single]
         base = statistics.median(t for _, t, _ in single)
+        scipy_ok = None
+        if backend != "mpi":
+            cheap = scipy_answer(graph, name, todo[0])
+            if cheap is not None:
+                scipy_ok = agrees(name, reference[0], cheap, TOLERANCE.get(name, 0.0))
         row = {"graph": graph.name, "algorithm": name, "vertices": n, "edges": graph.num_edges,
-               "one_gpu_s": base, "runs": []}
+               "one_gpu_s": base, "one_gpu_predicted_s": predicted(graph, name, 1, backend),
+               "one_gpu_ok_vs_scipy": scipy_ok, "runs": []}
         first = None
         for p in counts:
             config = OperatorConfig(device="gpu", variant="partitioned", placement=Placement(
                 backend, p, devices_of(p)))
-            runs = [timed(lambda s=s: run_once(graph, name, config, s), repeats) for s in todo]
+            every = devices_of(p)
+            runs = [timed(lambda s=s: run_once(graph, name, config, s), repeats, every)
+                    for s in todo]
             answers = [dense(name, out.columns, n) for _, _, out in runs]
             ok = all(agrees(name, a, r, TOLERANCE.get(name, 0.0))
                      for a, r in zip(answers, reference))
             if first is None:
                 first = answers
-            ok_p1 = all(agrees(name, a, f, 1e-10 if name == "pagerank" else 0.0)
+            ok_p1 = all(agrees(name, a, f, TOLERANCE.get(name, 0.0))
                         for a, f in zip(answers, first))
             seconds = statistics.median(t for _, t, _ in runs)
             metrics = runs[0][2].metrics
+            forecast = predicted(graph, name, p if backend != "mpi" else p, backend)
             row["runs"].append({
                 "gpus": p, "seconds": seconds, "setup_s": statistics.median(s for s, _, _ in runs),
+                "predicted_s": forecast, "measured_over_predicted": seconds / forecast,
                 "speedup_vs_one_gpu": base / seconds, "ok_vs_one_gpu": ok, "ok_vs_one_rank": ok_p1,
                 "bytes_per_step": metrics.get("bytes_per_step", 0),
                 "bytes_per_step_per_vertex": metrics.get("bytes_per_step", 0) / max(n, 1),
                 "collective_s": metrics.get("collective_seconds", 0.0),
-                "imbalance": metrics.get("imbalance", 1.0), "steps": metrics.get("levels") or
-                metrics.get("iterations") or metrics.get("relax_rounds") or 1})
+                "imbalance": metrics.get("imbalance", 1.0),
+                "steps": metrics.get("levels_run") or metrics.get("iterations")
+                or metrics.get("relax_rounds") or metrics.get("hook_rounds") or 1})
             for d in devices_of(p):
-                RESIDENCY.forget(graph.key, f"gpu:{d}", prefix="part:")
+                for prefix in ("shard:", "pagerank:shard:", "part:"):
+                    RESIDENCY.forget(graph.key, f"gpu:{d}", prefix=prefix)
         p1 = row["runs"][0]["seconds"]
         for r in row["runs"]:
             r["speedup_vs_one_rank"] = p1 / r["seconds"]
-            r["efficiency"] = r["speedup_vs_one_rank"] / r["gpus"]
+            r["efficiency"] = r["speedup_vs_one_gpu"] / r["gpus"]
         rows.append(row)
         print(_line(row), flush=True)
     return rows
 
 
 def planner_check(graph: Graph, rows: list[dict], gpus: int) -> None:
-    """The count the planner takes with every GPU at hand, and whether it is slower than a
-    smaller count (or one GPU) by more than 5%."""
+    """The count the planner takes with every GPU at hand (the default, ``gpus = 'all'``), its
+    prediction, and whether that count is slower than the best measured one by more than 5%."""
     from graphdb.executor.device import Device
     from graphdb.executor.physical import choose
     from graphdb.executor.physical.scaling import Fleet
@@ -205,19 +280,25 @@ def planner_check(graph: Graph, rows: list[dict], gpus: int) -> None:
                    fleet=Fleet("nccl", gpus, tuple(range(gpus)), "gpu"),
                    options=options(row["algorithm"], 0))
         chosen = d.placement.ranks if d.placement else 1
-        measured = {r["gpus"]: r["seconds"] for r in row["runs"]}
-        at = row["one_gpu_s"] if chosen == 1 else measured.get(chosen)
-        smaller = [row["one_gpu_s"]] + [t for p, t in measured.items() if p < chosen]
+        measured = {r["gpus"]: r["seconds"] for r in row["runs"] if r["gpus"] > 1}
+        measured[1] = row["one_gpu_s"]
+        at = measured.get(chosen)
+        best = min(measured.values())
         row["planner"] = {"gpus": chosen, "reason": d.scaling_reason,
                           "predicted_s": d.estimate.seconds if d.estimate else
                           (d.baseline.seconds if d.baseline else None),
-                          "within_5_percent": at is None or at <= 1.05 * min(smaller)}
+                          "measured_s": at, "best_s": best,
+                          "within_5_percent": at is not None and at <= 1.05 * best}
 
 
 def beyond_one_gpu(graph: Graph, gpus: int, repeats: int, share: float = 0.6) -> dict:
     """PageRank with a per-GPU budget of ``share`` of what one GPU needs to hold the graph: the
     planner's one-GPU plan (streamed) against its plan over the GPUs (resident per GPU), each
-    run as the runner would, within the budget."""
+    run as the runner would, within the budget, from a clean pool: the graph's device copies are
+    dropped first (a GPU holding the whole graph is what the budget rules out) and the pools'
+    cached blocks released (CuPy counts them against the cap)."""
+    import cupy as cp
+
     from graphdb.executor.device import Device
     from graphdb.executor.gpu import runtime as rt
     from graphdb.executor.physical import choose
@@ -232,6 +313,10 @@ def beyond_one_gpu(graph: Graph, gpus: int, repeats: int, share: float = 0.6) ->
                             fleet=Fleet("nccl", gpus, tuple(range(gpus)), "gpu"), options={})}
     out = {"budget_bytes": device.memory_limit, "one_gpu_resident_needs": need}
     answers = {}
+    for d in range(gpus):
+        RESIDENCY.forget(graph.key, f"gpu:{d}")
+        with cp.cuda.Device(d):
+            cp.get_default_memory_pool().free_all_blocks()
     for name, d in plans.items():
         devices = d.placement.devices if d.placement else None
         impl = implementation(spec, d.variant)
@@ -240,10 +325,19 @@ def beyond_one_gpu(graph: Graph, gpus: int, repeats: int, share: float = 0.6) ->
             with rt.memory_budget(d.budget_bytes, devices, reserve=d.reserved_bytes):
                 return impl(graph, d.config(), **options("pagerank", 0))
 
-        _, seconds, result = timed(run, repeats)
+        _, seconds, result = timed(run, 1 if name == "one_gpu" else repeats,
+                                   tuple(range(gpus)))
         answers[name] = dense("pagerank", result.columns, graph.num_vertices)
         out[name] = {"variant": d.variant.name, "ranks": d.placement.ranks if d.placement else 1,
-                     "streamed": bool(d.placement and d.placement.streamed), "seconds": seconds}
+                     "streamed": bool(d.placement and d.placement.streamed) or d.variant.streamed,
+                     "seconds": seconds,
+                     "predicted_s": (d.estimate or d.baseline).seconds
+                     if (d.estimate or d.baseline) else None,
+                     "peak_pool_bytes": [int(cp.get_default_memory_pool().total_bytes())]}
+        for dev in range(gpus):
+            RESIDENCY.forget(graph.key, f"gpu:{dev}")
+            with cp.cuda.Device(dev):
+                cp.get_default_memory_pool().free_all_blocks()
     out["speedup"] = out["one_gpu"]["seconds"] / out["gpus"]["seconds"]
     out["ok"] = agrees("pagerank", answers["gpus"], answers["one_gpu"], 1e-4)
     print(f"{graph.name} pagerank beyond one GPU's budget: {out}", flush=True)
@@ -263,29 +357,35 @@ def rates(rows: list[dict]) -> dict:
 
 
 def _line(row: dict) -> str:
-    runs = "  ".join(f"{r['gpus']}:{r['seconds'] * 1e3:.1f}ms x{r['speedup_vs_one_rank']:.2f}"
-                     f"{'' if r['ok_vs_one_gpu'] and r['ok_vs_one_rank'] else ' WRONG'}"
-                     for r in row["runs"] if "speedup_vs_one_rank" in r) or \
-        "  ".join(f"{r['gpus']}:{r['seconds'] * 1e3:.1f}ms" for r in row["runs"])
+    runs = "  ".join(
+        f"{r['gpus']}:{r['seconds'] * 1e3:.1f}ms (pred {r['predicted_s'] * 1e3:.1f}) "
+        f"x{r['speedup_vs_one_gpu']:.2f}"
+        f"{'' if r['ok_vs_one_gpu'] and r['ok_vs_one_rank'] else ' WRONG'}" for r in row["runs"])
+    scipy_ok = row.get("one_gpu_ok_vs_scipy")
     return (f"{row['graph']:>9} {row['algorithm']:>8}  one GPU {row['one_gpu_s'] * 1e3:9.1f} ms"
+            f" (pred {row['one_gpu_predicted_s'] * 1e3:.1f})"
+            f"{'' if scipy_ok is None else ' scipy ok' if scipy_ok else ' SCIPY DIFFERS'}"
             f"  partitioned {runs}")
 
 
 def markdown(rows: list[dict], title: str) -> str:
     lines = [f"## {title}", "",
-             "| graph | algorithm | one GPU ms | GPUs | ms | speedup vs 1 rank | efficiency | "
-             "vs one GPU | bytes/step/vertex | collective ms | imbalance | ok | planner |",
+             "| graph | algorithm | one GPU ms (pred) | GPUs | ms | pred ms | speedup vs one GPU "
+             "| efficiency | bytes/step/vertex | collective ms | imbalance | ok | default plan |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         plan = row.get("planner", {})
         for r in row["runs"]:
+            ok = r["ok_vs_one_gpu"] and r["ok_vs_one_rank"] and \
+                row.get("one_gpu_ok_vs_scipy") is not False
             lines.append(
-                f"| {row['graph']} | {row['algorithm']} | {row['one_gpu_s'] * 1e3:.1f} | "
-                f"{r['gpus']} | {r['seconds'] * 1e3:.1f} | {r.get('speedup_vs_one_rank', 0):.2f}"
-                f" | {r.get('efficiency', 0):.2f} | {r['speedup_vs_one_gpu']:.2f} | "
+                f"| {row['graph']} | {row['algorithm']} | {row['one_gpu_s'] * 1e3:.1f} "
+                f"({row['one_gpu_predicted_s'] * 1e3:.1f}) | {r['gpus']} | "
+                f"{r['seconds'] * 1e3:.1f} | {r['predicted_s'] * 1e3:.1f} | "
+                f"{r['speedup_vs_one_gpu']:.2f} | {r.get('efficiency', 0):.2f} | "
                 f"{r['bytes_per_step_per_vertex']:.2f} | {r['collective_s'] * 1e3:.1f} | "
-                f"{r['imbalance']:.3f} | {'yes' if r['ok_vs_one_gpu'] and r['ok_vs_one_rank'] else 'NO'}"
-                f" | {plan.get('gpus', '')}{'' if plan.get('within_5_percent', True) else ' SLOW'} |")
+                f"{r['imbalance']:.3f} | {'yes' if ok else 'NO'} | "
+                f"{plan.get('gpus', '')}{'' if plan.get('within_5_percent', True) else ' SLOW'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -310,7 +410,10 @@ def mpi_worker(args) -> int:
         graph = build_graph(kind, size)
         rows += bench_graph(graph, [comm.size], args.repeats, backend="mpi",
                             devices_of=lambda p: (device,),
-                            bfs_sources=args.sources if kind == "rmat" else 1)
+                            bfs_sources=args.sources if kind == "rmat" else 1,
+                            algorithms=args.algorithms)
+        RESIDENCY.forget(graph.key)
+        del graph
     if comm.rank == 0:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         (Path(args.out) / "mpi_rows.json").write_text(json.dumps(rows, indent=1))
@@ -351,6 +454,22 @@ def cpu_worker(args) -> int:
     return 0
 
 
+def mpi_against_one_process(mpi_rows: list[dict], rows: list[dict], gpus: int) -> str:
+    """MPI (a rank a GPU) over one process driving the same GPUs, per cell (target: 1.2)."""
+    lines = ["| graph | algorithm | one process ms | MPI ms | MPI / one process |",
+             "|---|---|---|---|---|"]
+    one = {(r["graph"], r["algorithm"]): {x["gpus"]: x["seconds"] for x in r["runs"]}
+           for r in rows}
+    for r in mpi_rows:
+        here = one.get((r["graph"], r["algorithm"]), {}).get(gpus)
+        there = r["runs"][0]["seconds"]
+        r["runs"][0]["mpi_over_one_process"] = there / here if here else None
+        if here:
+            lines.append(f"| {r['graph']} | {r['algorithm']} | {here * 1e3:.1f} | "
+                         f"{there * 1e3:.1f} | {there / here:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def _graphs(args) -> list[tuple[str, int]]:
     if args.quick:
         return [("rmat", 20), ("grid", 512)]
@@ -376,6 +495,12 @@ def main() -> int:
     parser.add_argument("--cpu-ranks", type=int, nargs="*", default=[])
     parser.add_argument("--cpu-scale", type=int, default=18)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--algorithms", nargs="*", default=list(ALGORITHMS),
+                        choices=ALGORITHMS)
+    parser.add_argument("--budget-scale", type=int, default=None,
+                        help="R-MAT scale of the budget section (default: the smallest; 0: none)")
+    parser.add_argument("--mpi-scales", type=int, nargs="*", default=None,
+                        help="R-MAT scales of the MPI run (default: --scales)")
     parser.add_argument("--mpi-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cpu-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -411,16 +536,20 @@ def main() -> int:
                       else str(cp.cuda.runtime.getDeviceProperties(d)["name"])
                       for d in range(gpus)]
     rows = []
-    for kind, size in _graphs(args):
+    graphs = _graphs(args)
+    budget_scale = args.budget_scale if args.budget_scale is not None else \
+        min((size for kind, size in graphs if kind == "rmat"), default=0)
+    for kind, size in graphs:
         start = time.perf_counter()
         graph = build_graph(kind, size)
         print(f"{graph.name}: {graph.num_vertices:,} vertices, {graph.num_edges:,} edges "
               f"(built in {time.perf_counter() - start:.1f} s)", flush=True)
         graph_rows = bench_graph(graph, counts, args.repeats,
-                                 bfs_sources=args.sources if kind == "rmat" else 1)
+                                 bfs_sources=args.sources if kind == "rmat" else 1,
+                                 algorithms=args.algorithms)
         if gpus > 1:
             planner_check(graph, graph_rows, gpus)
-            if kind == "rmat":
+            if kind == "rmat" and size == budget_scale:
                 report.setdefault("beyond_one_gpu", {})[graph.name] = beyond_one_gpu(
                     graph, gpus, args.repeats)
         rows += graph_rows
@@ -430,14 +559,17 @@ def main() -> int:
     report["rates"] = rates(rows)
     text = markdown(rows, f"Partitioned operators, NCCL, {gpus} x {report['gpus'][0]}")
     if args.mpi:
+        scales = args.scales if args.mpi_scales is None else args.mpi_scales
         done = _mpiexec(gpus, ["--mpi-worker", "--out", str(out), "--repeats", str(args.repeats),
+                               "--algorithms", *args.algorithms,
                                *(["--quick"] if args.quick else ["--scales", *map(
-                                   str, args.scales), "--grid", str(args.grid)])], 3600)
+                                   str, scales), "--grid", "0"])], 3600)
         file = out / "mpi_rows.json"
         report["mpi"] = json.loads(file.read_text()) if file.exists() else \
-            {"error": done.stderr[-4000:]}
+            {"error": done.stderr[-4000:], "out": done.stdout[-2000:]}
         if file.exists():
             text += "\n" + markdown(report["mpi"], f"Through MPI, a rank per GPU ({gpus})")
+            text += "\n" + mpi_against_one_process(report["mpi"], rows, gpus)
     (out / "bench_multi_gpu.json").write_text(json.dumps(report, indent=1, default=str))
     (out / "bench_multi_gpu.md").write_text(text)
     print(text)
