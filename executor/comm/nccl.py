@@ -83,6 +83,7 @@ class NcclComm(Communicator):
             super().__init__(mpi.size, (mpi.rank,), timeout=mpi.timeout)
         self._streams = []
         self._exchange = []
+        self._marks: dict = {}
         from ..gpu.runtime import operator_stream
 
         for d in self.devices:
@@ -105,9 +106,12 @@ class NcclComm(Communicator):
             yield
 
     def _order(self, first: Any, then: Any, index: int) -> None:
-        """Stream ``then`` waits for what stream ``first`` holds now (device ``index``)."""
+        """Stream ``then`` waits for what stream ``first`` holds now (device ``index``); the
+        event is reused (a wait takes the event's state when it is enqueued)."""
         with self.cp.cuda.Device(self.devices[index]):
-            mark = self.cp.cuda.Event(disable_timing=True)
+            mark = self._marks.get((index, first.ptr))
+            if mark is None:
+                mark = self._marks[(index, first.ptr)] = self.cp.cuda.Event(disable_timing=True)
             mark.record(first)
             then.wait_event(mark)
 

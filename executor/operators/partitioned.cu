@@ -27,30 +27,6 @@ __global__ void graphdb_partition_pull_sum(const i64* offsets, const Id* cols, i
 
 #define TEAM_SLOT(step) (GRAPHDB_CTRL_FIELDS * ((step) % GRAPHDB_CTRL_SLOTS))
 
-// PageRank: a rank's two totals (the dangling total, the L1 change) into the tail of its slot.
-extern "C" __global__ void graphdb_team_put_totals(const double* dangling, const double* change,
-                                                   double* tail) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    tail[0] = *dangling;
-    tail[1] = *change;
-  }
-}
-
-// PageRank: the totals of every slot summed in rank order (the same sum on every rank).
-// `slots` holds `parts` slots of `stride` doubles, the totals at `offset` in each.
-extern "C" __global__ void graphdb_team_sum_totals(const double* slots, i64 stride, i64 offset,
-                                                   int parts, double* dangling, double* change) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    double a = 0.0, b = 0.0;
-    for (int q = 0; q < parts; ++q) {
-      a += slots[q * stride + offset];
-      b += slots[q * stride + offset + 1];
-    }
-    *dangling = a;
-    *change = b;
-  }
-}
-
 // BFS, after the level's bitmaps were gathered (`bits`: `parts` bitmaps of `words` words, this
 // rank's at `self`): every vertex any rank claimed takes depth level + 1 in this rank's copy,
 // this rank's own vertices that only a peer claimed join its next queue (its own claims are
@@ -149,5 +125,45 @@ __global__ void graphdb_team_sssp_apply(const Id* ids, const double* values, i64
         count = num_pieces(offsets[w + 1] - offsets[w], K);
     }
     append_pieces(w, count, &nxt[0], q_out_vertex, q_out_piece);
+  }
+}
+
+// PageRank: a rank's contributions (its range lo..lo+count-1) and its two totals into its slot
+// of the exchange buffer (the totals at `widest`, as two doubles), in one launch.
+extern "C" __global__ void graphdb_team_pack(const float* contrib, i64 lo, i64 count, float* slot,
+                                             i64 widest, const double* dangling,
+                                             const double* change) {
+  const i64 stride = (i64)gridDim.x * blockDim.x;
+  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+    slot[i] = contrib[lo + i];
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    double* tail = reinterpret_cast<double*>(slot + widest);
+    tail[0] = *dangling;
+    tail[1] = *change;
+  }
+}
+
+// PageRank: the peers' slots (`parts` of `stride` floats; rank q's vertices bounds[q]..) into
+// their ranges of the contributions, and the totals of every slot summed in rank order (the same
+// sum on every rank), in one launch.
+extern "C" __global__ void graphdb_team_unpack(const float* slots, i64 stride, const i64* bounds,
+                                               int parts, int self, i64 widest, float* contrib,
+                                               double* dangling, double* change) {
+  const i64 n = bounds[parts];
+  const i64 step = (i64)gridDim.x * blockDim.x;
+  for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += step) {
+    int q = 0;
+    while (q + 1 < parts && v >= bounds[q + 1]) ++q;
+    if (q != self) contrib[v] = slots[(i64)q * stride + (v - bounds[q])];
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    double a = 0.0, b = 0.0;
+    for (int q = 0; q < parts; ++q) {
+      const double* tail = reinterpret_cast<const double*>(slots + (i64)q * stride + widest);
+      a += tail[0];
+      b += tail[1];
+    }
+    *dangling = a;
+    *change = b;
   }
 }

@@ -17,7 +17,11 @@ only the row gather (:func:`pull_sum`) has a compiled twin per device (numba, ``
 
 from __future__ import annotations
 
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -36,6 +40,16 @@ __all__ = ["KERNELS", "PARTITIONED", "Routed", "StreamedRows", "Team", "expand_r
 
 KERNELS = KernelSet(__name__)
 prange = range  # numba.prange once compiled
+
+#: Launch each GPU's work from a thread of its own (``GRAPHDB_TEAM_THREADS=1``; an experiment:
+#: by default one thread launches every rank's work of a step in turn, without waiting).
+THREADS_PER_GPU = os.environ.get("GRAPHDB_TEAM_THREADS") == "1"
+
+
+@lru_cache(maxsize=None)
+def _launchers(count: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(count, thread_name_prefix="graphdb-team")
+
 
 #: ``partitioned.cu``: the row gather of the GPU ranks, and the team's exchange kernels (the
 #: totals of PageRank's slots, BFS's claimed bitmaps applied, SSSP's lowered distances grouped by
@@ -201,6 +215,10 @@ class Team:
         self._bounds = None
         self._before = self.comm.counters.snapshot()
         self.steps = 0
+        self._started = time.perf_counter()
+        self._marks = self._mark() if self.xp is not np else None
+        self._pool = _launchers(self.local) if THREADS_PER_GPU and self.local > 1 \
+            and self.xp is not np else None
 
     # -- where each local rank runs ---------------------------------------------------------------
     @property
@@ -265,12 +283,26 @@ class Team:
     def each(self, fn: Callable[..., Any], *per_rank: list) -> list:
         """``fn(i, *args_i)`` for each local rank i, on its device and compute stream; the
         results. GPU work is only launched: nothing waits, so every rank's work of a step is
-        queued before the host reads anything."""
-        out = []
+        queued before the host reads anything. (With ``GRAPHDB_TEAM_THREADS=1`` each GPU's
+        launches come from a thread of its own: measured slower, see docs/performance.)"""
+        def one(i):
+            with self.comm.on(i):
+                return fn(i, *(values[i] for values in per_rank))
+
+        if self._pool is not None:
+            return list(self._pool.map(one, range(self.local)))
+        return [one(i) for i in range(self.local)]
+
+    def _mark(self) -> list:
+        """A timing event recorded now on each local rank's compute stream."""
+        cp = rt.cp()
+        marks = []
         for i in range(self.local):
             with self.comm.on(i):
-                out.append(fn(i, *(values[i] for values in per_rank)))
-        return out
+                event = cp.cuda.Event()
+                event.record()
+                marks.append(event)
+        return marks
 
     def map(self, fn: Callable[..., Any], *per_rank: list) -> list:
         """``fn(i, part, *args_i)`` for each local rank i (the part-based operators)."""
@@ -383,6 +415,15 @@ class Team:
         }
         if self.steps:
             out["bytes_per_step"] = int(total // self.steps)
+        out["host_seconds"] = round(time.perf_counter() - self._started, 6)
+        if self._marks is not None:  # each rank's stream from the start to now: its busy span
+            ends = self._mark()
+            spans = []
+            for i, (a, b) in enumerate(zip(self._marks, ends)):
+                with self.comm.on(i):
+                    b.synchronize()
+                    spans.append(round(rt.cp().cuda.get_elapsed_time(a, b) / 1e3, 6))
+            out["rank_seconds"] = spans
         out["exchange"] = {k: {"calls": c.calls, "bytes": c.bytes // local,
                                "seconds": c.seconds / local} for k, c in done.items()}
         out.update(extra)

@@ -49,7 +49,9 @@ def graphs() -> dict[str, Graph]:
 
 
 def dense(columns: dict, n: int, column: str, missing) -> np.ndarray:
-    """A result as one value per vertex (``missing`` where a vertex is not reported)."""
+    """A result as one value per vertex (``missing`` where a vertex is not reported); device
+    columns (a GPU operator's rows stay on the device) are copied to the host."""
+    columns = {k: v.get() if hasattr(v, "get") else np.asarray(v) for k, v in columns.items()}
     if missing is None:
         order = np.argsort(columns["vertex"])
         return np.asarray(columns[column])[order]

@@ -169,6 +169,7 @@ def test_default_layout_takes_tiles_from_the_size_rule():
 def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
     """A tile build that runs out of memory falls back to the gathers when the tiles were the
     default, and fails (DeviceOutOfMemory) when they were asked for."""
+    from graphdb.executor.algorithms.pagerank import blocks
     from graphdb.executor.algorithms.pagerank import gpu as prm
     from graphdb.executor.errors import DeviceOutOfMemory
     from graphdb.executor.gpu import runtime as rt
@@ -183,7 +184,7 @@ def test_pagerank_default_tiles_give_way_to_memory(monkeypatch):
 
     layout = _layout(1024, TileShape())
     monkeypatch.setattr(prm, "default_layout", lambda *a: layout)
-    monkeypatch.setattr(prm, "build_tiles", no_memory)
+    monkeypatch.setattr(blocks, "build_tiles", no_memory)
     got, _, stats = prm.pagerank_gpu(g, max_iterations=8)
     np.testing.assert_allclose(got.get(), ref, rtol=1e-4)
     assert stats["reordered"] and "tiles" not in stats

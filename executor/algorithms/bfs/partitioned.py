@@ -57,7 +57,8 @@ def bfs_depths_partitioned(graph: Graph, config: OperatorConfig, source: int,
     limit = n if max_depth is None else min(int(max_depth), n)
     bits = team.each(lambda i: team.xp.zeros(words * team.size, dtype=np.uint32))
     own = [b[r * words:(r + 1) * words] for r, b in zip(team.comm.ranks, bits)]
-    degree = int(graph.out_degrees()[source]) if n else 0
+    offsets = graph.offsets("out")
+    degree = int(offsets[source + 1] - offsets[source]) if n else 0  # not a pass over |V|
     counts = np.zeros(CTRL_WORDS, dtype=np.uint64)
     counts[ctrl_slot(0) + 1], counts[ctrl_slot(0) + 2] = 1, degree
     counts[CTRL_ACTIVATED_VERTICES], counts[CTRL_ACTIVATED_EDGES] = 1, degree
@@ -109,7 +110,7 @@ class _HostLevels:
             self.depth[source] = 0
         own = self.lo <= source < self.hi
         self.frontier = np.array([source] if own else [], dtype=np.int64)
-        self.degree = shard.out_degree.astype(np.int64)
+        self.degree = shard.out_degree
         self.team = np.zeros(CTRL_WORDS, dtype=np.uint64)
         self.team[ctrl_slot(0) + 1] = 1
         self.team[ctrl_slot(0) + 2] = int(self.degree[source]) if n else 0
@@ -140,7 +141,7 @@ class _HostLevels:
         slot = ctrl_slot(level + 1)
         self.team[ctrl_slot(level + 2):ctrl_slot(level + 2) + 4] = 0
         self.team[slot + 1] = new.size
-        self.team[slot + 2] = int(self.degree[new].sum())
+        self.team[slot + 2] = int(self.degree[new].sum(dtype=np.int64))
         self.team[CTRL_ACTIVATED_VERTICES] += np.uint64(new.size)
         self.team[CTRL_ACTIVATED_EDGES] += np.uint64(self.team[slot + 2])
         if new.size:

@@ -120,7 +120,8 @@ class _HostRanks:
 
     @staticmethod
     def segments(graph: Graph, comm, layout) -> Segments:
-        return balanced_segments(graph.offsets("in"), comm.size)
+        return graph.derived(f"pagerank:segments:{comm.size}", lambda: balanced_segments(
+            graph.offsets("in"), comm.size))
 
     @staticmethod
     def ranks(team: Team, layout, damping: float, iterations: int, fixed: bool) -> list:

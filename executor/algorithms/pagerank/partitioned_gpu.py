@@ -124,7 +124,7 @@ def ranks(team: Team, shape: Layout, damping: float, iterations: int, fixed: boo
 
                 part = graph.derived(names[i], build, device=team.device_of(i))
             out.append(GpuRank(part, graph.num_vertices, ids, damping, lo, hi, segs.parts,
-                               iterations, fixed))
+                               iterations, fixed, rank))
     del edges
     if missing:
         cp.get_default_memory_pool().free_all_blocks()
@@ -168,7 +168,7 @@ class GpuRank:
     dtype = np.dtype(np.float32)
 
     def __init__(self, part, n: int, ids, damping: float, lo: int, hi: int, parts: int,
-                 iterations: int, fixed: bool):
+                 iterations: int, fixed: bool, index: int = 0):
         cp = rt.cp()
         self.part, self.n, self.lo, self.hi, self.parts = part, n, lo, hi, parts
         self.pull = Pull(part, n, ids, damping, v_lo=lo, v_hi=hi)
@@ -187,8 +187,10 @@ class GpuRank:
         self.permuted = part.order is not None
         self.in_order = not self.permuted
         self.perm = part.order if self.permuted else part.id_map_flat
-        self.put = PARTITIONED.function("graphdb_team_put_totals")
-        self.sum = PARTITIONED.function("graphdb_team_sum_totals")
+        self.pack_k = PARTITIONED.function("graphdb_team_pack")
+        self.unpack_k = PARTITIONED.function("graphdb_team_unpack")
+        self.bounds = None
+        self.index = index
 
     def own_sources(self, it: int) -> None:
         """The gathers whose sources are this rank's (their contributions are ready)."""
@@ -209,20 +211,20 @@ class GpuRank:
 
     def pack(self, it: int, own, widest: int) -> None:
         """This rank's contributions and totals into its slot of the exchange buffer."""
-        own[:self.hi - self.lo] = self.contrib[self.lo:self.hi]
-        tail = own[widest:widest + 4]
-        slot = (it + 1) % 3
-        self.put((1,), (32,), (self.scal[slot:slot + 1], self.l1[it:it + 1], tail))
+        s = (it + 1) % 3
+        count = self.hi - self.lo
+        self.pack_k((rt.grid_for(max(count, 1), THREADS),), (THREADS,), (
+            self.contrib, np.int64(self.lo), np.int64(count), own, np.int64(widest),
+            self.scal[s:s + 1], self.l1[it:it + 1]))
 
     def unpack(self, it: int, slots, slot: int, widest: int, segs: Segments) -> None:
         """(On the exchange stream.) The peers' slots into their ranges, the totals summed."""
-        for q in range(segs.parts):
-            lo, hi = segs.range(q)
-            if lo != self.lo and hi > lo:
-                self.contrib[lo:hi] = slots[q * slot:q * slot + hi - lo]
+        if self.bounds is None:
+            self.bounds = rt.cp().asarray(segs.bounds.astype(np.int64))
         s = (it + 1) % 3
-        self.sum((1,), (32,), (slots, np.int64(slot // 2), np.int64(widest // 2),
-                               np.int32(segs.parts), self.scal[s:s + 1], self.l1[it:it + 1]))
+        self.unpack_k((rt.grid_for(max(self.n, 1), THREADS),), (THREADS,), (
+            slots, np.int64(slot), self.bounds, np.int32(segs.parts), np.int32(self.index),
+            np.int64(widest), self.contrib, self.scal[s:s + 1], self.l1[it:it + 1]))
 
     def owned_ranks(self):
         return self.rank[self.lo:self.hi]

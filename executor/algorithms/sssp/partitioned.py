@@ -231,10 +231,16 @@ class _GpuRelax:
         self.shared = (self.relax_threads // 32) * 32 * (self.K + 1) * (8 + ids.itemsize)
 
     def weight_totals(self):
+        """(smallest, sum, count) of the shard's weights: two passes over them, made once per
+        graph version (held beside the shard)."""
         w = self.weights
         if not w.size:
             return [np.inf, 0.0, 0]
-        return [w.min(), w.sum(), w.size]
+        team = self.team
+        cut = "-".join(str(int(b)) for b in team.segments.bounds)
+        return team.graph.derived(f"shard:{cut}:{self.rank}:weight_totals",
+                                  lambda: [w.min(), w.sum(), w.size],
+                                  device=team.device_of(self.i), nbytes=lambda _: 0)
 
     def bucket(self, lo: float, hi: float, step: int) -> None:
         _, _, nv, np_ = self.queues.pair(step)

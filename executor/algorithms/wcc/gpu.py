@@ -42,10 +42,11 @@ class Afforest:
     def start(self, n: int):
         return rt.cp().arange(n, dtype=self.ids)
 
-    def sample(self, offsets, targets, parent) -> None:
-        n = int(parent.size)
-        self.hook_sample_k((rt.grid_for(n, THREADS),), (THREADS,), (
-            offsets, targets, parent, np.int64(n), np.int32(SAMPLE_EDGES)))
+    def sample(self, offsets, targets, parent, rows: tuple[int, int] | None = None) -> None:
+        """``rows``: link only rows ``lo..hi-1`` (a rank's; all by default)."""
+        lo, hi = rows or (0, int(parent.size))
+        self.hook_sample_k((rt.grid_for(max(hi - lo, 1), THREADS),), (THREADS,), (
+            offsets, targets, parent, np.int64(hi), np.int32(SAMPLE_EDGES), np.int64(lo)))
         self.compress(parent)
 
     def compress(self, parent) -> None:
@@ -63,10 +64,12 @@ class Afforest:
         roots, counts = cp.unique(parent[sample], return_counts=True)
         return int(roots[int(cp.argmax(counts))])
 
-    def rest(self, offsets, targets, parent, skip: int, giant: int) -> None:
-        n = int(parent.size)
-        self.hook_rest_k((rt.grid_for(n * 32, THREADS),), (THREADS,), (
-            offsets, targets, parent, np.int64(n), np.int32(skip), self.ids.type(giant)))
+    def rest(self, offsets, targets, parent, skip: int, giant: int,
+             rows: tuple[int, int] | None = None) -> None:
+        lo, hi = rows or (0, int(parent.size))
+        self.hook_rest_k((rt.grid_for(max(hi - lo, 1) * 32, THREADS),), (THREADS,), (
+            offsets, targets, parent, np.int64(hi), np.int32(skip), self.ids.type(giant),
+            np.int64(lo)))
 
 
 def afforest_labels(offsets, targets, n: int, *, seed: int = 0, more: tuple = (),

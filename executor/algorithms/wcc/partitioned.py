@@ -145,7 +145,8 @@ class _GpuForest:
         self.count = self.cp.zeros(1, dtype=np.uint64)
 
     def link_first(self) -> None:
-        self.steps.sample(self.shard.out.offsets, self.shard.out.targets, self.parent)
+        self.steps.sample(self.shard.out.offsets, self.shard.out.targets, self.parent,
+                          (self.shard.lo, self.shard.hi))
 
     def giant(self) -> int:
         return self.steps.giant(self.parent)
@@ -154,9 +155,11 @@ class _GpuForest:
         from .gpu import SAMPLE_EDGES
 
         shard = self.shard
-        self.steps.rest(shard.out.offsets, shard.out.targets, self.parent, SAMPLE_EDGES, giant)
+        rows = (shard.lo, shard.hi)
+        self.steps.rest(shard.out.offsets, shard.out.targets, self.parent, SAMPLE_EDGES, giant,
+                        rows)
         if shard.inn is not None and shard.inn is not shard.out:
-            self.steps.rest(shard.inn.offsets, shard.inn.targets, self.parent, 0, giant)
+            self.steps.rest(shard.inn.offsets, shard.inn.targets, self.parent, 0, giant, rows)
         self.steps.compress(self.parent)
 
     def keep_links(self) -> None:

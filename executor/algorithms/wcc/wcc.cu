@@ -39,12 +39,13 @@ __device__ __forceinline__ void unite(Id* parent, Id u, Id v) {
   }
 }
 
-// Link each vertex with its first `sample` out-neighbours.
+// Link each vertex v_lo <= v < n with its first `sample` out-neighbours (a rank of a
+// partitioned run passes its range: the other rows of its shard are empty).
 template <typename Id>
 __global__ void graphdb_wcc_hook_sample(const i64* offsets, const Id* targets, Id* parent, i64 n,
-                                        int sample) {
+                                        int sample, i64 v_lo) {
   const i64 stride = (i64)gridDim.x * blockDim.x;
-  for (i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
+  for (i64 v = v_lo + (i64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
     const i64 s = offsets[v], e = offsets[v + 1];
     const i64 end = s + sample < e ? s + sample : e;
     for (i64 k = s; k < end; ++k) unite(parent, (Id)v, targets[k]);
@@ -55,10 +56,10 @@ __global__ void graphdb_wcc_hook_sample(const i64* offsets, const Id* targets, I
 // per vertex, lanes over its edges, so hubs outside the giant component stay balanced.
 template <typename Id>
 __global__ void graphdb_wcc_hook_rest(const i64* offsets, const Id* targets, Id* parent, i64 n,
-                                      int skip, Id giant) {
+                                      int skip, Id giant, i64 v_lo) {
   const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const i64 num_warps = ((i64)gridDim.x * blockDim.x) >> 5;
-  for (i64 v = warp; v < n; v += num_warps) {
+  for (i64 v = v_lo + warp; v < n; v += num_warps) {
     if (find_root(parent, (Id)v) == giant) continue;
     const i64 e = offsets[v + 1];
     for (i64 k = offsets[v] + skip + lane_id(); k < e; k += 32) unite(parent, (Id)v, targets[k]);
