@@ -223,7 +223,9 @@ def bench_graph(graph: Graph, counts: list[int], repeats: int, backend: str = "n
             cheap = scipy_answer(graph, name, todo[0])
             if cheap is not None:
                 scipy_ok = agrees(name, reference[0], cheap, TOLERANCE.get(name, 0.0))
+        entry = entry_of(graph)
         row = {"graph": graph.name, "algorithm": name, "vertices": n, "edges": graph.num_edges,
+               "directed": graph.directed, "max_out_degree": entry.stats["max_out_degree"],
                "one_gpu_s": base, "one_gpu_predicted_s": predicted(graph, name, 1, backend),
                "one_gpu_ok_vs_scipy": scipy_ok, "runs": []}
         first = None
@@ -342,6 +344,39 @@ def beyond_one_gpu(graph: Graph, gpus: int, repeats: int, share: float = 0.6) ->
     out["ok"] = agrees("pagerank", answers["gpus"], answers["one_gpu"], 1e-4)
     print(f"{graph.name} pagerank beyond one GPU's budget: {out}", flush=True)
     return out
+
+
+def calibration_samples(rows: list[dict]) -> list[dict]:
+    """The timed cells as the scaling model counts them (its steps and edges for each graph):
+    the one-GPU operator (1 rank) and the partitioned runs over 2 or more GPUs."""
+    from graphdb.executor.physical.scaling import work_terms
+
+    out = []
+    for row in rows:
+        entry = SimpleNamespace(num_vertices=row["vertices"], num_edges=row["edges"],
+                                directed=row["directed"],
+                                stats={"max_out_degree": row["max_out_degree"]})
+        traffic, steps, work = work_terms(REGISTRY[row["algorithm"]], entry,
+                                          options(row["algorithm"], 0))
+        cells = [(1, row["one_gpu_s"])] + [(r["gpus"], r["seconds"]) for r in row["runs"]
+                                           if r["gpus"] > 1]
+        out += [{"traffic": traffic, "ranks": p, "steps": steps, "work": work, "seconds": t}
+                for p, t in cells]
+    return out
+
+
+def calibrate(rows: list[dict], backend: str = "nccl") -> dict | None:
+    """Fit this machine's rates to ``rows`` and write them beside the kernel cache (the
+    planner's predictions from then on); what was written."""
+    from graphdb.executor.physical import calibration
+
+    key = calibration.device_key(backend)
+    if key is None:
+        return None
+    fitted = calibration.fit(calibration_samples(rows), key)
+    path = calibration.save(fitted)
+    print(f"calibration written to {path}:\n{calibration.describe(fitted)}", flush=True)
+    return {"path": str(path), **fitted.to_json()}
 
 
 def rates(rows: list[dict]) -> dict:
@@ -495,6 +530,9 @@ def main() -> int:
     parser.add_argument("--cpu-ranks", type=int, nargs="*", default=[])
     parser.add_argument("--cpu-scale", type=int, default=18)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="first a short calibration run (R-MAT 22, a 1024 x 1024 grid) whose "
+                             "fitted rates the planner and the predictions below use")
     parser.add_argument("--algorithms", nargs="*", default=list(ALGORITHMS),
                         choices=ALGORITHMS)
     parser.add_argument("--budget-scale", type=int, default=None,
@@ -535,6 +573,15 @@ def main() -> int:
                       if isinstance(cp.cuda.runtime.getDeviceProperties(d)["name"], bytes)
                       else str(cp.cuda.runtime.getDeviceProperties(d)["name"])
                       for d in range(gpus)]
+    if args.calibrate:
+        calibration_rows = []
+        for kind, size in (("rmat", 22), ("grid", 1024)):
+            graph = build_graph(kind, size)
+            calibration_rows += bench_graph(graph, counts, 2, bfs_sources=1)
+            RESIDENCY.forget(graph.key)
+            del graph
+        report["calibration_rows"] = calibration_rows
+        report["calibration"] = calibrate(calibration_rows)
     rows = []
     graphs = _graphs(args)
     budget_scale = args.budget_scale if args.budget_scale is not None else \
@@ -555,9 +602,24 @@ def main() -> int:
         rows += graph_rows
         RESIDENCY.forget(graph.key)
         del graph
+        partial = {**report, "rows": rows}  # what a run cut short still leaves
+        (out / "bench_multi_gpu.json").write_text(json.dumps(partial, indent=1, default=str))
     report["rows"] = rows
     report["rates"] = rates(rows)
+    report["within_2x"] = [
+        {"graph": r["graph"], "algorithm": r["algorithm"], "gpus": x["gpus"],
+         "ratio": x["measured_over_predicted"]} for r in rows for x in r["runs"]
+        if not 0.5 <= x["measured_over_predicted"] <= 2.0]
+    if gpus > 1:  # refit with every cell timed here (the next run's predictions)
+        report["refit"] = calibrate(report.get("calibration_rows", []) + rows)
     text = markdown(rows, f"Partitioned operators, NCCL, {gpus} x {report['gpus'][0]}")
+    for name, budget in report.get("beyond_one_gpu", {}).items():
+        text += (f"\n{name} PageRank under a per-GPU budget of {budget['budget_bytes'] >> 20} MiB "
+                 f"(one GPU resident needs {budget['one_gpu_resident_needs'] >> 20} MiB): one GPU "
+                 f"{budget['one_gpu']['variant']} {budget['one_gpu']['seconds'] * 1e3:.1f} ms, "
+                 f"{budget['gpus']['ranks']} GPUs {budget['gpus']['variant']} "
+                 f"{budget['gpus']['seconds'] * 1e3:.1f} ms: x{budget['speedup']:.2f}, "
+                 f"{'agree' if budget['ok'] else 'DIFFER'}\n")
     if args.mpi:
         scales = args.scales if args.mpi_scales is None else args.mpi_scales
         done = _mpiexec(gpus, ["--mpi-worker", "--out", str(out), "--repeats", str(args.repeats),

@@ -81,13 +81,37 @@ def profile(graph, name: str, gpus: int, repeats: int, threads: bool) -> dict:
             "collective_s": best.get("collective_seconds")}
 
 
+def host_profile(args) -> int:
+    import cProfile
+    import pstats
+
+    graph = build_graph("rmat", args.scale)
+    source = sources(graph, 1)[0]
+    config = OperatorConfig(device="gpu", variant="partitioned",
+                            placement=Placement("nccl", args.gpus, tuple(range(args.gpus))))
+    run_once(graph, args.cprofile, config, source)
+    synchronize(range(args.gpus))
+    profiler = cProfile.Profile()
+    profiler.enable()
+    run_once(graph, args.cprofile, config, source)
+    synchronize(range(args.gpus))
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(18)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=int, default=24)
     parser.add_argument("--gpus", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--cprofile", default=None, metavar="ALGORITHM",
+                        help="only: the host's time in one run of ALGORITHM on --gpus GPUs, by "
+                             "function (where the host waits)")
     args = parser.parse_args()
+    if args.cprofile:
+        return host_profile(args)
     report = {"concurrency": concurrency(args.gpus)}
     print(report, flush=True)
     graph = build_graph("rmat", args.scale)

@@ -10,14 +10,14 @@ graph, thousands of BFS levels each paying several collectives, stays on one dev
 
 Inputs come from the catalog entry alone (no topology is read at plan time): |V|, |E|, the
 largest out-degree (a skewed graph is small-world: a few levels; an even one is mesh-like: about
-sqrt(|V|) levels), the algorithm's iterations, and the per-rank figures of :data:`RATES`. The GPU
-figures are what the landed kernels were measured at (H200, R-MAT 24, 268 M edges, warm, every
-device synchronized): the tuned one-GPU operators run at about 2e11 edges a second (BFS 2.0 ms,
-PageRank 20 iterations 20.5 ms), while the partitioned steps ran at about 2e10 edges a second
-with some 20 ms of host round trips per step (BFS 170-182 ms on 1-4 GPUs, PageRank 299-416 ms).
-With those figures no partitioned plan is predicted faster than one GPU that the graph fits, so
-the default plan stays on one GPU unless the graph does not fit it; ``tools/bench_multi_gpu.py``
-prints the measured rates to calibrate them.
+sqrt(|V|) levels), the algorithm's iterations, and per-rank rates. On a machine whose GPUs were
+calibrated (:mod:`.calibration`: a step's fixed seconds and the edges a second, per traffic
+pattern and rank count, fitted to timed runs of this machine's GPUs and cached beside the
+kernel cache) the prediction is the calibrated one. Elsewhere the figures of :data:`RATES` are
+deliberately conservative for partitioned plans (about 2e10 edges a second per rank and 20 ms
+of fixed cost a step, what the first partitioned operators measured), so an uncalibrated
+machine keeps every query that fits one GPU there; a graph one GPU cannot hold still runs
+partitioned when N GPUs hold it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from typing import Any
 
 from ..algorithms.spec import AlgorithmSpec, Placement, Variant
 
-__all__ = ["Estimate", "Fleet", "MARGIN", "RATES", "Rates", "estimate", "levels", "weigh"]
+__all__ = ["Estimate", "Fleet", "MARGIN", "RATES", "Rates", "estimate", "levels", "weigh",
+           "work_terms"]
 
 #: More ranks must be predicted at least this much faster than fewer.
 MARGIN = 1.1
@@ -176,15 +177,32 @@ def exchange_bytes(variant: Variant, entry: Any, ranks: int, strategy: str, step
     return int(8 * (m / p) * remote)  # rows: the remote out-rows, once
 
 
+def work_terms(spec: AlgorithmSpec, entry: Any, options: dict) -> tuple[str, int, float]:
+    """(traffic, steps, edges touched) of ``spec`` on ``entry``: what the model (and a
+    calibration's fit, :mod:`.calibration`) prices."""
+    traffic = spec.partitioned("cpu").partitioning.traffic
+    steps = _steps(spec, entry, options)
+    touched = entry.num_edges * (1.0 if traffic != "frontier" else 1.5)
+    touched *= WORK.get(spec.name, 1.0) * (steps if traffic in ("pull", "labels") else 1)
+    return traffic, steps, touched
+
+
 def estimate(spec: AlgorithmSpec, variant: Variant, entry: Any, fleet: Fleet, ranks: int,
              strategy: str, options: dict) -> Estimate:
     """Predicted seconds of ``spec`` on ``ranks`` ranks of ``fleet`` (1: the one-device
-    operator)."""
+    operator): from this machine's calibration where it has one (:mod:`.calibration`), else
+    from :data:`RATES`."""
+    from .calibration import calibration_for
+
     rates = RATES[(fleet.kind, fleet.backend if fleet.active else "local")]
-    steps = _steps(spec, entry, options)
-    traffic = variant.partitioning.traffic
-    touched = entry.num_edges * (1.0 if traffic != "frontier" else 1.5)
-    touched *= WORK.get(spec.name, 1.0) * (steps if traffic in ("pull", "labels") else 1)
+    traffic, steps, touched = work_terms(spec, entry, options)
+    calibrated = calibration_for(fleet.kind, fleet.backend if fleet.active else "nccl")
+    fit = calibrated.get(traffic, ranks) if calibrated is not None else None
+    if fit is not None:
+        work = touched / fit.edges_per_second
+        nbytes = exchange_bytes(variant, entry, ranks, strategy, steps)
+        return Estimate(ranks, steps, work + steps * fit.step_seconds, work, 0.0,
+                        steps * fit.step_seconds, nbytes)
     if ranks == 1:
         work = touched / rates.single_edges
         return Estimate(1, steps, work + steps * rates.single_step, work, 0.0,

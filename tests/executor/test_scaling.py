@@ -23,6 +23,12 @@ GiB = 1 << 30
 CPU = Device("cpu", 1 << 40, reason="test")
 
 
+@pytest.fixture(autouse=True)
+def _uncalibrated(monkeypatch):
+    """The model's own figures (a machine's calibration would decide otherwise)."""
+    monkeypatch.setenv("GRAPHDB_CALIBRATION", "0")
+
+
 def entry(n, m, max_degree, directed=True, weighted=False):
     return SimpleNamespace(name="g", num_vertices=n, num_edges=m, directed=directed,
                            weighted=weighted, stats={"max_out_degree": max_degree})
