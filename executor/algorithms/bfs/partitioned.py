@@ -195,13 +195,16 @@ class _GpuLevels:
     def level(self, level: int, bottom_up: bool, claimed) -> None:
         qv, qp, nv, np_ = self.queues.pair(level)
         out, inn = self.shard.out, self.shard.inn
+        alone = self.team_.size == 1  # nothing to exchange: its own counters are the team's
         self.level_k((self.blocks,), (self.threads,), (
             out.offsets, out.targets, inn.offsets, inn.targets, self.depth,
             np.int64(self.hi), qv, qp, nv, np_, self.queues.ctrl, np.int32(level),
-            np.int32(self.K), np.int32(bottom_up), claimed, np.int64(self.lo)),
-            shared_mem=self.shared)
+            np.int32(self.K), np.int32(bottom_up), None if alone else claimed,
+            np.int64(self.lo)), shared_mem=self.shared)
 
     def apply(self, level: int, bits, words: int) -> None:
+        if self.team_.size == 1:
+            return
         _, _, nv, np_ = self.queues.pair(level)
         self.apply_k((self.apply_blocks,), (self.threads,), (
             bits, np.int64(words), np.int32(self.team_.size), np.int32(self.rank),
@@ -211,7 +214,10 @@ class _GpuLevels:
         bits.data.memset_async(0, bits.nbytes)
 
     def counts(self) -> np.ndarray:
-        return self.team_.comm.fetch(self.i, self.team)
+        """The level's global counts (the control-block layout): one rank's own counters are
+        the team's."""
+        alone = self.team_.size == 1
+        return self.team_.comm.fetch(self.i, self.queues.ctrl if alone else self.team)
 
 
 def bfs(graph: Graph, config: OperatorConfig, source: int,
