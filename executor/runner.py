@@ -480,6 +480,9 @@ class Runner:
         owner's device entries kept inside it, and the planned CPU fallback on exhaustion."""
         impl = algorithms.implementation(node.spec, node.decision.variant)
         metrics.update(device=node.device, variant=node.variant)
+        forecast = node.decision.estimate or node.decision.baseline
+        if forecast is not None:  # the scaling model's seconds, beside the actual (ANALYZE)
+            metrics["predicted_s"] = round(forecast.seconds, 6)
         # Host data (loaded CSRs, page-locked copies) stays within the host's budget.
         RESIDENCY.set_budget("cpu", max(node.decision.host_budget_bytes,
                                         node.decision.budget_bytes if node.device == "cpu" else 0))

@@ -29,7 +29,7 @@ _RESTATED = frozenset({"device", "variant", "plan", "plan_reason", "strategy", "
                        "backend", "streamed", "duckdb_profile"})
 #: Byte counts shown in KiB/MiB/GiB, and seconds shown in ms.
 _BYTES = frozenset({"bytes_moved", "bytes_exchanged", "bytes_per_step"})
-_SECONDS = frozenset({"collective_seconds"})
+_SECONDS = frozenset({"collective_seconds", "host_seconds"})
 #: Lists longer than this show their first and last values only (per-iteration series).
 _LIST_SHOWN = 6
 
@@ -54,6 +54,8 @@ def _actual(node: PhysicalNode, stats: dict) -> str:
             continue  # restated above, or structured detail kept for the Python API
         if key in _BYTES:
             parts.append(f"{key.replace('_', ' ')} {format_bytes(value)}")
+        elif key == "predicted_s" and isinstance(value, (int, float)):
+            parts.append(f"predicted {value * 1000:.2f} ms")
         elif key in _SECONDS:
             parts.append(f"{key.replace('_seconds', ' time')} {value * 1000:.2f} ms")
         else:

@@ -14,23 +14,22 @@ import sys
 
 import numpy as np
 
-from graphdb.executor.comm import (
-    allgatherv_bytes,
-    allreduce_bytes,
-    communicator,
-    set_cluster,
-)
+from graphdb.executor.algorithms.pagerank.partitioned import balanced_segments
+from graphdb.executor.comm import allgather_bytes, communicator, set_cluster
 from graphdb.executor.comm.mpi import MpiComm
-from graphdb.executor.partition import segments
 from tests.executor import partitioned_cases as cases
 
 
-def pagerank_bytes(graph, size: int, rank: int, iterations: int = 20) -> int:
-    """What one rank receives in a replicated PageRank: every other rank's contributions and
-    the allreduce of two numbers per iteration, and the first dangling total."""
-    sizes = segments(graph, size, ("in",)).sizes()
-    return (iterations * (allgatherv_bytes(sizes * 8, rank) + allreduce_bytes(16, size))
-            + allreduce_bytes(8, size))
+def pagerank_bytes(graph, size: int, rank: int, iterations: int = 20,
+                   gpu: bool = False) -> int:
+    """What one rank receives in a replicated PageRank: every iteration but the last, every
+    other rank's slot (its contributions padded to the largest segment, and its two float64
+    totals; contributions are float64 on the CPU, float32 on a GPU); at the end the ranks
+    gathered (float64, padded to the largest segment)."""
+    largest = int(balanced_segments(graph.offsets("in"), size).sizes().max())
+    widest = largest + (largest & 1)
+    slot = (widest + 4) * 4 if gpu else (widest + 2) * 8
+    return (iterations - 1) * allgather_bytes(slot, size) + allgather_bytes(largest * 8, size)
 
 
 def main() -> int:
@@ -64,7 +63,7 @@ def main() -> int:
                 problems.append(f"rank {comm.rank}: {algorithm} ran on {metrics}")
             if (algorithm, cfg.placement.strategy, cfg.placement.streamed) == (
                     "pagerank", "replicated", False):
-                want = pagerank_bytes(graph, comm.size, comm.rank)
+                want = pagerank_bytes(graph, comm.size, comm.rank, gpu=bool(devices))
                 if metrics["bytes_exchanged"] != want:
                     problems.append(f"rank {comm.rank}: pagerank on {name} received "
                                     f"{metrics['bytes_exchanged']} bytes, the formula {want}")
