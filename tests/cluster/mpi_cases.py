@@ -56,7 +56,12 @@ def main() -> int:
         for algorithm, cfg in runs:
             got, metrics = cases.partitioned(algorithm, graph, cfg)
             count += 1
-            if not cases.agrees(algorithm, got, cases.single(algorithm, graph)):
+            want = cases.single(algorithm, graph)
+            close = (np.allclose(got, want, rtol=1e-4, atol=1e-12)  # float32 contributions
+                     if devices and algorithm == "pagerank" and cfg.placement.strategy ==
+                     "replicated" and not cfg.placement.streamed
+                     else cases.agrees(algorithm, got, want))
+            if not close:
                 problems.append(f"rank {comm.rank}: {algorithm} on {name} "
                                 f"({cfg.placement.strategy}) differs from one device")
             if metrics["ranks"] != comm.size or metrics["backend"] != exchange.backend:
