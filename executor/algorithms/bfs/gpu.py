@@ -35,11 +35,28 @@ from ..common import check_source
 from ..spec import AlgorithmOutput, OperatorConfig
 from .cpu import as_khop
 
-__all__ = ["bfs", "bfs_depths_gpu", "khop"]
+__all__ = ["bfs", "bfs_depths_gpu", "direction", "khop"]
 
 MAX_BATCH = 64
 #: Levels one single-block launch may run before the host looks (a cancel is noticed then).
 SMALL_MAX_STEPS = 4096
+
+
+def direction(bottom_up: bool, nf: int, mf: int, unexplored: int, n: int, prev_nf: int,
+              batch: int, optimizing: bool = True) -> tuple[bool, int]:
+    """The next levels' direction (Beamer et al.: bottom-up once the frontier's out-edges
+    outweigh the unexplored ones, top-down again once it shrinks small) and how many levels may
+    run before the counters are read again, from a level's global counts (``nf`` vertices and
+    ``mf`` out-edges in the frontier). Levels are batched only while top-down, far from the
+    switch and growing slowly: then the counters skipped could not have changed the decision.
+    One GPU's levels and a partitioned team's decide by this one rule."""
+    if optimizing:
+        if not bottom_up and mf * DIRECTION_ALPHA > unexplored:
+            bottom_up = True
+        elif bottom_up and nf * DIRECTION_BETA < n and nf < prev_nf:
+            bottom_up = False
+    steady = not bottom_up and mf * DIRECTION_ALPHA < unexplored and nf <= 2 * prev_nf
+    return bottom_up, (min(batch * 2, MAX_BATCH) if steady else 1)
 
 
 def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K: int = UDC_K,
@@ -109,17 +126,10 @@ def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K
             if nf == 0 or (target is not None and int(depth[target:target + 1].get()[0]) >= 0):
                 break
             unexplored = max(m - int(ctrl[CTRL_ACTIVATED_EDGES]), 0)
-            if direction_optimizing:
-                if not bottom_up and mf * DIRECTION_ALPHA > unexplored:
-                    bottom_up = True
-                    if inn is None:
-                        inn = rt.device_csr(graph, "in")
-                elif bottom_up and nf * DIRECTION_BETA < n and nf < prev_nf:
-                    bottom_up = False
-            # Batch levels only while top-down, far from the switch and growing slowly: then the
-            # counters we skip could not have changed the decision.
-            steady = not bottom_up and mf * DIRECTION_ALPHA < unexplored and nf <= 2 * prev_nf
-            batch = min(batch * 2, MAX_BATCH) if steady else 1
+            bottom_up, batch = direction(bottom_up, nf, mf, unexplored, n, prev_nf, batch,
+                                         direction_optimizing)
+            if bottom_up and inn is None:
+                inn = rt.device_csr(graph, "in")
             prev_nf = nf
     stats["reached"] = int(ctrl[CTRL_ACTIVATED_VERTICES])
     stats["levels"] = int(ctrl[CTRL_DEEPEST]) + 1

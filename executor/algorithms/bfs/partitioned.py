@@ -29,8 +29,6 @@ from ...abi import (
     CTRL_ACTIVATED_VERTICES,
     CTRL_DEEPEST,
     CTRL_WORDS,
-    DIRECTION_ALPHA,
-    DIRECTION_BETA,
     UDC_K,
     ctrl_slot,
 )
@@ -40,11 +38,9 @@ from ...operators.partitioned import Team, expand_rows
 from ..common import check_source
 from ..spec import AlgorithmOutput, OperatorConfig
 from .cpu import as_khop
+from .gpu import direction
 
 __all__ = ["bfs", "bfs_depths_partitioned", "khop"]
-
-#: Levels run between two reads of the counters at most (as on one GPU).
-MAX_BATCH = 64
 
 
 def bfs_depths_partitioned(graph: Graph, config: OperatorConfig, source: int,
@@ -81,12 +77,7 @@ def bfs_depths_partitioned(graph: Graph, config: OperatorConfig, source: int,
         if nf == 0:
             break
         unexplored = max(m - int(counts[CTRL_ACTIVATED_EDGES]), 0)
-        if not bottom_up and mf * DIRECTION_ALPHA > unexplored:
-            bottom_up = True
-        elif bottom_up and nf * DIRECTION_BETA < n and nf < prev_nf:
-            bottom_up = False
-        steady = not bottom_up and mf * DIRECTION_ALPHA < unexplored and nf <= 2 * prev_nf
-        batch = min(batch * 2, MAX_BATCH) if steady else 1
+        bottom_up, batch = direction(bottom_up, nf, mf, unexplored, n, prev_nf, batch)
         prev_nf = nf
     stats["reached"] = int(counts[CTRL_ACTIVATED_VERTICES])
     stats["levels"] = int(counts[CTRL_DEEPEST]) + 1
