@@ -165,13 +165,14 @@ def exchange_bytes(variant: Variant, entry: Any, ranks: int, strategy: str, step
         return 0
     remote = (p - 1) / p
     traffic = variant.partitioning.traffic
-    if traffic == "pull":
-        vector = 8 * n * remote if strategy == "replicated" else 8 * min(n * remote, m / p)
-        return int(vector + 2 * 8 * 2 * remote)
-    if traffic == "frontier":  # each vertex discovered once (8-byte id), a few bitmap levels
-        return int((8 * n * remote / p + 3 * n / 8 * remote) / max(steps, 1))
-    if traffic == "relax":  # each relaxed edge a 16-byte candidate, twice over
-        return int(2 * 16 * (m / p) * remote / max(steps, 1))
+    if traffic == "pull":  # the contributions: float32 on GPUs, float64 on CPU ranks
+        item = 4 if variant.device == "gpu" else 8
+        vector = item * n * remote if strategy == "replicated" else 8 * min(n * remote, m / p)
+        return int(vector + 2 * 8 * (p - 1))
+    if traffic == "frontier":  # every rank's bitmap of |V| bits, every level
+        return int((p - 1) * n / 8)
+    if traffic == "relax":  # a lowered vertex's id and distance, about twice a vertex
+        return int(2 * 16 * n * remote / max(steps, 1))
     if traffic == "labels":
         return int(2 * remote * 4 * n)
     return int(8 * (m / p) * remote)  # rows: the remote out-rows, once

@@ -159,7 +159,7 @@ def test_explain_says_partitions_strategy_bytes_and_why():
     assert lines[0].startswith(f"gpu · partitioned · {ranks} GPUs (NCCL, GPUs 0, 1")
     assert lines[1].startswith(f"partitions: {ranks} vertex-range segments balanced by in-edges")
     assert lines[2] == "vertex state: replicated on every rank (GTS Strategy-P)"
-    assert "allgatherv" in lines[3] and "per GPU per step, 20 steps" in lines[3]
+    assert "AllGather" in lines[3] and "per GPU per step, 20 steps" in lines[3]
     assert lines[4].startswith(f"why {ranks} GPUs: debug_variant = 'partitioned'; predicted ")
     assert "on one GPU" in lines[4]
 

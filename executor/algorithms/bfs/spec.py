@@ -25,10 +25,12 @@ PAGES_STATE = 5
 #: Partitioned, per owned vertex: depth (8), the frontier and its next (16); every rank holds
 #: the frontier bitmap (1/8) and, bottom-up, it unpacked (1) and as values (8) per vertex.
 PARTITIONED_STATE = 24
+#: Every rank holds the depths and out-degrees of all vertices (4 + 4 B), its shard's offsets
+#: over all rows (8 B per direction) and the gathered bitmaps (1 bit per vertex and rank).
 PARTITIONING = Partitioning(
-    shared_per_vertex=9.125, traffic="frontier",
-    exchange="top-down: discovered vertices routed to their owners (alltoallv); bottom-up: the "
-             "frontier as a bitmap (allgatherv, |V|/8 bytes)")
+    shared_per_vertex=25, traffic="frontier",
+    exchange="each level's claimed vertices as a bitmap of |V| bits from every rank (one "
+             "AllGather, whichever the direction); the depths replicated on every rank")
 
 
 def _variants(name: str) -> tuple[Variant, ...]:

@@ -27,12 +27,13 @@ def _tune(entry, device, variant: Variant):
 
 
 #: Partitioned, per owned vertex: rank, inverse out-degree, contribution, sums, the new rank
-#: (8 B each); every rank holds the exchanged contributions (8, and the next ones while they
-#: arrive: 16 per vertex; with split state per owned and ghost vertex).
+#: (8 B each); every rank holds the contributions of every vertex and the exchange slots
+#: (4 + 4 B on a GPU, 8 + 8 on the CPU), the ranks' vector (8), the dense sums and out-degrees
+#: (4 + 4) and, for a shard from the host, its offsets over all rows (8).
 PARTITIONING = Partitioning(
-    shared_per_vertex=16, traffic="pull", strategies=("replicated", "split"), streams=True,
-    exchange="the owned vertices' contributions to every rank (allgatherv); the dangling total "
-             "and the change (allreduce)",
+    shared_per_vertex=32, traffic="pull", strategies=("replicated", "split"), streams=True,
+    exchange="each rank's contributions (float32 on GPUs) and its two totals to every rank: one "
+             "AllGather a step, overlapped with the gathers of the rank's own sources",
     split_exchange="the contributions each rank's in-rows read, from their owners (alltoallv); "
                    "the dangling total and the change (allreduce)")
 

@@ -34,10 +34,12 @@ def _needs_weights(entry, options) -> None:
 
 #: Partitioned: distances (8), active flags (1) and the near set (8) per owned vertex; unit
 #: weights of an unweighted graph (8 per edge).
+#: Every rank holds a distance, a stamp and a flag for all vertices (8 + 4 + 1 B), its shard's
+#: offsets over all rows (8 B) and the out-degrees (4 B).
 PARTITIONING = Partitioning(
-    shared_per_vertex=0, traffic="relax",
-    exchange="candidate distances routed to the owners of their vertices and merged by MIN "
-             "(alltoallv); near-far buckets")
+    shared_per_vertex=25, traffic="relax",
+    exchange="distances a round lowered for other ranks' vertices, routed to their owners and "
+             "merged by MIN (alltoallv of ids and distances); near-far buckets")
 
 SSSP = AlgorithmSpec(
     name="sssp",

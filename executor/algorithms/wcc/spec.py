@@ -18,8 +18,8 @@ __all__ = ["WCC"]
 #: merged labels, the proposals and a jump's temporary (8 B each) per vertex.
 PARTITIONING = Partitioning(
     shared_per_vertex=40, traffic="labels",
-    exchange="a label per vertex, merged by MIN (allreduce) after local linking, then in a few "
-             "hook rounds")
+    exchange="each rank's union-find forest after Afforest on its rows, merged by MIN (allreduce "
+             "of a label per vertex), then its links replayed in a few rounds")
 
 WCC = AlgorithmSpec(
     name="wcc",
@@ -36,7 +36,7 @@ WCC = AlgorithmSpec(
         # the parents (4 B with int32 ids); a directed graph's in-edges are hooked too
         Variant("gpu", "resident", ".gpu:wcc", 4, reads=("out", "in")),
         Variant("gpu", "subway", ".streamed:subway_wcc", SUBWAY_GPU_STATE, reads=("out", "in")),
-        *(Variant(device, "partitioned", ".partitioned:wcc", 0, reads=("out",),
+        *(Variant(device, "partitioned", ".partitioned:wcc", 0, reads=("out", "in"),
                   partitioning=PARTITIONING) for device in ("cpu", "gpu")),
     ),
     doc="Weakly connected component of every vertex, named by its smallest vertex.",
