@@ -11,7 +11,11 @@ A graph id names one immutable stored version (a replace or a write makes a new 
 entry never goes stale; a dropped version's entries are forgotten with :meth:`forget`. Every entry
 is counted in bytes against its device's budget (``set_budget``: the connection's
 ``memory_limit`` for a GPU, the host budget for ``"cpu"``) and the least recently used entries
-are evicted to make room, before an operator allocates (:meth:`make_room`). An operator that is
+are evicted to make room, before an operator allocates (:meth:`make_room`). What a running
+operator allocates for itself (a query's vertex state, a partitioned run's slots and queues) is
+counted too, while it runs (:meth:`reserve`): entries built during the run (a rank's shard)
+make room around it, so cached entries and a query's buffers together stay within the budget.
+An operator that is
 using an evicted array keeps its reference, so eviction only ends the caching; the memory goes
 back when the operator is done with it.
 
@@ -21,10 +25,11 @@ resources, and two connections to one database share what either has loaded.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -70,6 +75,7 @@ class Residency:
         self._bytes: dict[str, int] = {}
         self._budget: dict[str, int | None] = {}
         self._building: dict[tuple, threading.Lock] = {}
+        self._working: dict[str, int] = {}
         self.evictions = 0
 
     # -- budgets --------------------------------------------------------------------------------
@@ -86,13 +92,35 @@ class Residency:
             if budget is None:
                 return
             for key in [k for k in self._entries if k[1] == device]:
-                if self._bytes.get(device, 0) + need_bytes <= budget:
+                if self._bytes.get(device, 0) + self._working.get(device, 0) + need_bytes \
+                        <= budget:
                     break
                 self._drop(key)
                 self.evictions += 1
 
     def held_bytes(self, device: str) -> int:
         return self._bytes.get(device, 0)
+
+    def working_bytes(self, device: str) -> int:
+        """Bytes that running operators reserved on ``device`` (:meth:`reserve`)."""
+        return self._working.get(device, 0)
+
+    @contextlib.contextmanager
+    def reserve(self, devices: Iterable[str], nbytes: int) -> Iterator[None]:
+        """Count ``nbytes`` of an operator's own buffers on each of ``devices`` while it runs:
+        room is made for them now, and entries built meanwhile make room around them."""
+        devices = list(devices)
+        nbytes = max(int(nbytes), 0)
+        with self._lock:
+            for device in devices:
+                self.make_room(device, nbytes)
+                self._working[device] = self._working.get(device, 0) + nbytes
+        try:
+            yield
+        finally:
+            with self._lock:
+                for device in devices:
+                    self._working[device] = self._working.get(device, 0) - nbytes
 
     # -- entries --------------------------------------------------------------------------------
     def get(self, graph: Hashable, device: str, name: str, build: Callable[[], T], *,

@@ -493,13 +493,16 @@ class Runner:
 
             placement = node.decision.placement
             devices = placement.devices if placement is not None and placement.devices else None
-            for device in device_names(devices):
+            names = device_names(devices)
+            for device in names:
                 RESIDENCY.set_budget(device, node.decision.budget_bytes)
-                RESIDENCY.make_room(device, node.decision.reserved_bytes)
             try:
                 budget = memory_budget(node.decision.budget_bytes, devices,
                                        reserve=node.decision.reserved_bytes)
-                with budget, translate_oom(node.label):
+                # the operator's own buffers (every rank's, when partitioned) are counted by
+                # the residency owner while it runs: shards built meanwhile make room around them
+                with RESIDENCY.reserve(names, node.decision.reserved_bytes), budget, \
+                        translate_oom(node.label):
                     output = impl(graph, node.config, **options)
             except DeviceOutOfMemory as exc:
                 if node.fallback is None:
