@@ -49,9 +49,10 @@ if str(ROOT) not in sys.path:
 from graphdb.executor.algorithms import REGISTRY, implementation  # noqa: E402
 from graphdb.executor.algorithms.spec import OperatorConfig, Placement  # noqa: E402
 from graphdb.executor.graph import Graph  # noqa: E402
+from graphdb.executor.physical.measure import ALGORITHMS, rank_counts, samples_of  # noqa: E402
+from graphdb.executor.physical.measure import run_options as options  # noqa: E402
 from graphdb.executor.residency import RESIDENCY  # noqa: E402
 
-ALGORITHMS = ("bfs", "sssp", "pagerank", "wcc")
 #: PageRank on the GPU sums float32 contributions (one GPU and partitioned, in different orders)
 TOLERANCE = {"pagerank": 1e-4}
 
@@ -95,13 +96,6 @@ def sources(graph: Graph, count: int = 8, seed: int = 1) -> list[int]:
 
 
 # -- runs -----------------------------------------------------------------------------------------
-
-
-def options(name: str, source: int) -> dict:
-    return {"bfs": {"source": source, "max_depth": None},
-            "sssp": {"source": source, "weight": None},
-            "pagerank": {"damping": 0.85, "max_iterations": 20, "tolerance": 0.0},
-            "wcc": {}}[name]
 
 
 def _host(values) -> np.ndarray:
@@ -346,25 +340,6 @@ def beyond_one_gpu(graph: Graph, gpus: int, repeats: int, share: float = 0.6) ->
     return out
 
 
-def calibration_samples(rows: list[dict]) -> list[dict]:
-    """The timed cells as the scaling model counts them (its steps and edges for each graph):
-    the one-GPU operator (1 rank) and the partitioned runs over 2 or more GPUs."""
-    from graphdb.executor.physical.scaling import work_terms
-
-    out = []
-    for row in rows:
-        entry = SimpleNamespace(num_vertices=row["vertices"], num_edges=row["edges"],
-                                directed=row["directed"],
-                                stats={"max_out_degree": row["max_out_degree"]})
-        traffic, steps, work = work_terms(REGISTRY[row["algorithm"]], entry,
-                                          options(row["algorithm"], 0))
-        cells = [(1, row["one_gpu_s"])] + [(r["gpus"], r["seconds"]) for r in row["runs"]
-                                           if r["gpus"] > 1]
-        out += [{"traffic": traffic, "ranks": p, "steps": steps, "work": work, "seconds": t}
-                for p, t in cells]
-    return out
-
-
 def calibrate(rows: list[dict], backend: str = "nccl") -> dict | None:
     """Fit this machine's rates to ``rows`` and write them beside the kernel cache (the
     planner's predictions from then on); what was written."""
@@ -373,7 +348,7 @@ def calibrate(rows: list[dict], backend: str = "nccl") -> dict | None:
     key = calibration.device_key(backend)
     if key is None:
         return None
-    fitted = calibration.fit(calibration_samples(rows), key)
+    fitted = calibration.fit(samples_of(rows), key)
     path = calibration.save(fitted)
     print(f"calibration written to {path}:\n{calibration.describe(fitted)}", flush=True)
     return {"path": str(path), **fitted.to_json()}
@@ -512,10 +487,14 @@ def _graphs(args) -> list[tuple[str, int]]:
 
 
 def _mpiexec(ranks: int, extra: list[str], timeout: float) -> subprocess.CompletedProcess:
-    mpiexec = Path(sys.executable).with_name("mpiexec")
-    command = [str(mpiexec if mpiexec.exists() else "mpiexec"), "-n", str(ranks),
+    from tools.mpi_runtime import mpi_environment, mpiexec
+
+    command = [mpiexec() or "mpiexec", "-n", str(ranks),
                sys.executable, str(Path(__file__).resolve()), *extra]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    env = mpi_environment()
+    env["NCCL_NVLS_ENABLE"] = "0"
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env=env)
 
 
 def main() -> int:
@@ -568,7 +547,7 @@ def main() -> int:
     import cupy as cp
 
     gpus = min(args.gpus or available, available)
-    counts = sorted({1, gpus} | {p for p in (2, 4, 8) if p <= gpus})
+    counts = rank_counts(gpus)
     report["gpus"] = [cp.cuda.runtime.getDeviceProperties(d)["name"].decode()
                       if isinstance(cp.cuda.runtime.getDeviceProperties(d)["name"], bytes)
                       else str(cp.cuda.runtime.getDeviceProperties(d)["name"])

@@ -14,7 +14,8 @@ order, each step's output under ``$OUT`` (default ``./multi-gpu-check``), the su
 3. the partitioned operators on R-MAT 20 and a 512 x 512 grid against the one-GPU operators
    (``tools/bench_multi_gpu.py --quick``: times, bytes per step, the planner's choice);
 4. the same cases through MPI with one rank per GPU (NCCL over MPI; ``mpiexec -n <GPUs>``)
-   when mpi4py and mpiexec are installed.
+   when mpi4py and mpiexec are installed (found as ``tools/mpi_runtime.py`` says: also
+   ``pip install --target DIR`` with ``DIR`` on ``PYTHONPATH``, or ``GRAPHDB_MPI_HOME``).
 
 About 3-5 minutes on one H200 (most of it compiling kernels once and generating the graphs).
 The exit status is 0 only when every step passed.
@@ -25,13 +26,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tools.mpi_runtime import mpi_environment  # noqa: E402
+from tools.mpi_runtime import mpiexec as find_mpiexec  # noqa: E402
 
 
 def step(name: str, command: list[str], out: Path, timeout: float, env: dict) -> dict:
@@ -71,7 +76,8 @@ def main() -> int:
     args = parser.parse_args()
     out = Path(os.environ.get("OUT") or "multi-gpu-check")
     out.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NCCL_NVLS_ENABLE": "0",
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "NCCL_NVLS_ENABLE": "0",
            "PYTHONUNBUFFERED": "1"}
     summary: dict = {"environment": environment(env), "steps": []}
     print(json.dumps(summary["environment"]), flush=True)
@@ -95,16 +101,15 @@ def main() -> int:
         steps.append(step("bench_quick", [
             sys.executable, "tools/bench_multi_gpu.py", "--quick", "--repeats", "2",
             "--sources", "2", "--out", str(out / "bench")], out, 200, env))
-    mpiexec = Path(sys.executable).with_name("mpiexec")
-    mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
+    mpi = find_mpiexec()
     try:
         import mpi4py  # noqa: F401
     except ImportError:
-        mpiexec = None
-    if mpiexec and gpus:
+        mpi = None
+    if mpi and gpus:
         steps.append(step("mpi_gpu_ranks", [
-            mpiexec, "-n", str(gpus), sys.executable, "-m", "tests.cluster.mpi_cases", "--gpu"],
-            out, 180, env))
+            mpi, "-n", str(gpus), sys.executable, "-m", "tests.cluster.mpi_cases", "--gpu"],
+            out, 180, mpi_environment(env)))
     else:
         steps.append({"step": "mpi_gpu_ranks", "ok": None,
                       "tail": "skipped: mpi4py or mpiexec missing (pip install 'graphdb[cluster]')"})

@@ -5,8 +5,9 @@ count, the two figures of ``seconds = steps x step_seconds + work / edges_per_se
 the edges a run touches, as :func:`.scaling.estimate` counts them; one rank: the one-GPU
 operator), fitted to timed runs by least squares on relative error. Timed runs on a small-world
 graph (few steps, many edges) and a mesh (many steps, few edges) separate the two figures.
-``tools/bench_multi_gpu.py`` fits and writes it (``--calibrate``: a short run on R-MAT 22 and a
-1024 x 1024 grid; every full run refits).
+:func:`graphdb.calibration.calibrate_gpus` (``graphdb warmup``) fits and writes it from a short
+run on R-MAT 22 and a 1024 x 1024 grid (:mod:`.measure`); ``tools/bench_multi_gpu.py
+--calibrate`` does the same, and every full benchmark run refits.
 
 The file is keyed by what the figures depend on: the GPU's name, the driver's and runtime's
 versions and the number of GPUs (``calibration-<key>.json`` in the kernel cache directory). A new
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Calibration", "Fit", "calibration_for", "device_key", "fit", "save"]
+__all__ = ["Calibration", "Fit", "calibration_for", "device_key", "fit", "path_of", "save"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,11 @@ def _path(key: str) -> Path:
     from ..gpu.compiled import cache_dir
 
     return cache_dir() / f"calibration-{key}.json"
+
+
+def path_of(calibration: Calibration) -> Path:
+    """Where ``calibration`` is kept (beside the kernel cache)."""
+    return _path(calibration.key)
 
 
 @functools.lru_cache(maxsize=None)

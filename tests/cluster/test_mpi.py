@@ -10,7 +10,6 @@ ends, with a clear error, within its timeout. Skipped where mpi4py or mpiexec is
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,11 +23,11 @@ import scipy.sparse as sp
 import graphdb
 from graphdb.generators import rmat
 from tests.support import ROOT
+from tools.mpi_runtime import mpi_environment, mpiexec
 
 
 def _mpiexec() -> str | None:
-    beside = Path(sys.executable).with_name("mpiexec")
-    return str(beside) if beside.exists() else shutil.which("mpiexec")
+    return mpiexec()
 
 
 def _have_mpi4py() -> bool:
@@ -46,8 +45,9 @@ GRAPHDB = [sys.executable, "-m", "graphdb"]
 
 
 def _env() -> dict:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1",
-            "GRAPHDB_DISABLE_GPU": "1"}
+    env = mpi_environment()
+    path = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return {**env, "PYTHONPATH": path, "NUMBA_NUM_THREADS": "1", "GRAPHDB_DISABLE_GPU": "1"}
 
 
 @pytest.fixture(scope="module", autouse=True)

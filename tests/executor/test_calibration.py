@@ -59,3 +59,32 @@ def test_saved_calibration_drives_the_planner(tmp_path, monkeypatch):
     assert two.seconds < one.seconds / 1.8
     monkeypatch.setenv("GRAPHDB_CALIBRATION", "0")
     assert choose(spec, entry, gpu, cpu, None, fleet=fleet, options={}).placement is None
+
+
+def test_timed_rows_become_the_fits_samples_as_the_model_counts_them():
+    """The calibration run's rows (and the benchmark's): the one-GPU operator is one rank, the
+    partitioned runs over 2 or more GPUs the others (a partitioned run on one GPU is not the
+    one-GPU plan the model prices)."""
+    from graphdb.executor.physical.measure import rank_counts, samples_of
+    from graphdb.executor.physical.scaling import work_terms
+
+    row = {"algorithm": "pagerank", "vertices": 1 << 20, "edges": 1 << 24, "directed": True,
+           "max_out_degree": 5000, "one_gpu_s": 0.01,
+           "runs": [{"gpus": 1, "seconds": 0.011}, {"gpus": 2, "seconds": 0.006}]}
+    samples = samples_of([row])
+    entry = SimpleNamespace(num_vertices=1 << 20, num_edges=1 << 24, directed=True,
+                            stats={"max_out_degree": 5000})
+    traffic, steps, work = work_terms(algorithms.REGISTRY["pagerank"], entry,
+                                      {"max_iterations": 20})
+    assert [(s["ranks"], s["seconds"]) for s in samples] == [(1, 0.01), (2, 0.006)]
+    assert all((s["traffic"], s["steps"], s["work"]) == (traffic, steps, work)
+               for s in samples)
+    assert rank_counts(1) == [1] and rank_counts(2) == [1, 2] and rank_counts(6) == [1, 2, 4, 6]
+
+
+def test_calibrating_without_a_gpu_does_nothing(monkeypatch):
+    from graphdb import calibration as front
+    from graphdb.executor import device
+
+    monkeypatch.setattr(device, "gpu_available", lambda: False)
+    assert front.calibrate_gpus() is None
