@@ -402,6 +402,8 @@ class Team:
     def metrics(self, **extra: Any) -> dict[str, Any]:
         """What the run exchanged: bytes received per rank (mean over this process's ranks), per
         step, collective time, calls, and the segments' edge imbalance."""
+        # the host's time first: reading the collectives' device timings below waits for them
+        host = time.perf_counter() - self._started
         done = self.comm.counters.since(self._before)
         local = max(1, self.local)
         total = sum(c.bytes for c in done.values()) // local
@@ -415,7 +417,7 @@ class Team:
         }
         if self.steps:
             out["bytes_per_step"] = int(total // self.steps)
-        out["host_seconds"] = round(time.perf_counter() - self._started, 6)
+        out["host_seconds"] = round(host, 6)
         if self._marks is not None:  # each rank's stream from the start to now: its busy span
             ends = self._mark()
             spans = []

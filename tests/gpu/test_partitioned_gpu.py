@@ -203,30 +203,6 @@ def test_sql_partitioned_on_the_gpus(tmp_path):
     assert len(top) == 10
 
 
-@pytest.mark.parametrize("backend", ["local", "nccl"])
-@pytest.mark.parametrize("ranks", [1, 2, 3])
-def test_pagerank_iterations_replayed_as_cuda_graphs(reference, monkeypatch, backend, ranks):
-    """Each rank's gathers and merge are captured once and replayed (every third iteration
-    takes the same arguments): the same ranks as launching every kernel, and as the CPU."""
-    import dataclasses
-
-    gpus = _gpus()
-    if backend == "nccl":
-        ranks = min(ranks, len(gpus))
-    devices = gpus[:ranks] if backend == "nccl" else (0,)
-    g = GRAPHS["rmat"]
-    one_gpu("pagerank", g)
-    config = dataclasses.replace(cases.config(backend, ranks, devices=devices),
-                                 tuning=_tiny_layout(g.num_vertices))
-    got, metrics = partitioned("pagerank", g, config)
-    assert metrics["graphs_captured"] >= 2 and metrics["graph_replays"] >= 15
-    assert agrees("pagerank", got, reference["rmat", "pagerank"])
-    monkeypatch.setenv("GRAPHDB_CUDA_GRAPHS", "0")
-    eager, metrics = partitioned("pagerank", g, config)
-    assert metrics["graphs_captured"] == 0
-    assert np.allclose(got, eager, rtol=1e-6, atol=0)
-
-
 def test_calibration_run_writes_rates_the_planner_reads(tmp_path, monkeypatch):
     """``graphdb.calibration.calibrate_gpus``'s run (small graphs here): a fit per traffic
     pattern and GPU count, kept where the planner looks."""

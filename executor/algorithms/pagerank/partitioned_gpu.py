@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...gpu import runtime as rt
-from ...gpu.graphs import StepGraphs
 from ...graph import Graph
 from ...operators.partitioned import PARTITIONED, Team
 from ...operators.shards import peer_copy, resident_device
@@ -163,14 +162,7 @@ def _cut(edges, source: int, n: int, segs: Segments, shape: Layout, rank: int):
 
 class GpuRank:
     """One GPU rank: its layout's :class:`~.gpu.Pull` limited to its rows, the replicated
-    float32 contributions, and the exchange of its slice (see :mod:`.partitioned`).
-
-    With a fixed iteration count an iteration's gathers and merge take the same arguments
-    every third iteration (the totals rotate over three slots), so each is captured once as a
-    CUDA graph and replayed (:class:`~graphdb.executor.gpu.graphs.StepGraphs`): two launches a
-    rank an iteration instead of one a block, which is what bound two GPUs driven from one
-    thread. The last iteration (which writes the ranks) and a run with a tolerance (which
-    sums the L1 change into a slot per iteration) launch eagerly."""
+    float32 contributions, and the exchange of its slice (see :mod:`.partitioned`)."""
 
     itemsize = 4
     dtype = np.dtype(np.float32)
@@ -199,25 +191,15 @@ class GpuRank:
         self.unpack_k = PARTITIONED.function("graphdb_team_unpack")
         self.bounds = None
         self.index = index
-        self.graphs = StepGraphs(active=fixed)
 
     def own_sources(self, it: int) -> None:
         """The gathers whose sources are this rank's (their contributions are ready)."""
-        self.graphs.run("own", self._own_sources)
-
-    def _own_sources(self) -> None:
         if self.tiles_own:
             self.pull.tiles(self.contrib)
         self.pull.blocks(self.contrib, self.own)
 
     def rest(self, it: int, last: bool, track: bool) -> None:
         """The peers' sources (after the exchange), then the merge of this rank's rows."""
-        if last or track:
-            self._rest(it, last, track)
-        else:
-            self.graphs.run(("rest", it % 3), lambda: self._rest(it, last, track))
-
-    def _rest(self, it: int, last: bool, track: bool) -> None:
         if not self.tiles_own:
             self.pull.tiles(self.contrib)
         self.pull.blocks(self.contrib, self.peer)
@@ -262,5 +244,5 @@ class GpuRank:
     def stats(self) -> dict:
         part = self.part
         return {"blocks": part.blocks, "reordered": self.permuted,
-                "tiled": self.pull.tl is not None, **self.graphs.stats()}
+                "tiled": self.pull.tl is not None}
 
