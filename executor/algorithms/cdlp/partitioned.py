@@ -1,8 +1,9 @@
 """CDLP over several ranks: pull, the owner computes, the owned labels are exchanged.
 
-Rank r owns its segment's vertices and their neighbour relations: its out-rows (the vertex sees
-each out-neighbour) and, on a directed graph, its in-rows (each in-neighbour), with multiplicity
-as the single-device operator counts them. Each iteration every rank runs the family's step
+Rank r owns its segment's vertices and their neighbour relations: the out-rows of its shard
+(:mod:`graphdb.executor.operators.shards`: cut on the GPU that holds the graph, global ids; the
+vertex sees each out-neighbour) and, on a directed graph, its in-rows (each in-neighbour), with
+multiplicity as the single-device operator counts them. Each iteration every rank runs the family's step
 (:func:`.step.most_frequent_label`, the same numpy/CuPy code) for its vertices over the labels
 it received, counts the labels that changed (allreduce: the fixed point ends the loop, as on one
 device), and sends its new labels on (allgatherv of the owned slices, or to the ranks that read
@@ -23,49 +24,50 @@ from .step import most_frequent_label
 __all__ = ["cdlp", "cdlp_partitioned"]
 
 
-def _relations(xp, part, directed: bool):
-    """(receiver: local row, sender: global id) of every neighbour relation of the part."""
-    rows = [part.out] + ([part.inn] if directed else [])
+def _relations(xp, shard, directed: bool):
+    """(receiver: local row, sender: global id) of every neighbour relation of the shard."""
+    rows = [shard.out] + ([shard.inn] if directed else [])
+    owned = xp.arange(shard.lo, shard.hi, dtype=np.int64)
     receivers, senders = [], []
     for r in rows:
-        index = xp.arange(r.num_rows, dtype=np.int64)
-        edges, which = expand_rows(xp, r.offsets, index)
-        receivers.append(index[which])
+        edges, which = expand_rows(xp, r.offsets, owned)
+        receivers.append(which)
         senders.append(r.targets[edges].astype(np.int64))
     return xp.concatenate(receivers), xp.concatenate(senders)
 
 
-def cdlp_partitioned(graph: Graph, config: OperatorConfig,
-                     max_iterations: int = 10) -> tuple[np.ndarray, int, dict]:
-    """(label per vertex, iterations that changed a label, metrics)."""
+def cdlp_partitioned(graph: Graph, config: OperatorConfig, max_iterations: int = 10):
+    """(label per vertex on local rank 0's device or the host, iterations that changed a label,
+    metrics)."""
     team = Team(graph, config, ("out", "in"))
     xp, n = team.xp, team.n
-    relations = team.map(lambda i, part: _relations(xp, part, graph.directed))
+    shards = team.shards(("out", "in"))
+    relations = team.each(lambda i, shard: _relations(xp, shard, graph.directed), shards)
     exchange = exchange_for(config.placement.strategy, team, [r[1] for r in relations])
-    owned = team.map(lambda i, part: xp.arange(part.lo, part.hi, dtype=np.int64))
+    owned = team.each(lambda i, shard: xp.arange(shard.lo, shard.hi, dtype=np.int64), shards)
     iterations = max_iterations
     for iteration in range(max_iterations):
         checkpoint()
         vectors = exchange.exchange(owned)
 
-        def step(i, part, labels, vector, relation, columns):
+        def step(i, labels, vector, relation, columns):
             fresh = most_frequent_label(xp, relation[0], vector[columns], labels, n)
             return fresh, (fresh != labels).sum()
 
-        done = team.map(step, owned, vectors, relations, exchange.columns)
+        done = team.each(step, owned, vectors, relations, exchange.columns)
         team.steps += 1
         if not int(team.total([[d[1]] for d in done], dtype=np.int64)[0]):
             iterations = iteration
             break
         owned = [d[0] for d in done]
-    labels = team.gather(owned) if n else np.zeros(0, dtype=np.int64)
+    if team.size == 1:
+        labels = owned[0]
+    else:
+        labels = team.collect(owned) if n else xp.zeros(0, dtype=np.int64)
     return labels, iterations, team.metrics(strategy=exchange.strategy)
 
 
 def cdlp(graph: Graph, config: OperatorConfig, max_iterations: int = 10) -> AlgorithmOutput:
     """Partitioned twin of :func:`graphdb.executor.algorithms.cdlp.cpu.cdlp`."""
     labels, iterations, metrics = cdlp_partitioned(graph, config, max_iterations)
-    return AlgorithmOutput(
-        {"vertex": np.arange(graph.num_vertices, dtype=np.int64), "label": labels},
-        {"iterations": iterations, **metrics},
-    )
+    return AlgorithmOutput.vertices({"label": labels}, {"iterations": iterations, **metrics})

@@ -1,12 +1,14 @@
 """LCC over several ranks: the work split by owner, remote out-neighbourhoods fetched once.
 
 Rank r computes the coefficients of its segment's vertices. Their distinct neighbour sets N(v)
-come from its own out- and in-rows; the count of v needs, for every a in N(v), the distinct
+come from its own out- and in-rows (its shard: :mod:`graphdb.executor.operators.shards`, cut on
+the GPU that holds the graph); the count of v needs, for every a in N(v), the distinct
 out-neighbours D(a), which a's owner has: each rank asks the owners for the D rows of the
 vertices its neighbour sets hold (one alltoallv of ids, two of answers: row lengths and
 targets). It then walks the two-step paths v - a -> b in blocks of bounded size and counts those
 that close (b in N(v)) by a binary search in its sorted (v, b) keys. Integer counts over the same
-pairs, divided as on one device: the coefficients equal the single-device ones exactly.
+pairs, divided as on one device: the coefficients equal the single-device ones exactly. They
+are gathered on one device (local rank 0) and leave by the device result path.
 """
 
 from __future__ import annotations
@@ -24,14 +26,14 @@ __all__ = ["BLOCK_PATHS", "lcc", "lcc_partitioned"]
 BLOCK_PATHS = 1 << 22
 
 
-def _distinct_keys(xp, rows_list, lo: int, n: int):
-    """Sorted distinct keys ``row * n + neighbour`` of the rows (self loops dropped)."""
+def _distinct_keys(xp, rows_list, lo: int, hi: int, n: int):
+    """Sorted distinct keys ``local row * n + neighbour`` of the shard rows lo..hi-1 (self
+    loops dropped)."""
     keys = []
+    owned = xp.arange(lo, hi, dtype=np.int64)
     for rows in rows_list:
-        index = xp.arange(rows.num_rows, dtype=np.int64)
-        edges, which = expand_rows(xp, rows.offsets, index)
+        edges, row = expand_rows(xp, rows.offsets, owned)
         target = rows.targets[edges].astype(np.int64)
-        row = index[which]
         proper = target != row + lo
         keys.append(row[proper] * n + target[proper])
     return xp.unique(xp.concatenate(keys)) if keys else xp.zeros(0, dtype=np.int64)
@@ -45,19 +47,20 @@ def _csr_of(xp, keys, rows: int, n: int):
     return offsets, keys % n
 
 
-def lcc_partitioned(graph: Graph, config: OperatorConfig) -> tuple[np.ndarray, dict]:
-    """(coefficient per vertex, metrics)."""
+def lcc_partitioned(graph: Graph, config: OperatorConfig):
+    """(coefficient per vertex on local rank 0's device or the host, metrics)."""
     team = Team(graph, config, ("out", "in"))
     xp, n = team.xp, team.n
+    shards = team.shards(("out", "in"))
 
     def neighbourhoods(i, part):
         both = [part.out] + ([part.inn] if graph.directed else [])
-        u_keys = _distinct_keys(xp, both, part.lo, n)  # v - a: a in N(v)
-        d_keys = _distinct_keys(xp, [part.out], part.lo, n)  # a -> b: b in D(a), a owned
+        u_keys = _distinct_keys(xp, both, part.lo, part.hi, n)  # v - a: a in N(v)
+        d_keys = _distinct_keys(xp, [part.out], part.lo, part.hi, n)  # a -> b: b in D(a)
         return u_keys, _csr_of(xp, d_keys, part.size, n)
 
-    local = team.map(neighbourhoods)
-    needed = team.map(lambda i, part, loc: xp.unique(loc[0] % n), local)
+    local = team.each(neighbourhoods, shards)
+    needed = team.each(lambda i, loc: xp.unique(loc[0] % n), local)
     asked = team.route(needed)
 
     def answer(i, part, ids, loc):
@@ -66,7 +69,7 @@ def lcc_partitioned(graph: Graph, config: OperatorConfig) -> tuple[np.ndarray, d
         edges, _ = expand_rows(xp, offsets, rows)
         return offsets[rows + 1] - offsets[rows], targets[edges]
 
-    answers = team.map(answer, asked.ids, local)
+    answers = team.each(answer, shards, asked.ids, local)
     # back to the asking ranks: row lengths in the order asked, then the rows' targets
     lengths, _ = team.comm.alltoallv([a[0] for a in answers], asked.counts, asked.sent)
     per_rank = [_group_sums(team.comm.fetch(i, a[0]), c)
@@ -104,9 +107,11 @@ def lcc_partitioned(graph: Graph, config: OperatorConfig) -> tuple[np.ndarray, d
         coefficient[ok] = closed[ok].astype(np.float64) / pairs[ok]
         return coefficient
 
-    coefficients = team.map(count, local, needed, lengths, targets)
+    coefficients = team.each(count, shards, local, needed, lengths, targets)
     team.steps += 1
-    return team.gather(coefficients), team.metrics()
+    if team.size == 1:
+        return coefficients[0], team.metrics()
+    return (team.collect(coefficients) if n else xp.zeros(0)), team.metrics()
 
 
 def _group_sums(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -119,5 +124,4 @@ def _group_sums(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def lcc(graph: Graph, config: OperatorConfig) -> AlgorithmOutput:
     """Partitioned twin of :func:`graphdb.executor.algorithms.lcc.cpu.lcc`."""
     coefficient, metrics = lcc_partitioned(graph, config)
-    return AlgorithmOutput({"vertex": np.arange(graph.num_vertices, dtype=np.int64),
-                            "coefficient": coefficient}, metrics)
+    return AlgorithmOutput.vertices({"coefficient": coefficient}, metrics)
