@@ -496,12 +496,13 @@ class Runner:
             names = device_names(devices)
             for device in names:
                 RESIDENCY.set_budget(device, node.decision.budget_bytes)
+                RESIDENCY.make_room(device, node.decision.reserved_bytes)
             try:
                 budget = memory_budget(node.decision.budget_bytes, devices,
                                        reserve=node.decision.reserved_bytes)
-                # the operator's own buffers (every rank's, when partitioned) are counted by
-                # the residency owner while it runs: shards built meanwhile make room around them
-                with RESIDENCY.reserve(names, node.decision.reserved_bytes), budget, \
+                # the operator's vertex state (every rank's, when partitioned) is counted by
+                # the residency owner while it runs: shards built meanwhile make room around it
+                with RESIDENCY.reserve(names, node.decision.state_bytes), budget, \
                         translate_oom(node.label):
                     output = impl(graph, node.config, **options)
             except DeviceOutOfMemory as exc:
