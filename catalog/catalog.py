@@ -23,8 +23,9 @@ from .cleanup import remove_abandoned, remove_killed_writes
 from .entries import GraphEntry, valid_graph_name
 from .errors import CatalogError, CorruptGraph, GraphChanged, GraphExists, GraphNotFound
 from .ingest import IngestOptions, run_ingest
+from .leases import free_retired, read_sequence, retire_version, retired_versions
 from .pages import PageStatus, ensure_pages, page_status
-from .snapshot import Snapshot, free_retired, read_sequence, retire_version, retired_versions
+from .snapshot import Snapshot
 from .validation import (
     array_problem,
     arrow_file_problem,
@@ -137,11 +138,9 @@ class Catalog:
         leases = self.env.leases
         with self.env.read_txn() as txn:
             sequence = read_sequence(txn, self.env.db("meta"))
-        leases.hold(sequence)  # before the entries are read: see catalog.snapshot
+        leases.hold(sequence)  # before the entries are read: see catalog.leases
         try:
-            with self.env.read_txn() as txn:
-                raw = self._raw_entries(txn)
-            snap = Snapshot(self, raw, sequence, {} if committed else dict(self.pending))
+            snap = self.committed(sequence=sequence, pending=not committed)
             self._local.snapshot = snap
             try:
                 yield snap
@@ -150,27 +149,32 @@ class Catalog:
         finally:
             leases.release(sequence)
 
-    def _raw_entries(self, txn) -> dict[str, bytes]:
-        db = self.env.db("catalog")
-        if db is None:
-            return {}
+    def committed(self, *, pending: bool = False, sequence: int = -1) -> Snapshot:
+        """The committed entries, read now in one LMDB read transaction: the one reader of the
+        catalog's entries (statement snapshots, lookups outside one, the writer's and a
+        compaction's reads of the newest version). No lease is taken: the caller holds one for
+        ``sequence`` when it reads data through the snapshot. ``pending``: this connection's
+        open write transaction's entries are seen instead of the committed ones."""
         raw = {}
-        for key, value in txn.cursor(db=db):
-            try:
-                name = bytes(key).decode("utf-8")
-            except UnicodeDecodeError:
-                raise CorruptGraph(f"the catalog holds a key that is not a name: "
-                                   f"{bytes(key)[:40]!r}", file="meta.lmdb/data.mdb") from None
-            raw[name] = bytes(value)
-        return raw
+        db = self.env.db("catalog")
+        if db is not None:
+            with self.env.read_txn() as txn:
+                for key, value in txn.cursor(db=db):
+                    try:
+                        name = bytes(key).decode("utf-8")
+                    except UnicodeDecodeError:
+                        raise CorruptGraph(f"the catalog holds a key that is not a name: "
+                                           f"{bytes(key)[:40]!r}",
+                                           file="meta.lmdb/data.mdb") from None
+                    raw[name] = bytes(value)
+        return Snapshot(self, raw, sequence, dict(self.pending) if pending else None)
 
     def _lookup(self) -> Snapshot:
         """The thread's snapshot, or a fresh read of the catalog (no lease: it reads no data)."""
         active = getattr(self._local, "snapshot", None)
         if active is not None:
             return active
-        with self.env.read_txn() as txn:
-            return Snapshot(self, self._raw_entries(txn), -1, dict(self.pending))
+        return self.committed(pending=True)
 
     # -- reading --------------------------------------------------------------------------------
     def entries(self) -> list[GraphEntry]:
@@ -409,7 +413,7 @@ class Catalog:
                 "starting with a letter or underscore (at most 255)"
             )
         with self.env.writer_lock():
-            self._tidy()
+            self.tidy()
             try:
                 old = self._existing(name)
             except CorruptGraph:
@@ -423,14 +427,14 @@ class Catalog:
                 entry = run_ingest(self.env, name, str(edges), options, replace_entry=old,
                                    progress=progress)
             except OSError as exc:
-                self._remove_orphans()
+                self.remove_orphans()
                 if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or \
                         "No space left" in str(exc):
                     raise DiskFull(self.env.path, None, None,
                                    detail=f"{exc}; nothing was committed") from None
                 raise
             except BaseException:
-                self._remove_orphans()
+                self.remove_orphans()
                 raise
             self._space_back()
             if options.pages:
@@ -472,7 +476,9 @@ class Catalog:
         except (DatabaseLocked, StorageError, CorruptGraph):
             pass  # best effort: the next writer frees them
 
-    def _free_retired(self) -> list[str]:
+    def free_retired(self) -> list[str]:
+        """Free the retired versions no statement reads any more (:mod:`.leases`); the caller
+        holds the writer lock. Returns their graph ids."""
         return free_retired(self.env, self.env.leases.leased_below, self._forget)
 
     def _forget(self, graph_id: str) -> None:
@@ -480,12 +486,14 @@ class Catalog:
         self.versions.forget(graph_id)
         self._layouts_checked.discard(graph_id)
 
-    def _tidy(self) -> None:
+    def tidy(self) -> None:
+        """Before a write (the writer lock held): free retired versions, finish or remove
+        killed compactions, remove what killed writes left."""
         from .compaction import tidy_compactions
 
-        self._free_retired()
+        self.free_retired()
         tidy_compactions(self)
-        self._remove_orphans()
+        self.remove_orphans()
 
     def _existing(self, name: str) -> GraphEntry | None:
         try:
@@ -497,7 +505,7 @@ class Catalog:
         """Free the retired versions no statement reads any more, then give the file's space
         back when more than half of it is free (storage.compact): after a drop, a replace, or
         the last reader of a retired version closing. The caller holds the writer lock."""
-        self._free_retired()
+        self.free_retired()
         self.env.compact(COMPACT_WHEN_FREE)
 
     def vacuum(self) -> Space:
@@ -505,7 +513,7 @@ class Catalog:
         reads any more, then copy-compact the file, whatever share is free. CatalogError when
         it cannot (another process, or another connection of this one, has it open)."""
         with self.env.writer_lock():
-            self._free_retired()
+            self.free_retired()
             after = self.env.compact()
             if after is None:
                 if self.env.space().free_bytes == 0:
@@ -515,7 +523,7 @@ class Catalog:
                     "connection of this one) has it open; close them and run VACUUM again")
             return after
 
-    def _remove_orphans(self) -> list[str]:
+    def remove_orphans(self) -> list[str]:
         """Remove the directories of killed or failed writes: only those a committed pending
         record names (:mod:`.cleanup`), never what the catalog merely does not list."""
         return remove_abandoned(self.env)

@@ -46,8 +46,8 @@ from .entries import GraphEntry
 from .errors import CorruptGraph, GraphNotFound
 from .generation import write_arrow
 from .ingest import arrow_records
-from .snapshot import retire_version
-from .writer import LOCK_TIMEOUT, _base_summary, _count, _with_counts
+from .leases import retire_version
+from .writer import LOCK_TIMEOUT, base_summary, count_op, with_counts
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -151,12 +151,8 @@ def _writer_lock(env, timeout: float) -> Iterator[None]:
 
 
 def _committed(catalog: "Catalog", name: str) -> GraphEntry | None:
-    from .snapshot import Snapshot
-
-    with catalog.env.read_txn() as txn:
-        raw = catalog._raw_entries(txn)
     try:
-        return Snapshot(catalog, raw, -1).get(name, exact=True)
+        return catalog.committed().get(name, exact=True)
     except GraphNotFound:
         return None
 
@@ -204,7 +200,7 @@ def compact(catalog: "Catalog", name: str, *, cancelled: Callable[[], bool] = la
                                            txn.delete(_marker_key(graph_id),
                                                       db=env.db("meta"))))
     with contextlib.suppress(DatabaseLocked), env.writer_lock():
-        catalog._free_retired()  # the old generation, if no statement reads it any more
+        catalog.free_retired()  # the old generation, if no statement reads it any more
     return done
 
 
@@ -301,9 +297,9 @@ def _flip(catalog: "Catalog", entry: GraphEntry, graph_id: str, built: _Built
     new = base
     if ops:
         log = DeltaLog(base, lambda: built.vertex_ids, built.vertex_schema, built.edge_schema)
-        summary = _base_summary(base)
+        summary = base_summary(base)
         for op in ops:
-            _count(summary, op, log, base)
+            count_op(summary, op, log, base)
             log.append(op)
         tombstoned = summary.pop("_tombstoned", 0)
         if entry.directed:
@@ -311,7 +307,7 @@ def _flip(catalog: "Catalog", entry: GraphEntry, graph_id: str, built: _Built
         else:
             summary["deleted_base_edges"] = _undirected_edges(built, log)
         summary["bytes"] = sum(len(encode_op(op)) for op in ops)
-        new = _with_counts(base, len(ops), summary)
+        new = with_counts(base, len(ops), summary)
         new = replace(new, delta={**new.delta, "compacted": base.delta["compacted"],
                                   "generation": base.delta["generation"]})
     counts = (new.num_vertices, new.num_edges, new.input_edges)
@@ -334,7 +330,7 @@ def _flip(catalog: "Catalog", entry: GraphEntry, graph_id: str, built: _Built
 
 def _undirected_edges(built: _Built, log: DeltaLog) -> int:
     """Base edges the carried records delete, an undirected edge's two positions once."""
-    deletes = log._edel.view(log._edel.n)
+    deletes = log.edge_deletes()
     positions = deletes[deletes >= 0]
     rows = np.searchsorted(built.out_offsets, positions, side="right") - 1
     loops = int(np.count_nonzero(rows == built.out_targets[positions]))

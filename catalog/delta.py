@@ -299,6 +299,14 @@ class DeltaLog:
                 head = _replace(head, updates=head.updates + 1)
             self.lengths.append(head)
 
+    def edge_ends(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(sources, destinations) of the first ``count`` delta edges ever added (dense ids)."""
+        return self._esrc.view(count), self._edst.view(count)
+
+    def edge_deletes(self) -> np.ndarray:
+        """Every edge deletion recorded (base positions >= 0, delta edges as -1 - index)."""
+        return self._edel.view(self._edel.n)
+
     def truncate(self, version: int) -> None:
         """Forget the records after ``version`` (a rolled back transaction's)."""
         with self.lock:

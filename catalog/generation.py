@@ -51,7 +51,7 @@ def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type:
                            "underscores, starting with a letter or underscore (at most 255)")
     env = catalog.env
     with env.writer_lock():
-        catalog._tidy()
+        catalog.tidy()
         try:
             old = catalog.get(name, exact=True)
         except GraphNotFound:
@@ -78,5 +78,5 @@ def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type:
             return write_graph(env, entry, empty_arrays(directed, weighted), replace_entry=old,
                                db_catalog=env.db("catalog"))
         except BaseException:
-            catalog._remove_orphans()
+            catalog.remove_orphans()
             raise

@@ -60,9 +60,9 @@ from .inputs import (
     read_vertices,
     text_column_types,
 )
+from .leases import retire_version
 from .progress import Progress
 from .readers import TEXT_FORMATS, InputFiles, NarrowIdsOverflow, TextLayout, block_bytes_for
-from .snapshot import retire_version
 from .spool import SpoolSet
 
 __all__ = ["IngestOptions", "arrow_records", "build_graph_arrays", "default_memory_limit",
@@ -546,7 +546,7 @@ def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarra
         stats.update(write_topology(env, txn, entry.graph_id, arrays, release_every=release))
         stats["bytes_stored"] = (stats["block_bytes"] + stats["vertex_id_bytes"]
                                  + stats["edge_property_bytes"])
-        if replace_entry is not None:  # freed once no statement reads it (catalog.snapshot)
+        if replace_entry is not None:  # freed once no statement reads it (catalog.leases)
             retire_version(env, txn, replace_entry)
         txn.put(entry.name.encode(), entry.to_json(), db=db_catalog)
         settle(env, txn, entry.graph_id)

@@ -111,7 +111,7 @@ class Versions:
                 read(base, "out_weights") if weights else None, read(base, "in_offsets"),
                 read(base, "in_targets"), read(base, "in_weights") if weights else None)
             plan = plan_direction(view, "in", read(base, "in_offsets"), tomb)
-        self._check_counts(entry, view, plan)
+        self.check_counts(entry, view, plan)
         with self._lock:
             self._plans[key] = plan
             while len(self._plans) > 4:
@@ -119,7 +119,8 @@ class Versions:
         return plan
 
     @staticmethod
-    def _check_counts(entry: GraphEntry, view: DeltaView, plan: DirectionPlan) -> None:
+    def check_counts(entry: GraphEntry, view: DeltaView, plan: DirectionPlan) -> None:
+        """CorruptData unless the merged version has the sizes its entry records."""
         if plan.num_edges != entry.num_edges or view.num_vertices != entry.num_vertices:
             raise CorruptData(
                 f"graph '{entry.name}' version {entry.version}: its records give "

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .catalog import Catalog
     from .delta import DeltaLog
 
-__all__ = ["LOCK_TIMEOUT", "Writer"]
+__all__ = ["LOCK_TIMEOUT", "Writer", "base_summary", "count_op", "with_counts"]
 
 #: Seconds a write waits for another writer to finish before giving up.
 LOCK_TIMEOUT = 30.0
@@ -154,10 +154,10 @@ class Writer:
         log = self.log(entry)
         if log.version > entry.version:  # records of a statement that did not finish
             log.truncate(entry.version)
-        summary = dict(entry.delta) if entry.changed else _base_summary(entry)
+        summary = dict(entry.delta) if entry.changed else base_summary(entry)
         try:
             for op in ops:
-                _count(summary, op, log, entry)
+                count_op(summary, op, log, entry)
                 log.append(op)
         except BaseException:
             log.truncate(entry.version)
@@ -168,7 +168,7 @@ class Writer:
         summary.pop("_tombstoned", None)
         summary["deleted_base_edges"] += deleted_base_edges
         summary["pending"] = uuid.uuid4().hex
-        changed.entry = _with_counts(entry, log.version, summary)
+        changed.entry = with_counts(entry, log.version, summary)
         self._changed[name] = changed
         self.catalog.pending[name] = changed.entry
         return changed.entry
@@ -178,14 +178,9 @@ class Writer:
         found = self._read.get(name)
         if found is not None:
             return found
-        catalog = self.catalog
-        with catalog.env.read_txn() as txn:
-            raw = catalog._raw_entries(txn)
-        from .snapshot import Snapshot
-
-        snap = Snapshot(catalog, raw, -1)
+        snap = self.catalog.committed()
         key = snap.key_of(name)
-        found = self._read[name] = self._read[key] = (snap.get(key, exact=True), raw[key])
+        found = self._read[name] = self._read[key] = (snap.get(key, exact=True), snap.raw(key))
         return found
 
     def _acquire(self) -> None:
@@ -288,7 +283,8 @@ def _coalesce(ops: list[Op]) -> list[Op]:
     return out
 
 
-def _base_summary(entry: GraphEntry) -> dict:
+def base_summary(entry: GraphEntry) -> dict:
+    """The counts of a version without a delta (what a delta's first operation starts from)."""
     return {"base_vertices": entry.num_vertices, "base_edges": entry.num_edges,
             "base_input_edges": entry.input_edges, "new_vertices": 0, "deleted_vertices": 0,
             "updated_vertices": 0, "inserted_edges": 0, "delta_edges": 0, "stored_delta": 0,
@@ -297,7 +293,7 @@ def _base_summary(entry: GraphEntry) -> dict:
             "generation": entry.delta.get("generation", 0)}
 
 
-def _count(summary: dict, op: Op, log: "DeltaLog", entry: GraphEntry) -> None:
+def count_op(summary: dict, op: Op, log: "DeltaLog", entry: GraphEntry) -> None:
     """Update the version's counts with one operation (before it is applied to ``log``)."""
     table = op.table
     if op.kind == "add_vertices":
@@ -321,14 +317,15 @@ def _count(summary: dict, op: Op, log: "DeltaLog", entry: GraphEntry) -> None:
         delta = -edges[edges < 0] - 1
         if delta.size:
             lengths = log.lengths[-1]
-            src = log._esrc.view(lengths.edges)[delta]
-            dst = log._edst.view(lengths.edges)[delta]
+            src, dst = log.edge_ends(lengths.edges)
+            src, dst = src[delta], dst[delta]
             loops = int(np.count_nonzero(src == dst))
             summary["delta_edges"] -= len(delta)
             summary["stored_delta"] -= len(delta) if entry.directed else 2 * len(delta) - loops
 
 
-def _with_counts(entry: GraphEntry, version: int, summary: dict) -> GraphEntry:
+def with_counts(entry: GraphEntry, version: int, summary: dict) -> GraphEntry:
+    """``entry`` at ``version``, its sizes from the delta's counts ``summary``."""
     vertices = summary["base_vertices"] + summary["new_vertices"] - summary["deleted_vertices"]
     edges = summary["base_edges"] - summary["tombstones"] + summary["stored_delta"]
     loaded = summary["base_input_edges"] - summary["deleted_base_edges"] + summary["delta_edges"]

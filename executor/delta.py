@@ -59,7 +59,7 @@ class DeltaGraph(Graph):
 
     def plan(self, direction: str) -> DirectionPlan:
         """The merged layout of ``direction``, once per version."""
-        direction = self._direction(direction)
+        direction = self.stored_direction(direction)
 
         def build() -> DirectionPlan:
             base, view = self.base, self.view()
@@ -71,7 +71,7 @@ class DeltaGraph(Graph):
                 tomb = in_tombstones(view, out.offsets, out.targets, out.weights, inn.offsets,
                                      inn.targets, inn.weights)
                 plan = plan_direction(view, "in", inn.offsets, tomb)
-            self.catalog.versions._check_counts(self.entry, view, plan)
+            self.catalog.versions.check_counts(self.entry, view, plan)
             return plan
 
         return self.derived(f"delta:plan:{direction}", build)
@@ -81,8 +81,8 @@ class DeltaGraph(Graph):
         plan = self.plan(direction)
         if kind == "offsets":
             return plan.offsets
-        base_offsets = self.base._array(f"{direction}_offsets")
-        values = self.base._array(name)
+        base_offsets = self.base.array(f"{direction}_offsets")
+        values = self.base.array(name)
         if kind == "targets":
             return merge_payload(plan, base_offsets, values, plan.dtargets, ids=True)
         return merge_payload(plan, base_offsets, values, plan.dweights)

@@ -151,12 +151,14 @@ class Graph:
         """``build()`` once per graph version, device and ``name``, held by the residency owner."""
         return self.residency.get(self.key, device, name, build, nbytes=nbytes)
 
-    def _direction(self, direction: str) -> str:
+    def stored_direction(self, direction: str) -> str:
+        """The direction whose stored arrays hold ``direction``'s edges (an undirected graph
+        stores its in-edges as its out-edges)."""
         if direction not in ("out", "in"):
             raise ValueError(f"direction must be 'out' or 'in', not {direction!r}")
         return "out" if direction == "in" and not self.directed else direction
 
-    def _array(self, name: str) -> np.ndarray:
+    def array(self, name: str) -> np.ndarray:
         """A stored array, read once; the in-CSR of a graph that stores none is derived."""
 
         def load() -> np.ndarray:
@@ -174,9 +176,9 @@ class Graph:
 
     def csr(self, direction: str = "out", *, weights: bool = False) -> CSR:
         """The out- or in-CSR; with ``weights`` (on a weighted graph) the aligned weights too."""
-        d = self._direction(direction)
-        w = self._array(f"{d}_weights") if weights and self.weighted else None
-        return CSR(self._array(f"{d}_offsets"), self._array(f"{d}_targets"), w)
+        d = self.stored_direction(direction)
+        w = self.array(f"{d}_weights") if weights and self.weighted else None
+        return CSR(self.array(f"{d}_offsets"), self.array(f"{d}_targets"), w)
 
     def offsets(self, direction: str = "out") -> np.ndarray:
         """The out- or in-CSR's offsets alone (the targets are not read)."""
@@ -193,11 +195,11 @@ class Graph:
 
     def out_degrees(self) -> np.ndarray:
         """Out-degree of every vertex (from the offsets alone: the targets are not read)."""
-        return np.diff(self._array("out_offsets"))
+        return np.diff(self.array("out_offsets"))
 
     def weights(self, direction: str = "out") -> np.ndarray | None:
         """Edge weights aligned with the out- or in-CSR; None on an unweighted graph."""
-        return self._array(f"{self._direction(direction)}_weights") if self.weighted else None
+        return self.array(f"{self.stored_direction(direction)}_weights") if self.weighted else None
 
     def weights_of(self, column: str | None) -> np.ndarray | None:
         """The weights a weighted traversal uses, aligned with the out-CSR: the graph's own for
@@ -305,7 +307,7 @@ class StoredGraph(Graph):
                    weights: bool = True) -> CSR:
         """The edges of vertices ``start..stop-1`` (offsets rebased to 0), read block-wise
         (with their weights on a weighted graph, unless ``weights=False``)."""
-        d = self._direction(direction)
+        d = self.stored_direction(direction)
         read = self.buffers.read_range
         offsets = read(self.graph_id, f"{d}_offsets", start, stop + 1)
         e0, e1 = int(offsets[0]), int(offsets[-1])
@@ -322,7 +324,7 @@ class StoredGraph(Graph):
 
     def page_table(self, direction: str = "out") -> np.ndarray:
         """First vertex of every page: ``vertex = table[rid_page] + rid_slot``."""
-        d = self._direction(direction)
+        d = self.stored_direction(direction)
 
         def load() -> np.ndarray:
             table = self.buffers.read_array(self.graph_id, f"{d}_page_first_vertex")
@@ -339,7 +341,7 @@ class StoredGraph(Graph):
             raise CorruptGraph(problem, graph=self.name, file="meta.lmdb/data.mdb")
 
     def page_keys(self, direction: str = "out", pids=None) -> list:
-        return self.buffers.page_keys(self.graph_id, self._direction(direction), pids)
+        return self.buffers.page_keys(self.graph_id, self.stored_direction(direction), pids)
 
     def pages_of(self, vertices, direction: str = "out") -> np.ndarray:
         """Page ids holding ``vertices`` (a frontier), hubs' whole chains included."""

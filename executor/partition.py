@@ -81,7 +81,7 @@ def balanced_bounds(prefix: np.ndarray, parts: int, align: int = ALIGN) -> np.nd
 
 def _offsets(graph: Graph, direction: str) -> np.ndarray:
     """The offsets alone (the targets are not read)."""
-    return graph._array(f"{graph._direction(direction)}_offsets")
+    return graph.array(f"{graph.stored_direction(direction)}_offsets")
 
 
 def _directions(graph: Graph, forms: tuple[str, ...]) -> tuple[str, ...]:
@@ -89,7 +89,7 @@ def _directions(graph: Graph, forms: tuple[str, ...]) -> tuple[str, ...]:
     seen: list[str] = []
     for d in ("out", "in"):
         if d in forms:
-            d = graph._direction(d)
+            d = graph.stored_direction(d)
             if d not in seen:
                 seen.append(d)
     return tuple(seen) or ("out",)
@@ -174,7 +174,7 @@ class Part:
 def read_rows(graph: Graph, lo: int, hi: int, direction: str, weights: bool) -> Rows:
     """Rows ``lo..hi-1`` of the out- or in-CSR: block-wise through the buffer manager for a
     stored graph (only those blocks are read), a slice of the loaded arrays otherwise."""
-    direction = graph._direction(direction)
+    direction = graph.stored_direction(direction)
     loaded = graph.residency.peek(graph.key, "cpu", f"array:{direction}_targets") is not None
     if isinstance(graph, StoredGraph) and not loaded:
         csr = graph.edge_range(lo, hi, direction, weights=weights)

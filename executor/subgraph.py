@@ -210,7 +210,7 @@ class GraphView(Graph):
         return out
 
     def _host(self, direction: str) -> Compacted:
-        d = self._direction(direction)
+        d = self.stored_direction(direction)
         new = self.new_ids()
         return self.derived(f"view:{d}", lambda: self._compact(
             np, d, (self.edge_mask, self.vertex_mask, new)))
@@ -233,7 +233,7 @@ class GraphView(Graph):
 
         cp = rt.cp()
         device = rt.device_name()
-        d = self._direction(direction)
+        d = self.stored_direction(direction)
 
         def upload(name: str, array: np.ndarray | None):
             if array is None:

@@ -37,7 +37,7 @@ def check_source(graph: Graph, source: int, algorithm: str) -> None:
         raise InvalidArgument(f"{algorithm}(): source vertex is not in graph '{graph.name}'")
 
 
-def _unsigned_pair(offsets: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def unsigned_pair(offsets: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     if targets.dtype not in (np.int32, np.int64):
         targets = targets.astype(np.int64)
@@ -56,7 +56,7 @@ def kernel_csr(graph: Graph, direction: str = "out") -> tuple[np.ndarray, np.nda
     if direction == "in" and not graph.directed:
         direction = "out"
     csr = graph.csr(direction)
-    return graph.derived(f"kernel_csr:{direction}", lambda: _unsigned_pair(csr.offsets,
+    return graph.derived(f"kernel_csr:{direction}", lambda: unsigned_pair(csr.offsets,
                                                                             csr.targets))
 
 

@@ -294,7 +294,7 @@ def _upload(graph, name: str, dtype) -> Any:
     held = graph.residency.peek(graph.key, "cpu", f"array:{name}")
     buffers = getattr(graph, "buffers", None)
     if held is not None or buffers is None:
-        host = held if held is not None else graph._array(name)
+        host = held if held is not None else graph.array(name)
         return cupy.asarray(host, dtype=dtype)
     info = buffers.array_info(graph.graph_id, name)
     _check_record(graph, name, info)
@@ -362,7 +362,7 @@ def device_csr(graph, direction: str = "out", *, weights: bool = False) -> Devic
     derive = getattr(graph, "device_csr", None)
     if derive is not None:
         return derive(direction, weights=weights)
-    direction = graph._direction(direction)
+    direction = graph.stored_direction(direction)
     device = device_name()
     # Kernels take one id type for both directions: the out-CSR's (a derived in-CSR may have
     # been built with the default, narrower one).

@@ -170,11 +170,11 @@ def _row_offsets(graph: Graph, lo: int, hi: int, direction: str) -> np.ndarray:
     """Rebased offsets of rows lo..hi-1 (the offsets alone: no targets are read)."""
     from ..graph import StoredGraph
 
-    direction = graph._direction(direction)
+    direction = graph.stored_direction(direction)
     if isinstance(graph, StoredGraph):
         offsets = graph.buffers.read_range(graph.graph_id, f"{direction}_offsets", lo, hi + 1)
     else:
-        offsets = graph._array(f"{direction}_offsets")[lo:hi + 1]
+        offsets = graph.array(f"{direction}_offsets")[lo:hi + 1]
     offsets = np.asarray(offsets, dtype=np.int64)
     return offsets - offsets[0]
 

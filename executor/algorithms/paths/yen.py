@@ -29,7 +29,7 @@ from ...graph import Graph
 from ...pattern import in_index
 from ..common import check_non_negative, check_source, kernel_csr
 from ..spec import AlgorithmOutput, OperatorConfig
-from ..sssp.cpu import _pop, _sift_up
+from ..sssp.cpu import heap_pop, heap_sift_up
 
 __all__ = ["KERNELS", "k_shortest_paths", "spur_path", "yen"]
 
@@ -56,7 +56,7 @@ def dijkstra_banned(off, tgt, weight, source, target, banned_vertex, banned_edge
         if u == target:
             position[u] = -2
             return True
-        size = _pop(heap_key, heap_vertex, position, size)  # settles u
+        size = heap_pop(heap_key, heap_vertex, position, size)  # settles u
         uu = np.uint64(u)
         for e in range(off[uu], off[uu + _ONE]):
             v = tgt[e]
@@ -72,7 +72,7 @@ def dijkstra_banned(off, tgt, weight, source, target, banned_vertex, banned_edge
                     size += 1
                 heap_key[at] = candidate
                 heap_vertex[at] = v
-                _sift_up(heap_key, heap_vertex, position, at)
+                heap_sift_up(heap_key, heap_vertex, position, at)
     return False
 
 

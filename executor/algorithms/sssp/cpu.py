@@ -48,7 +48,7 @@ def _place(heap_key, heap_vertex, position, i, key, vertex):
 
 
 @KERNELS.kernel(inline="always")
-def _sift_up(heap_key, heap_vertex, position, i):
+def heap_sift_up(heap_key, heap_vertex, position, i):
     key = heap_key[i]
     vertex = heap_vertex[i]
     while i > 0:
@@ -61,7 +61,7 @@ def _sift_up(heap_key, heap_vertex, position, i):
 
 
 @KERNELS.kernel(inline="always")
-def _pop(heap_key, heap_vertex, position, size):
+def heap_pop(heap_key, heap_vertex, position, size):
     """Remove the root; returns the new size (the caller has read the root already)."""
     position[heap_vertex[0]] = -2  # settled
     size -= 1
@@ -108,7 +108,7 @@ def widest(off, tgt, weight, source, width, heap_vertex):
     while size > 0:
         u = heap_vertex[0]
         wu = -heap_key[0]
-        size = _pop(heap_key, heap_vertex, position, size)
+        size = heap_pop(heap_key, heap_vertex, position, size)
         settled += 1
         for e in range(off[u], off[u + _ONE]):
             v = tgt[e]
@@ -121,7 +121,7 @@ def widest(off, tgt, weight, source, width, heap_vertex):
                     size += 1
                 heap_key[at] = -candidate
                 heap_vertex[at] = v
-                _sift_up(heap_key, heap_vertex, position, at)
+                heap_sift_up(heap_key, heap_vertex, position, at)
     return settled
 
 
