@@ -1,7 +1,7 @@
 """Errors raised by the executor. The front end maps them onto the PEP 249 hierarchy."""
 
 __all__ = ["ExecutionError", "InvalidArgument", "DeviceUnavailable", "DeviceOutOfMemory",
-           "QueryCancelled", "SQLError"]
+           "QueryCancelled", "SQLError", "StatementMismatch"]
 
 
 class ExecutionError(Exception):
@@ -10,6 +10,11 @@ class ExecutionError(Exception):
 
 class InvalidArgument(ExecutionError):
     """An algorithm or operator was given an argument it cannot accept (user error)."""
+
+
+class StatementMismatch(ExecutionError):
+    """A write does not fit the table it writes (a column it does not have, a query of another
+    width): the front end's BinderError."""
 
 
 class DeviceUnavailable(ExecutionError):

@@ -2,7 +2,10 @@
 
 Graph operators are nodes of their own; everything relational is one :class:`RelationalQuery`
 whose SQL (DuckDB's dialect, written by the front end) reads the graph operators' results as
-named relations. The executor needs no import from the layers above it.
+named relations. Statements that change the database are plans too: a write (INSERT, DELETE,
+UPDATE) is a node over the query that gives its rows, a definition (CREATE GRAPH, DROP GRAPH, a
+load) a node of its own; EXPLAIN shows them as it shows queries, and the runner runs them. The
+executor needs no import from the layers above it.
 
 A node object may appear under several parents (a CTE referenced twice); the runner computes it
 once per query.
@@ -18,6 +21,8 @@ import pyarrow as pa
 __all__ = [
     "PlanNode", "AlgorithmScan", "lateral_column", "GraphTableScan", "ValuesScan",
     "RelationalQuery", "Hop", "PatternMatch", "ShowGraphs", "DescribeGraph", "Subgraph",
+    "InsertRows", "DeleteRows", "UpdateRows", "TargetRows", "ROW", "CANONICAL",
+    "CreateGraph", "DropGraph", "LoadGraph", "TableSource", "CreatePropertyGraph",
 ]
 
 
@@ -230,3 +235,136 @@ class ShowGraphs(PlanNode):
 @dataclass(frozen=True, eq=False)
 class DescribeGraph(PlanNode):
     graph: str
+
+
+# -- writes -------------------------------------------------------------------------------------
+#: Hidden columns of the rows a DELETE or UPDATE picks from (:class:`TargetRows`): each row's
+#: identity (for ``g.edges`` where the edge comes from: a base position, or a delta edge as
+#: -1 - index; for ``g.vertices`` its dense id), and whether an edge row is the stored copy
+#: from the smaller endpoint (an undirected edge is stored both ways).
+ROW = "__graphdb_row"
+CANONICAL = "__graphdb_canonical"
+
+
+@dataclass(frozen=True, eq=False)
+class InsertRows(PlanNode):
+    """``INSERT INTO g.edges | g.vertices``: the rows of ``source`` (VALUES, a query, a table
+    from the program), its columns in order the table's ``columns``, added to the graph's newest
+    version as delta records (ids that are no vertex yet become vertices)."""
+
+    graph: str
+    table: str  # "edges" | "vertices"
+    columns: tuple[str, ...]
+    source: PlanNode
+
+
+@dataclass(frozen=True, eq=False)
+class TargetRows(PlanNode):
+    """The rows a DELETE or UPDATE picks from: ``g.edges`` (each stored copy of an undirected
+    edge) or ``g.vertices`` at the graph's newest version, read once the writer lock is held,
+    with the hidden columns :data:`ROW` (and :data:`CANONICAL` for edges)."""
+
+    graph: str
+    table: str
+
+
+@dataclass(frozen=True, eq=False)
+class DeleteRows(PlanNode):
+    """``[DETACH] DELETE FROM g.edges | g.vertices [WHERE ...]``: ``picked`` is the query of the
+    :data:`ROW` (and :data:`CANONICAL`) of the rows to delete, over :class:`TargetRows`. A
+    vertex with edges is deleted only with ``detach`` (its edges with it)."""
+
+    graph: str
+    table: str
+    picked: PlanNode
+    detach: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class UpdateRows(PlanNode):
+    """``UPDATE g.edges | g.vertices SET ... [WHERE ...]``: ``picked`` is the query of the rows
+    to change over :class:`TargetRows`: their :data:`ROW` (and :data:`CANONICAL`), then the
+    new values of ``columns`` (of edges: every column; an edge changed is deleted and inserted
+    anew)."""
+
+    graph: str
+    table: str
+    columns: tuple[str, ...]
+    picked: PlanNode
+
+
+# -- definitions --------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class CreateGraph(PlanNode):
+    """``CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] g (...)``: an empty graph with the given
+    property columns, filled by writes."""
+
+    graph: str
+    directed: bool
+    weighted: bool
+    id_type: str  # "int64" | "string"
+    vertex_properties: pa.Schema = field(repr=False)
+    edge_properties: pa.Schema = field(repr=False)
+    replace: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class DropGraph(PlanNode):
+    """``DROP GRAPH [IF EXISTS] g``."""
+
+    graph: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class LoadGraph(PlanNode):
+    """A graph loaded by the bulk ingest (``COPY g FROM``, ``CREATE GRAPH g FROM`` or ``AS
+    GRAPH``, ``Connection.ingest``): its edges and vertices from files (a path or glob) or from
+    the rows of plan nodes (a query's result, a table of the program), with the ingest's
+    ``options`` (a :class:`graphdb.catalog.IngestOptions`, without its vertex file).
+    ``progress``: the :class:`graphdb.catalog.Progress` it reports to (None: silent)."""
+
+    graph: str
+    edges: "str | PlanNode"
+    vertices: "str | PlanNode | None"
+    options: Any
+    replace: bool = False
+    progress: Any = field(default=None, repr=False)
+
+    def children(self) -> tuple["PlanNode", ...]:
+        return tuple(v for v in (self.edges, self.vertices) if isinstance(v, PlanNode))
+
+
+@dataclass(frozen=True)
+class TableSource:
+    """One table of a property graph: its rows (``rows``), the name edge tables reference it
+    by, its label, key column(s) and properties (None: all), and for an edge table the vertex
+    tables its ends reference with their key columns."""
+
+    name: str
+    rows: PlanNode
+    label: str | None = None
+    key: str | None = None
+    properties: tuple[str, ...] | None = None
+    source: str | None = None
+    destination: str | None = None
+    source_key: str | None = None
+    destination_key: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CreatePropertyGraph(PlanNode):
+    """``CREATE [OR REPLACE] PROPERTY GRAPH`` (and ``Connection.create_property_graph``): its
+    vertex and edge tables become one stored graph (:mod:`graphdb.executor.writes.property_graph`)."""
+
+    graph: str
+    vertex_tables: tuple[TableSource, ...]
+    edge_tables: tuple[TableSource, ...]
+    undirected: bool = False
+    replace: bool = False
+    progress: Any = field(default=None, repr=False)
+
+    def children(self) -> tuple["PlanNode", ...]:
+        return tuple(t.rows for t in self.vertex_tables + self.edge_tables)
+

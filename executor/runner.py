@@ -113,6 +113,8 @@ class Runner:
         self.profile = False
         #: the most rows a pattern's quantified hop may make (one per path): max_path_rows
         self.path_rows_for: Callable[[], int] = lambda: DEFAULT_PATH_ROWS
+        #: the session's writer (:class:`graphdb.catalog.writer.Writer`), which writes run in
+        self.writer_for: Callable[[], Any] = _no_writer
 
     # -- planning -------------------------------------------------------------------------------
     def snapshot(self) -> StatementCatalog:
@@ -137,10 +139,13 @@ class Runner:
                 remaining[id(child)] = remaining.get(id(child), 0) + 1
         self._remaining = remaining
         self._cancel.clear()
+        # The versions the statement reads stay on disk until it ends, whatever other processes
+        # drop or replace (Catalog.snapshot; joins the statement's if it is open); a plan that
+        # reads no stored data (an INSERT of VALUES, a DROP GRAPH) takes no lease.
+        reads = any(node.reads_data for node in plan.walk())
+        lease = self.catalog.snapshot() if reads else contextlib.nullcontext()
         try:
-            # The versions the statement reads stay on disk until it ends, whatever other
-            # processes drop or replace (Catalog.snapshot; joins the statement's if it is open).
-            with self.catalog.snapshot(), cancellable(self._cancel), reporting(self.progress):
+            with lease, cancellable(self._cancel), reporting(self.progress):
                 return self._run(plan)
         finally:
             self._results, self._remaining = {}, {}
@@ -153,7 +158,7 @@ class Runner:
         if self._cancel.is_set():
             raise QueryCancelled("query cancelled")
 
-    def _input(self, node: PhysicalNode, index: int = 0) -> pa.Table:
+    def input(self, node: PhysicalNode, index: int = 0) -> pa.Table:
         """Input ``index`` of ``node``, computed once; released after its last consumer."""
         child = node.inputs[index]
         table = self._run(child)
@@ -168,7 +173,7 @@ class Runner:
         if key in self._results:
             return self._results[key]
         self.check_cancelled()
-        handler = getattr(self, f"_run_{node.kind}")
+        handler = getattr(self, f"_run_{node.kind}", None) or self._run_itself
         start = time.perf_counter()
         metrics: dict[str, Any] = {}
         # a graph's blocks read while its node runs (a GPU upload, pages, a pattern's rows) fail
@@ -186,6 +191,10 @@ class Runner:
         if self._remaining.get(key, 0) > 0:
             self._results[key] = table
         return table
+
+    def _run_itself(self, node: PhysicalNode, metrics: dict) -> pa.Table:
+        """An operator that runs itself (writes, definitions: :mod:`.writes`)."""
+        return node.run(self, metrics)
 
     # -- graph data -----------------------------------------------------------------------------
     def graph(self, entry: GraphEntry):
@@ -261,17 +270,17 @@ class Runner:
         for name, index in node.subqueries.items():
             param = spec.param(name)
             if param.kind == "vertices":  # a set: every row of the query's first column
-                column = self._input(node, index).column(0)
+                column = self.input(node, index).column(0)
                 options[name] = column if labelled else internal_set(self.vertex_ids(entry),
                                                                      column)
                 continue
-            value = param.coerce(_scalar(self._input(node, index),
+            value = param.coerce(_scalar(self.input(node, index),
                                          f"{spec.name}(): argument '{name}'"), spec.name)
             if param.kind == "vertex" and value is not None and not labelled:
                 value = self.vertex_ids(entry).internal(value, spec.name, name)
             options[name] = value
         if node.logical.lateral:
-            return self._run_many(node, options, self._input(node, len(node.inputs) - 1),
+            return self._run_many(node, options, self.input(node, len(node.inputs) - 1),
                                   metrics)
         if node.subqueries:
             spec.validate(entry, options)
@@ -394,7 +403,7 @@ class Runner:
         query = node.inputs[index].logical
 
         def build() -> np.ndarray:
-            positions = self._input(node, index).column(0)
+            positions = self.input(node, index).column(0)
             if len(positions) == size and positions.null_count == 0:
                 # every position once (a query of a position table's rows): all of them kept
                 return np.ones(size, dtype=bool)
@@ -522,7 +531,7 @@ class Runner:
         at = 0
         if logical.start_ids is not None:
             given = (to_arrow(list(logical.start_ids)) if isinstance(logical.start_ids, tuple)
-                     else self._input(node).column(0))
+                     else self.input(node).column(0))
             at = 1 if isinstance(logical.start_ids, PlanNode) else 0
             internal = ids.internal_many(given)
             start = np.unique(internal[internal >= 0])
@@ -636,8 +645,9 @@ class Runner:
             if whole and isinstance(logical, GraphTableScan):
                 self._registering(child.entry)
             if run:
-                table = self._input(node, i)
-            elif isinstance(child, (GraphOperator, PatternOperator)):
+                table = self.input(node, i)
+            elif isinstance(child, (GraphOperator, PatternOperator)) or \
+                    child.output_schema() is not None:
                 table = self.empty_result(child)
             else:
                 table = self._run(child)
@@ -657,7 +667,7 @@ class Runner:
     def _run_RelationalQuery(self, node: RelationalOperator, metrics: dict) -> pa.Table:
         direct = node.logical.direct
         if direct is not None:
-            table = self._input(node)
+            table = self.input(node)
             if direct[0][1] is None:  # count(*)
                 return pa.table([to_arrow([table.num_rows], pa.int64())], names=[direct[0][0]])
             return table.select([c for _, c in direct]).rename_columns([n for n, _ in direct])
@@ -684,7 +694,8 @@ class Runner:
                           if child.logical.table == "vertices"
                           else self.catalog.edge_schema(child.entry))
                 columns = schema.names
-            elif isinstance(child, (GraphOperator, PatternOperator)):
+            elif isinstance(child, (GraphOperator, PatternOperator)) or \
+                    child.output_schema() is not None:
                 columns = self.empty_result(child).column_names
             else:
                 columns = child.logical.table.column_names
@@ -694,6 +705,9 @@ class Runner:
     def empty_result(self, node: PhysicalNode) -> pa.Table:
         """A table with no rows and the columns ``node`` outputs."""
         logical = node.logical
+        schema = node.output_schema()
+        if schema is not None:
+            return _empty(list(schema))
         if isinstance(node, GraphOperator):
             id_type = pa.string() if user_id_type(node.entry) == "string" else pa.int64()
             fields = [pa.field(c.name, id_type if c.vertex else c.type) for c in node.spec.columns]
@@ -763,6 +777,10 @@ class Runner:
             rows += describe_rows(schema, self.catalog.vertex_schema(e),
                                   self.catalog.edge_schema(e))
         return to_table({"property": [r[0] for r in rows], "value": [r[1] for r in rows]})
+
+
+def _no_writer():
+    raise ExecutionError("this runner has no writer: writes run in a session")
 
 
 def _empty(fields: list[pa.Field]) -> pa.Table:

@@ -10,7 +10,7 @@ A node reached twice (a CTE used twice) is one object: the runner computes it on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphdb.catalog import GraphEntry
 
@@ -18,6 +18,9 @@ from ..algorithms.spec import AlgorithmSpec, OperatorConfig
 from ..plan import PlanNode
 from ..results import Reduction, TopRows
 from .sizing import Decision
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["GraphOperator", "PhysicalNode"]
 
@@ -32,11 +35,25 @@ class PhysicalNode:
     label: str = ""
     #: EXPLAIN's lines under the label (decisions and their reasons)
     details: tuple[str, ...] = ()
+    #: whether it reads stored data: a plan none of whose nodes does (an INSERT of VALUES, a
+    #: DROP GRAPH) runs without the statement's catalog lease
+    reads_data: bool = True
 
     @property
     def kind(self) -> str:
         """The logical operator's name (the runner dispatches on it)."""
         return type(self.logical).__name__
+
+    def output_schema(self) -> "pa.Schema | None":
+        """The columns it outputs, where known without running it (EXPLAIN plans a query over
+        empty inputs of them); None: run it to know."""
+        return None
+
+    def run(self, runner, metrics: dict) -> "pa.Table":
+        """Run this operator (``runner`` computes its inputs): the operators of statements
+        that change the database run themselves (:mod:`graphdb.executor.writes`); the others
+        are run by the runner's ``_run_<kind>``."""
+        raise NotImplementedError(f"{self.kind} is run by the runner")
 
     def walk(self):
         """This node and every node below it, each once."""

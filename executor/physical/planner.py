@@ -50,6 +50,7 @@ from . import pushdown
 from .nodes import GraphOperator, PhysicalNode
 from .scaling import Fleet
 from .sizing import Decision, choose, topology_bytes
+from .writes import WritePlanning
 
 __all__ = ["PatternOperator", "PhysicalPlanner", "RelationalOperator", "TableScan"]
 
@@ -175,7 +176,7 @@ def _argument(name: str, value: Any, lateral: set[str]) -> str:
     return "(subquery)" if isinstance(value, PlanNode) else repr(value)
 
 
-class PhysicalPlanner:
+class PhysicalPlanner(WritePlanning):
     """Plans one statement. ``device`` is the statement's device (the ``device`` setting and
     ``memory_limit``), ``cpu`` the host's (where a GPU cannot run an operator, and the fallback
     of GPU plans); ``vertex_ids(entry)`` gives a graph version's id map; ``force`` is the
@@ -413,7 +414,12 @@ class PhysicalPlanner:
 
     # -- leaves and statements ------------------------------------------------------------------
     def plan_ValuesScan(self, node: ValuesScan) -> PhysicalNode:
-        return self._simple(node, f"TABLE FUNCTION {node.name}() ({node.table.num_rows} rows)")
+        if node.name == "values":  # the rows of an INSERT's VALUES
+            return PhysicalNode(logical=node, label=f"VALUES ({node.table.num_rows} rows)",
+                                reads_data=False)
+        shown = f"TABLE FUNCTION {node.name}()" if node.name.isidentifier() else node.name
+        return PhysicalNode(logical=node, reads_data=False,
+                            label=f"{shown} ({node.table.num_rows} rows)")
 
     def plan_ShowGraphs(self, node: ShowGraphs) -> PhysicalNode:
         return self._simple(node, "SHOW GRAPHS")

@@ -1,0 +1,110 @@
+"""Planning statements that change the database: one ``plan_<node>`` per write and definition
+node of :mod:`graphdb.executor.plan`, each giving the operator that runs it
+(:mod:`graphdb.executor.writes`) and the lines EXPLAIN shows for it. Mixed into
+:class:`~.planner.PhysicalPlanner`."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..plan import (
+    CANONICAL,
+    ROW,
+    CreateGraph,
+    CreatePropertyGraph,
+    DeleteRows,
+    DropGraph,
+    InsertRows,
+    LoadGraph,
+    TargetRows,
+    UpdateRows,
+)
+from ..writes.definitions import CreateGraphOperator, DropGraphOperator, LoadGraphOperator
+from ..writes.delete import DeleteOperator
+from ..writes.insert import InsertOperator
+from ..writes.property_graph import CreatePropertyGraphOperator
+from ..writes.target import TargetRowsScan
+from ..writes.update import UpdateOperator
+
+__all__ = ["WritePlanning"]
+
+_COMMITS = "commits at the statement's end, or with the open transaction (BEGIN ... COMMIT)"
+
+
+class WritePlanning:
+    """The ``plan_<node>`` methods of writes and definitions (see the module docstring)."""
+
+    def plan_InsertRows(self, node: InsertRows) -> InsertOperator:
+        return InsertOperator(
+            logical=node, inputs=self._inputs(node),
+            label=f"INSERT INTO {self._graph_name(node.graph)}.{node.table} "
+                  f"({', '.join(node.columns)})",
+            details=("delta records on the graph's newest version (the writer lock held); ids "
+                     "that are no vertex yet become vertices" if node.table == "edges" else
+                     "delta records on the graph's newest version (the writer lock held)",
+                     _COMMITS))
+
+    def plan_TargetRows(self, node: TargetRows) -> TargetRowsScan:
+        entry = self.snapshot.get(node.graph)
+        catalog = self.snapshot.catalog
+        if node.table == "edges":
+            fields = list(catalog.edge_schema(entry)) + [pa.field(ROW, pa.int64()),
+                                                        pa.field(CANONICAL, pa.bool_())]
+        else:
+            fields = list(catalog.vertex_schema(entry)) + [pa.field(ROW, pa.int64())]
+        return TargetRowsScan(
+            logical=node, entry=entry, schema=pa.schema(fields),
+            label=f"SCAN {entry.name}.{node.table} (newest version)",
+            details=("every row with its identity, read once the writer lock is held"
+                     + ("; an undirected edge's two stored copies both" if node.table == "edges"
+                        and not entry.directed else ""),))
+
+    def plan_DeleteRows(self, node: DeleteRows) -> DeleteOperator:
+        name = self._graph_name(node.graph)
+        what = ("each edge the rows picked stand for, once (both stored copies of an undirected "
+                "one)" if node.table == "edges" else
+                "the vertices picked" + (" and their edges" if node.detach else
+                                         "; one with edges is refused (DETACH deletes them)"))
+        return DeleteOperator(logical=node, inputs=self._inputs(node),
+                              label=f"{'DETACH ' if node.detach else ''}DELETE FROM "
+                                    f"{name}.{node.table}",
+                              details=(f"tombstones: {what}", _COMMITS))
+
+    def plan_UpdateRows(self, node: UpdateRows) -> UpdateOperator:
+        name = self._graph_name(node.graph)
+        how = ("an edge changed is deleted and inserted again with its new values"
+               if node.table == "edges" else "the vertices' properties change in place")
+        return UpdateOperator(logical=node, inputs=self._inputs(node),
+                              label=f"UPDATE {name}.{node.table}", details=(how, _COMMITS))
+
+    def plan_CreateGraph(self, node: CreateGraph) -> CreateGraphOperator:
+        return CreateGraphOperator(logical=node, label=f"CREATE GRAPH {node.graph}")
+
+    def plan_DropGraph(self, node: DropGraph) -> DropGraphOperator:
+        return DropGraphOperator(logical=node, label=f"DROP GRAPH {node.graph}")
+
+    def plan_LoadGraph(self, node: LoadGraph) -> LoadGraphOperator:
+        sources = [f"{role} {value!r}" if isinstance(value, str) else f"{role} from the query "
+                   "below" for role, value in (("edges", node.edges), ("vertices", node.vertices))
+                   if value is not None]
+        return LoadGraphOperator(
+            logical=node, inputs=self._inputs(node),
+            label=f"LOAD GRAPH {node.graph}" + (" (replacing it)" if node.replace else ""),
+            details=("bulk ingest: " + ", ".join(sources),
+                     "visible once its commit lands; a failed load leaves nothing"))
+
+    def plan_CreatePropertyGraph(self, node: CreatePropertyGraph) -> CreatePropertyGraphOperator:
+        tables = [f"{t.label or t.name} from {t.name}" for t in node.vertex_tables]
+        edges = [f"{t.label or t.name} ({t.source} -> {t.destination})" for t in node.edge_tables]
+        return CreatePropertyGraphOperator(
+            logical=node, inputs=self._inputs(node),
+            label=f"CREATE PROPERTY GRAPH {node.graph}",
+            details=("vertex tables: " + ", ".join(tables),
+                     "edge tables: " + (", ".join(edges) or "(none)"),
+                     "stored as one graph by the bulk ingest, the tables read now"))
+
+    def _graph_name(self, graph: str) -> str:
+        try:
+            return self.snapshot.get(graph).name
+        except Exception:  # noqa: BLE001 (the operator says what is wrong)
+            return graph
