@@ -126,6 +126,8 @@ def translate(exc: BaseException) -> BaseException:
         new = CatalogError(str(exc))
     elif isinstance(exc, xe.InvalidArgument):
         new = InvalidInputError(str(exc))
+    elif isinstance(exc, xe.StatementMismatch):
+        new = BinderError(str(exc))
     elif isinstance(exc, xe.SQLError):
         from graphdb.executor.algorithms import REGISTRY
 

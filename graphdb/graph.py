@@ -73,8 +73,8 @@ class GraphHandle:
                              f"(algorithms: {', '.join(sorted(REGISTRY))})")
 
     def _run(self, make_plan) -> pa.Table:
-        runner = self.connection._runner
-        return self.connection._guarded(lambda: runner.run(runner.plan(make_plan())))
+        session = self.connection.session
+        return session.guarded(lambda: session.run(make_plan()))
 
     def vertices(self) -> pa.Table:
         """``g.vertices``: the vertex ids (column ``id``) and properties.

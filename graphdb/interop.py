@@ -23,11 +23,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from graphdb.catalog import IngestError as LoadError
+from graphdb.executor.writes.files import plain_schema, write_arrow_file
+
 from .errors import IngestError, InvalidInputError
 
 if TYPE_CHECKING:
     from .connection import Connection
     from .graph import GraphHandle
+    from .session import Session
 
 __all__ = ["arrow_data", "describe_object", "ingest_objects", "is_path", "from_networkx",
            "from_scipy", "to_networkx", "to_scipy"]
@@ -45,21 +49,6 @@ def describe_object(obj: Any) -> str:
     """A short name for a Python object in messages (never its contents)."""
     kind = type(obj)
     return f"the {kind.__module__.split('.')[0]} {kind.__name__}"
-
-
-def _plain(t: pa.DataType) -> pa.DataType:
-    """The type the ingest reads: large and view string/binary types as plain ones."""
-    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return pa.string()
-    if pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
-        return pa.binary()
-    if pa.types.is_dictionary(t):
-        return _plain(t.value_type)
-    return t
-
-
-def _plain_schema(schema: pa.Schema) -> pa.Schema:
-    return pa.schema([f.with_type(_plain(f.type)) for f in schema])
 
 
 def arrow_data(obj: Any, what: str) -> pa.Table | pa.RecordBatchReader:
@@ -98,27 +87,11 @@ def plain_table(obj: Any, what: str) -> pa.Table:
     data = arrow_data(obj, what)
     if isinstance(data, pa.RecordBatchReader):
         data = data.read_all()
-    schema = _plain_schema(data.schema)
+    schema = plain_schema(data.schema)
     return data if schema == data.schema else data.cast(schema)
 
 
-def _write_ipc(data: pa.Table | pa.RecordBatchReader, path: Path) -> None:
-    """Arrow IPC file of ``data``, batch by batch; at least one (maybe empty) batch, so the
-    columns are known even without rows."""
-    schema = _plain_schema(data.schema)
-    batches = data if isinstance(data, pa.RecordBatchReader) else data.to_batches()
-    with pa.ipc.new_file(str(path), schema) as writer:
-        wrote = False
-        for batch in batches:
-            if batch.schema != schema:
-                batch = batch.cast(schema)
-            writer.write_batch(batch)
-            wrote = True
-        if not wrote:
-            writer.write_batch(pa.RecordBatch.from_pylist([], schema))
-
-
-def ingest_objects(con: "Connection", graph: str, edges: Any, vertices: Any,
+def ingest_objects(session: "Session", graph: str, edges: Any, vertices: Any,
                    options: dict[str, Any]) -> dict:
     """``con.ingest`` of Python objects: each written to a temporary Arrow file, then ingested
     as files; an error names the object, not the temporary file."""
@@ -138,14 +111,17 @@ def ingest_objects(con: "Connection", graph: str, edges: Any, vertices: Any,
             if obj is None or is_path(obj):
                 continue
             path = Path(tmp) / f"{role}.arrow"
-            _write_ipc(arrow_data(obj, role), path)
+            write_arrow_file(arrow_data(obj, role), path)
             labels[str(path)] = f"{describe_object(obj)} of {role}"
             inputs[role] = str(path)
             options = dict(options, **{"format" if role == "edges" else "vertex_format":
                                        "arrow"})
+        from .loading import ingest
+
         try:
-            return con.ingest(graph, inputs["edges"], vertices=inputs["vertices"], **options)
-        except IngestError as exc:
+            return ingest(session, graph, inputs["edges"], vertices=inputs["vertices"],
+                          **options)
+        except (IngestError, LoadError) as exc:  # (the catalog's, or translated already)
             label = labels.get(exc.file or "")
             if label is None:
                 raise
@@ -268,9 +244,10 @@ def to_networkx(handle: "GraphHandle"):
 
 
 def to_scipy(handle: "GraphHandle", *, weighted: bool = True):
-    con = handle.connection
-    with con.catalog.snapshot() as snap:  # the version stays on disk while it is read
+    session = handle.connection.session
+    runner = session.runner
+    with session.catalog.snapshot() as snap:  # the version stays on disk while it is read
         entry = snap.get(handle.name)
-        graph = con._runner.graph(entry)
+        graph = runner.graph(entry)
         out = graph.csr("out", weights=weighted)
-        return out.to_scipy(weighted=weighted), con._runner.vertex_ids(entry).ids
+        return out.to_scipy(weighted=weighted), runner.vertex_ids(entry).ids

@@ -1,249 +1,70 @@
-"""Creating property graphs: vertex and edge tables with labels become one stored graph.
-
-``CREATE PROPERTY GRAPH`` (SQL/PGQ), ``Connection.create_property_graph`` and ``graphdb ingest
---vertex-table/--edge-table`` all end here: each vertex table (a label, its key column, its
-properties) is sorted by key and given a range of internal ids; each edge table's source and
-destination keys are looked up in the vertex tables they reference; then one graph is ingested
-with the schema in its catalog entry (see :mod:`graphdb.executor.property_graph` for how it is
-stored and read).
-"""
+"""Creating property graphs: ``CREATE PROPERTY GRAPH`` (SQL/PGQ), ``Connection.
+create_property_graph`` and ``graphdb ingest --vertex-table/--edge-table`` each name vertex and
+edge tables with labels; here they become one :class:`graphdb.executor.plan.CreatePropertyGraph`
+(each table's rows a plan node: a file DuckDB reads, a table of the connection, an object of the
+program), which :mod:`graphdb.executor.writes.property_graph` builds and stores as one graph."""
 
 from __future__ import annotations
 
-import json
-import re
-import tempfile
-from dataclasses import dataclass, field
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+from graphdb.executor.plan import CreatePropertyGraph, PlanNode, RelationalQuery, TableSource
 
-from graphdb.executor.property_graph import EdgeLabel, PropertySchema, VertexLabel
-
-from .errors import CatalogError, InvalidInputError
+from .errors import CatalogError
+from .loading import check_graph_name, progress_for, summary
 
 if TYPE_CHECKING:
-    from .connection import Connection
+    from .session import Session
 
-__all__ = ["EdgeTable", "VertexTable", "create_property_graph", "create_statement"]
-
-_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+__all__ = ["create_property_graph", "file_rows", "refuse_existing"]
 
 
-@dataclass
-class VertexTable:
-    """A vertex table: its rows, the name it is referenced by, its label, its key column and
-    the columns that are properties (None: all)."""
-
-    name: str
-    table: pa.Table
-    label: str | None = None
-    key: str | None = None
-    properties: list[str] | None = None
+def file_rows(path: str) -> PlanNode:
+    """The rows of a file DuckDB reads (CSV, Parquet, JSON; by its extension)."""
+    return RelationalQuery("SELECT * FROM '" + str(path).replace("'", "''") + "'", ())
 
 
-@dataclass
-class EdgeTable:
-    """An edge table: its rows, name, label, the columns holding its endpoints' keys and the
-    vertex tables (names or labels) they reference, and its properties (None: every column but
-    the endpoints')."""
-
-    name: str
-    table: pa.Table
-    source: str
-    destination: str
-    source_key: str | None = None
-    destination_key: str | None = None
-    label: str | None = None
-    properties: list[str] | None = field(default=None)
+def refuse_existing(name: str) -> None:
+    """Graph ``name`` exists: CatalogError saying how to replace it."""
+    raise CatalogError(f"graph '{name}' already exists: CREATE OR REPLACE PROPERTY GRAPH "
+                       f"{name} ..., or DROP GRAPH {name} first")
 
 
-def _column(table: pa.Table, name: str | None, what: str, default: int) -> str:
-    names = table.column_names
-    if name is None:
-        if len(names) <= default:
-            raise InvalidInputError(f"{what}: the table has no column {default + 1}")
-        return names[default]
-    found = [c for c in names if c == name] or [c for c in names if c.lower() == name.lower()]
-    if not found:
-        raise InvalidInputError(f"{what}: no column '{name}' (columns: {', '.join(names)})")
-    return found[0]
+def create_property_graph(session: "Session", name: str, vertices: dict,
+                          edges: dict | None = None, *, keys: dict | None = None,
+                          undirected: bool = False, replace: bool = False,
+                          progress: Any = False) -> dict:
+    """``Connection.create_property_graph`` (see there): returns the ingest's summary."""
+    from graphdb.executor.plan import ValuesScan
 
+    from .interop import plain_table
 
-def _properties(table: pa.Table, chosen: list[str] | None, leave: tuple[str, ...],
-                what: str) -> list[str]:
-    if chosen is None:
-        return [c for c in table.column_names if c not in leave]
-    return [_column(table, c, what, 0) for c in chosen]
+    keys = keys or {}
 
+    def rows(obj, what) -> PlanNode:
+        if isinstance(obj, (str, os.PathLike)):
+            return file_rows(obj)
+        return ValuesScan(what, plain_table(obj, what))
 
-def _spread(values: pa.Array, before: int, after: int) -> pa.Array:
-    """``values`` with ``before`` NULLs ahead and ``after`` behind."""
-    parts = [pa.nulls(before, values.type), values, pa.nulls(after, values.type)]
-    return pa.concat_arrays([p for p in parts if len(p) or p is values])
-
-
-def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undirected: bool
-          ) -> tuple[pa.Table, pa.Table, PropertySchema]:
-    """(the stored vertex table, the stored edge table, the schema) of a property graph."""
-    if not vertex_tables:
-        raise InvalidInputError("a property graph needs at least one vertex table")
-    labels: dict[str, str] = {}
-    for item in [*vertex_tables, *edge_tables]:
-        item.label = item.label or item.name
-        if not _LABEL.fullmatch(item.label):
-            raise InvalidInputError(f"label '{item.label}': use letters, digits and underscores")
-        if item.label.lower() in labels:
-            raise InvalidInputError(f"label '{item.label}' is given twice")
-        labels[item.label.lower()] = item.label
-    by_name = {}
-    for item in vertex_tables:
-        by_name.setdefault(item.name.lower(), item)
-        by_name.setdefault(item.label.lower(), item)
-    sorted_tables, starts, start = [], [], 0
-    for item in vertex_tables:
-        what = f"vertex table {item.name}"
-        key = item.key = _column(item.table, item.key, what, 0)
-        table = item.table.combine_chunks()
-        if table.column(key).null_count:
-            raise InvalidInputError(f"{what}: key column '{key}' holds NULL")
-        table = table.sort_by(key)
-        keys = table.column(key)
-        if len(keys) > 1 and pc.any(pc.equal(keys.slice(1), keys.slice(0, len(keys) - 1))
-                                    ).as_py():
-            raise InvalidInputError(f"{what}: key '{key}' is not unique")
-        item.properties = _properties(table, item.properties, (), what)
-        if key not in item.properties:
-            item.properties.insert(0, key)
-        sorted_tables.append(table)
-        starts.append(start)
-        start += table.num_rows
-    n = start
-    columns = {"id": pa.array(np.arange(n, dtype=np.int64)),
-               "label": pa.concat_arrays([pa.repeat(pa.scalar(v.label), t.num_rows).cast(
-                   pa.string()) for v, t in zip(vertex_tables, sorted_tables)])}
-    for item, table, first in zip(vertex_tables, sorted_tables, starts):
-        for prop in item.properties:
-            columns[PropertySchema.column(item.label, prop)] = _spread(
-                table.column(prop).combine_chunks(), first, n - first - table.num_rows)
-    vertices = pa.table(columns)
-
-    parts, edge_labels = [], []
-    for item in edge_tables:
-        what = f"edge table {item.name}"
-        table = item.table.combine_chunks()
-        item.source_key = _column(table, item.source_key, what, 0)
-        item.destination_key = _column(table, item.destination_key, what, 1)
-        ends = []
-        for side, referenced in ((item.source_key, item.source),
-                                 (item.destination_key, item.destination)):
-            target = by_name.get(referenced.lower())
-            if target is None:
-                raise InvalidInputError(f"{what}: it references '{referenced}', which is no "
-                                        "vertex table of the graph")
-            index = vertex_tables.index(target)
-            keys = sorted_tables[index].column(target.key).combine_chunks()
-            values = table.column(side).combine_chunks()
-            try:
-                values = values.cast(keys.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                raise InvalidInputError(f"{what}: column '{side}' ({values.type}) cannot hold "
-                                        f"keys of {target.name} ({keys.type})") from None
-            found = pc.index_in(values, value_set=keys)
-            if found.null_count:
-                missing = values.filter(pc.is_null(found))[0].as_py()
-                raise InvalidInputError(f"{what}: {side} {missing!r} is no key of vertex table "
-                                        f"{target.name}")
-            ends.append((target, pc.add(found.cast(pa.int64()), starts[index])))
-        item.properties = _properties(table, item.properties,
-                                      (item.source_key, item.destination_key), what)
-        parts.append((item, table, ends))
-        edge_labels.append(EdgeLabel(item.label, item.name, ends[0][0].label, ends[1][0].label,
-                                     item.source_key, item.destination_key,
-                                     tuple(item.properties), table.num_rows))
-    m = sum(t.num_rows for _, t, _ in parts)
-    src = [e[0][1] for _, _, e in parts]
-    dst = [e[1][1] for _, _, e in parts]
-    edges = {"src": pa.concat_arrays(src) if src else pa.array([], pa.int64()),
-             "dst": pa.concat_arrays(dst) if dst else pa.array([], pa.int64()),
-             "label": pa.concat_arrays([pa.repeat(pa.scalar(i.label), t.num_rows).cast(
-                 pa.string()) for i, t, _ in parts]) if parts else pa.array([], pa.string())}
-    first = 0
-    for item, table, _ in parts:
-        for prop in item.properties:
-            edges[PropertySchema.column(item.label, prop)] = _spread(
-                table.column(prop).combine_chunks(), first, m - first - table.num_rows)
-        first += table.num_rows
-    schema = PropertySchema(
-        tuple(VertexLabel(v.label, v.name, v.key, str(t.column(v.key).type), tuple(v.properties),
-                          s, t.num_rows)
-              for v, t, s in zip(vertex_tables, sorted_tables, starts)),
-        tuple(edge_labels), undirected)
-    return vertices, pa.table(edges), schema
-
-
-def create_property_graph(con: "Connection", name: str, vertex_tables: list[VertexTable],
-                          edge_tables: list[EdgeTable], *, undirected: bool = False,
-                          replace: bool = False, progress: Any = False) -> dict:
-    """Store the property graph ``name`` (see the module docstring); returns the ingest's
-    summary."""
-    from .interop import _write_ipc
-    from .loading import ingest
-
-    if not replace and name.lower() in (g.lower() for g in con.graphs()):
-        raise CatalogError(f"graph '{name}' already exists: CREATE OR REPLACE PROPERTY GRAPH "
-                           f"{name} ..., or DROP GRAPH {name} first")
-    vertices, edges, schema = build(vertex_tables, edge_tables, undirected)
-    with tempfile.TemporaryDirectory(prefix="graphdb-property-graph-") as tmp:
-        paths = {}
-        for role, table in (("edges", edges), ("vertices", vertices)):
-            paths[role] = Path(tmp) / f"{role}.arrow"
-            _write_ipc(table, paths[role])
-        return ingest(con, name, str(paths["edges"]), vertices=str(paths["vertices"]),
-                      undirected=undirected, weight="none", replace=replace, format="arrow",
-                      vertex_format="arrow", src="src", dst="dst", progress=progress,
-                      schema=json.dumps(schema.to_json()))
-
-
-def create_statement(con: "Connection", statement) -> str:
-    """``CREATE PROPERTY GRAPH`` (parsed by :mod:`graphdb.query.property_graph_sql`): its tables
-    read, the graph stored; returns the summary line."""
-    from .cli import ingest_summary
-
-    parts = statement.options
-    name = parts["graph"]
-    if not parts["replace"] and name.lower() in (g.lower() for g in con.graphs()):
-        if parts["if_not_exists"]:
-            return f"graph '{name}' exists; nothing created"
-        raise CatalogError(f"graph '{name}' already exists: CREATE OR REPLACE PROPERTY GRAPH "
-                           f"{name} ..., or DROP GRAPH {name} first")
-
-    def rows(item: dict) -> pa.Table:
-        if item["file"]:
-            path = "'" + item["table"].replace("'", "''") + "'"
-            return con._runner.sql.run(f"SELECT * FROM {path}", {})[0]
-        return con.execute(f"SELECT * FROM {item['table']}").arrow()
-
-    vertex_tables = [VertexTable(v["name"], rows(v), v.get("label"), v.get("key"),
-                                 v["properties"]) for v in parts["vertices"]]
-    keys = {t.name.lower(): t for t in vertex_tables}
+    vertex_tables = tuple(TableSource(label, rows(obj, f"vertex table {label}"), label,
+                                      keys.get(label)) for label, obj in vertices.items())
     edge_tables = []
-    for e in parts["edges"]:
-        for side in ("source", "destination"):
-            referenced = keys.get(e[side].lower())
-            column = e.get(f"{side}_column")
-            if referenced is not None and column is not None and referenced.key is not None \
-                    and column.lower() != referenced.key.lower():
-                raise InvalidInputError(f"edge table {e['name']}: REFERENCES {e[side]} "
-                                        f"({column}), but its key is {referenced.key}")
-            if referenced is not None and column is not None and referenced.key is None:
-                referenced.key = column
-        edge_tables.append(EdgeTable(e["name"], rows(e), e["source"], e["destination"],
-                                     e["source_key"], e["destination_key"], e.get("label"),
-                                     e["properties"]))
-    summary = create_property_graph(con, name, vertex_tables, edge_tables,
-                                    undirected=parts["undirected"], replace=parts["replace"])
-    return ingest_summary(summary, None)
+    for label, spec in (edges or {}).items():
+        obj, source, destination, *columns = spec
+        source_key, destination_key = (columns + [None, None])[:2]
+        edge_tables.append(TableSource(label, rows(obj, f"edge table {label}"), label,
+                                       source=source, destination=destination,
+                                       source_key=source_key, destination_key=destination_key))
+    node = CreatePropertyGraph(name, vertex_tables, tuple(edge_tables), undirected, replace,
+                               progress_for(session, progress))
+    return run(session, node)
+
+
+def run(session: "Session", node: CreatePropertyGraph) -> dict:
+    """Store the property graph ``node`` plans; the ingest's summary."""
+    session.writable()
+    check_graph_name(node.graph)
+    if not node.replace and node.graph.lower() in (g.lower() for g in session.catalog.names()):
+        refuse_existing(node.graph)
+    return summary(session.run(node))

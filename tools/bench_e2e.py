@@ -157,7 +157,7 @@ def ingest_grid(con, name: str, side: int, tmp: Path, seed: int) -> dict:
 
 
 def _operator_stats(con) -> dict:
-    return next((s.metrics for s in con._runner.stats.values() if "variant" in s.metrics), {})
+    return next((s.metrics for s in con.session.runner.stats.values() if "variant" in s.metrics), {})
 
 
 def _plan_operator(con, sql) -> GraphOperator:
@@ -180,7 +180,7 @@ def graph_queries(gpu, cpu, name: str, args, bw: dict, queries: dict | None = No
                   internal: list[int] | None = None) -> dict:
     """Every full and pushed-down query on graph ``name``: kernel, whole query, bytes, CPU.
     Sources: ``internal`` ids, else four random vertices with out-edges."""
-    runner = gpu._runner
+    runner = gpu.session.runner
     entry = runner.snapshot().get(name)
     graph = runner.graph(entry)
     ids = runner.vertex_ids(entry)
@@ -225,7 +225,7 @@ def graph_queries(gpu, cpu, name: str, args, bw: dict, queries: dict | None = No
 def bfs_gteps(gpu, name: str, sources: list, repeats: int) -> dict:
     from graphdb.executor.algorithms.bfs.gpu import bfs_depths_gpu
 
-    runner = gpu._runner
+    runner = gpu.session.runner
     entry = runner.snapshot().get(name)
     graph = runner.graph(entry)
     ids = runner.vertex_ids(entry)
@@ -253,7 +253,7 @@ def grid_levels(gpu, name: str, repeats: int) -> dict:
     """Grid BFS from the corner: us per level, single-block levels and the many-block ones."""
     from graphdb.executor.algorithms.bfs.gpu import bfs_depths_gpu
 
-    runner = gpu._runner
+    runner = gpu.session.runner
     graph = runner.graph(runner.snapshot().get(name))
     out = {}
     for label, small in (("default", None), ("many_block_only", 0)):
@@ -272,7 +272,7 @@ def pagerank_sweep(gpu, name: str, bw: dict, repeats: int) -> dict:
     from graphdb.executor.algorithms.pagerank.gpu import Layout, pagerank_gpu
     from graphdb.executor.algorithms.pagerank.tiles import TileShape
 
-    runner = gpu._runner
+    runner = gpu.session.runner
     graph = runner.graph(runner.snapshot().get(name))
     planned = _plan_operator(gpu, f"SELECT * FROM pagerank({name})").config.tuning
     n, m = graph.num_vertices, graph.num_edges

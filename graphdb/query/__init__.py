@@ -1,8 +1,10 @@
 """The query layer: SQL with graph table functions and SQL/PGQ patterns, planned for the executor.
 
 Pipeline (one module per stage): :mod:`.parser` (sqlglot with the :mod:`.dialect` GraphSQL, which
-is DuckDB's SQL plus ``GRAPH_TABLE``; statements sqlglot does not know: SHOW, DROP GRAPH, RESET,
-EXPLAIN) -> :mod:`.binder` (graph function calls, ``g.vertices``/``g.edges``/``g.adjacency``,
+is DuckDB's SQL plus ``GRAPH_TABLE``, and graphdb's own statements, :mod:`.grammar`: SHOW, DROP
+GRAPH, CREATE [PROPERTY] GRAPH, COPY, RESET, EXPLAIN, ...; a statement's kind is the class of
+its tree) -> the handler of that kind (:mod:`.statements`, one module per family) ->
+:mod:`.binder` (graph function calls, ``g.vertices``/``g.edges``/``g.adjacency``,
 ``GRAPH_TABLE`` (:mod:`.pattern`), built-in table functions and parameters (:mod:`.parameters`)
 become graph operators and relation names; the rest of the text is left as the user wrote it)
 -> :mod:`graphdb.executor.plan` (graph operators under one ``RelationalQuery``) -> the physical

@@ -42,6 +42,7 @@ from graphdb.executor.plan import (
     PatternMatch,
     PlanNode,
     RelationalQuery,
+    TargetRows,
     ValuesScan,
     lateral_column,
 )
@@ -344,8 +345,11 @@ class _Binder:
             alias = node.args.get("alias")
             text = relation + " AS " + (alias.sql(dialect="duckdb") if alias is not None
                                         else _quote(name))
-            self._edit(node, text, [(relation, ValuesScan(lower, registered, kept=True))],
-                       [(relation, name)])
+            if isinstance(registered, TargetRows):  # the rows a write picks from
+                source, shown = registered, f"{registered.graph}.{registered.table}"
+            else:
+                source, shown = ValuesScan(lower, registered, kept=True), name
+            self._edit(node, text, [(relation, source)], [(relation, shown)])
             return
         if lower in self.ctx.builtins:
             self._values(node, lower, self.ctx.builtins[lower](), name)

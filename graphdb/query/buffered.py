@@ -5,7 +5,7 @@ statement, the work of a write: resolving ids, checking, adding operations. Here
 ``INSERT INTO g.edges [(cols)] VALUES (...)`` of constants and parameters is checked row by row
 against the graph's column types (exactly: a value that passes cannot fail later, since an edge
 insert adds the vertices it names) and kept; the rows go in, in their order, as few statements
-(:func:`graphdb.query.dml.insert_rows`) before the connection does anything else: the next
+(:class:`graphdb.executor.plan.InsertRows`) before the session does anything else: the next
 statement that is not such an insert, COMMIT, a Python API call. So every statement sees the
 transaction's inserts, an INSERT whose values do not fit fails by itself as it would unbuffered
 (the rows before it are applied first), and COMMIT writes them all. Rows whose insert fails (a
@@ -26,7 +26,7 @@ from sqlglot import exp
 from .parameters import placeholders
 
 if TYPE_CHECKING:
-    from ..connection import Connection
+    from ..session import Session
 
 __all__ = ["InsertBuffer"]
 
@@ -85,10 +85,10 @@ class _Template:
 
 
 class InsertBuffer:
-    """The single-row inserts of one connection's open transaction (module docstring)."""
+    """The single-row inserts of one session's open transaction (module docstring)."""
 
-    def __init__(self, con: "Connection"):
-        self.con = con
+    def __init__(self, session: "Session"):
+        self.session = session
         self._templates: dict[str, _Template | None] = {}
         #: runs of kept rows, in the order they came: [template, rows] of one target and columns
         self._runs: list[list] = []
@@ -119,7 +119,7 @@ class InsertBuffer:
         """Insert the kept rows, a statement per run of one target and column list; a run is
         forgotten only once it is in. The templates are forgotten too: the statement about to
         run may change a graph's columns."""
-        from .dml import insert_rows
+        from graphdb.executor.plan import InsertRows, ValuesScan
 
         self._templates = {}
         while self._runs:
@@ -128,12 +128,14 @@ class InsertBuffer:
             columns = template.columns
             data = pa.table([pa.array([r[i] for r in values]) for i in range(len(columns))],
                             names=columns)
-            insert_rows(self.con, graph, table, data)
+            self.session.execute_plan(InsertRows(graph, table, tuple(columns),
+                                                 ValuesScan("values", data)))
             del self._runs[0]
 
     # -- templates ------------------------------------------------------------------------------
     def _template(self, sql: str) -> _Template | None:
-        from .dml import Target
+        from graphdb.executor.writes.target import Target
+
         from .parser import parse
 
         words = sql.lstrip().split(None, 1)
@@ -152,7 +154,9 @@ class InsertBuffer:
                 node.name.lower() != "edges":
             return None
         try:
-            target = Target(self.con, node.args["db"].name, node.name.lower())
+            session = self.session
+            target = Target(session.runner, session.transaction.writer, node.args["db"].name,
+                            node.name.lower())
             columns = ([target.column(c.name) for c in ast.this.expressions]
                        if isinstance(ast.this, exp.Schema) else target.columns())
         except Exception:

@@ -29,10 +29,10 @@ from graphdb.storage import BufferManager
 from ..errors import translate
 
 if TYPE_CHECKING:
-    from ..connection import Connection
+    from ..session import Session
 
 __all__ = ["MIN_DELTA_EDGES", "changes_table", "checkpoint", "maybe_compact",
-           "stop_compactions"]
+           "stop_compactions", "wait_for_compaction"]
 
 #: Stored edges a delta must reach before it is compacted automatically (a few thousand edges
 #: merge in well under a millisecond; a new base of a small graph is not worth writing).
@@ -42,7 +42,7 @@ COMPACTION_POOL_BYTES = 64 << 20
 
 
 class _Compactions:
-    """The background compactions of one connection."""
+    """The background compactions of one session."""
 
     def __init__(self) -> None:
         self.threads: dict[str, threading.Thread] = {}
@@ -51,13 +51,13 @@ class _Compactions:
         self.lock = threading.Lock()
 
 
-_STATE: "weakref.WeakKeyDictionary[Connection, _Compactions]" = weakref.WeakKeyDictionary()
+_STATE: "weakref.WeakKeyDictionary[Session, _Compactions]" = weakref.WeakKeyDictionary()
 
 
-def _state(con: "Connection") -> _Compactions:
-    state = _STATE.get(con)
+def _state(session: "Session") -> _Compactions:
+    state = _STATE.get(session)
     if state is None:
-        state = _STATE[con] = _Compactions()
+        state = _STATE[session] = _Compactions()
     return state
 
 
@@ -74,24 +74,24 @@ def due(entry: GraphEntry, threshold: float) -> bool:
     return bool(threshold) and changed >= MIN_DELTA_EDGES and changed > threshold * base
 
 
-def maybe_compact(con: "Connection", committed: list[GraphEntry]) -> None:
+def maybe_compact(session: "Session", committed: list[GraphEntry]) -> None:
     """After a commit (of the entries ``committed``): compact in the background every graph
     whose delta is due."""
-    threshold = con.settings.compaction_threshold
-    if not threshold or con._env.read_only:
+    threshold = session.settings.compaction_threshold
+    if not threshold or session.env.read_only:
         return
     for entry in committed:
         if due(entry, threshold):
-            _start(con, entry.name)
+            _start(session, entry.name)
 
 
-def _start(con: "Connection", name: str) -> None:
-    state = _state(con)
+def _start(session: "Session", name: str) -> None:
+    state = _state(session)
     with state.lock:
         running = state.threads.get(name)
         if running is not None and running.is_alive():
             return
-        env = con._env
+        env = session.env
         cancel = state.cancel
 
         def run() -> None:
@@ -109,27 +109,30 @@ def _start(con: "Connection", name: str) -> None:
         thread.start()
 
 
-def _wait(con: "Connection", name: str) -> None:
-    state = _STATE.get(con)
+def wait_for_compaction(session: "Session", name: str) -> bool:
+    """Wait for the session's background compaction of graph ``name`` to end; whether one
+    was started."""
+    state = _STATE.get(session)
     thread = None if state is None else state.threads.get(name)
     if thread is not None:
         thread.join()
+    return thread is not None
 
 
-def checkpoint(con: "Connection", name: str) -> str:
+def checkpoint(session: "Session", name: str) -> str:
     """CHECKPOINT [g]: compact now (see the module docstring); the status line."""
     if name:
-        names = [con.catalog.get(name).name]
+        names = [session.catalog.get(name).name]
     else:
-        names = [e.name for e in con.catalog.entries() if e.changed]
+        names = [e.name for e in session.catalog.entries() if e.changed]
     done = []
     for graph in names:
-        _wait(con, graph)
+        wait_for_compaction(session, graph)
         start = time.perf_counter()
-        entry = con.catalog.get(graph)
-        new = compact(con.catalog, graph)
+        entry = session.catalog.get(graph)
+        new = compact(session.catalog, graph)
         if new is not None:
-            con._runner.forget(entry)
+            session.runner.forget(entry)
             done.append(f"'{graph}' ({delta_edges(entry)} changed edges, "
                         f"{time.perf_counter() - start:.3f} s)")
     if not done:
@@ -137,9 +140,9 @@ def checkpoint(con: "Connection", name: str) -> str:
     return "compacted " + ", ".join(done)
 
 
-def stop_compactions(con: "Connection") -> None:
+def stop_compactions(session: "Session") -> None:
     """The connection closes: cancel its background compactions and wait for them."""
-    state = _STATE.pop(con, None)
+    state = _STATE.pop(session, None)
     if state is None:
         return
     state.cancel.set()
@@ -147,17 +150,17 @@ def stop_compactions(con: "Connection") -> None:
         thread.join()
 
 
-def changes_table(con: "Connection", graph: str | None = None) -> pa.Table:
+def changes_table(session: "Session", graph: str | None = None) -> pa.Table:
     """``graph_changes(['g'])``: one row per graph (see the module docstring)."""
     if graph is not None:
         try:
-            entries = [con.catalog.get(str(graph))]
+            entries = [session.catalog.get(str(graph))]
         except GraphNotFound as exc:
             raise translate(exc) from None
     else:
-        entries = sorted(con.catalog.entries(), key=lambda e: e.name)
-    markers = {record.get("base") for _gid, record in compaction_markers(con._env)}
-    state = _STATE.get(con)
+        entries = sorted(session.catalog.entries(), key=lambda e: e.name)
+    markers = {record.get("base") for _gid, record in compaction_markers(session.env)}
+    state = _STATE.get(session)
     rows = []
     for e in entries:
         d = e.delta

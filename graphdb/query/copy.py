@@ -1,4 +1,5 @@
-"""COPY and CREATE GRAPH: moving data between files and the database in SQL.
+"""The clauses of COPY and CREATE GRAPH: moving data between files and the database in SQL,
+and empty graphs.
 
 ::
 
@@ -6,6 +7,8 @@
     COPY table TO 'file' [(...)]                  -- g.edges, g.vertices, a registered table
     COPY g FROM 'edges' [(UNDIRECTED, VERTICES 'v.csv', WEIGHT 'w', HEADER false, ...)]
     CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] g FROM 'edges' [(...)]
+    CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] g ([VERTICES (id BIGINT|VARCHAR, prop TYPE, ...)]
+        [, EDGES (weight DOUBLE, prop TYPE, ...)] [, UNDIRECTED])
 
 Options are ``name value`` or ``name = value`` pairs, comma separated, optionally after
 ``WITH``; a name alone means true (``HEADER``, ``UNDIRECTED``). Values are strings, numbers,
@@ -16,15 +19,18 @@ new graph with the ingest options of ``graphdb ingest`` (see :data:`LOAD_OPTIONS
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
+import pyarrow as pa
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
 from ..errors import ParseError
 from .dialect import GraphSQL
 
-__all__ = ["LOAD_OPTIONS", "EXPORT_OPTIONS", "parse_copy", "parse_create_graph"]
+__all__ = ["LOAD_OPTIONS", "EXPORT_OPTIONS", "TokenReader", "arrow_type", "creates_empty_graph",
+           "parse_copy", "parse_create_empty_graph", "parse_create_graph"]
 
 #: Options of COPY g FROM / CREATE GRAPH: SQL name -> keyword of ``Connection.ingest``.
 LOAD_OPTIONS = {
@@ -39,6 +45,15 @@ LOAD_OPTIONS = {
 }
 #: Options of COPY ... TO.
 EXPORT_OPTIONS = ("format", "header", "delimiter", "compression", "array")
+#: Column types of CREATE GRAPH g (...).
+_SQL_TYPES = {
+    "BIGINT": pa.int64(), "INT8": pa.int64(), "LONG": pa.int64(), "INTEGER": pa.int32(),
+    "INT": pa.int32(), "INT4": pa.int32(), "SMALLINT": pa.int16(), "TINYINT": pa.int8(),
+    "DOUBLE": pa.float64(), "FLOAT8": pa.float64(), "FLOAT": pa.float32(), "REAL": pa.float32(),
+    "VARCHAR": pa.string(), "TEXT": pa.string(), "STRING": pa.string(), "BOOLEAN": pa.bool_(),
+    "BOOL": pa.bool_(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"),
+    "BLOB": pa.binary(),
+}
 
 
 def _tokens(text: str) -> list[Token]:
@@ -53,8 +68,8 @@ def _position(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-class _Reader:
-    """Walks the tokens of one statement."""
+class TokenReader:
+    """Walks the tokens of one statement (the clauses of graphdb's own statements)."""
 
     def __init__(self, text: str, usage: str):
         self.text, self.usage = text, usage
@@ -182,7 +197,7 @@ def parse_copy(text: str) -> dict[str, Any]:
     'options'}`` or ``{'kind': 'load_graph', 'graph', 'path', 'options'}``."""
     usage = ("COPY (query) TO 'file' [(FORMAT parquet|csv|json)] or COPY graph FROM 'edges' "
              "[(options)]")
-    r = _Reader(text, usage)
+    r = TokenReader(text, usage)
     r.expect("COPY")
     token = r.peek()
     if token is not None and token.token_type == TokenType.L_PAREN:
@@ -207,7 +222,7 @@ def parse_copy(text: str) -> dict[str, Any]:
             "options": r.options(EXPORT_OPTIONS)}
 
 
-def create_graph_head(r: "_Reader") -> tuple[bool, bool, str]:
+def create_graph_head(r: "TokenReader") -> tuple[bool, bool, str]:
     """``CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] name``: (replace, if_not_exists, name)."""
     r.expect("CREATE")
     replace = r.phrase("OR", "REPLACE")
@@ -220,7 +235,7 @@ def parse_create_graph(text: str) -> dict[str, Any]:
     """``CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] g FROM 'edges' [(options)]``, or
     ``... g AS GRAPH source [WHERE ...]`` (a subgraph kept as a graph of its own: ``path`` is
     empty and ``subgraph`` the text from ``GRAPH`` on)."""
-    r = _Reader(text, "CREATE [OR REPLACE] GRAPH name FROM 'edges' [(options)] or CREATE GRAPH "
+    r = TokenReader(text, "CREATE [OR REPLACE] GRAPH name FROM 'edges' [(options)] or CREATE GRAPH "
                       "name AS GRAPH source [WHERE condition]")
     replace, if_not_exists, graph = create_graph_head(r)
     if r.word("AS"):
@@ -237,3 +252,74 @@ def parse_create_graph(text: str) -> dict[str, Any]:
         options["replace"] = True
     return {"kind": "load_graph", "graph": graph, "path": path, "options": options,
             "if_not_exists": if_not_exists}
+
+
+def creates_empty_graph(text: str) -> bool:
+    """CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] name, then '(' or nothing: an empty graph
+    (a load names its file: CREATE GRAPH g FROM 'edges.csv')."""
+    return re.match(r"\s*CREATE\s+(OR\s+REPLACE\s+)?GRAPH\s+(IF\s+NOT\s+EXISTS\s+)?"
+                    r'("[^"]*"|[A-Za-z_][A-Za-z0-9_]*)\s*(\(|$)', text, re.I) is not None
+
+
+def parse_create_empty_graph(text: str) -> dict:
+    """CREATE GRAPH g (...) of an empty graph (see the module docstring)."""
+    reader = TokenReader(text, "CREATE [OR REPLACE] GRAPH [IF NOT EXISTS] g ([VERTICES (id TYPE, "
+                           "...)], [EDGES (col TYPE, ...)], [UNDIRECTED])")
+    replace, if_not_exists, name = create_graph_head(reader)
+    name = name.strip('"')
+    options = {"replace": replace, "undirected": False, "vertices": [], "edges": []}
+    if reader.peek() is not None:
+        start, stop = reader.balanced()
+        for item in _split_top(text[start:stop]):
+            words = item.split(None, 1)
+            key = words[0].upper() if words else ""
+            if key in ("UNDIRECTED", "DIRECTED") and len(words) == 1:
+                options["undirected"] = key == "UNDIRECTED"
+            elif key in ("VERTICES", "EDGES") and len(words) == 2 and \
+                    words[1].strip().startswith("(") and words[1].strip().endswith(")"):
+                options[key.lower()] = _columns(words[1].strip()[1:-1], key)
+            else:
+                raise ParseError(f"unknown item '{item.strip()[:40]}' in CREATE GRAPH; "
+                                 "expected VERTICES (...), EDGES (...) or UNDIRECTED", 1, 1)
+    if reader.peek() is not None:
+        raise reader.error(f"unexpected '{reader.peek().text}'")
+    return {"name": name, "if_exists": if_not_exists, "options": options}
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside parentheses."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p for p in parts if p.strip()]
+
+
+def _columns(text: str, what: str) -> list[tuple[str, pa.DataType]]:
+    out = []
+    for item in _split_top(text):
+        words = item.split(None, 1)
+        if len(words) != 2 or not re.fullmatch(r'"?[A-Za-z_][A-Za-z0-9_]*"?', words[0]):
+            raise ParseError(f"{what}: expected 'name TYPE', got '{item.strip()[:40]}'", 1, 1)
+        out.append((words[0].strip('"'), arrow_type(words[1].strip())))
+    return out
+
+
+def arrow_type(text: str) -> pa.DataType:
+    """The Arrow type of an SQL type name (BIGINT, DOUBLE, VARCHAR, DATE, ...)."""
+    key = re.sub(r"\(.*\)$", "", text.strip()).strip().upper()
+    if key in ("DECIMAL", "NUMERIC"):
+        return pa.float64()
+    found = _SQL_TYPES.get(key)
+    if found is None:
+        raise ParseError(f"unknown type {text!r}; use one of " + ", ".join(sorted(_SQL_TYPES)),
+                         1, 1)
+    return found

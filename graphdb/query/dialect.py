@@ -13,6 +13,9 @@ token here and its WHERE and COLUMNS clauses by sqlglot's own expression rules. 
 :class:`GraphTable` node holding :class:`NodePattern` and :class:`EdgePattern` nodes, so the
 binder sees an ordinary AST.
 
+graphdb's own statements (SHOW GRAPHS, DROP GRAPH, CREATE [PROPERTY] GRAPH, COPY, EXPLAIN, ...)
+parse to nodes of their own kinds too (:mod:`.grammar`).
+
 The binder rewrites a query by replacing pieces of its text (a graph function call by the name
 of its result, a ``?`` by a value), so the parser records where some nodes are:
 ``node.meta["span"] = (first, last)`` character offsets (inclusive) for every FROM item
@@ -25,6 +28,8 @@ from __future__ import annotations
 from sqlglot import exp, generator
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.tokens import TokenType
+
+from .grammar import StatementGrammar
 
 __all__ = ["GraphSQL", "GraphTable", "NodePattern", "EdgePattern", "SubgraphRef", "UNBOUNDED",
            "span"]
@@ -90,7 +95,7 @@ class SubgraphRef(exp.Expression):
     arg_types = {"this": True, "where": False, "labels": False}
 
 
-class GraphSQLParser(DuckDB.Parser):
+class GraphSQLParser(StatementGrammar, DuckDB.Parser):
     def _spanned(self, parse):
         """Run ``parse()`` and record the span of the tokens it consumed on its result."""
         first = self._index
@@ -344,8 +349,10 @@ class GraphSQLParser(DuckDB.Parser):
 class GraphSQLTokenizer(DuckDB.Tokenizer):
     # SETTINGS is a ClickHouse keyword in the base tokenizer; here it names a table function.
     # '?::' is another dialect's operator; here it is a parameter and a cast (?::DATE).
+    # EXPLAIN, RESET and VACUUM would make the rest of the statement one string: they are
+    # statements of graphdb's own grammar (.grammar), read token by token.
     KEYWORDS = {k: v for k, v in DuckDB.Tokenizer.KEYWORDS.items()
-                if k not in ("SETTINGS", "?::")}
+                if k not in ("SETTINGS", "?::", "EXPLAIN", "RESET", "VACUUM")}
 
 
 def _graph_table_sql(gen, node: GraphTable) -> str:

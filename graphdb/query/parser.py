@@ -8,11 +8,10 @@ parameterised query again pays for the parse once.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.errors import ParseError as SqlglotParseError
@@ -20,12 +19,10 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
 from ..errors import ParseError
-from .copy import parse_copy, parse_create_graph
 from .dialect import GraphSQL
-from .property_graph_sql import parse_create_property_graph
-from .writes import is_write, parse_write
+from .grammar import CopyTo, Explain
 
-__all__ = ["Statement", "parse", "parse_sqlglot", "split_statements"]
+__all__ = ["Statement", "parse", "parse_sqlglot", "parse_subgraph", "split_statements"]
 
 # sqlglot logs a warning when it falls back to a generic Command; we handle those ourselves.
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
@@ -35,26 +32,37 @@ _DIALECT = GraphSQL()
 _LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*", re.S)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Statement:
-    """One parsed statement.
+    """One parsed statement: its tree and the text it was parsed from (the spans recorded in
+    the tree are offsets into ``text``). Its kind is the class of its tree; the handler of
+    that kind (:mod:`graphdb.query.statements`) carries it out.
 
-    ``kind`` is 'select', 'show_graphs', 'show_settings', 'show_functions', 'describe', 'set',
-    'reset', 'drop_graph', 'vacuum', 'copy_to' (COPY (query) TO 'file', ``ast`` the query),
-    'load_graph' (COPY g FROM 'edges', CREATE GRAPH g FROM 'edges', CREATE GRAPH h AS GRAPH g
-    ...), 'create_property_graph' (``options`` holds its tables) or a write
-    (:data:`graphdb.query.writes.WRITE_KINDS`: INSERT, DELETE, UPDATE, BEGIN, COMMIT, ...).
+    Of ``EXPLAIN [ANALYZE] s``, ``ast`` is the :class:`~.grammar.Explain` node and ``text`` the
+    statement's text with the EXPLAIN words blanked out, so ``s``'s spans still hold in it.
     """
 
-    kind: str
-    ast: exp.Expression | None
-    text: str  # what was parsed: the spans recorded in ``ast`` are offsets into it
-    explain: bool = False
-    analyze: bool = False
-    name: str = ""  # the object of DROP GRAPH / RESET, the graph a load creates
-    if_exists: bool = False  # DROP GRAPH IF EXISTS, CREATE GRAPH IF NOT EXISTS
-    path: str = ""  # the file of COPY and CREATE GRAPH
-    options: dict = field(default_factory=dict)  # their (name: value) options
+    ast: exp.Expression
+    text: str
+
+    @property
+    def explain(self) -> bool:
+        return isinstance(self.ast, Explain)
+
+    @property
+    def analyze(self) -> bool:
+        return self.explain and bool(self.ast.args.get("analyze"))
+
+    def explained(self) -> "Statement":
+        """The statement EXPLAIN explains (the statement itself without EXPLAIN)."""
+        return Statement(self.ast.this, self.text) if self.explain else self
+
+    @property
+    def kind(self) -> str:
+        """What ran, as results say it: 'select', 'insert', 'show_graphs', 'explain', ..."""
+        from .statements import handler_for
+
+        return "explain" if self.explain else handler_for(self.ast).kind
 
 
 def _strip(sql: str) -> str:
@@ -64,80 +72,25 @@ def _strip(sql: str) -> str:
 @functools.lru_cache(maxsize=256)
 def parse(sql: str) -> Statement:
     """Parse exactly one statement (the result is shared: do not change it)."""
+    from .statements import handler_for
+
     text = _strip(sql)
     if not text:
         raise ParseError("empty statement")
-    words = text.split()
-    head = words[0].upper()
-    if head == "EXPLAIN":
-        rest = text[len(words[0]):].lstrip()
-        analyze = rest[:7].upper() == "ANALYZE" and (len(rest) == 7 or not rest[7].isalnum())
-        if analyze:
-            rest = rest[7:].lstrip()
-        return dataclasses.replace(parse(rest), explain=True, analyze=analyze)
-    if head == "SHOW":
-        if len(words) == 2 and words[1].upper() in ("GRAPHS", "TABLES"):
-            return Statement("show_graphs", None, text)
-        if len(words) == 2 and words[1].upper() in ("SETTINGS", "FUNCTIONS"):
-            return Statement("show_" + words[1].lower(), None, text)
-        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS, SHOW FUNCTIONS "
-                         "or SHOW SETTINGS",
-                         1, 1)
-    if head == "DROP":
-        # DROP GRAPH [IF EXISTS] name: sqlglot has no GRAPH object kind, so it is read here.
-        upper = [w.upper() for w in words]
-        if len(words) >= 2 and upper[1] == "GRAPH":
-            if_exists = upper[2:4] == ["IF", "EXISTS"]
-            rest = words[4:] if if_exists else words[2:]
-            if len(rest) == 1 and re.fullmatch(r'"?[A-Za-z_][A-Za-z0-9_]*"?', rest[0]):
-                return Statement("drop_graph", None, text, name=rest[0].strip('"'),
-                                 if_exists=if_exists)
-            raise ParseError("expected DROP GRAPH [IF EXISTS] name", 1, 1)
-        raise ParseError(f"unsupported statement: DROP {words[1] if len(words) > 1 else ''}; "
-                         "only DROP GRAPH name", 1, 1)
-    if is_write(text):  # INSERT, DELETE, UPDATE, transactions, CHECKPOINT, CREATE GRAPH g (..)
-        return parse_write(text)
-    if head == "COPY":
-        parts = parse_copy(text)
-        if parts["kind"] == "load_graph":
-            return Statement("load_graph", None, text, name=parts["graph"], path=parts["path"],
-                             options=parts["options"])
-        inner = parse(parts["query"])
-        if inner.kind != "select" or inner.explain:
-            raise ParseError("COPY (...) TO takes a query: COPY (SELECT ...) TO 'file'", 1, 1)
-        return Statement("copy_to", inner.ast, inner.text, path=parts["path"],
-                         options=parts["options"])
-    upper = [w.upper() for w in words[:6]]
-    if head == "CREATE" and "PROPERTY" in upper and upper[upper.index("PROPERTY") + 1:][:1] \
-            == ["GRAPH"]:
-        parts = parse_create_property_graph(text)
-        return Statement("create_property_graph", None, text, name=parts["graph"],
-                         options=parts, if_exists=parts["if_not_exists"])
-    if head == "CREATE" and len(words) > 1 and words[1].upper() in ("GRAPH", "OR"):
-        parts = parse_create_graph(text)
-        ast = None
-        if parts.get("subgraph"):  # CREATE GRAPH h AS GRAPH g WHERE ...: its subgraph, parsed
-            ast = _subgraph(parts["subgraph"])
-        return Statement("load_graph", ast, text, name=parts["graph"], path=parts["path"],
-                         options=parts["options"], if_exists=parts["if_not_exists"])
-    if head == "VACUUM":
-        if len(words) == 1:
-            return Statement("vacuum", None, text)
-        raise ParseError("expected VACUUM (it compacts the whole database file)", 1, 1)
-    if head == "RESET":
-        if len(words) == 2 and re.fullmatch(r"[A-Za-z_]+", words[1]):
-            return Statement("reset", None, text, name=words[1])
-        if len(words) == 2 and words[1].upper() == "ALL":
-            return Statement("reset", None, text, name="all")
-        raise ParseError("expected RESET setting_name (or RESET ALL)", 1, 1)
     ast = parse_sqlglot(text)
-    if isinstance(ast, exp.Describe):
-        return Statement("describe", ast, text)
-    if isinstance(ast, exp.Set):
-        return Statement("set", ast, text)
-    if isinstance(ast, exp.Query):
-        return Statement("select", ast, text)
-    raise ParseError(f"unsupported statement: {head}", 1, 1)
+    inner = ast
+    if isinstance(ast, Explain):
+        start = ast.args["start"]
+        text = " " * start + text[start:]
+        inner = ast.this
+    if handler_for(inner) is None:
+        head = text.split(None, 1)[0].upper()
+        raise ParseError(f"unsupported statement: {head}", 1, 1)
+    if isinstance(inner, CopyTo):
+        query = parse(inner.spec["query"])
+        if query.kind != "select":
+            raise ParseError("COPY (...) TO takes a query: COPY (SELECT ...) TO 'file'", 1, 1)
+    return Statement(ast, text)
 
 
 def parse_sqlglot(text: str) -> exp.Expression:
@@ -162,7 +115,7 @@ def parse_sqlglot(text: str) -> exp.Expression:
     return ast
 
 
-def _subgraph(text: str) -> exp.Expression:
+def parse_subgraph(text: str) -> exp.Expression:
     """``GRAPH g [WHERE ...]`` parsed as the graph argument of a call (its spans are offsets
     into ``SELECT * FROM f(`` + text + ``)``, kept as the node's ``meta['text']``)."""
     wrapped = f"SELECT * FROM f({text})"

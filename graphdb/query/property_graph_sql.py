@@ -28,7 +28,7 @@ from typing import Any
 from sqlglot.tokens import TokenType
 
 from ..errors import ParseError
-from .copy import _Reader
+from .copy import TokenReader
 
 __all__ = ["parse_create_property_graph"]
 
@@ -38,7 +38,7 @@ _USAGE = ("CREATE [OR REPLACE] PROPERTY GRAPH name VERTEX TABLES (table [AS name
           "label], ...)]")
 
 
-def _columns(r: _Reader) -> list[str]:
+def _columns(r: TokenReader) -> list[str]:
     """``(a, b, ...)``."""
     if not _punct(r, TokenType.L_PAREN):
         raise r.error("expected '('")
@@ -52,7 +52,7 @@ def _columns(r: _Reader) -> list[str]:
         raise r.error("expected ',' or ')'")
 
 
-def _punct(r: _Reader, kind) -> bool:
+def _punct(r: TokenReader, kind) -> bool:
     token = r.peek()
     if token is not None and token.token_type == kind:
         r.i += 1
@@ -60,7 +60,7 @@ def _punct(r: _Reader, kind) -> bool:
     return False
 
 
-def _table(r: _Reader) -> dict[str, Any]:
+def _table(r: TokenReader) -> dict[str, Any]:
     token = r.peek()
     if token is None:
         raise r.error("missing a table")
@@ -80,7 +80,7 @@ def _table(r: _Reader) -> dict[str, Any]:
     return {"table": source, "file": quoted, "name": name}
 
 
-def _label_and_properties(r: _Reader, item: dict) -> None:
+def _label_and_properties(r: TokenReader, item: dict) -> None:
     while True:
         if r.word("LABEL"):
             if item.get("label"):
@@ -102,7 +102,7 @@ def _label_and_properties(r: _Reader, item: dict) -> None:
             return
 
 
-def _references(r: _Reader) -> tuple[str, str | None]:
+def _references(r: TokenReader) -> tuple[str, str | None]:
     r.expect("REFERENCES")
     name = r.name("vertex table")
     column = None
@@ -115,7 +115,7 @@ def _references(r: _Reader) -> tuple[str, str | None]:
     return name, column
 
 
-def _list(r: _Reader, edge: bool) -> list[dict]:
+def _list(r: TokenReader, edge: bool) -> list[dict]:
     if not _punct(r, TokenType.L_PAREN):
         raise r.error("expected '(' before the tables")
     items = []
@@ -152,7 +152,7 @@ def parse_create_property_graph(text: str) -> dict[str, Any]:
     """The parts of a CREATE PROPERTY GRAPH statement: graph, replace, undirected, if_not_exists,
     vertex tables and edge tables (dicts: table, file, name, key, label, properties, and for
     edges source/destination with their key columns)."""
-    r = _Reader(text, _USAGE)
+    r = TokenReader(text, _USAGE)
     r.expect("CREATE")
     replace = r.phrase("OR", "REPLACE")
     undirected = r.word("UNDIRECTED")

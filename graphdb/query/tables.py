@@ -42,13 +42,15 @@ class Context:
     ``catalog`` is the statement's view of the catalog; ``graph_columns(graph, table)`` lists
     the columns of ``g.vertices``/``g.edges``; ``builtins`` maps a table-function name to a
     callable returning its ``pa.Table``; ``tables`` maps a lower-case name to a table the
-    program registered (a relation of every query under that name).
+    program registered (a relation of every query under that name), or to the
+    :class:`~graphdb.executor.plan.TargetRows` a DELETE or UPDATE picks from (known when it
+    runs).
     """
 
     catalog: Catalog
     graph_columns: Callable[[str, str], list[str]]
     builtins: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
-    tables: dict[str, pa.Table] = field(default_factory=dict)
+    tables: dict[str, pa.Table | PlanNode] = field(default_factory=dict)
 
     def graph(self, name: str) -> str:
         """The catalog's spelling of graph ``name`` (raises with suggestions)."""

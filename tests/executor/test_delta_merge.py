@@ -71,7 +71,7 @@ def test_merged_csr_is_a_fresh_ingests(directed, seed):
     entry, reference = con.catalog.get("g"), fresh.catalog.get("g")
     assert entry.changed and (entry.num_vertices, entry.num_edges) == \
         (reference.num_vertices, reference.num_edges)
-    graph = con._runner.graph(entry)
+    graph = con.session.runner.graph(entry)
     assert isinstance(graph, DeltaGraph)
     assert not graph.view().identity  # ids below the base's: the view renumbers
     for direction in ("out", "in") if directed else ("out",):
@@ -94,7 +94,7 @@ def test_merged_csr_is_a_fresh_ingests(directed, seed):
 @pytest.mark.parametrize("directed", [True, False])
 def test_compiled_python_and_vectorized_merges_agree(directed):
     con, _edges = _build(directed, 4)
-    graph = con._runner.graph(con.catalog.get("g"))
+    graph = con.session.runner.graph(con.catalog.get("g"))
     for direction in ("out", "in") if directed else ("out",):
         plan = graph.plan(direction)
         base = graph.base.csr(direction, weights=True)
@@ -120,7 +120,7 @@ def test_device_merge_with_numpy_standing_in_for_cupy(monkeypatch):
     from graphdb.executor.gpu import runtime
 
     con, _edges = _build(True, 5)
-    graph = con._runner.graph(con.catalog.get("g"))
+    graph = con.session.runner.graph(con.catalog.get("g"))
     monkeypatch.setattr(runtime, "cp", lambda: np)
 
     class Resident:

@@ -34,13 +34,13 @@ def test_gpu_out_of_memory_falls_back_to_the_planned_cpu_plan(tmp_path, monkeypa
         edges = sp.coo_array((np.ones(3), ([0, 1, 2], [1, 2, 0])), shape=(4, 4))
         con.from_scipy("g", edges, weighted=False)
         expected = con.execute("SELECT vertex, depth FROM bfs(g, 1) ORDER BY vertex").fetchall()
-        monkeypatch.setattr(con._runner, "device_for", lambda: Device(
+        monkeypatch.setattr(con.session.runner, "device_for", lambda: Device(
             "gpu", 1 << 30, name="fake GPU", reason="test"))
         plan = con.plan("SELECT vertex, depth FROM bfs(g, 1)")
         op = next(n for n in plan.walk() if n.kind == "AlgorithmScan")
         assert (op.device, op.fallback.device, op.fallback.variant) == ("gpu", "cpu", "resident")
         rows = con.execute("SELECT vertex, depth FROM bfs(g, 1) ORDER BY vertex").fetchall()
-        metrics = next(s.metrics for s in con._runner.stats.values() if "variant" in s.metrics)
+        metrics = next(s.metrics for s in con.session.runner.stats.values() if "variant" in s.metrics)
     assert calls == [("gpu", {"source": 1})]
     assert rows == expected
     assert metrics["device"] == "cpu" and "out of memory" in metrics["fallback"]

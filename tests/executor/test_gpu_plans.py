@@ -26,7 +26,7 @@ def con(tmp_path_factory):
     c.from_networkx("g", g)
     gpu = Device("gpu", 1 << 32, name="stand-in GPU", reason="test", l2_bytes=50 << 20,
                  bandwidth=4.8e12)
-    c._runner.device_for = lambda: gpu
+    c.session.runner.device_for = lambda: gpu
     yield c
     c.close()
 
@@ -82,9 +82,9 @@ def test_graph_table_plans_onto_the_gpu_or_says_why(con):
     op = next(n for n in con.plan(sql).walk() if isinstance(n, PatternOperator))
     assert op.device == "gpu" and op.details[0].startswith("gpu ·")
     small = Device("gpu", 2000, name="tiny GPU", reason="test")
-    con._runner.device_for = lambda: small
+    con.session.runner.device_for = lambda: small
     try:
         op = next(n for n in con.plan(sql).walk() if isinstance(n, PatternOperator))
     finally:
-        con._runner.device_for = lambda: Device("gpu", 1 << 32, reason="test")
+        con.session.runner.device_for = lambda: Device("gpu", 1 << 32, reason="test")
     assert op.device == "cpu" and "more than half the GPU budget" in op.details[-1]

@@ -64,7 +64,7 @@ def con(request, tmp_path_factory):
 def test_device_branches_bind_what_the_host_binds(con, pattern, where):
     sql = f"SELECT * FROM GRAPH_TABLE (g MATCH {pattern} {where} COLUMNS (a.id AS x))"
     node = next(n for n in con.plan(sql).walk() if isinstance(n, PatternOperator))
-    graph = con._runner.graph(node.entry)
+    graph = con.session.runner.graph(node.entry)
     n = graph.num_vertices
     start = np.arange(n) if not where else np.arange(20)
     host = host_arrays(graph, lambda: in_index(graph))
@@ -91,7 +91,7 @@ def test_device_branches_bind_what_the_host_binds(con, pattern, where):
 
 
 def test_the_device_recipe_of_the_in_edge_index_is_the_host_one(con):
-    graph = con._runner.graph(con._runner.snapshot().get("g"))
+    graph = con.session.runner.graph(con.session.runner.snapshot().get("g"))
     out = graph.out_csr
     host = in_index(graph)
     device = _in_index(_NotNumpy(), out.offsets, out.targets, graph.num_vertices)

@@ -139,7 +139,7 @@ def test_what_explain_promises_is_what_runs_at_every_budget(con, name):
         explained = "\n".join(r[0] for r in con.execute("EXPLAIN " + sql).fetchall())
         assert f"cpu · {op.variant}" in explained
         con.execute(sql)  # runs: the same statement plans the same way
-        stats = con._runner.stats
+        stats = con.session.runner.stats
         metrics = next(s.metrics for s in stats.values() if "variant" in s.metrics)
         assert metrics["variant"] == op.variant
         assert con.execute(sql).fetchone() == reference
@@ -167,7 +167,7 @@ def test_arguments_are_checked_before_any_graph_data_is_read(con, monkeypatch):
     def refuse(self, name):  # noqa: ARG001
         raise AssertionError(f"topology read while planning: {name}")
 
-    monkeypatch.setattr(graph_module.Graph, "_array", refuse)
+    monkeypatch.setattr(graph_module.Graph, "array", refuse)
     with pytest.raises(graphdb.InvalidInputError, match="no edge column"):
         con.plan("SELECT * FROM sssp(g, 3, weight => 'nope')")
     with pytest.raises(graphdb.InvalidInputError, match="not a vertex"):
@@ -179,7 +179,7 @@ def test_debug_variant_forces_a_streamed_plan_that_streams_in_several_pieces(con
     op = _operator(con.plan("SELECT * FROM sssp(g, 3)"))
     assert op.variant == "subway" and op.decision.budget_bytes < op.decision.topology_bytes
     con.execute("SELECT * FROM sssp(g, 3)")
-    metrics = next(s.metrics for s in con._runner.stats.values() if "variant" in s.metrics)
+    metrics = next(s.metrics for s in con.session.runner.stats.values() if "variant" in s.metrics)
     assert metrics["partitions"] > metrics["outer_iterations"]
 
 
@@ -198,7 +198,7 @@ def test_a_gpu_plan_carries_the_familys_tuning_and_a_cpu_fallback(con, monkeypat
     from graphdb.executor.algorithms.pagerank.gpu import Layout
 
     gpu = Device("gpu", 1 << 30, name="fake GPU", reason="test", l2_bytes=50 << 20)
-    monkeypatch.setattr(con._runner, "device_for", lambda: gpu)
+    monkeypatch.setattr(con.session.runner, "device_for", lambda: gpu)
     op = _operator(con.plan("SELECT * FROM pagerank(g)"))
     assert (op.device, op.variant) == ("gpu", "resident")
     assert isinstance(op.config.tuning, Layout) and op.config.tuning.block_vertices >= 400

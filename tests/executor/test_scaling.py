@@ -174,7 +174,7 @@ def test_settings_and_connect_arguments(tmp_path):
             with pytest.raises(graphdb.ProgrammingError):
                 con.execute(bad)
         con.execute("SET debug_ranks = 2")
-        fleet = con._fleet(con._device())
+        fleet = con.session.fleet(con.session.device())
         assert (fleet.backend, fleet.ranks, fleet.kind) == ("local", 2, "cpu")
     for bad in ([0, 0], [], "two", -1):
         with pytest.raises(graphdb.InterfaceError):

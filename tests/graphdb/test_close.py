@@ -55,7 +55,7 @@ def test_a_closed_connection_is_freed_without_a_garbage_collection(db, no_gc):
         for sql in STATEMENTS:
             con.execute(sql).fetchall()
         con.graph("g").bfs(0)
-        refs.append((weakref.ref(con), weakref.ref(con._runner), weakref.ref(con.catalog),
+        refs.append((weakref.ref(con), weakref.ref(con.session.runner), weakref.ref(con.catalog),
                      weakref.ref(con.catalog.buffers)))
         con.close()
         del con

@@ -148,7 +148,7 @@ def test_buffer_stats_hook_is_one_line(db_path):
 
 
 def test_interrupt_stops_the_running_query_and_the_next_one_runs(social, monkeypatch):
-    runner = social._runner
+    runner = social.session.runner
     original = runner._run_AlgorithmScan
 
     def algorithm_then_ctrl_c(node, metrics):

@@ -86,13 +86,11 @@ def test_a_row_that_does_not_fit_fails_alone(pair):
 
 def test_rows_whose_apply_fails_are_kept_for_the_commit(pair, monkeypatch):
     con, ref = pair
-    from graphdb.query import dml
-
     con.execute("BEGIN")
     for i in range(5):
         _both(con, ref, "INSERT INTO g.edges (src, dst, weight) VALUES (?, ?, ?)",
               [i, i + 1, 1.0])
-    real, calls = dml.insert_rows, []
+    real, calls = con.session.execute_plan, []
 
     def failing_once(*args):
         calls.append(1)
@@ -100,7 +98,7 @@ def test_rows_whose_apply_fails_are_kept_for_the_commit(pair, monkeypatch):
             raise graphdb.OperationalError("no space left on device")
         return real(*args)
 
-    monkeypatch.setattr(dml, "insert_rows", failing_once)
+    monkeypatch.setattr(con.session, "execute_plan", failing_once)
     with pytest.raises(graphdb.Error):
         con.execute("COMMIT")
     con.execute("COMMIT")  # the rows were kept: this commit writes them

@@ -96,7 +96,8 @@ def test_automatic_compaction_past_the_threshold(monkeypatch):
             con.execute("INSERT INTO g.edges VALUES (?, ?)", [200 + i, 300 + i])
         assert con.catalog.get("g").version == 8  # 4 x (new vertices, edges): below 5%
         con.executemany("INSERT INTO g.edges VALUES (?, ?)", [(400 + i, 500) for i in range(8)])
-        compacting._state(con).threads["g"].join()  # past it: compacted in the background
+        # past it: compacted in the background
+        assert compacting.wait_for_compaction(con.session, "g")
         entry = con.catalog.get("g")
         assert not entry.changed and entry.delta["generation"] == 1
         assert con.execute("SELECT count(*) FROM g.edges").fetchone() == (112,)

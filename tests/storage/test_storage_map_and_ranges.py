@@ -56,7 +56,7 @@ def test_stored_graph_ranges_and_pages_match_the_whole_csr(tmp_path):
     edges = write_edges(tmp_path / "e.csv", src, dst)
     with graphdb.connect(tmp_path / "db", page_size=4096, buffer_pool_size=64 * 4096) as con:
         con.ingest("g", edges, pages=True)
-        graph = con._runner.graph(con.catalog.get("g"))
+        graph = con.session.runner.graph(con.catalog.get("g"))
         assert isinstance(graph, StoredGraph)
         for direction, whole in (("out", graph.out_csr), ("in", graph.in_csr)):
             for a, b in [(0, 1), (3, 300), (500, graph.num_vertices)]:

@@ -1,0 +1,69 @@
+"""Queries: SELECT (any query sqlglot parses: set operations, VALUES, ...) and DESCRIBE."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from graphdb.executor.arrays import to_table
+from graphdb.executor.plan import DescribeGraph, PlanNode, ValuesScan
+
+from ..binder import bind_query
+from . import Handler
+
+if TYPE_CHECKING:
+    from graphdb.executor.snapshot import StatementCatalog
+
+    from ...session import Session
+    from ..parser import Statement
+
+__all__ = ["HANDLERS", "describe_target"]
+
+
+class Query(Handler):
+    kind = "select"
+    parameters = True
+    explainable = True
+
+    def plan(self, session: "Session", statement: "Statement", parameters: Any,
+             snapshot: "StatementCatalog") -> PlanNode:
+        return bind_query(statement.ast, statement.text, parameters, session.context(snapshot))
+
+
+def describe_target(ast: exp.Expression, text: str) -> tuple[str, Any]:
+    """('graph', name), ('table', 'g.edges' SQL) or ('query', its text) of a DESCRIBE
+    statement (``text``)."""
+    target = ast.this
+    if isinstance(target, exp.Table) and target.args.get("db") is not None:
+        return "table", target.sql(dialect="duckdb")
+    if isinstance(target, exp.Query):
+        return "query", text.split(None, 1)[1]
+    return "graph", target.name
+
+
+class Describe(Handler):
+    """``DESCRIBE g`` (the graph's properties), ``DESCRIBE g.edges`` or ``DESCRIBE SELECT ...``
+    (the columns and their types)."""
+
+    kind = "describe"
+    explainable = True
+
+    def plan(self, session: "Session", statement: "Statement", parameters: Any,
+             snapshot: "StatementCatalog") -> PlanNode:
+        from ..parser import parse
+
+        kind, target = describe_target(statement.ast, statement.text)
+        if kind == "graph":
+            return DescribeGraph(snapshot.get(target).name)
+        if kind == "table":
+            query = parse(f"SELECT * FROM {target} LIMIT 0")
+        else:
+            query = parse(target)
+        logical = bind_query(query.ast, query.text, None, session.context(snapshot))
+        schema = session.run(logical, snapshot).schema
+        return ValuesScan("describe", to_table({
+            "column": [f.name for f in schema], "type": [str(f.type) for f in schema]}))
+
+
+HANDLERS = {exp.Query: Query(), exp.Describe: Describe()}

@@ -1,0 +1,307 @@
+"""INSERT, DELETE and UPDATE of a graph's ``g.edges`` and ``g.vertices``, bound into write plans.
+
+::
+
+    INSERT INTO g.edges [(src, dst[, weight][, prop ...])] VALUES (...), ... | SELECT ...
+    INSERT INTO g.vertices [(id[, prop ...])] VALUES (...), ... | SELECT ...
+    DELETE FROM g.edges [WHERE ...]
+    [DETACH] DELETE FROM g.vertices [WHERE ...]    -- a vertex with edges needs DETACH
+    UPDATE g.edges SET col = expr, ... [WHERE ...]
+    UPDATE g.vertices SET prop = expr, ... [WHERE ...]
+
+An INSERT becomes :class:`~graphdb.executor.plan.InsertRows` over its rows: VALUES of constants
+and parameters read here (the common case, fast: no query runs), any other VALUES or a SELECT
+bound as a query. A DELETE or UPDATE becomes :class:`~graphdb.executor.plan.DeleteRows` /
+:class:`~graphdb.executor.plan.UpdateRows` over the query of the rows its WHERE picks from the
+graph's rows as its newest version has them (:class:`~graphdb.executor.plan.TargetRows`, each
+row with its identity), and for UPDATE their new values. The operators
+(:mod:`graphdb.executor.writes`) apply them as delta records.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from graphdb.executor.plan import (
+    CANONICAL,
+    ROW,
+    DeleteRows,
+    InsertRows,
+    PlanNode,
+    TargetRows,
+    UpdateRows,
+    ValuesScan,
+)
+from graphdb.executor.writes.target import property_graph_refusal, table_columns
+
+from ...errors import BinderError, InvalidInputError
+from ..dialect import GraphSQL, GraphTable
+from ..grammar import DetachDelete
+from ..parameters import Parameters, placeholders
+from . import Handler
+
+if TYPE_CHECKING:
+    from graphdb.executor.snapshot import StatementCatalog
+
+    from ...session import Session
+    from ..parser import Statement
+
+__all__ = ["HANDLERS", "bind_parameters", "insert_values", "values_plan"]
+
+#: The name the rows a DELETE or UPDATE picks from have in its query.
+TARGET = "__graphdb_target"
+
+
+class _NotConstant(Exception):
+    pass
+
+
+class Write(Handler):
+    """What INSERT, DELETE and UPDATE share: a writable database; after an autocommit, the
+    background compaction of what it made due."""
+
+    parameters = True
+    explainable = True
+
+    def check(self, session: "Session", statement: "Statement") -> None:
+        session.writable()
+
+    def finish(self, session: "Session", statement: "Statement", table: pa.Table
+               ) -> tuple[pa.Table, str | None]:
+        if not session.transaction.open:
+            session.after_commit(session.transaction.writer.committed)
+        return table, None
+
+
+class Insert(Write):
+    kind = "insert"
+
+    def uses_lease(self, statement: "Statement") -> bool:
+        return not isinstance(statement.ast.expression, exp.Values)  # (no query: no lease)
+
+    def plan(self, session: "Session", statement: "Statement", parameters: Any,
+             snapshot: "StatementCatalog") -> PlanNode:
+        ast = statement.ast
+        graph, table, columns = _target(ast, "insert", snapshot)
+        if isinstance(ast.this, exp.Schema):
+            columns = [_column(c.name, graph, table, columns) for c in ast.this.expressions]
+        if len(set(columns)) != len(columns):
+            raise BinderError("a column is named twice in the INSERT's column list")
+        source = ast.expression
+        if isinstance(source, exp.Values):
+            rows = values_plan(session, source, parameters, columns, snapshot)
+        elif isinstance(source, exp.Query):
+            rows = _query(session, bind_parameters(ast, parameters).expression, snapshot)
+        else:
+            raise BinderError("INSERT takes VALUES (...) or a SELECT")
+        return InsertRows(graph, table, tuple(columns), rows)
+
+
+class Delete(Write):
+    kind = "delete"
+
+    def plan(self, session: "Session", statement: "Statement", parameters: Any,
+             snapshot: "StatementCatalog") -> PlanNode:
+        graph, table, _columns = _target(statement.ast, "delete", snapshot)
+        bound = bind_parameters(statement.ast, parameters)
+        picked = [exp.column(ROW)] + ([exp.column(CANONICAL)] if table == "edges" else [])
+        query = _picking(session, graph, table, bound, picked, snapshot)
+        return DeleteRows(graph, table, query, detach=isinstance(statement.ast, DetachDelete))
+
+
+class Update(Write):
+    kind = "update"
+
+    def plan(self, session: "Session", statement: "Statement", parameters: Any,
+             snapshot: "StatementCatalog") -> PlanNode:
+        graph, table, columns = _target(statement.ast, "update", snapshot)
+        bound = bind_parameters(statement.ast, parameters)
+        assigned: dict[str, exp.Expression] = {}
+        for item in bound.expressions:
+            if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
+                raise BinderError(f"UPDATE ... SET takes column = value, got {item.sql()}")
+            name = _column(item.this.name, graph, table, columns)
+            if name in assigned:
+                raise BinderError(f"UPDATE sets column {name} twice")
+            assigned[name] = item.expression
+        if table == "vertices":
+            if "id" in assigned:
+                raise InvalidInputError(f"{graph}: a vertex's id cannot change; insert a new "
+                                        "vertex (and move its edges) instead")
+            changed = list(assigned)
+            values = [exp.column(ROW)] + [exp.alias_(e, n) for n, e in assigned.items()]
+        else:
+            changed = columns
+            values = [exp.column(ROW), exp.column(CANONICAL)] + [
+                exp.alias_(assigned[n], n) if n in assigned else exp.column(n) for n in columns]
+        query = _picking(session, graph, table, bound, values, snapshot)
+        return UpdateRows(graph, table, tuple(changed), query)
+
+
+# -- binding ------------------------------------------------------------------------------------
+def _target(ast: exp.Expression, kind: str, snapshot: "StatementCatalog"
+            ) -> tuple[str, str, list[str]]:
+    """(graph, 'edges' | 'vertices', the table's columns) a write statement writes to."""
+    node = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
+    if isinstance(node, GraphTable):
+        raise BinderError(f"GRAPH_TABLE is read-only (as in SQL/PGQ): {kind.upper()} writes "
+                          "to a graph's g.edges or g.vertices")
+    if not isinstance(node, exp.Table) or not node.args.get("db"):
+        raise BinderError(f"{kind.upper()} writes to a graph's table: g.edges or g.vertices, "
+                          f"not {node.sql()}")
+    name, table = node.args["db"].name, node.name.lower()
+    if table not in ("edges", "vertices"):
+        raise BinderError(f"cannot write to {name}.{table}: a graph's writable tables are "
+                          f"{name}.edges and {name}.vertices")
+    entry = snapshot.get(name)
+    refusal = property_graph_refusal(entry)
+    if refusal is not None:
+        raise BinderError(refusal)
+    return entry.name, table, table_columns(snapshot.catalog, entry, table)
+
+
+def _column(name: str, graph: str, table: str, columns: list[str]) -> str:
+    """The table's spelling of column ``name`` (SQL names are case-insensitive)."""
+    for column in columns:
+        if column.lower() == name.lower():
+            return column
+    raise BinderError(f"{graph}.{table} has no column '{name}' (columns: {', '.join(columns)})")
+
+
+def _query(session: "Session", query: exp.Expression, snapshot: "StatementCatalog",
+           tables: dict[str, PlanNode] | None = None) -> PlanNode:
+    """The plan of a query (an AST without parameters) a write reads, ``tables`` its relations
+    by name. The query is bound from its text, as any statement is."""
+    from ..binder import bind_query
+    from ..parser import parse
+
+    statement = parse(query.sql(dialect=GraphSQL))
+    context = session.context(snapshot)
+    context.tables.update(tables or {})
+    return bind_query(statement.ast, statement.text, None, context)
+
+
+def _picking(session: "Session", graph: str, table: str, bound: exp.Expression,
+             select: list[exp.Expression], snapshot: "StatementCatalog") -> PlanNode:
+    """The query of ``select`` over the target's rows its WHERE picks."""
+    node = bound.this
+    alias = node.alias or node.name
+    query = exp.select(*select).from_(exp.Table(this=exp.to_identifier(TARGET),
+                                                alias=exp.TableAlias(
+                                                    this=exp.to_identifier(alias))))
+    where = bound.args.get("where")
+    if where is not None:
+        query = query.where(where.this)
+    return _query(session, query, snapshot, {TARGET: TargetRows(graph, table)})
+
+
+def bind_parameters(ast: exp.Expression, parameters: Any) -> exp.Expression:
+    """A copy of ``ast`` with its parameters (``?``, ``$1``, ``$name``) replaced by their
+    values as literals."""
+    import sqlglot
+
+    values = Parameters(ast, parameters)
+
+    def replace(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, (exp.Placeholder, exp.Parameter)):
+            return sqlglot.parse_one(values.sql(node), read="duckdb")
+        return node
+
+    return ast.transform(replace)
+
+
+# -- VALUES -------------------------------------------------------------------------------------
+def _constant(node: exp.Expression, params: Parameters) -> Any:
+    if isinstance(node, (exp.Placeholder, exp.Parameter)):
+        return params.value(node)
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        try:
+            return int(node.this)
+        except ValueError:
+            return float(node.this)
+    if isinstance(node, exp.Neg):
+        value = _constant(node.this, params)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value
+    if isinstance(node, exp.Boolean):
+        return node.this
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Paren):
+        return _constant(node.this, params)
+    raise _NotConstant
+
+
+def values_plan(session: "Session", values: exp.Values, parameters: Any, columns: list[str],
+                snapshot: "StatementCatalog") -> PlanNode:
+    """The rows of VALUES: constants and parameters read here (the common case, fast), any
+    other expression computed by the query engine."""
+    rows = values.expressions
+    for row in rows:
+        if len(row.expressions) != len(columns):
+            raise BinderError(f"a VALUES row has {len(row.expressions)} values for the "
+                              f"{len(columns)} columns ({', '.join(columns)})")
+    params = Parameters(values, parameters)
+    try:
+        data = [[_constant(node, params) for node in row.expressions] for row in rows]
+    except _NotConstant:
+        bound = bind_parameters(values, parameters)
+        names = [f"c{i}" for i in range(len(columns))]
+        bound.set("alias", exp.TableAlias(this=exp.to_identifier("__graphdb_values"),
+                                          columns=[exp.to_identifier(n) for n in names]))
+        return _query(session, exp.select("*").from_(bound), snapshot)
+    return ValuesScan("values", _table_of_rows(data, columns))
+
+
+def _table_of_rows(data: list[list[Any]], columns: list[str]) -> pa.Table:
+    arrays = []
+    for i, name in enumerate(columns):
+        values = [row[i] for row in data]
+        try:
+            arrays.append(pa.array(values))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            raise InvalidInputError(f"column {name}: the values {values[:3]!r} are not of one "
+                                    "type") from None
+    return pa.table(arrays, names=columns)
+
+
+def _simple(node: exp.Expression) -> bool:
+    """Whether :func:`_constant` reads ``node`` (a literal, a parameter, a signed number)."""
+    if isinstance(node, (exp.Placeholder, exp.Parameter, exp.Literal, exp.Boolean, exp.Null)):
+        return True
+    if isinstance(node, (exp.Neg, exp.Paren)):
+        return _simple(node.this)
+    return False
+
+
+def insert_values(session: "Session", statement: "Statement", seq_of_parameters
+                  ) -> PlanNode | None:
+    """``executemany`` of an INSERT of one VALUES row of constants and parameters: the plan
+    inserting every parameter set's row in one statement; None for any other statement."""
+    ast = statement.ast
+    if not isinstance(ast, exp.Insert):
+        return None
+    source = ast.expression
+    if not isinstance(source, exp.Values) or len(source.expressions) != 1 or \
+            not all(_simple(n) for n in source.expressions[0].expressions):
+        return None
+    row = source.expressions[0].expressions
+    nodes = tuple(placeholders(source))
+    data = [[_constant(node, Parameters(source, parameters, nodes)) for node in row]
+            for parameters in seq_of_parameters]
+    graph, table, columns = _target(ast, "insert", session.snapshot())
+    if isinstance(ast.this, exp.Schema):
+        columns = [_column(c.name, graph, table, columns) for c in ast.this.expressions]
+    if len(row) != len(columns):
+        raise BinderError(f"the VALUES row has {len(row)} values for the {len(columns)} "
+                          f"columns ({', '.join(columns)})")
+    return InsertRows(graph, table, tuple(columns),
+                      ValuesScan("values", _table_of_rows(data, columns)))
+
+
+HANDLERS = {exp.Insert: Insert(), exp.Delete: Delete(), exp.Update: Update()}
