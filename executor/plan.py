@@ -249,13 +249,15 @@ CANONICAL = "__graphdb_canonical"
 @dataclass(frozen=True, eq=False)
 class InsertRows(PlanNode):
     """``INSERT INTO g.edges | g.vertices``: the rows of ``source`` (VALUES, a query, a table
-    from the program), its columns in order the table's ``columns``, added to the graph's newest
-    version as delta records (ids that are no vertex yet become vertices)."""
+    from the program), its columns in order the table's ``columns`` (None: all of them, in the
+    table's order), added to the graph's newest version as delta records (ids that are no vertex
+    yet become vertices). ``values``: the rows are an INSERT's VALUES."""
 
     graph: str
     table: str  # "edges" | "vertices"
-    columns: tuple[str, ...]
+    columns: tuple[str, ...] | None
     source: PlanNode
+    values: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -134,7 +134,9 @@ class Runner:
     def run(self, plan: PhysicalNode) -> pa.Table:
         self.stats, self._results = {}, {}
         remaining: dict[int, int] = {}
+        reads = False
         for node in plan.walk():
+            reads = reads or node.reads_data
             for child in node.inputs:
                 remaining[id(child)] = remaining.get(id(child), 0) + 1
         self._remaining = remaining
@@ -142,7 +144,6 @@ class Runner:
         # The versions the statement reads stay on disk until it ends, whatever other processes
         # drop or replace (Catalog.snapshot; joins the statement's if it is open); a plan that
         # reads no stored data (an INSERT of VALUES, a DROP GRAPH) takes no lease.
-        reads = any(node.reads_data for node in plan.walk())
         lease = self.catalog.snapshot() if reads else contextlib.nullcontext()
         try:
             with lease, cancellable(self._cancel), reporting(self.progress):

@@ -37,8 +37,8 @@ class WritePlanning:
     def plan_InsertRows(self, node: InsertRows) -> InsertOperator:
         return InsertOperator(
             logical=node, inputs=self._inputs(node),
-            label=f"INSERT INTO {self._graph_name(node.graph)}.{node.table} "
-                  f"({', '.join(node.columns)})",
+            label=f"INSERT INTO {node.graph}.{node.table}"
+                  + (f" ({', '.join(node.columns)})" if node.columns is not None else ""),
             details=("delta records on the graph's newest version (the writer lock held); ids "
                      "that are no vertex yet become vertices" if node.table == "edges" else
                      "delta records on the graph's newest version (the writer lock held)",
@@ -60,7 +60,7 @@ class WritePlanning:
                         and not entry.directed else ""),))
 
     def plan_DeleteRows(self, node: DeleteRows) -> DeleteOperator:
-        name = self._graph_name(node.graph)
+        name = node.graph
         what = ("each edge the rows picked stand for, once (both stored copies of an undirected "
                 "one)" if node.table == "edges" else
                 "the vertices picked" + (" and their edges" if node.detach else
@@ -71,7 +71,7 @@ class WritePlanning:
                               details=(f"tombstones: {what}", _COMMITS))
 
     def plan_UpdateRows(self, node: UpdateRows) -> UpdateOperator:
-        name = self._graph_name(node.graph)
+        name = node.graph
         how = ("an edge changed is deleted and inserted again with its new values"
                if node.table == "edges" else "the vertices' properties change in place")
         return UpdateOperator(logical=node, inputs=self._inputs(node),
@@ -102,9 +102,3 @@ class WritePlanning:
             details=("vertex tables: " + ", ".join(tables),
                      "edge tables: " + (", ".join(edges) or "(none)"),
                      "stored as one graph by the bulk ingest, the tables read now"))
-
-    def _graph_name(self, graph: str) -> str:
-        try:
-            return self.snapshot.get(graph).name
-        except Exception:  # noqa: BLE001 (the operator says what is wrong)
-            return graph

@@ -39,12 +39,15 @@ class InsertOperator(PhysicalNode):
         writer = runner.writer_for()
         with writer.statement():
             target = Target(runner, writer, node.graph, node.table)
+            names = target.columns() if node.columns is None else \
+                [target.column(c) for c in node.columns]
             rows = runner.input(self, 0)
-            if rows.num_columns != len(node.columns):
+            if rows.num_columns != len(names):
                 raise StatementMismatch(
-                    f"the SELECT gives {rows.num_columns} columns for the {len(node.columns)} "
-                    f"of the INSERT ({', '.join(node.columns)})")
-            names = [target.column(c) for c in node.columns]
+                    f"a VALUES row has {rows.num_columns} values for the {len(names)} columns "
+                    f"({', '.join(names)})" if node.values else
+                    f"the SELECT gives {rows.num_columns} columns for the {len(names)} of the "
+                    f"INSERT ({', '.join(names)})")
             count = insert_table(target, pa.table(list(rows.columns), names=names))
         return count_table(count)
 

@@ -20,7 +20,7 @@ row with its identity), and for UPDATE their new values. The operators
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 from sqlglot import exp
@@ -85,19 +85,29 @@ class Insert(Write):
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:
         ast = statement.ast
-        graph, table, columns = _target(ast, "insert", snapshot)
-        if isinstance(ast.this, exp.Schema):
-            columns = [_column(c.name, graph, table, columns) for c in ast.this.expressions]
-        if len(set(columns)) != len(columns):
+        graph, table = _written_target(ast, "insert")
+        written = [c.name for c in ast.this.expressions] if isinstance(ast.this, exp.Schema) \
+            else None
+        if written is not None and len({c.lower() for c in written}) != len(written):
             raise BinderError("a column is named twice in the INSERT's column list")
+
+        def columns() -> list[str]:
+            """The columns written, as the table spells them (read from the catalog only
+            where a SELECT or an error message needs them: a VALUES insert reads nothing
+            before its operator holds the writer lock)."""
+            name, _table, every = _target(ast, "insert", snapshot)
+            return [_column(c, name, table, every) for c in written] if written else every
+
         source = ast.expression
         if isinstance(source, exp.Values):
-            rows = values_plan(session, source, parameters, columns, snapshot)
-        elif isinstance(source, exp.Query):
-            rows = _query(session, bind_parameters(ast, parameters).expression, snapshot)
-        else:
-            raise BinderError("INSERT takes VALUES (...) or a SELECT")
-        return InsertRows(graph, table, tuple(columns), rows)
+            rows = values_plan(session, source, parameters, written, columns, snapshot)
+            return InsertRows(graph, table, None if written is None else tuple(written), rows,
+                              values=True)
+        if isinstance(source, exp.Query):
+            names = columns()
+            query = _query(session, bind_parameters(ast, parameters).expression, snapshot)
+            return InsertRows(snapshot.get(graph).name, table, tuple(names), query)
+        raise BinderError("INSERT takes VALUES (...) or a SELECT")
 
 
 class Delete(Write):
@@ -142,9 +152,8 @@ class Update(Write):
 
 
 # -- binding ------------------------------------------------------------------------------------
-def _target(ast: exp.Expression, kind: str, snapshot: "StatementCatalog"
-            ) -> tuple[str, str, list[str]]:
-    """(graph, 'edges' | 'vertices', the table's columns) a write statement writes to."""
+def _written_target(ast: exp.Expression, kind: str) -> tuple[str, str]:
+    """(graph as written, 'edges' | 'vertices') a write statement writes to."""
     node = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
     if isinstance(node, GraphTable):
         raise BinderError(f"GRAPH_TABLE is read-only (as in SQL/PGQ): {kind.upper()} writes "
@@ -156,6 +165,13 @@ def _target(ast: exp.Expression, kind: str, snapshot: "StatementCatalog"
     if table not in ("edges", "vertices"):
         raise BinderError(f"cannot write to {name}.{table}: a graph's writable tables are "
                           f"{name}.edges and {name}.vertices")
+    return name, table
+
+
+def _target(ast: exp.Expression, kind: str, snapshot: "StatementCatalog"
+            ) -> tuple[str, str, list[str]]:
+    """(graph, 'edges' | 'vertices', the table's columns) a write statement writes to."""
+    name, table = _written_target(ast, kind)
     entry = snapshot.get(name)
     refusal = property_graph_refusal(entry)
     if refusal is not None:
@@ -237,37 +253,48 @@ def _constant(node: exp.Expression, params: Parameters) -> Any:
     raise _NotConstant
 
 
-def values_plan(session: "Session", values: exp.Values, parameters: Any, columns: list[str],
+def values_plan(session: "Session", values: exp.Values, parameters: Any,
+                written: list[str] | None, columns: Callable[[], list[str]],
                 snapshot: "StatementCatalog") -> PlanNode:
     """The rows of VALUES: constants and parameters read here (the common case, fast), any
-    other expression computed by the query engine."""
+    other expression computed by the query engine. ``written``: the INSERT's column list (None:
+    every column of the table, whose number the operator checks); ``columns()``: the columns
+    as the table spells them, for messages."""
     rows = values.expressions
+    width = len(written) if written is not None else len(rows[0].expressions) if rows else 0
     for row in rows:
-        if len(row.expressions) != len(columns):
-            raise BinderError(f"a VALUES row has {len(row.expressions)} values for the "
-                              f"{len(columns)} columns ({', '.join(columns)})")
+        if len(row.expressions) != width:
+            names = columns()
+            wrong = next(r for r in rows if len(r.expressions) != len(names))
+            raise BinderError(f"a VALUES row has {len(wrong.expressions)} values for the "
+                              f"{len(names)} columns ({', '.join(names)})")
+    names = written if written is not None else [f"c{i}" for i in range(width)]
     params = Parameters(values, parameters)
     try:
         data = [[_constant(node, params) for node in row.expressions] for row in rows]
     except _NotConstant:
         bound = bind_parameters(values, parameters)
-        names = [f"c{i}" for i in range(len(columns))]
+        aliases = [f"c{i}" for i in range(width)]
         bound.set("alias", exp.TableAlias(this=exp.to_identifier("__graphdb_values"),
-                                          columns=[exp.to_identifier(n) for n in names]))
+                                          columns=[exp.to_identifier(n) for n in aliases]))
         return _query(session, exp.select("*").from_(bound), snapshot)
-    return ValuesScan("values", _table_of_rows(data, columns))
+    return ValuesScan("values", _table_of_rows(data, names, columns))
 
 
-def _table_of_rows(data: list[list[Any]], columns: list[str]) -> pa.Table:
+def _table_of_rows(data: list[list[Any]], names: list[str],
+                   columns: Callable[[], list[str]] | None = None) -> pa.Table:
     arrays = []
-    for i, name in enumerate(columns):
+    for i, name in enumerate(names):
         values = [row[i] for row in data]
         try:
             arrays.append(pa.array(values))
         except (pa.ArrowInvalid, pa.ArrowTypeError):
+            if columns is not None:
+                every = columns()
+                name = every[i] if i < len(every) else name
             raise InvalidInputError(f"column {name}: the values {values[:3]!r} are not of one "
                                     "type") from None
-    return pa.table(arrays, names=columns)
+    return pa.table(arrays, names=names)
 
 
 def _simple(node: exp.Expression) -> bool:
