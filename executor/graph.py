@@ -182,7 +182,7 @@ class Graph:
 
     def offsets(self, direction: str = "out") -> np.ndarray:
         """The out- or in-CSR's offsets alone (the targets are not read)."""
-        return self._array(f"{self._direction(direction)}_offsets")
+        return self.array(f"{self.stored_direction(direction)}_offsets")
 
     @property
     def out_csr(self) -> CSR:

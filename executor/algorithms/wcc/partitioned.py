@@ -78,10 +78,10 @@ class _HostForest:
         self.links = None
 
     def link_first(self) -> None:
-        from ..common import _unsigned_pair
+        from ..common import unsigned_pair
         from .cpu import KERNELS
 
-        off, tgt = _unsigned_pair(self.shard.out.offsets, self.shard.out.targets)
+        off, tgt = unsigned_pair(self.shard.out.offsets, self.shard.out.targets)
         KERNELS.for_work(self.n + self.shard.out.num_edges).components(
             off, tgt, not self.directed, self.parent)
 
