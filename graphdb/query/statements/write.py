@@ -110,25 +110,38 @@ class Insert(Write):
         raise BinderError("INSERT takes VALUES (...) or a SELECT")
 
 
-class Delete(Write):
-    kind = "delete"
+class Picking(Write):
+    """DELETE and UPDATE: a query of the rows the WHERE picks from the target's rows."""
 
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:
-        graph, table, _columns = _target(statement.ast, "delete", snapshot)
+        graph, table, columns = _target(statement.ast, self.kind, snapshot)
         bound = bind_parameters(statement.ast, parameters)
+        return self.picking(session, statement, graph, table, columns, bound, snapshot)
+
+    def picking(self, session: "Session", statement: "Statement", graph: str, table: str,
+                columns: list[str], bound: exp.Expression, snapshot: "StatementCatalog"
+                ) -> PlanNode:
+        raise NotImplementedError
+
+
+class Delete(Picking):
+    kind = "delete"
+
+    def picking(self, session: "Session", statement: "Statement", graph: str, table: str,
+                columns: list[str], bound: exp.Expression, snapshot: "StatementCatalog"
+                ) -> PlanNode:
         picked = [exp.column(ROW)] + ([exp.column(CANONICAL)] if table == "edges" else [])
         query = _picking(session, graph, table, bound, picked, snapshot)
         return DeleteRows(graph, table, query, detach=isinstance(statement.ast, DetachDelete))
 
 
-class Update(Write):
+class Update(Picking):
     kind = "update"
 
-    def plan(self, session: "Session", statement: "Statement", parameters: Any,
-             snapshot: "StatementCatalog") -> PlanNode:
-        graph, table, columns = _target(statement.ast, "update", snapshot)
-        bound = bind_parameters(statement.ast, parameters)
+    def picking(self, session: "Session", statement: "Statement", graph: str, table: str,
+                columns: list[str], bound: exp.Expression, snapshot: "StatementCatalog"
+                ) -> PlanNode:
         assigned: dict[str, exp.Expression] = {}
         for item in bound.expressions:
             if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
