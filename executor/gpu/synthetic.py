@@ -78,7 +78,7 @@ class DeviceGraph(Graph):
         held = self.residency.peek(self.key, rt.device_name(), f"device:{array}")
         if held is None:
             if array.startswith("in_") and self.directed:
-                raise KeyError(array)  # derived from the out-CSR by Graph._array
+                raise KeyError(array)  # derived from the out-CSR by Graph.array
             raise RuntimeError(f"{self.name}: the device copy of {array} was dropped before its "
                                "host copy was made (call host_copies() first)")
         return rt.cp().asnumpy(held)
