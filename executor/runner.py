@@ -127,7 +127,7 @@ class Runner:
         cpu = device if not device.is_gpu else select_device("cpu")
         planner = PhysicalPlanner(snapshot or self.snapshot(), device, cpu,
                                   self.host_budget_for(), self.vertex_ids, self.force_for(),
-                                  self.fleet_for(device))
+                                  lambda: self.fleet_for(device))
         return planner.plan(logical)
 
     # -- running --------------------------------------------------------------------------------

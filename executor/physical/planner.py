@@ -180,16 +180,24 @@ class PhysicalPlanner(WritePlanning):
     """Plans one statement. ``device`` is the statement's device (the ``device`` setting and
     ``memory_limit``), ``cpu`` the host's (where a GPU cannot run an operator, and the fallback
     of GPU plans); ``vertex_ids(entry)`` gives a graph version's id map; ``force`` is the
-    ``debug_variant`` setting."""
+    ``debug_variant`` setting; ``fleet`` the ranks graph operators may be partitioned over, or
+    a callable giving them, asked only when a graph operator is planned."""
 
     def __init__(self, snapshot: StatementCatalog, device: Device, cpu: Device,
                  host_budget: int | None, vertex_ids: Callable[[GraphEntry], VertexIds],
-                 force: str = "auto", fleet: Fleet | None = None):
+                 force: str = "auto",
+                 fleet: "Fleet | Callable[[], Fleet | None] | None" = None):
         self.snapshot, self.device, self.cpu = snapshot, device, cpu
         self.host_budget, self.vertex_ids, self.force = host_budget, vertex_ids, force
-        #: the ranks graph operators may be partitioned over (the host's GPUs, a cluster)
-        self.fleet = fleet
+        self._fleet = fleet
         self._memo: dict[int, PhysicalNode] = {}
+
+    @property
+    def fleet(self) -> Fleet | None:
+        """The ranks graph operators may be partitioned over (the host's GPUs, a cluster)."""
+        if callable(self._fleet):
+            self._fleet = self._fleet()
+        return self._fleet
 
     def plan(self, node: PlanNode) -> PhysicalNode:
         """The physical node of ``node`` (one per logical node, however often it is reached)."""
