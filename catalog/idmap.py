@@ -58,12 +58,29 @@ class DenseKeys:
     span: int
 
 
+#: A value a text reader would take for a number.
+_NUMBER = r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$"
+
+
+def _kind_name(t: pa.DataType) -> str:
+    if pa.types.is_struct(t):
+        return "structs"
+    if pa.types.is_map(t):
+        return "maps"
+    if pa.types.is_union(t):
+        return "unions"
+    return "lists"
+
+
 def _refuse(column: pa.Array, bad: pa.Array, message: str) -> None:
     """Raise ``message`` (the value quoted in it) for the first row where ``bad`` holds; the
     error carries the row, which the caller turns into a line."""
     row = pc.index(bad.fill_null(False), True).as_py()
     if row >= 0:
-        error = IngestError(message.format(excerpt(column[row].as_py())))
+        value = column[row].as_py()
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # 1.8446744073709552e+19 as the integer it stands for
+        error = IngestError(message.format(excerpt(value)))
         error.row = row
         raise error
 
@@ -128,6 +145,7 @@ class IdSet:
 
     def __init__(self, kind: str | None = None, pending_limit: int = 1 << 22):
         self.kind = kind  # None until the first ids arrive (or forced by --id-type)
+        self.forced = kind  # --id-type int or string: how to read ids of other types
         self.pending_limit = pending_limit  # spread-out ids: unmerged ids held at most
         self.lo = self.hi = None  # integer mode: smallest and largest id seen
         self._strings = pa.nulls(0, pa.string())  # string mode: first-seen dictionary
@@ -136,30 +154,62 @@ class IdSet:
         self.frozen = False  # no new ids (a vertex file and --missing-vertices error)
 
     # -- turning a column into keys ------------------------------------------------------------
-    def column_kind(self, column: pa.Array) -> str:
+    def column_kind(self, column: pa.Array, name: str = "") -> str:
+        """'int' or 'string': what the ids of ``column`` are read as. A load never changes the
+        ids' type without being asked: floating-point, temporal, boolean, decimal and binary
+        columns are refused unless ``--id-type`` says how to read them (nested types always)."""
         t = column.type
+        where = f" in column '{name}'" if name else ""
+        if pa.types.is_nested(t) or pa.types.is_union(t):
+            raise IngestError(f"vertex ids{where} are {_kind_name(t)} ({t}); an id is one "
+                              "integer or one string")
+        if self.forced == "string":
+            return "string"
         if pa.types.is_integer(t):
             return "int"
         if pa.types.is_string(t) or pa.types.is_large_string(t):
             return "string"
         if pa.types.is_floating(t):
-            # Whole numbers (ids a reader took for numbers) are integer ids, if exact.
             _refuse(column, pc.invert(pc.is_finite(column)),
                     "vertex id {} is not a number that can name a vertex")
-            if pc.all(pc.equal(pc.floor(column), column)).as_py() is not False:
-                _refuse(column, pc.greater_equal(pc.abs(column), pa.scalar(2.0**53)),
-                        "vertex id {} is too large to be read exactly as a number; load with "
-                        "--id-type string")
+            _refuse(column, pc.not_equal(pc.floor(column), column),
+                    "vertex id {} is not an integer; vertex ids are integers or text (load with "
+                    "--id-type string to read every id as text)")
+            _refuse(column, pc.greater_equal(pc.abs(column), pa.scalar(2.0**63)),
+                    "vertex id {} is beyond the range of 64-bit integer ids; load with "
+                    "--id-type string to read every id as text")
+            _refuse(column, pc.greater_equal(pc.abs(column), pa.scalar(2.0**53)),
+                    "vertex id {} is too large to be read exactly as a number; load with "
+                    "--id-type string")
+            if self.forced == "int":
                 return "int"
-        return "string"
+            raise IngestError(f"vertex ids{where} are floating-point numbers ({t}); load with "
+                              "--id-type int to read them as integer ids, or --id-type string "
+                              "to read them as text")
+        if self.forced == "int" and pa.types.is_decimal(t) and t.scale == 0:
+            return "int"
+        raise IngestError(f"vertex ids{where} are {t} values; vertex ids are integers or text: "
+                          "load with --id-type string to read them as text")
 
-    def keys(self, column: pa.Array, *, add: bool = True) -> np.ndarray:
-        """int64 keys of a column of ids (no nulls); records the ids unless ``add`` is False."""
-        kind = self.column_kind(column)
+    def keys(self, column: pa.Array, *, add: bool = True, name: str = "",
+             inferred: bool = False) -> np.ndarray:
+        """int64 keys of a column of ids (no nulls); records the ids unless ``add`` is False.
+        ``inferred``: the column's type was guessed by a text reader from what the file
+        writes, so a text column there must not hold numbers too (and the reverse)."""
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        kind = self.column_kind(column, name)
+        if kind == "string" and inferred and self.forced is None:
+            self._check_unmixed(column)
         if self.kind is None:
             self.kind = kind
         if self.kind == "string":
-            return self._string_keys(column.cast(pa.string()), add)
+            try:
+                text = column.cast(pa.string())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise IngestError(f"vertex ids in column '{name}' cannot be read as text "
+                                  f"({str(exc).splitlines()[0]})") from None
+            return self._string_keys(text, add)
         if kind == "string":
             text = column.cast(pa.string())
             integer = pc.match_substring_regex(text, r"^\s*[-+]?\d+\s*$").fill_null(False)
@@ -175,6 +225,26 @@ class IdSet:
             self.lo = lo if self.lo is None else min(self.lo, lo)
             self.hi = hi if self.hi is None else max(self.hi, hi)
         return values
+
+    def _check_unmixed(self, column: pa.Array) -> None:
+        """Refuse a text reader's string column of ids that mixes numbers and text (a reader
+        takes a column for text when one value is): the first id that differs from the first
+        id's kind (or from integer ids read before) is named."""
+        if not len(column):
+            return
+        _refuse(column, pc.match_substring_regex(column, r"[\r\n]"),
+                "vertex id {} holds a line break: is a quote left open?")
+        number = pc.match_substring_regex(column, _NUMBER).fill_null(False)
+        if self.kind == "int" or (self.kind is None and number[0].as_py()):
+            _refuse(column, pc.invert(number),
+                    "vertex id {} is text, but the ids before it are numbers; a column that "
+                    "mixes numbers and text loads only with --id-type string (every id read as "
+                    "text)")
+        else:
+            _refuse(column, number,
+                    "vertex id {} is a number, but the ids before it are text; a column that "
+                    "mixes numbers and text loads only with --id-type string (every id read as "
+                    "text)")
 
     def _int_values(self, column: pa.Array) -> np.ndarray:
         if pa.types.is_uint64(column.type) and len(column):

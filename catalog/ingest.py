@@ -62,7 +62,14 @@ from .inputs import (
 )
 from .leases import retire_version
 from .progress import Progress
-from .readers import TEXT_FORMATS, InputFiles, NarrowIdsOverflow, TextLayout, block_bytes_for
+from .readers import (
+    SPOOLED_INPUT,
+    TEXT_FORMATS,
+    InputFiles,
+    NarrowIdsOverflow,
+    TextLayout,
+    block_bytes_for,
+)
 from .spool import SpoolSet
 
 __all__ = ["IngestOptions", "arrow_records", "build_graph_arrays", "default_memory_limit",
@@ -332,6 +339,8 @@ def run_ingest(env: Environment, name: str, edges: str, options: IngestOptions, 
                                 graph_id, gdir, tmp, started, narrow=True)
             except NarrowIdsOverflow:  # an id past 32 bits after all: once more, with 64
                 for leftover in tmp.iterdir():
+                    if leftover.name.startswith(SPOOLED_INPUT):
+                        continue  # standard input's copy is read again
                     shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
                 entry = _ingest(env, name, edges, options, replace_entry, progress, budget,
                                 graph_id, gdir, tmp, started, narrow=False)
@@ -351,11 +360,12 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         # --delimiter/--no-header describe the edge file; the vertex file has its format's
         # default layout (a header for CSV/TSV, none for text and Graphalytics files).
         vertex_source = InputFiles(options.vertices, options.vertex_format,
-                                   block_bytes=block_bytes_for(budget))
+                                   block_bytes=block_bytes_for(budget), spool_dir=tmp)
         vertex_keys, vertex_props = read_vertices(vertex_source, options.vertex_id, ids)
         if options.missing_vertices == "error":
             ids.freeze()
-    source = InputFiles(edges, options.format, layout, block_bytes=block_bytes_for(budget))
+    source = InputFiles(edges, options.format, layout, block_bytes=block_bytes_for(budget),
+                        spool_dir=tmp)
     for f in source.files:  # with a vertex file, no edges is a graph without edges
         f.may_be_empty = options.vertices is not None
     rows = source.estimated_rows()
@@ -370,7 +380,7 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     first = source.files[0]
     head = first.first_batch()
     schema = head.schema
-    chosen = EdgeColumns.choose(schema, first.path, options.src, options.dst, options.weight,
+    chosen = EdgeColumns.choose(schema, first.shown, options.src, options.dst, options.weight,
                                 first.format)
     narrow = narrow and all(f.format in TEXT_FORMATS for f in source.files) and narrow_ids(
         head, chosen, options.id_type)

@@ -9,6 +9,7 @@ the order of the id dictionary) is read whole by :func:`read_vertices`.
 from __future__ import annotations
 
 import difflib
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -20,7 +21,7 @@ import pyarrow.compute as pc
 from .arrays import arrow_values, column_values
 from .errors import IngestError, excerpt
 from .idmap import IdSet
-from .readers import InputFile, InputFiles
+from .readers import TEXT_FORMATS, InputFile, InputFiles
 from .spool import SpoolSet
 
 __all__ = ["EdgeColumns", "ReadCounts", "group_rows_for", "narrow_ids", "pick_column",
@@ -34,6 +35,19 @@ GROUP_ROWS = 1 << 21
 def group_rows_for(budget: int) -> int:
     """Rows per group: a group costs about 40 bytes a row while it is handled."""
     return int(min(GROUP_ROWS, max(1 << 12, budget // 256)))
+
+
+def check_names(names: list[str], path: str, fmt: str) -> None:
+    """Refuse a file whose columns are not told apart by their names (a CSV header
+    ``src,src,weight``)."""
+    seen: dict[str, int] = {}
+    for position, name in enumerate(names, start=1):
+        if name in seen:
+            where = "the header names" if fmt in ("csv", "tsv") else "the file has"
+            raise IngestError(f"{where} column '{name}' twice (columns {seen[name]} and "
+                              f"{position}); rename one", file=path,
+                              line=1 if fmt in ("csv", "tsv") else None)
+        seen[name] = position
 
 
 def pick_column(names: list[str], wanted: str | None, position: int, role: str, path: str
@@ -69,6 +83,7 @@ class EdgeColumns:
     def choose(cls, schema: pa.Schema, path: str, src: str | None, dst: str | None,
                weight: str | None, fmt: str) -> "EdgeColumns":
         names = schema.names
+        check_names(names, path, fmt)
         if len(names) < 2 and (src is None or dst is None):
             raise IngestError(
                 f"an edge file needs at least two columns (source and destination); found "
@@ -76,6 +91,13 @@ class EdgeColumns:
                 file=path)
         s = pick_column(names, src, 0, "the source", path)
         d = pick_column(names, dst, 1, "the destination", path)
+        for given, picked, role in ((src, s, "source"), (dst, d, "destination")):
+            if given is None and picked.lower() == "weight":
+                # a file without its destination column: say so, not that a weight is an id
+                raise IngestError(
+                    f"no {role} column: the columns are {', '.join(names)}, and '{picked}' is "
+                    f"the weight; an edge file's first two columns are its endpoints (or "
+                    f"name them with --src and --dst)", file=path)
         if weight is not None and (weight == "" or weight.lower() == NO_WEIGHT):
             w = None
         elif weight is not None:
@@ -168,7 +190,8 @@ def read_vertices(source: InputFiles, id_column: str | None, ids: IdSet
         spans.append((total, f, first_row))
         total += batch.num_rows
     table = pa.Table.from_batches(batches)
-    path = source.files[0].path
+    path = source.files[0].shown
+    check_names(table.column_names, path, source.files[0].format)
     name = pick_column(table.column_names, id_column, 0, "the vertex id", path)
     column = table.column(name).combine_chunks()
 
@@ -179,7 +202,13 @@ def read_vertices(source: InputFiles, id_column: str | None, ids: IdSet
     null = _first_null(column)
     if null is not None:
         raise error_at(null, f"missing vertex id in column '{name}'")
-    keys = ids.keys(column)
+    try:
+        keys = ids.keys(column, name=name, inferred=source.files[0].format in TEXT_FORMATS)
+    except IngestError as exc:
+        row = getattr(exc, "row", None)
+        if row is None:
+            raise IngestError(exc.problem, file=path) from None
+        raise error_at(row, exc.problem) from None
     ids.add_keys(keys)  # integer ids: vertices whether or not an edge names them
     order = np.argsort(keys, kind="stable")
     repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
@@ -211,7 +240,7 @@ def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], 
     """Stream the edge file into ``spool`` as keys (``src``, ``dst``, ``weight``, ``row``);
     ``column_types`` fixes the types text columns are parsed as. Weights that are NaN,
     infinite or negative are refused unless ``invalid_weights`` is 'keep' (then counted)."""
-    counts = ReadCounts(files=[f.path for f in source.files])
+    counts = ReadCounts(files=[f.shown for f in source.files])
     policy = ReadPolicy(drop_loops, check_missing, invalid_weights == "keep")
     next_report = 0.0
     groups: dict[int, tuple[InputFile, int, list[pa.RecordBatch]]] = {}
@@ -239,6 +268,57 @@ def read_edges(source: InputFiles, columns_of: Callable[[pa.Schema, InputFile], 
     if progress is not None:
         progress.advance(source.bytes_done(), counts.rows)
     return counts
+
+
+#: Integers up to this magnitude are exact in a weight (a 64-bit floating point number).
+EXACT_WEIGHTS = 2**53
+#: Rows of a group whose text is looked at again to tell whether a large weight was rounded.
+RECHECKED_ROWS = 10_000
+
+
+def _weights(wcol: pa.Array, f: InputFile, first_row: int, name: str) -> np.ndarray:
+    """A weight column as float64, refused (naming the row) where a value is not a number or
+    would not be stored exactly: weights are 64-bit floating point numbers, exact for integers
+    up to 2^53."""
+    if pa.types.is_dictionary(wcol.type):
+        wcol = wcol.dictionary_decode()
+    if not is_number(wcol.type):
+        if not (pa.types.is_string(wcol.type) or pa.types.is_large_string(wcol.type)):
+            raise IngestError(f"weight column '{name}' holds {wcol.type} values; a weight is a "
+                              "number (pass --weight none to keep the column as an edge "
+                              "property)", file=f.shown)
+        bad = _first_non_numeric(wcol)
+        shown = "" if bad is None else f": {excerpt(wcol[bad].as_py())}"
+        raise f.error_at(first_row + (bad or 0), f"weight column '{name}' is not numeric{shown}")
+    null = _first_null(wcol)
+    if null is not None:
+        raise f.error_at(first_row + null, f"missing weight in column '{name}'")
+    if pa.types.is_integer(wcol.type):
+        values = column_values(wcol)
+        large = np.flatnonzero((values > EXACT_WEIGHTS) | (values < -EXACT_WEIGHTS))
+        if len(large):
+            with np.errstate(invalid="ignore"):
+                back = values[large].astype(np.float64).astype(values.dtype)
+            inexact = large[back != values[large]]
+            if len(inexact):
+                raise f.error_at(first_row + int(inexact[0]), _inexact(values[inexact[0]], name))
+        return values.astype(np.float64)
+    weight = column_values(wcol.cast(pa.float64()))
+    if f.format in TEXT_FORMATS:  # the text reader parsed the weights as doubles: rounded?
+        large = np.flatnonzero(np.abs(weight) >= EXACT_WEIGHTS)[:RECHECKED_ROWS]
+        if len(large):
+            texts = f.field_texts([first_row + int(r) for r in large], name)
+            for row in large:
+                text = texts.get(first_row + int(row), "")
+                if re.fullmatch(r"[-+]?\d+", text or "") and int(text) != int(weight[row]):
+                    raise f.error_at(first_row + int(row), _inexact(text, name))
+    return weight
+
+
+def _inexact(value, name: str) -> str:
+    return (f"weight {value} in column '{name}' cannot be stored exactly: weights are 64-bit "
+            "floating point numbers, exact for integers up to 2^53 (pass --weight none to keep "
+            "the column as an integer edge property)")
 
 
 #: What a weight is not allowed to be unless --invalid-weights keep: (name, test).
@@ -278,24 +358,17 @@ def _edge_group(table: pa.Table, f: InputFile, first_row: int, columns: EdgeColu
             raise f.error_at(first_row + null, f"missing {role} vertex id in column '{name}'")
     weight = None
     if columns.weight is not None:
-        wcol = _column(table, columns.weight)
-        if not is_number(wcol.type):
-            bad = _first_non_numeric(wcol)
-            shown = "" if bad is None else f": {excerpt(wcol[bad].as_py())}"
-            raise f.error_at(first_row + (bad or 0),
-                             f"weight column '{columns.weight}' is not numeric{shown}")
-        null = _first_null(wcol)
-        if null is not None:
-            raise f.error_at(first_row + null, f"missing weight in column '{columns.weight}'")
-        weight = column_values(wcol.cast(pa.float64()))
+        weight = _weights(_column(table, columns.weight), f, first_row, columns.weight)
         _check_weights(weight, f, first_row, columns.weight, policy, counts)
     try:
         add = check_missing is None
-        src_keys, dst_keys = ids.keys(src, add=add), ids.keys(dst, add=add)
+        inferred = f.format in TEXT_FORMATS
+        src_keys = ids.keys(src, add=add, name=columns.src, inferred=inferred)
+        dst_keys = ids.keys(dst, add=add, name=columns.dst, inferred=inferred)
     except IngestError as exc:
         row = getattr(exc, "row", None)
         if row is None:
-            raise IngestError(exc.problem, file=f.path) from None
+            raise IngestError(exc.problem, file=f.shown) from None
         raise f.error_at(first_row + row, exc.problem) from None
     if check_missing is not None:
         for keys, column, role in ((src_keys, src, "source"), (dst_keys, dst, "destination")):

@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import copy
 import glob as globmod
+import hashlib
 import io
 import os
+import shutil
+import stat
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,10 +31,10 @@ import pyarrow as pa
 
 from .errors import IngestError, IngestWarning, excerpt
 from .streams import ByteRange, CommentFilter, CountingReader, NativeRaw
-from .textscan import first_bad_line, line_of_data_row
+from .textscan import encoding_problem, fields_of_data_rows, first_bad_line, line_of_data_row
 
-__all__ = ["FORMATS", "TextLayout", "InputFile", "InputFiles", "NarrowIdsOverflow",
-           "block_bytes_for", "detect_format"]
+__all__ = ["FORMATS", "SPOOLED_INPUT", "STDIN", "TextLayout", "InputFile", "InputFiles", "NarrowIdsOverflow",
+           "block_bytes_for", "detect_format", "is_stream", "shown_name", "spool_stream"]
 
 FORMATS = ("auto", "csv", "tsv", "txt", "graphalytics", "parquet", "arrow")
 TEXT_FORMATS = ("csv", "tsv", "txt", "graphalytics")
@@ -123,16 +127,119 @@ def _lines_before_damage(path: str, compression: str) -> int:
     return lines
 
 
-def _check_readable(path: str) -> None:
+def _check_readable(path: str, shown: str | None = None) -> None:
+    shown = shown or path
     p = Path(path)
     if not p.exists():
-        raise IngestError("file does not exist", file=path)
+        raise IngestError("file does not exist", file=shown)
     if p.is_dir():
-        raise IngestError("is a directory, not a file", file=path)
+        raise IngestError(_directory_problem(p), file=shown)
     if not os.access(p, os.R_OK):
-        raise IngestError("file is not readable (permission denied)", file=path)
+        raise IngestError("file is not readable (permission denied)", file=shown)
     if p.stat().st_size == 0:
-        raise IngestError("file is empty", file=path)
+        raise IngestError("file is empty", file=shown)
+
+
+def _directory_problem(p: Path) -> str:
+    """What to say of a directory given as an input: the glob that names its files."""
+    suffixes = sorted({"".join(Path(f).suffixes[-2:]) for f in os.listdir(p)
+                       if (p / f).is_file() and Path(f).suffix})
+    example = f"'{p / ('*' + suffixes[0])}'" if len(suffixes) == 1 else f"'{p / '*.csv'}'"
+    return f"is a directory, not a file; to load the files in it, give a quoted glob such as " \
+           f"{example}"
+
+
+#: The names of streamed inputs' copies in an ingest's temporary folder.
+SPOOLED_INPUT = "input-"
+#: The name standard input goes by: ``graphdb ingest db g -``.
+STDIN = "-"
+
+
+def is_stream(path: str) -> bool:
+    """Whether an input is read as a stream, once: standard input (``-``, ``/dev/stdin``), a
+    pipe, a process substitution (``<(zcat edges.csv.gz)``), a character device."""
+    if path == STDIN or path.startswith(("/dev/", "/proc/")):
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def spool_stream(path: str, folder: Path, fmt: str = "auto") -> str:
+    """A stream's bytes copied to a file in ``folder`` (the ingest reads its input more than
+    once), named with the extension its format and compression have: from ``fmt``, the
+    stream's name, or else its first bytes (Parquet's and Arrow's magic numbers, a gzip, bz2 or
+    zstd header, the first line's delimiter). Done once per stream: a second call (the ingest
+    reading again with 64-bit ids) finds the copy."""
+    stem = SPOOLED_INPUT + hashlib.sha1(path.encode()).hexdigest()[:12]
+    for found in folder.glob(stem + ".*"):
+        return str(found)
+    raw = folder / (stem + ".raw")
+    try:
+        source = sys.stdin.buffer if path == STDIN else open(path, "rb")
+        with source if path != STDIN else _unclosed(source) as stream, open(raw, "wb") as out:
+            shutil.copyfileobj(stream, out, 1 << 20)
+    except OSError as exc:
+        raise IngestError(f"cannot read the input: {exc.strerror or exc}",
+                          file=shown_name(path)) from None
+    named = "" if path == STDIN else Path(path).name
+    inner, compression = _split_compression(named)
+    ext = Path(inner).suffix.lower() if Path(inner).suffix.lower() in _BY_EXTENSION else ""
+    if not ext or not compression:
+        sniffed_ext, sniffed_compression = _sniff(raw)
+        ext = ext or sniffed_ext
+        compression = compression or sniffed_compression
+    if fmt != "auto":
+        ext = ".e" if fmt == "graphalytics" else "." + fmt
+    suffix = {"gzip": ".gz", "bz2": ".bz2", "zstd": ".zst", None: ""}[compression]
+    target = folder / (stem + ext + suffix)
+    raw.rename(target)
+    return str(target)
+
+
+class _unclosed:
+    """``with`` over standard input without closing it."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        return self.stream
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\x28\xb5\x2f\xfd", "zstd"))
+
+
+def _sniff(path: Path) -> tuple[str, str | None]:
+    """(extension, compression) of a file without a name to go by, from its first bytes."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head == b"PAR1":
+        return ".parquet", None
+    if head.startswith(b"ARRO") or head == b"\xff\xff\xff\xff":
+        return ".arrow", None
+    compression = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    try:
+        with pa.input_stream(str(path), compression=compression) as stream:
+            text = stream.read(1 << 16)
+    except (OSError, pa.ArrowInvalid):
+        return ".csv", compression
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith((b"#", b"%")):
+            if b"," in line:
+                return ".csv", compression
+            return (".tsv" if b"\t" in line else ".txt"), compression
+    return ".csv", compression
+
+
+def shown_name(path: str) -> str:
+    """How an input is named in messages."""
+    return "<stdin>" if path in (STDIN, "/dev/stdin") else path
 
 
 #: Fields read as missing (null). Not "nan" and its kin, which pyarrow's defaults include: a weight
@@ -155,16 +262,20 @@ class InputFile:
     """One input file (or one byte range of it), read as a stream of record batches."""
 
     def __init__(self, path: str, fmt: str = "auto", layout: TextLayout = TextLayout(),
-                 block_bytes: int | None = None):
+                 block_bytes: int | None = None, shown: str | None = None):
         self.path = str(path)
+        #: the name messages give it (standard input's copy is "<stdin>")
+        self.shown = shown or self.path
         self.block_bytes = block_bytes or BLOCK_BYTES
+        if Path(self.path).is_dir():  # before the format: a directory has no extension
+            _check_readable(self.path, self.shown)
         self.format = detect_format(self.path, fmt)
-        _check_readable(self.path)
+        _check_readable(self.path, self.shown)
         self.size = Path(self.path).stat().st_size
         _, self.compression = _split_compression(self.path)
         if self.compression and self.format not in TEXT_FORMATS:
             raise IngestError(f"{self.format} files carry their own compression; "
-                              "do not compress the whole file", file=self.path)
+                              "do not compress the whole file", file=self.shown)
         self._raw = None
         self._delivered: CountingReader | None = None  # a compressed file's decompressed bytes
         self._batches = 0  # text batches parsed: one block of block_bytes each
@@ -177,6 +288,9 @@ class InputFile:
         self.names: list[str] | None = None  # a later part's column names (it has no header)
         self.types: dict[str, pa.DataType] = {}  # and their types
         if self.format in TEXT_FORMATS:
+            problem = encoding_problem(self._head())
+            if problem is not None:
+                raise IngestError(problem, file=self.shown, line=1)
             self.delimiter, self.header = self._layout(layout)
         else:
             self.delimiter, self.header = None, False
@@ -250,7 +364,7 @@ class InputFile:
         if len(fields) < 2:
             return False
         warnings.warn(IngestWarning(
-            f"{self.path}: the first line ({excerpt(line.decode('utf-8', 'replace'))}) holds only "
+            f"{self.shown}: the first line ({excerpt(line.decode('utf-8', 'replace'))}) holds only "
             "numbers, so it is read as data, not as column names; pass --header (header=True, "
             "HEADER true) if it names the columns, --no-header to silence this"), stacklevel=2)
         return True
@@ -261,7 +375,7 @@ class InputFile:
             delimiter = {"\\t": "\t", "tab": "\t", "space": " "}.get(delimiter, delimiter)
             if len(delimiter) != 1:
                 raise IngestError(f"the delimiter must be one character, not {delimiter!r}",
-                                  file=self.path)
+                                  file=self.shown)
             return delimiter
         if self.format == "csv":
             return ","
@@ -275,7 +389,7 @@ class InputFile:
                 return "\t" if b"\t" in line else " "
         if len(head) < (1 << 16):
             raise IngestError("file has no data lines (only comments or blank lines)",
-                              file=self.path)
+                              file=self.shown)
         return "\t"
 
     # -- batches -----------------------------------------------------------------------------
@@ -307,6 +421,9 @@ class InputFile:
             rows = 0
             self._batches = 0
             for batch in reader:
+                if any(pa.types.is_binary(t) for t in batch.schema.types):
+                    # pyarrow reads a column that is not UTF-8 as bytes: name the line
+                    raise self.parse_error(None)
                 rows += batch.num_rows
                 self._rows_done = rows
                 self._batches += 1
@@ -321,7 +438,7 @@ class InputFile:
             stream.close()
         if rows == 0 and self.start == 0 and not self.may_be_empty:
             raise IngestError("file has a header but no rows" if self.header
-                              else "file has no data lines", file=self.path)
+                              else "file has no data lines", file=self.shown)
 
     def _head(self) -> bytes:
         """The first 64 KiB of the text (decompressed)."""
@@ -357,7 +474,7 @@ class InputFile:
             pf = pq.ParquetFile(self.path, buffer_size=self.block_bytes, pre_buffer=False)
             self._rows_total = pf.metadata.num_rows
             if self._rows_total == 0 and not self.may_be_empty:
-                raise IngestError("file has no rows", file=self.path)
+                raise IngestError("file has no rows", file=self.shown)
             # Columns decoded in parallel only with room for it: the threads' buffers took
             # 14-18 MiB more at any limit (a 4 M-row file: 100 against 84 MiB peak).
             threads = self.block_bytes >= BLOCK_BYTES
@@ -366,7 +483,7 @@ class InputFile:
                 yield batch
         except (pa.ArrowInvalid, OSError) as exc:
             raise IngestError(f"not a readable Parquet file: {_first_line(exc)}",
-                              file=self.path) from None
+                              file=self.shown) from None
 
     def _ipc_batches(self) -> Iterator[pa.RecordBatch]:
         """The batches of an Arrow IPC file (or stream), memory-mapped: zero copies, cut into
@@ -398,10 +515,10 @@ class InputFile:
                             release_file(self.path)  # read: page cache, not ours
                             released = 0
                 if not any_rows and not self.may_be_empty:
-                    raise IngestError("file has no rows", file=self.path)
+                    raise IngestError("file has no rows", file=self.shown)
         except (pa.ArrowInvalid, OSError) as exc:
             raise IngestError(f"not a readable Arrow IPC file: {_first_line(exc)}",
-                              file=self.path) from None
+                              file=self.shown) from None
 
     def schema(self) -> pa.Schema:
         """The file's columns, from its first batch."""
@@ -421,7 +538,7 @@ class InputFile:
             schema = self._schema_without_rows()
             return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema],
                                               schema=schema)
-        raise IngestError("file has no rows", file=self.path)
+        raise IngestError("file has no rows", file=self.shown)
 
     def _schema_without_rows(self) -> pa.Schema:
         """The columns of a file with no rows (Parquet's schema, a CSV header's names)."""
@@ -473,24 +590,36 @@ class InputFile:
 
     def error_at(self, row: int, problem: str) -> IngestError:
         line, prefix = self.where(row)
-        return IngestError(prefix + problem, file=self.path, line=line)
+        return IngestError(prefix + problem, file=self.shown, line=line)
 
     def read_error(self, exc: OSError) -> IngestError:
         """The error of a file that cannot be read to its end: for a compressed file, the line
         where its data stops making sense (a rescan counts the lines before it)."""
         if not self.compression:
-            return IngestError(f"cannot read the file: {_first_line(exc)}", file=self.path)
+            return IngestError(f"cannot read the file: {_first_line(exc)}", file=self.shown)
         lines = _lines_before_damage(self.path, self.compression)
         return IngestError(f"the {self.compression} data is damaged or cut short "
                            f"({_first_line(exc)}); {lines:,} complete lines come before it",
-                           file=self.path, line=lines + 1)
+                           file=self.shown, line=lines + 1)
 
-    def parse_error(self, exc: Exception) -> IngestError:
+    def parse_error(self, exc: Exception | None) -> IngestError:
         line, problem = first_bad_line(self._open_text_lines(), self.delimiter, self.header,
                                        self._comments)
         line = None if line is None else line + self.line_offset()
-        message = str(exc).replace("CSV parse error: ", "").replace("CSV conversion error", "")
-        return IngestError(problem or message.strip(), file=self.path, line=line)
+        message = str(exc or "not valid UTF-8 text").replace("CSV parse error: ", "").replace(
+            "CSV conversion error", "")
+        return IngestError(problem or message.strip(), file=self.shown, line=line)
+
+    def field_texts(self, rows: list[int], column: str) -> dict[int, str]:
+        """Column ``column`` of data rows ``rows`` as the text file writes them (in one scan):
+        what values parsed as numbers looked like before they were rounded."""
+        if self.format not in TEXT_FORMATS:
+            return {}
+        names = self.names or self.schema().names
+        if column not in names:
+            return {}
+        return fields_of_data_rows(self._open_text_lines(), set(rows), self.header,
+                                   self._comments, self.delimiter, names.index(column))
 
     @property
     def _comments(self) -> bool:
@@ -502,8 +631,7 @@ class InputFile:
             stream = ByteRange(pa.OSFile(self.path, "rb"), self.start, self.stop)
         else:
             stream = pa.input_stream(self.path, compression=self.compression)
-        return io.TextIOWrapper(io.BufferedReader(NativeRaw(stream)), encoding="utf-8",
-                                errors="replace", newline="")
+        return io.BufferedReader(NativeRaw(stream))  # lines of bytes: textscan decodes them
 
 
 class InputFiles:
@@ -511,21 +639,25 @@ class InputFiles:
     with ``parallel`` parts, the parts' batches as they come (tagged with the part's number)."""
 
     def __init__(self, pattern: str, fmt: str = "auto", layout: TextLayout = TextLayout(),
-                 block_bytes: int | None = None):
+                 block_bytes: int | None = None, spool_dir: Path | None = None):
         self.pattern = str(pattern)
-        if any(ch in self.pattern for ch in "*?["):
+        shown = None
+        if is_stream(self.pattern) and spool_dir is not None:  # standard input, a pipe
+            shown = shown_name(self.pattern)
+            paths = [spool_stream(self.pattern, spool_dir, fmt)]
+        elif any(ch in self.pattern for ch in "*?[") and not os.path.exists(self.pattern):
             paths = sorted(globmod.glob(os.path.expanduser(self.pattern)))
             paths = [p for p in paths if os.path.isfile(p)]
             if not paths:
                 raise IngestError("no file matches the pattern", file=self.pattern)
         else:
             paths = [self.pattern]
-        self.files = [InputFile(p, fmt, layout, block_bytes) for p in paths]
+        self.files = [InputFile(p, fmt, layout, block_bytes, shown) for p in paths]
         self.parts = list(self.files)
         self.total_bytes = sum(f.size for f in self.files)
 
     def __str__(self) -> str:
-        return self.pattern if len(self.files) > 1 else self.files[0].path
+        return self.pattern if len(self.files) > 1 else self.files[0].shown
 
     def estimated_rows(self) -> int:
         """Rows the input holds, from Parquet and Arrow metadata, else from its size (16 bytes
@@ -561,7 +693,7 @@ class InputFiles:
             elif batch.schema.names != first:
                 raise IngestError(
                     f"columns {', '.join(batch.schema.names)} differ from the first file's "
-                    f"({', '.join(first)}) in {self.files[0].path}", file=f.path)
+                    f"({', '.join(first)}) in {self.files[0].shown}", file=f.shown)
             yield f, row, batch, part
 
     def _serial(self, column_types):

@@ -58,8 +58,9 @@ def snapshot(db: Path) -> dict:
     return {"files": files, "lmdb": content}
 
 
-def write_text(path: Path, text: str) -> Path:
-    path.write_text(text)
+def write_text(path: Path, text: str | bytes) -> Path:
+    """``text`` to ``path`` (bytes as they are: inputs that are not UTF-8)."""
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
     return path
 
 

@@ -87,3 +87,29 @@ def test_progress_object_sees_phases(tmp_path):
     with graphdb.connect(tmp_path / "db") as con:
         con.ingest("g", e, progress=Record())
     assert seen[0] == "read" and seen[-1] == "commit"
+
+
+def _graphdb(*args, stdin: bytes | None = None, cwd=None):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "graphdb", *args], input=stdin, cwd=cwd,
+                          capture_output=True, timeout=300)
+
+
+def test_standard_input_is_read_as_a_file(tmp_path):
+    """``-`` and ``/dev/stdin`` (a pipe) are read once, their format told by their bytes
+    (gzip, delimiter); a bad line is named as <stdin>:line, and nothing is written."""
+    import gzip
+
+    db = str(tmp_path / "db")
+    done = _graphdb("ingest", db, "g", "-", stdin=b"src,dst\n1,2\n2,3\n")
+    assert done.returncode == 0, done.stderr
+    done = _graphdb("ingest", db, "z", "/dev/stdin", stdin=gzip.compress(b"a\tb\n5\t6\n"))
+    assert done.returncode == 0, done.stderr
+    bad = _graphdb("ingest", db, "h", "-", stdin=b"src,dst\n1,2\n2,x\n")
+    assert bad.returncode == 1
+    assert b"<stdin>:3: vertex id 'x'" in bad.stderr and b"Traceback" not in bad.stderr
+    shown = _graphdb("query", db, "SELECT name, edges FROM graphs() ORDER BY name",
+                     "--format", "csv")
+    assert shown.stdout.decode().split() == ["name,edges", "g,2", "z,1"]
