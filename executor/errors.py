@@ -32,10 +32,11 @@ class QueryCancelled(ExecutionError):
 class SQLError(ExecutionError):
     """The relational engine refused or failed a statement.
 
-    ``kind`` says which of its stages and why: 'parser', 'binder', 'catalog', 'conversion',
-    'out_of_range', 'invalid_input', 'not_implemented', 'out_of_memory' or 'internal'. The
-    message is the engine's own, first line first; ``shown`` maps the internal names of the
-    statement's relations to what the user wrote, for the front end to put back.
+    ``kind`` says what went wrong, read from the engine's exception class: 'parser',
+    'binder', 'catalog' (the query), 'data' (a value: conversion, range, division by zero),
+    'not_supported', 'integrity', 'resources' (memory, files), 'internal' or 'database'. The
+    message is the engine's own; ``shown`` maps the internal names of the statement's
+    relations to what the user wrote, for the front end to put back.
     """
 
     def __init__(self, kind: str, message: str, shown: dict[str, str] | None = None):

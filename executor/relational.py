@@ -37,17 +37,32 @@ __all__ = ["SQLEngine"]
 _DATABASE: Any = None
 _DATABASE_LOCK = threading.Lock()
 
-#: DuckDB exception class name -> SQLError kind.
+#: DuckDB's exception classes -> SQLError kind (the PEP 249 class the front end raises). Read
+#: by type, nearest class first; a class not named here goes by DuckDB's own PEP 249 base.
 _KINDS = {
     "ParserException": "parser", "SyntaxException": "parser",
-    "BinderException": "binder", "CatalogException": "catalog",
-    "ConversionException": "conversion", "TypeMismatchException": "conversion",
-    "InvalidTypeException": "conversion",
-    "OutOfRangeException": "out_of_range", "InvalidInputException": "invalid_input",
-    "NotImplementedException": "not_implemented", "OutOfMemoryException": "out_of_memory",
-    "PermissionException": "invalid_input", "IOException": "io", "HTTPException": "io",
-    "ConstraintException": "invalid_input",
+    "BinderException": "binder", "InvalidTypeException": "binder",
+    "CatalogException": "catalog", "DependencyException": "catalog",
+    "ConversionException": "data", "TypeMismatchException": "data",
+    "OutOfRangeException": "data", "InvalidInputException": "data",
+    "NotImplementedException": "not_supported",
+    "ConstraintException": "integrity",
+    "OutOfMemoryException": "resources", "IOException": "resources",
+    "PermissionException": "resources", "TransactionException": "resources",
+    "SerializationException": "resources", "ConnectionException": "resources",
+    "InternalException": "internal", "FatalException": "internal",
+    # DuckDB's PEP 249 bases, for classes a later release adds
+    "DataError": "data", "ProgrammingError": "binder", "NotSupportedError": "not_supported",
+    "IntegrityError": "integrity", "OperationalError": "resources", "InternalError": "internal",
 }
+
+
+def _kind(exc: BaseException) -> str:
+    """The SQLError kind of a DuckDB exception, by its class (never by its message)."""
+    for cls in type(exc).__mro__:
+        if cls.__name__ in _KINDS:
+            return _KINDS[cls.__name__]
+    return "database"
 
 
 def _database():
@@ -107,6 +122,13 @@ class SQLEngine:
             if self._cursor is not None:
                 self._cursor.execute("RESET threads" if not threads
                                      else f"SET threads = {int(threads)}")
+
+    def set_option(self, statement: str) -> None:
+        """Run ``SET name = value`` (or ``RESET name``) of one of DuckDB's own settings on this
+        connection's DuckDB side (``error_on_division_by_zero``, which its errors advise)."""
+        with self._lock:
+            cursor = self._connection()
+            self._guarded(lambda: cursor.execute(statement), None)
 
     def interrupt(self) -> None:
         """Stop the running statement (safe from another thread)."""
@@ -229,5 +251,4 @@ class SQLEngine:
         except duckdb.InterruptException:
             raise QueryCancelled("query cancelled") from None
         except duckdb.Error as exc:
-            raise SQLError(_KINDS.get(type(exc).__name__, "internal"), str(exc),
-                           shown) from None
+            raise SQLError(_kind(exc), str(exc), shown) from None

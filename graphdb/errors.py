@@ -129,11 +129,9 @@ def translate(exc: BaseException) -> BaseException:
     elif isinstance(exc, xe.StatementMismatch):
         new = BinderError(str(exc))
     elif isinstance(exc, xe.SQLError):
-        from graphdb.executor.algorithms import REGISTRY
-
         from .query.diagnostics import sql_error
 
-        new = sql_error(exc.kind, str(exc), exc.shown, sorted(REGISTRY))
+        new = sql_error(exc.kind, str(exc), exc.shown)
     elif isinstance(exc, (xe.DeviceUnavailable, xe.DeviceOutOfMemory, xe.QueryCancelled)):
         new = OperationalError(str(exc))
     elif isinstance(exc, xe.ExecutionError):

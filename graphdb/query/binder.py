@@ -59,10 +59,12 @@ from .tables import (
     LATERAL,
     Context,
     bind_algorithm,
+    close_to_graph_function,
     constant,
     graph_argument,
     outer_columns,
     suggest,
+    unknown_function,
 )
 
 __all__ = ["bind_query"]
@@ -307,6 +309,9 @@ class _Binder:
                 if self._correlated(call):
                     return False
                 self._function(call, node, lateral_ok=False)
+            elif close_to_graph_function(name) and name.lower() not in self.ctx.builtins:
+                # a graph function misspelt: DuckDB would suggest one of its own instead
+                raise unknown_function(name)
             elif name.lower() in self.ctx.builtins and not isinstance(node, exp.Lateral):
                 function = self.ctx.builtins[name.lower()]
                 args = call.expressions if isinstance(call, exp.Anonymous) else []

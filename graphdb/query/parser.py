@@ -21,6 +21,7 @@ from sqlglot.tokens import TokenType
 from ..errors import ParseError
 from .dialect import GraphSQL
 from .grammar import CopyTo, Explain
+from .syntax import relational_syntax_error
 
 __all__ = ["Statement", "parse", "parse_sqlglot", "parse_subgraph", "split_statements"]
 
@@ -100,6 +101,9 @@ def parse_sqlglot(text: str) -> exp.Expression:
         _check_nesting(tokens)
         statements = [s for s in _DIALECT.parser().parse(tokens, text) if s is not None]
     except SqlglotParseError as err:
+        duckdb_error = relational_syntax_error(text)
+        if duckdb_error is not None:
+            raise duckdb_error from None
         first = err.errors[0] if err.errors else {}
         message = _readable(first.get("description", str(err)))
         highlight = first.get("highlight")

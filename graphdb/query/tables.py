@@ -24,7 +24,7 @@ from graphdb.executor.property_graph import PropertySchema
 from ..errors import BinderError
 
 __all__ = ["Context", "GRAPH_TABLES", "LATERAL", "bind_algorithm", "constant", "graph_argument",
-           "outer_columns", "suggest", "unknown_function"]
+           "outer_columns", "suggest", "unknown_function", "close_to_graph_function"]
 
 
 def suggest(name: str, known: list[str], what: str) -> str:
@@ -125,6 +125,18 @@ def constant(node: exp.Expression) -> tuple[bool, Any]:
     if isinstance(node, exp.Null):
         return True, None
     return False, None
+
+
+#: How close a table function's name must be to a graph function's to be taken for a misspelt
+#: one (no table function of DuckDB's is this close to one: checked against DuckDB 2.0's).
+CLOSE_NAMES = 0.6
+
+
+def close_to_graph_function(name: str) -> bool:
+    """Whether ``name`` is not a graph function but looks like one misspelt (``bfz``)."""
+    lower = name.lower()
+    return algorithms.get(lower) is None and bool(
+        difflib.get_close_matches(lower, list(algorithms.REGISTRY), n=1, cutoff=CLOSE_NAMES))
 
 
 def unknown_function(name: str, extra: list[str] = ()) -> BinderError:

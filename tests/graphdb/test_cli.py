@@ -105,7 +105,7 @@ def test_shell_reads_piped_statements(loaded):
     assert proc.returncode == 1
     assert "ex" in proc.stdout and "Time:" not in proc.stdout + proc.stderr
     assert " 3 \n" in proc.stdout or "      3" in proc.stdout
-    assert "Error near line 6: unknown table function nothing()" in proc.stderr
+    assert "Error near line 6: Table Function with name nothing does not exist" in proc.stderr
     assert "Error" not in proc.stdout and "Traceback" not in proc.stdout + proc.stderr
     assert proc.stdout.endswith(" (2 rows)\n")  # .quit ended the script before SELECT 1
 

@@ -1,5 +1,6 @@
-"""Every mistake a query can make is a ``graphdb.Error`` with a message in the user's terms:
-the PEP 249 class it belongs to, no excerpt of the statement DuckDB ran, no internal names.
+"""Every mistake a query can make is a ``graphdb.Error``: the PEP 249 class it belongs to (for
+the relational part, by DuckDB's exception type), DuckDB's own words for DuckDB's mistakes, and
+no excerpt of the statement DuckDB ran, no internal names.
 
 Two checks: the usual mistakes one by one, and a fixed-seed fuzz that mutates the statements of
 the SQL corpus (tokens inserted, deleted, replaced) and requires each to answer or raise a
@@ -18,7 +19,7 @@ import graphdb
 DATA = Path(__file__).resolve().parents[1] / "sql" / "data"
 CORPUS = sorted((Path(__file__).resolve().parents[1] / "sql").rglob("*.test"))
 INTERNALS = ("__graphdb", "LINE 1", "Binder Error", "Catalog Error", "Parser Error",
-             "Conversion Error", "Traceback", "duckdb")
+             "Conversion Error", "Traceback")
 
 
 @pytest.fixture(scope="module")
@@ -31,27 +32,31 @@ def con(tmp_path_factory):
 
 
 @pytest.mark.parametrize("sql, kind, message", [
-    ("SELECT nosuch FROM social.edges", graphdb.BinderError, "unknown column 'nosuch'"),
-    ("SELECT srcc FROM social.edges", graphdb.BinderError, "did you mean 'src'"),
-    ("SELECT x.src FROM social.edges e", graphdb.BinderError, "unknown table 'x'"),
-    ("SELECT lenght('a')", graphdb.BinderError, "did you mean length()"),
+    # DuckDB's mistakes: the class by DuckDB's exception type, the message in DuckDB's words
+    ("SELECT nosuch FROM social.edges", graphdb.BinderError, 'column "nosuch" not found'),
+    ("SELECT srcc FROM social.edges", graphdb.BinderError, 'candidate bindings: "src"'),
+    ("SELECT x.src FROM social.edges e", graphdb.BinderError, 'table "x" not found'),
+    ("SELECT lenght('a')", graphdb.CatalogError, 'did you mean "length"'),
+    ("SELECT id FROM social.vertices a, social.vertices b", graphdb.BinderError, "ambiguous"),
+    ("SELECT src, dst FROM social.edges GROUP BY src", graphdb.BinderError,
+     "must appear in the GROUP BY clause"),
+    ("SELECT * FROM social.edges WHERE src = 'one'", graphdb.DataError,
+     "could not convert string 'one'"),
+    ("SELECT 'a' + 1", graphdb.BinderError, "explicit type casts"),
+    ("SELECT * FROM social.edges LIMIT -1", graphdb.BinderError, "cannot be negative"),
+    ("SELECT src FROM social.edges ORDER BY 3", graphdb.BinderError, "ORDER term out of range"),
+    ("SELECT id FROM social.vertices WHERE id = (SELECT src FROM social.edges)",
+     graphdb.DataError, "more than one row returned by a subquery"),
+    ("SELECT 5 // 0", graphdb.DataError, "division by zero"),
+    ("SELECT CAST(9223372036854775807 AS BIGINT) + 1", graphdb.DataError, "overflow"),
+    ("SELECT DATE '2024-13-01'", graphdb.DataError, "out of range"),
+    ("SELECT CAST('abc' AS INTEGER)", graphdb.DataError, "could not convert string 'abc'"),
+    ("SELEC 1", graphdb.ParseError, 'at or near "SELEC"'),
+    # graphdb's own
     ("SELECT * FROM bfz(social, 1)", graphdb.BinderError, "did you mean bfs()"),
     ("SELECT * FROM social.nodes", graphdb.BinderError, "has no table 'nodes'"),
     ("SELECT * FROM socal.edges", graphdb.CatalogError, "did you mean 'social'"),
     ("SELECT * FROM nowhere", graphdb.BinderError, "unknown table 'nowhere'"),
-    ("SELECT id FROM social.vertices a, social.vertices b", graphdb.BinderError, "ambiguous"),
-    ("SELECT src, dst FROM social.edges GROUP BY src", graphdb.BinderError,
-     "must appear in GROUP BY"),
-    ("SELECT * FROM social.edges WHERE src = 'one'", graphdb.ProgrammingError, "type mismatch"),
-    ("SELECT 'a' + 1", graphdb.ProgrammingError, "type mismatch"),
-    ("SELECT * FROM social.edges LIMIT -1", graphdb.BinderError, "non-negative"),
-    ("SELECT src FROM social.edges ORDER BY 3", graphdb.BinderError, "not in the select list"),
-    ("SELECT id FROM social.vertices WHERE id = (SELECT src FROM social.edges)",
-     graphdb.ProgrammingError, "at most one"),
-    ("SELECT 5 // 0", graphdb.DataError, "division by zero"),
-    ("SELECT CAST(9223372036854775807 AS BIGINT) + 1", graphdb.DataError, "overflow"),
-    ("SELECT DATE '2024-13-01'", graphdb.DataError, "out of range"),
-    ("SELEC 1", graphdb.ParseError, "syntax error"),
     ("SELECT * FROM bfs(social, 99)", graphdb.ProgrammingError, "not a vertex"),
     ("SELECT * FROM social.vertices v, LATERAL khop(social, w.id, 1)", graphdb.BinderError,
      "no table before the call"),

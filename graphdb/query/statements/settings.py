@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
+from graphdb.executor.errors import SQLError
 from graphdb.executor.plan import PlanNode, ShowGraphs, ValuesScan
 
 from ...errors import BinderError
+from ...settings import Settings
 from .. import grammar
 from ..tables import constant
 from . import Handler
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from ...session import Session
     from ..parser import Statement
 
-__all__ = ["HANDLERS", "set_item"]
+__all__ = ["HANDLERS", "engine_setting", "set_item"]
 
 
 def set_item(ast: exp.Expression) -> tuple[str, Any]:
@@ -35,12 +37,30 @@ def set_item(ast: exp.Expression) -> tuple[str, Any]:
     return name, value
 
 
+def engine_setting(session: "Session", name: str, text: str) -> bool:
+    """Run SET/RESET ``text`` of one of DuckDB's own settings (those its errors advise, such as
+    ``error_on_division_by_zero``) on the session's relational engine; False when ``name`` is
+    graphdb's, or DuckDB has no setting ``name`` either (graphdb's error then names its own)."""
+    if name in Settings.names():
+        return False
+    try:
+        session.runner.sql.set_option(text)
+    except SQLError as exc:
+        if exc.kind in ("catalog", "binder", "parser"):
+            return False
+        raise
+    return True
+
+
 class Set(Handler):
     kind = "set"
 
     def execute(self, session: "Session", statement: "Statement", parameters: Any
                 ) -> tuple[pa.Table, str | None]:
-        return pa.table({}), session.set(*set_item(statement.ast))
+        name, value = set_item(statement.ast)
+        if engine_setting(session, name, statement.text):
+            return pa.table({}), f"{name} = {value} (a setting of the relational engine, DuckDB)"
+        return pa.table({}), session.set(name, value)
 
 
 class Reset(Handler):
@@ -48,6 +68,9 @@ class Reset(Handler):
 
     def execute(self, session: "Session", statement: "Statement", parameters: Any
                 ) -> tuple[pa.Table, str | None]:
+        name = statement.ast.name.lower()
+        if name != "all" and engine_setting(session, name, statement.text):
+            return pa.table({}), f"{name} reset"
         return pa.table({}), session.reset(statement.ast.name)
 
 
