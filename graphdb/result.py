@@ -266,6 +266,7 @@ class Cursor:
     def __init__(self, connection):
         self.connection = connection
         self._result: Result | None = None
+        self._closed = False
 
     def execute(self, sql: str, parameters=None) -> "Cursor":
         """Run one statement (``?`` or ``$name`` parameters); returns the cursor itself.
@@ -274,8 +275,13 @@ class Cursor:
         >>> graphdb.connect().cursor().execute("SELECT $x * 2 AS y", {"x": 21}).fetchall()
         [(42,)]
         """
+        self._check_open()
         self._result = self.connection.execute(sql, parameters)
         return self
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InterfaceError("the cursor is closed")
 
     def executemany(self, sql: str, seq_of_parameters) -> "Cursor":
         """Run one statement once per parameter set; the cursor then holds the last result.
@@ -284,10 +290,12 @@ class Cursor:
         >>> graphdb.connect().cursor().executemany("SELECT ? AS x", [[1], [2]]).fetchall()
         [(2,)]
         """
+        self._check_open()
         self._result = self.connection.executemany(sql, seq_of_parameters)
         return self
 
     def _current(self) -> Result:
+        self._check_open()
         if self._result is None:
             raise InterfaceError("no statement has been executed on this cursor")
         return self._result
@@ -322,16 +330,32 @@ class Cursor:
         return self._current().fetchmany(self.arraysize if size is None else size)
 
     def close(self) -> None:
-        """PEP 249: forget the last result (fetching then raises InterfaceError).
+        """PEP 249: close the cursor (its last result is let go; using it then raises
+        InterfaceError). The connection stays open. ``with con.cursor() as cur:`` closes it at
+        the end of the block.
 
         >>> import graphdb
         >>> cur = graphdb.connect().cursor().execute("SELECT 1")
         >>> cur.close()
         >>> cur.fetchall()
         Traceback (most recent call last):
-        graphdb.errors.InterfaceError: no statement has been executed on this cursor
+        graphdb.errors.InterfaceError: the cursor is closed
         """
         self._result = None
+        self._closed = True
+
+    def __enter__(self) -> "Cursor":
+        """``with con.cursor() as cur:``
+
+        >>> import graphdb
+        >>> with graphdb.connect().cursor() as cur:
+        ...     cur.execute("SELECT 42 AS answer").fetchone()
+        (42,)
+        """
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def setinputsizes(self, sizes) -> None:
         """PEP 249: nothing to do (parameters need no declared sizes).

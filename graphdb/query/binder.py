@@ -53,6 +53,7 @@ from ..errors import BinderError
 from .dialect import GraphTable, SubgraphRef, span
 from .parameters import Parameters, placeholders, sql_literal
 from .pattern import bind_graph_table, conjuncts
+from .replacement import is_file_name, python_variable
 from .subgraph import bind_subgraph
 from .tables import (
     GRAPH_TABLES,
@@ -366,6 +367,19 @@ class _Binder:
                               f"GRAPH_TABLE ({name} MATCH ...)")
         if algorithms.get(name) is not None:
             raise BinderError(f"{name} is a table function: write {name}(graph, ...)")
+        if is_file_name(name, bool(node.this.args.get("quoted"))):
+            return  # FROM 'people.csv': DuckDB reads the file (a replacement scan)
+        value = python_variable(name)
+        if value is not None:  # FROM df: the caller's DataFrame or Arrow table, as it is now
+            relation = self.fresh()
+            alias = node.args.get("alias")
+            text = relation + " AS " + (alias.sql(dialect="duckdb") if alias is not None
+                                        else _quote(name))
+            from ..interop import plain_table
+
+            table = plain_table(value, f"FROM {name}")
+            self._edit(node, text, [(relation, ValuesScan(lower, table))], [(relation, name)])
+            return
         known = sorted(self.ctes) + sorted(self.ctx.tables) + [
             f"{g}.{t}" for g in graphs for t in GRAPH_TABLES]
         raise BinderError(f"unknown table '{name}'" + suggest(name, known, "tables"))
