@@ -114,3 +114,19 @@ def test_the_installed_package_imports_beside_a_users_project(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["2", "[]"]
+
+
+def test_import_graphdb_from_the_clones_parent_directory(tmp_path):
+    """A clone is a folder named ``graphdb`` beside where one works: run from its parent, an
+    editable install must still import the package, not that folder as a namespace package
+    (tools/build_backend.py). The clone here is a link named graphdb to this checkout."""
+    probe = subprocess.run([sys.executable, "-c", "import graphdb; print(graphdb.__file__)"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip("graphdb is not installed in this environment (a bare checkout)")
+    (tmp_path / "graphdb").symlink_to(ROOT, target_is_directory=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", QUERY], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2", "[]"]
