@@ -6,8 +6,11 @@
     graphdb ingest DB GRAPH EDGES ...   load an edge list
     graphdb query DB "SQL" [--format]   run one statement and print the result
     graphdb demo [DB]                   build a sample database and run showcase queries
+    graphdb warmup                      compile the kernels now, not at the first query
 
-Errors go to stderr, one line each (never a traceback), and make the exit status non-zero.
+Errors go to stderr, one line each (never a traceback). The exit status says what happened:
+0 done, 1 a statement or an input failed (a query error, a bad file), 2 the command line was
+wrong (usage), 3 an internal error (a bug: please report it), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -18,11 +21,17 @@ import sys
 import warnings
 
 from ._version import __version__
-from .errors import Error, InvalidInputError
+from .errors import Error
 
 __all__ = ["main", "add_ingest_options", "ingest_keywords", "ingest_summary"]
 
-COMMANDS = ("ingest", "query", "demo", "shell")
+COMMANDS = ("ingest", "query", "demo", "shell", "warmup")
+
+#: Exit statuses: a statement or input failed, the command line was wrong, a bug, Ctrl-C.
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 3, 130
+
+_DEVICE_HELP = ("where graph operators run: a GPU when one can be used, else the CPU (auto, "
+                "the default), the CPU, or a GPU (an error without one)")
 
 _JSON_NOTE = "json writes infinities and NaN as null (JSON has no number for them)"
 
@@ -137,7 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("db", metavar="DB", help="database directory")
     q.add_argument("sql", metavar="SQL", help="the statement, e.g. \"SELECT * FROM bfs(g, 1)\"")
     q.add_argument("--format", default="table", choices=OUTPUT_FORMATS, help="output format")
-    q.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
+    q.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"),
+                   help=_DEVICE_HELP)
     q.add_argument("--timer", action="store_true", help="print the time taken (on stderr)")
     q.add_argument("--cluster", choices=("mpi",),
                    help="run as one rank of an MPI job (mpiexec -n N graphdb query ...): every "
@@ -165,9 +175,20 @@ def _parser() -> argparse.ArgumentParser:
                    help="run SQL (or a dot command) and exit; may be repeated")
     s.add_argument("--bail", action="store_true", help="stop at the first error")
     s.add_argument("--mode", choices=OUTPUT_FORMATS, help="output mode (default: table)")
-    s.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
+    s.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"),
+                   help=_DEVICE_HELP)
     s.add_argument("--cluster", choices=("mpi",),
                    help="run as one rank of an MPI job: rank 0 reads the statements")
+
+    w = sub.add_parser("warmup", help="compile the kernels now, not at the first query",
+                       description="Compile graphdb's CPU kernels (and GPU kernels, with a GPU) "
+                                   "by running every graph function on a small graph: the "
+                                   "first query of each kind then does not pay the compile. "
+                                   "They are kept in graphdb's cache directory "
+                                   "(~/.cache/graphdb, or $GRAPHDB_CACHE_DIR).")
+    w.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"),
+                   help="the kernels of which devices (default: the CPU's, and a GPU's when "
+                        "one can be used)")
     return parser
 
 
@@ -186,22 +207,33 @@ def main(argv: list[str] | None = None) -> int:
             from .demo import run_demo
 
             return run_demo(args.db, force=args.force)
+        if args.command == "warmup":
+            from .warmup import run_warmup
+
+            return run_warmup(args.device)
         from .repl import run_shell
 
         return run_shell(args.db, commands=args.commands, bail=args.bail, mode=args.mode,
                          device=args.device, cluster=args.cluster)
+    except _Usage as exc:
+        print(f"graphdb {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Error as exc:
         print(f"Error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug, not a user mistake: one line, never a traceback
         print(f"Error: internal error ({type(exc).__name__}: {exc}); please report it",
               file=sys.stderr)
-        return 2
+        return EXIT_INTERNAL
+
+
+class _Usage(Exception):
+    """A command line that asks for nothing that can be done (exit status 2, as argparse's)."""
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -233,8 +265,8 @@ def _ingest(args) -> int:
             print(ingest_summary(summary, args.db))
         return 0
     if args.edges is None:
-        raise InvalidInputError("graphdb ingest: give an edge file, or a property graph's "
-                                "--vertex-table and --edge-table files")
+        raise _Usage("give an edge file (- for standard input), or a property graph's "
+                     "--vertex-table and --edge-table files")
     with connect(args.db, mode=args.mode) as con:
         summary = con.ingest(args.graph, args.edges, progress=progress or False,
                              **ingest_keywords(args))
@@ -255,7 +287,7 @@ def _tables(args) -> dict:
     for text in args.vertex_table or []:
         match = _VERTEX_TABLE.fullmatch(text)
         if match is None:
-            raise InvalidInputError(f"--vertex-table {text}: expected LABEL=FILE or "
+            raise _Usage(f"--vertex-table {text}: expected LABEL=FILE or "
                                     "LABEL=FILE:KEY")
         vertices[match["label"]] = match["file"]
         if match["key"]:
@@ -263,7 +295,7 @@ def _tables(args) -> dict:
     for text in args.edge_table or []:
         match = _EDGE_TABLE.fullmatch(text)
         if match is None:
-            raise InvalidInputError(f"--edge-table {text}: expected LABEL=FILE:SRC->DST or "
+            raise _Usage(f"--edge-table {text}: expected LABEL=FILE:SRC->DST or "
                                     "LABEL=FILE:SRC->DST:SRC_COLUMN,DST_COLUMN")
         edges[match["label"]] = (match["file"], match["src"], match["dst"], match["from"],
                                  match["to"])
@@ -306,7 +338,7 @@ def _query(args) -> int:
               if args.cluster else connect_for_reading(args.db, create=False,
                                                        device=args.device))
     with opened as con:
-        result = con.execute(args.sql)
+        result = _run_statement(con, args.sql)
         if con.rank != 0:
             return 0  # every rank ran the statement; rank 0 speaks for the job
     table = result.arrow()
@@ -317,8 +349,34 @@ def _query(args) -> int:
     else:
         sys.stdout.write(render(table, args.format))
     if args.timer:
-        print(f"Time: {result.elapsed * 1000:.1f} ms", file=sys.stderr)
+        from .progress import time_line
+
+        print(time_line(result.elapsed, *result.one_time), file=sys.stderr)
     return 0
+
+
+def _run_statement(con, sql: str):
+    """``con.execute(sql)``; on a terminal, with the shell's status line on stderr (elapsed
+    time and progress after a second) and Ctrl-C cancelling the statement."""
+    from graphdb.storage.compiled import first_use_seconds
+
+    from .repl import Shell
+
+    before = first_use_seconds()
+    if not sys.stderr.isatty() or con.rank != 0:
+        result = con.execute(sql)
+    else:
+        shell = Shell(con, sys.stdout, sys.stderr, sys.stderr, interactive=True)
+        try:
+            result, error, cancelled = shell.in_worker(lambda: con.execute(sql))
+        finally:
+            shell.close()
+        if cancelled:
+            raise KeyboardInterrupt
+        if error is not None:
+            raise error
+    result.one_time = (before, first_use_seconds())
+    return result
 
 
 if __name__ == "__main__":  # pragma: no cover

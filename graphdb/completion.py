@@ -13,13 +13,15 @@ from prompt_toolkit.completion import Completer, Completion
 
 from graphdb.executor.algorithms import REGISTRY
 
+from .shell_commands import command_names
+
 if TYPE_CHECKING:
     from .connection import Connection
 
 __all__ = ["SqlCompleter", "DOT_COMMANDS"]
 
-DOT_COMMANDS = (".help", ".graphs", ".schema", ".mode", ".timer", ".maxrows", ".read",
-                ".output", ".quit", ".exit")
+#: The dot commands, read from the shell's command table (never a list kept by hand).
+DOT_COMMANDS = tuple(command_names())
 
 _WORD = re.compile(r"[A-Za-z_.$][A-Za-z0-9_.$]*$")
 

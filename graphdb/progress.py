@@ -23,7 +23,7 @@ from typing import Callable
 from graphdb.catalog.progress import Progress
 from graphdb.executor.device import format_bytes
 
-__all__ = ["ProgressReport", "HandlerProgress", "RichProgress", "terminal_progress",
+__all__ = ["ProgressReport", "HandlerProgress", "RichProgress", "terminal_progress", "time_line",
            "describe_report"]
 
 
@@ -40,6 +40,33 @@ class ProgressReport:
     total: int | None
     unit: str
     rows: int | None = None
+
+
+#: One-time kernel costs shorter than this go unmentioned in a statement's time.
+ONE_TIME_SHOWN = 0.05
+
+
+def time_line(elapsed: float, before: tuple[float, float] = (0.0, 0.0),
+              after: tuple[float, float] = (0.0, 0.0)) -> str:
+    """``Time: 1813.9 ms``, saying how much of it was a one-time kernel cost that later
+    statements do not pay: compiling kernels (``before`` and ``after`` are
+    :func:`graphdb.storage.compiled.first_use_seconds` around the statement), or loading the
+    compiler in a fresh process.
+
+    >>> time_line(1.8139, (0.0, 0.0), (1.62, 0.2))
+    'Time: 1813.9 ms (1620 ms of it compiling kernels, once: graphdb warmup compiles them ahead)'
+    >>> time_line(0.9, (0.0, 0.0), (0.0, 0.6))
+    'Time: 900.0 ms (600 ms of it loading compiled kernels, once per process)'
+    """
+    line = f"Time: {elapsed * 1000:.1f} ms"
+    compiling, loading = after[0] - before[0], after[1] - before[1]
+    if compiling >= ONE_TIME_SHOWN:
+        line += (f" ({min(compiling, elapsed) * 1000:.0f} ms of it compiling kernels, once: "
+                 "graphdb warmup compiles them ahead)")
+    elif loading >= ONE_TIME_SHOWN:
+        line += (f" ({min(loading, elapsed) * 1000:.0f} ms of it loading compiled kernels, "
+                 "once per process)")
+    return line
 
 
 def describe_report(report: ProgressReport) -> str:

@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Callable
 
 from graphdb.executor.device import warm_up
+from graphdb.storage.compiled import first_use_seconds
 
 from .connection import Connection, connect, connect_for_reading
 from .errors import Error
 from .formatting import render
-from .progress import ProgressReport, describe_report
+from .progress import ProgressReport, describe_report, time_line
 from .query.parser import split_statements
 from .shell_commands import run_dot_command
 
@@ -135,6 +136,12 @@ class Shell:
         self.console.write(text)
         self.console.flush()
 
+    def say_long(self, text: str) -> None:
+        """A long message (``.help``): through the pager when taller than the terminal."""
+        if self.out is self.screen and self._wants_pager(text) and self._page(text):
+            return
+        self.say(text)
+
     def error(self, message: str, line: int | None = None) -> None:
         """Report an error (in a script: near ``line``, by default the line just read)."""
         self.errors += 1
@@ -221,7 +228,7 @@ class Shell:
 
     def run(self, sql: str, line: int | None = None) -> bool:
         """Run one statement and print its result; False when it failed or was cancelled."""
-        start = time.perf_counter()
+        start, one_time = time.perf_counter(), first_use_seconds()
         result, error, cancelled = self.in_worker(lambda: self.con.execute(sql))
         if cancelled:
             if not self.interactive:  # Ctrl-C ends a script (status 130), as in sqlite3
@@ -241,7 +248,7 @@ class Shell:
             self.write(render(table, self.mode, max_rows=self.max_rows or None,
                               max_width=self.width()))
         if self.timer:
-            self.say(f"Time: {elapsed * 1000:.1f} ms\n")
+            self.say(time_line(elapsed, one_time, first_use_seconds()) + "\n")
         return True
 
     def report_error(self, error: BaseException, sql: str = "", line: int | None = None) -> None:
@@ -334,7 +341,7 @@ def _interactive(shell: Shell) -> None:
     session = PromptSession(history=history, lexer=lexer, multiline=True, key_bindings=keys,
                             completer=SqlCompleter(shell.con, KEYWORDS),
                             complete_while_typing=False,
-                            prompt_continuation=lambda width, line, wrap: "     ...> ")
+                            prompt_continuation=_continuation)
     while True:
         try:
             text = session.prompt("graphdb> ")
@@ -344,6 +351,12 @@ def _interactive(shell: Shell) -> None:
             break
         if not shell.feed_text(text):
             break
+
+
+def _continuation(width: int, line: int, wrap: int) -> str:
+    """The prompt of a statement's next line; none where a long line only wraps on the screen
+    (a prompt there would stand in the middle of a word)."""
+    return "" if wrap else "     ...> "
 
 
 def run_shell(db: str | None, *, commands: list[str] | None = None, bail: bool = False,

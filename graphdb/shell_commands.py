@@ -16,7 +16,7 @@ from .formatting import FORMATS
 if TYPE_CHECKING:
     from .repl import Shell
 
-__all__ = ["COMMANDS", "HELP", "run_dot_command"]
+__all__ = ["COMMANDS", "HELP", "command_names", "run_dot_command"]
 
 HELP = """\
 Enter SQL statements ended by ';' (they may span several lines). Examples:
@@ -93,7 +93,7 @@ def _help(shell: "Shell", args: list[str]) -> None:
     functions = "\n  ".join(REGISTRY[n].signature() for n in sorted(REGISTRY))
     commands = "\n".join(f"  {usage:<22} {doc}" for usage, doc in (
         (usage, doc) for usage, doc, _ in COMMANDS.values()))
-    shell.say(HELP.format(functions=functions, commands=commands))
+    shell.say_long(HELP.format(functions=functions, commands=commands))
 
 
 def _schema(shell: "Shell", args: list[str]) -> None:
@@ -192,6 +192,11 @@ COMMANDS: dict[str, tuple[str, str, Callable]] = {
     ".quit": (".quit / .exit [CODE]", "leave (Ctrl-D works too)", _exit),
 }
 _ALIASES = {".tables": ".graphs", ".exit": ".quit", ".q": ".quit", ".once": ".output"}
+
+
+def command_names() -> list[str]:
+    """Every dot command and alias, as the shell completes them."""
+    return sorted(set(COMMANDS) | set(_ALIASES))
 
 
 def run_dot_command(shell: "Shell", line: str) -> bool:

@@ -40,12 +40,14 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
 
 __all__ = ["CACHE_DIR_VARIABLE", "MIN_EDGES", "MIN_MEMORY", "TINY_WORK", "Kernel", "KernelSet",
-           "cache_dir", "numba_loaded", "preload", "use_threads"]
+           "cache_dir", "first_use_seconds", "note_first_use", "numba_loaded", "preload",
+           "use_threads"]
 
 #: The environment variable that moves graphdb's cache directory (compiled CPU and GPU kernels).
 CACHE_DIR_VARIABLE = "GRAPHDB_CACHE_DIR"
@@ -68,6 +70,68 @@ MIN_MEMORY = 1 << 30
 _LOCK = threading.RLock()
 #: Python function -> the KernelSet that holds it (for rebinding helpers across modules).
 _OWNER: dict[Callable[..., Any], "KernelSet"] = {}
+
+
+#: Seconds this process has spent on kernels' one-time costs: [compiling kernels the cache
+#: could not serve (once per install, CPU or GPU), loading the compiler (numba's import, once
+#: per process)]. The shell and the demo say how much of a statement's time they were
+#: (``graphdb warmup`` compiles ahead).
+_FIRST_USE = [0.0, 0.0]
+_FIRST_USE_LOCK = threading.Lock()
+
+
+def first_use_seconds() -> tuple[float, float]:
+    """(compiling, loading) seconds spent so far in this process on one-time kernel costs."""
+    return _FIRST_USE[0], _FIRST_USE[1]
+
+
+def note_first_use(seconds: float, compiling: bool = True) -> None:
+    """Count ``seconds`` of a one-time kernel cost: a compile (a GPU module, say), or with
+    ``compiling`` False the loading of the compiler."""
+    with _FIRST_USE_LOCK:
+        _FIRST_USE[0 if compiling else 1] += seconds
+
+
+def _numba():
+    """numba, imported; its import, and each compile the cache could not serve (numba's
+    compile events time them), are counted as one-time costs."""
+    start = time.perf_counter()
+    imported = "numba" in sys.modules
+    import numba
+
+    with _FIRST_USE_LOCK:
+        if not _COMPILES_TIMED:
+            from numba.core import event
+
+            event.register("numba:compile", _compile_timer())
+            _COMPILES_TIMED.append(True)
+    if not imported:
+        note_first_use(time.perf_counter() - start, compiling=False)
+    return numba
+
+
+_COMPILES_TIMED: list[bool] = []
+
+
+def _compile_timer():
+    """A numba event listener timing each outermost compile (numba serialises compiles with
+    its compiler lock, so one depth counter serves every thread)."""
+    from numba.core import event
+
+    class CompileTimer(event.Listener):
+        depth, started = 0, 0.0
+
+        def on_start(self, ev) -> None:
+            if self.depth == 0:
+                self.started = time.perf_counter()
+            self.depth += 1
+
+        def on_end(self, ev) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                note_first_use(time.perf_counter() - self.started)
+
+    return CompileTimer()
 
 
 def numba_loaded() -> bool:
@@ -152,7 +216,7 @@ def _njit(func: Callable[..., Any], **options: Any) -> Any:
     every kernel of graphdb goes here. Where that folder cannot be written (or numba's cache
     machinery is not the expected one), the kernel is compiled in memory each process rather
     than cached anywhere else."""
-    import numba
+    numba = _numba()
 
     _OURS.add(func)
     cache = _install_locator() and _writable(cache_dir() / "numba")
@@ -201,7 +265,7 @@ class KernelSet:
         """The kernels compiled (lazily, per signature) by numba; imports numba once."""
         with _LOCK:
             if self._compiled is None:
-                import numba
+                numba = _numba()
 
                 namespace = SimpleNamespace()
                 module = sys.modules[self.module].__dict__
@@ -235,7 +299,7 @@ class KernelSet:
 
 def use_threads() -> int:
     """Size numba's pool for the calling thread: the ``threads`` setting (Arrow's CPU count)."""
-    import numba
+    numba = _numba()
     import pyarrow as pa
 
     wanted = max(1, min(int(pa.cpu_count()), numba.config.NUMBA_NUM_THREADS))

@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 __all__ = ["KernelModule", "OPTIONS", "cache_dir", "load_module", "set_dynamic_shared"]
@@ -145,7 +146,11 @@ def load_module(source: str, expressions: tuple[str, ...] = ()) -> KernelModule:
     in_memory = os.environ.get("CUPY_CACHE_IN_MEMORY", "0") not in ("", "0")
     cached = None if in_memory else _read(path, expressions)
     if cached is None:
+        from graphdb.storage.compiled import note_first_use
+
+        started = time.perf_counter()
         cached = _compile(source, expressions)
+        note_first_use(time.perf_counter() - started)  # once per architecture (the shell says)
         if not in_memory:
             _write(path, *cached)
     binary, mangled = cached

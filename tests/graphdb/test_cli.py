@@ -133,3 +133,59 @@ def test_demo_builds_and_queries(tmp_path, capsys):
     assert re.search(rf"\b{last} │\s+{2 * (GRID_SIDE - 1)}\n", out)
     # Running the demo again replaces its graphs instead of failing.
     assert run(["demo", db], capsys)[0] == 0
+
+
+def test_exit_status_tells_usage_statement_and_internal_errors_apart(loaded, capsys,
+                                                                     monkeypatch):
+    assert run(["query", str(loaded), "SELEC 1"], capsys)[0] == 1  # the statement failed
+    assert run(["ingest", str(loaded), "g9"], capsys)[0] == 2  # nothing to load: usage
+    with pytest.raises(SystemExit) as exit_:
+        main(["query", "--no-such-option"])
+    assert exit_.value.code == 2  # argparse's usage error
+    import graphdb.connection
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(graphdb.connection, "connect_for_reading", broken)
+    code, out, err = run(["query", str(loaded), "SELECT 1"], capsys)
+    assert code == 3 and "internal error" in err and "Traceback" not in err
+
+
+def test_every_option_has_help_text(capsys):
+    for command in ("query", "shell", "ingest", "demo", "warmup"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        options = re.findall(r"^  (--[\w-]+)[^\n]*\n(?:\s{20,}.*\n)?", text, re.M)
+        assert options, text
+        for block in re.split(r"\n(?=  -)", text.split("options:")[1])[1:]:
+            assert len(block.split()) > 2, f"graphdb {command}: no help for {block.strip()}"
+    main_help = _help(capsys, ["query", "--help"])
+    assert "where graph operators run" in main_help
+
+
+def _help(capsys, argv):
+    with pytest.raises(SystemExit):
+        main(argv)
+    return capsys.readouterr().out
+
+
+def test_query_progress_on_a_terminal(loaded, tmp_path):
+    """``graphdb query`` on a terminal shows the shell's status line on stderr (elapsed time,
+    then the algorithm's iterations) while a long statement runs; Ctrl-C cancels it."""
+    pexpect = pytest.importorskip("pexpect")
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm", GRAPHDB_DISABLE_GPU="1")
+    child = pexpect.spawn(sys.executable, [
+        "-m", "graphdb", "query", str(loaded),
+        "SELECT count(*) FROM pagerank(ex, max_iterations => 1000000, tolerance => 0)"],
+        env=env, encoding="utf-8", timeout=60, dimensions=(40, 200))
+    try:
+        child.expect(r"pagerank: iteration \d+ \(of at most 1000000\)", timeout=60)
+        child.sendintr()
+        child.expect(pexpect.EOF, timeout=30)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 130

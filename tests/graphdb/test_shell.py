@@ -110,6 +110,27 @@ def test_completion_of_keywords_functions_graphs_and_columns(con):
     assert "depth" in completer.candidates("SELECT dep")
     assert "weight" not in completer.candidates("SELECT wei")  # social is unweighted
     assert completer.candidates(".sch") == [".schema"]
+    from graphdb.shell_commands import COMMANDS
+
+    # every dot command of the shell's command table, aliases too (.tables)
+    assert set(COMMANDS) | {".tables"} <= set(completer.candidates("."))
+    assert completer.candidates(".im") == [".import"]
+
+
+def test_continuation_prompt_is_not_shown_inside_a_wrapped_line():
+    from graphdb.repl import _continuation
+
+    assert _continuation(9, 1, 0).strip() == "...>"  # the statement's next line
+    assert _continuation(9, 1, 1) == ""  # the same line, wrapped by the terminal
+
+
+def test_help_goes_through_the_pager_when_taller_than_the_terminal(shell, monkeypatch):
+    sh, out = shell
+    paged = []
+    monkeypatch.setattr(sh, "_wants_pager", lambda text: True)
+    monkeypatch.setattr(sh, "_page", lambda text: paged.append(text) or True)
+    feed(sh, ".help")
+    assert paged and "Dot commands:" in paged[0] and "Dot commands:" not in out.getvalue()
 
 
 def test_ctrl_c_cancels_the_query_and_keeps_the_shell(shell):
