@@ -10,10 +10,22 @@ from .errors import (
     GraphNotFound,
     IngestError,
 )
-from .ingest import IngestOptions
 from .progress import Progress
-from .readers import FORMATS
 from .snapshot import Snapshot
+
+
+def __getattr__(name: str):
+    """The ingest pipeline's names, imported at their first use: a process that only queries
+    never loads the ingest's modules."""
+    if name == "IngestOptions":
+        from .ingest import IngestOptions
+
+        return IngestOptions
+    if name == "FORMATS":
+        from .readers import FORMATS
+
+        return FORMATS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Catalog",

@@ -9,7 +9,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -22,7 +22,6 @@ from graphdb.storage.errors import CorruptData, DatabaseLocked, DiskFull, Storag
 from .cleanup import remove_abandoned, remove_killed_writes
 from .entries import GraphEntry, valid_graph_name
 from .errors import CatalogError, CorruptGraph, GraphChanged, GraphExists, GraphNotFound
-from .ingest import IngestOptions, run_ingest
 from .leases import free_retired, read_sequence, retire_version, retired_versions
 from .pages import PageStatus, ensure_pages, page_status
 from .snapshot import Snapshot
@@ -34,6 +33,9 @@ from .validation import (
     targets_problem,
 )
 from .versions import Versions
+
+if TYPE_CHECKING:
+    from .ingest import IngestOptions
 
 __all__ = ["Catalog", "StoredCSR", "edge_rows", "valid_graph_name"]
 
@@ -402,11 +404,15 @@ class Catalog:
         return ensure_pages(self.env, entry)
 
     # -- writing --------------------------------------------------------------------------------
-    def ingest(self, name: str, edges: str, options: IngestOptions = IngestOptions(), *,
+    def ingest(self, name: str, edges: str, options: "IngestOptions | None" = None, *,
                replace: bool = False, progress=None) -> GraphEntry:
         """Load an edge file (or a glob of files) as graph ``name``; visible only once committed.
 
         ``progress``: a :class:`graphdb.catalog.progress.Progress` to report to (default: silent)."""
+        # here, not at the top: a process that only queries never imports the ingest pipeline
+        from .ingest import IngestOptions, run_ingest
+
+        options = options if options is not None else IngestOptions()
         if not valid_graph_name(name):  # before any work: a name is checked, not a file read
             raise CatalogError(
                 f"invalid graph name '{str(name)[:80]}': use letters, digits and underscores, "

@@ -44,10 +44,7 @@ from graphdb.storage.errors import CorruptData, DatabaseLocked
 from .delta import DeltaLog, DeltaView, Op, decode_op, encode_op
 from .entries import GraphEntry
 from .errors import CorruptGraph, GraphNotFound
-from .generation import write_arrow
-from .ingest import arrow_records
 from .leases import retire_version
-from .writer import LOCK_TIMEOUT, base_summary, count_op, with_counts
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -158,11 +155,14 @@ def _committed(catalog: "Catalog", name: str) -> GraphEntry | None:
 
 
 def compact(catalog: "Catalog", name: str, *, cancelled: Callable[[], bool] = lambda: False,
-            lock_timeout: float = LOCK_TIMEOUT) -> GraphEntry | None:
+            lock_timeout: float | None = None) -> GraphEntry | None:
     """Compact graph ``name`` (see the module docstring); its new entry, or None when there
     was nothing to do (no delta, a compaction of it already running, the graph dropped or
     replaced meanwhile, or ``cancelled()``)."""
+    from .writer import LOCK_TIMEOUT  # (the writing modules load when something is written)
+
     env = catalog.env
+    lock_timeout = LOCK_TIMEOUT if lock_timeout is None else lock_timeout
     with contextlib.ExitStack() as stack:
         with _writer_lock(env, lock_timeout):
             tidy_compactions(catalog)
@@ -230,6 +230,9 @@ def _build(catalog: "Catalog", entry: GraphEntry, graph_id: str,
         vertices = catalog.vertex_table(entry)
         props = catalog.edge_properties(entry)
         origin = catalog.versions.origin(entry)
+    from .generation import write_arrow
+    from .ingest import arrow_records
+
     write_arrow(env, graph_id, "vertices.arrow", vertices)
     if props is not None:
         write_arrow(env, graph_id, "edges.arrow", props)
@@ -276,6 +279,8 @@ def _test_pause() -> None:
 
 def _flip(catalog: "Catalog", entry: GraphEntry, graph_id: str, built: _Built
           ) -> GraphEntry | None:
+    from .writer import base_summary, count_op, with_counts
+
     env = catalog.env
     latest = _committed(catalog, entry.name)
     if latest is None or latest.graph_id != entry.graph_id:

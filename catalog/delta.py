@@ -38,7 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from graphdb.storage.lazy import pc
 
 from .entries import GraphEntry
 from .errors import CorruptGraph

@@ -16,7 +16,8 @@ from typing import Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from graphdb.storage.lazy import pc
 
 from .arrays import arrow_values, column_values
 from .errors import IngestError, excerpt

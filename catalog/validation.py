@@ -16,7 +16,7 @@ import pyarrow as pa
 from graphdb.storage.checksum import file_checksum
 
 from .entries import GraphEntry
-from .idmap import internal_dtype
+from .renumber import internal_dtype
 
 __all__ = ["arrow_file_problem", "array_problem", "offsets_problem", "table_problem",
            "targets_problem"]

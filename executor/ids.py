@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from graphdb.storage.lazy import pc
 
 from .arrays import scalar, to_arrow, to_numpy
 from .errors import InvalidArgument

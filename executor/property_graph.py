@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from graphdb.storage.lazy import pc
 
 from .arrays import to_arrow
 from .errors import InvalidArgument

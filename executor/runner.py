@@ -24,9 +24,9 @@ from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphdb.catalog import Catalog, GraphEntry
+from graphdb.storage.lazy import pc
 
 from . import algorithms, results
 from .algorithms.common import chosen_weight

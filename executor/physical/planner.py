@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphdb.catalog import GraphEntry
+from graphdb.storage.lazy import pc
 
 from .. import algorithms
 from ..algorithms.common import chosen_weight

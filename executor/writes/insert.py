@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphdb.catalog.delta import Op
+from graphdb.storage.lazy import pc
 
 from ..errors import InvalidArgument, StatementMismatch
 from ..physical.nodes import PhysicalNode

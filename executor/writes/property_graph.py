@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from graphdb.catalog import IngestOptions
+from graphdb.storage.lazy import pc
 
 from ..errors import InvalidArgument
 from ..physical.nodes import PhysicalNode
@@ -203,6 +202,8 @@ class CreatePropertyGraphOperator(PhysicalNode):
                                  s.destination_key, s.label, _listed(s.properties))
                        for s, t in zip(node.edge_tables, rows[len(vertex_tables):])]
         vertices, edges, schema = build(vertex_tables, edge_tables, node.undirected)
+        from graphdb.catalog import IngestOptions  # (the ingest loads at the first load)
+
         options = IngestOptions(undirected=node.undirected, weight="none", format="arrow",
                                 vertex_format="arrow", src="src", dst="dst",
                                 schema=json.dumps(schema.to_json()))

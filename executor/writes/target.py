@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphdb.catalog import CatalogError, GraphEntry
 from graphdb.catalog.delta import Op
+from graphdb.storage.lazy import pc
 
 from ..delta import DeltaGraph
 from ..errors import InvalidArgument, StatementMismatch
