@@ -14,6 +14,7 @@ the file scanned once more, line by line, to name the line and the problem.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import glob as globmod
 import hashlib
@@ -178,8 +179,9 @@ def spool_stream(path: str, folder: Path, fmt: str = "auto") -> str:
         return str(found)
     raw = folder / (stem + ".raw")
     try:
-        source = sys.stdin.buffer if path == STDIN else open(path, "rb")
-        with source if path != STDIN else _unclosed(source) as stream, open(raw, "wb") as out:
+        source = (contextlib.nullcontext(sys.stdin.buffer) if path == STDIN  # left open
+                  else open(path, "rb"))
+        with source as stream, open(raw, "wb") as out:
             shutil.copyfileobj(stream, out, 1 << 20)
     except OSError as exc:
         raise IngestError(f"cannot read the input: {exc.strerror or exc}",
@@ -197,19 +199,6 @@ def spool_stream(path: str, folder: Path, fmt: str = "auto") -> str:
     target = folder / (stem + ext + suffix)
     raw.rename(target)
     return str(target)
-
-
-class _unclosed:
-    """``with`` over standard input without closing it."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def __enter__(self):
-        return self.stream
-
-    def __exit__(self, *exc) -> None:
-        pass
 
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\x28\xb5\x2f\xfd", "zstd"))
