@@ -59,6 +59,12 @@ class DenseKeys:
     span: int
 
 
+def _encoded(column: pa.Array) -> pa.DictionaryArray:
+    """A string column dictionary-encoded (its distinct values, and an index per row)."""
+    encoded = pc.dictionary_encode(column)
+    return encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
+
+
 #: A value a text reader would take for a number.
 _NUMBER = r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$"
 
@@ -200,17 +206,20 @@ class IdSet:
         if pa.types.is_dictionary(column.type):
             column = column.dictionary_decode()
         kind = self.column_kind(column, name)
+        encoded = None
         if kind == "string" and inferred and self.forced is None:
-            self._check_unmixed(column)
+            encoded = _encoded(column)  # (once: the keys below take the same encoding)
+            self._check_unmixed(column, encoded)
         if self.kind is None:
             self.kind = kind
         if self.kind == "string":
-            try:
-                text = column.cast(pa.string())
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                raise IngestError(f"vertex ids in column '{name}' cannot be read as text "
-                                  f"({str(exc).splitlines()[0]})") from None
-            return self._string_keys(text, add)
+            if encoded is None:
+                try:
+                    encoded = _encoded(column.cast(pa.string()))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise IngestError(f"vertex ids in column '{name}' cannot be read as text "
+                                      f"({str(exc).splitlines()[0]})") from None
+            return self._string_keys(encoded, add)
         if kind == "string":
             text = column.cast(pa.string())
             integer = pc.match_substring_regex(text, r"^\s*[-+]?\d+\s*$").fill_null(False)
@@ -227,25 +236,31 @@ class IdSet:
             self.hi = hi if self.hi is None else max(self.hi, hi)
         return values
 
-    def _check_unmixed(self, column: pa.Array) -> None:
+    def _check_unmixed(self, column: pa.Array, encoded: pa.DictionaryArray) -> None:
         """Refuse a text reader's string column of ids that mixes numbers and text (a reader
         takes a column for text when one value is): the first id that differs from the first
-        id's kind (or from integer ids read before) is named."""
+        id's kind (or from integer ids read before) is named. Each distinct id is looked at
+        once (the column's dictionary), not each row."""
         if not len(column):
             return
-        _refuse(column, pc.match_substring_regex(column, r"[\r\n]"),
-                "vertex id {} holds a line break: is a quote left open?")
-        number = pc.match_substring_regex(column, _NUMBER).fill_null(False)
-        if self.kind == "int" or (self.kind is None and number[0].as_py()):
-            _refuse(column, pc.invert(number),
-                    "vertex id {} is text, but the ids before it are numbers; a column that "
-                    "mixes numbers and text loads only with --id-type string (every id read as "
-                    "text)")
+        values, indices = encoded.dictionary, encoded.indices
+        number = column_values(pc.match_substring_regex(values, _NUMBER).fill_null(False))
+        broken = column_values(pc.match_substring_regex(values, r"[\r\n]").fill_null(False))
+        first_is_number = bool(number[indices[0].as_py()])
+        if self.kind == "int" or (self.kind is None and first_is_number):
+            bad, problem = ~number, ("vertex id {} is text, but the ids before it are numbers; "
+                                     "a column that mixes numbers and text loads only with "
+                                     "--id-type string (every id read as text)")
         else:
-            _refuse(column, number,
-                    "vertex id {} is a number, but the ids before it are text; a column that "
-                    "mixes numbers and text loads only with --id-type string (every id read as "
-                    "text)")
+            bad, problem = number, ("vertex id {} is a number, but the ids before it are text; "
+                                    "a column that mixes numbers and text loads only with "
+                                    "--id-type string (every id read as text)")
+        for wrong, message in ((broken, "vertex id {} holds a line break: is a quote left "
+                                        "open?"), (bad, problem)):
+            if wrong.any():
+                rows = pc.is_in(indices, value_set=arrow_values(np.flatnonzero(wrong).astype(
+                    column_values(indices).dtype)))
+                _refuse(column, rows, message)
 
     def _int_values(self, column: pa.Array) -> np.ndarray:
         if pa.types.is_uint64(column.type) and len(column):
@@ -270,10 +285,7 @@ class IdSet:
     def extra_keys(self) -> Iterator[np.ndarray]:
         yield from self._extra
 
-    def _string_keys(self, column: pa.Array, add: bool) -> np.ndarray:
-        encoded = pc.dictionary_encode(column)
-        if isinstance(encoded, pa.ChunkedArray):
-            encoded = encoded.combine_chunks()
+    def _string_keys(self, encoded: pa.DictionaryArray, add: bool) -> np.ndarray:
         local = encoded.dictionary
         # One hash table of the dictionary per call: callers pass large chunks so this stays
         # a small share of the work.
