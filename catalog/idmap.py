@@ -212,6 +212,13 @@ class IdSet:
             self._check_unmixed(column, encoded)
         if self.kind is None:
             self.kind = kind
+        if self.kind == "string" and kind == "int" and inferred and self.forced is None:
+            error = IngestError(f"vertex ids{f' in column {name!r}' if name else ''} are "
+                                "numbers, but the ids before them are text; ids that mix "
+                                "numbers and text load only with --id-type string (every id "
+                                "read as text)")
+            error.row = 0
+            raise error
         if self.kind == "string":
             if encoded is None:
                 try:

@@ -82,3 +82,10 @@ def test_a_directory_says_to_give_a_glob(tmp_path, db):
     write_text(folder / "a.csv", "s,d\n1,2\n")
     with pytest.raises(IngestError, match=r"is a directory.*parts/\*\.csv"):
         load(db, folder, name="new")
+
+
+def test_numeric_edge_ids_after_a_text_vertex_file_are_refused(tmp_path, db):
+    vertices = write_text(tmp_path / "v.csv", "id\nann\nbob\n")
+    edges = write_text(tmp_path / "e.csv", "src,dst\n1,2\n")
+    with pytest.raises(IngestError, match="are numbers, but the ids before them are text"):
+        load(db, edges, name="new", vertices=str(vertices))
