@@ -224,7 +224,7 @@ KNOWN = [  # the raw exceptions the reliability run reported, each now a graphdb
     ("SELECT 1 LIMIT 9223372036854775808", None),
     ("SET threads = 1e12", graphdb.InvalidInputError),
     ("SET threads = 1000000000000", graphdb.InvalidInputError),
-    ("SELECT round(1.5, 'abc')", graphdb.ProgrammingError),
+    ("SELECT round(1.5, 'abc')", graphdb.DataError),
     # answered since the relational part runs on DuckDB (issue 16)
     ("SELECT EXISTS (SELECT * FROM GRAPH_TABLE (g MATCH (a)-[e]->(b) COLUMNS (b.id AS x)))",
      None),
