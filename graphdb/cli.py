@@ -185,10 +185,15 @@ def _parser() -> argparse.ArgumentParser:
                                    "by running every graph function on a small graph: the "
                                    "first query of each kind then does not pay the compile. "
                                    "They are kept in graphdb's cache directory "
-                                   "(~/.cache/graphdb, or $GRAPHDB_CACHE_DIR).")
+                                   "(~/.cache/graphdb, or $GRAPHDB_CACHE_DIR). On a host with "
+                                   "several GPUs it then times them for the planner (about a "
+                                   "minute, once per GPU model, count and driver).")
     w.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"),
                    help="the kernels of which devices (default: the CPU's, and a GPU's when "
                         "one can be used)")
+    w.add_argument("--recalibrate", action="store_true",
+                   help="with several GPUs, time them again even when a calibration for them "
+                        "is kept")
     return parser
 
 
@@ -210,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "warmup":
             from .warmup import run_warmup
 
-            return run_warmup(args.device)
+            return run_warmup(args.device, recalibrate=args.recalibrate)
         from .repl import run_shell
 
         return run_shell(args.db, commands=args.commands, bail=args.bail, mode=args.mode,

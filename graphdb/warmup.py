@@ -6,6 +6,11 @@ too. A process's first query of a kind otherwise pays that compile (seconds, onc
 on top of its own time. Warming runs every graph function, a pattern and a subgraph on a small
 generated graph (weighted, directed and undirected) on each device that can run them, which
 compiles every kernel those take, and loads the bulk-ingest kernels.
+
+On a host with several GPUs it then calibrates the planner (:func:`graphdb.calibration.calibrate_gpus`:
+about a minute, once per GPU model, count and driver), so that it weighs one GPU against
+partitioned plans by this machine's own rates; a calibration already kept is reused unless
+``recalibrate``. With one GPU or none there is nothing to calibrate.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import time
 
 from .connection import connect
 
-__all__ = ["run_warmup", "WARM_QUERIES"]
+__all__ = ["run_warmup", "calibrate", "WARM_QUERIES"]
 
 #: The statements that exercise every graph function (``{s}``: a vertex, ``{t}``: another).
 WARM_QUERIES = (
@@ -43,8 +48,10 @@ WARM_QUERIES = (
 )
 
 
-def run_warmup(device: str = "auto", out=None) -> int:
-    """Compile (or load from the cache) every kernel; says what it took. Returns 0."""
+def run_warmup(device: str = "auto", out=None, *, recalibrate: bool = False) -> int:
+    """Compile (or load from the cache) every kernel, then calibrate several GPUs (see the
+    module docstring); says what it took. Returns the exit status: 0, or 1 when the
+    calibration failed (the kernels are ready all the same)."""
     import pyarrow as pa
 
     from graphdb.catalog.counting import COUNT_KEYS, SCATTER
@@ -81,4 +88,55 @@ def run_warmup(device: str = "auto", out=None) -> int:
     out.write(f"Kernels ready ({spent:.1f} s of compiling and loading, "
               f"{time.perf_counter() - started:.1f} s in all); they are kept in the cache "
               "directory, so later processes load them instead.\n")
+    if "gpu" in devices:
+        return calibrate(out, recalibrate=recalibrate)
     return 0
+
+
+def calibrate(out, *, recalibrate: bool = False) -> int:
+    """Time this host's GPUs for the planner when it has several (nothing said with one GPU or
+    none); a calibration already kept for them is reused unless ``recalibrate``. Returns the
+    exit status: 1 when the run failed (the planner then keeps its conservative rates)."""
+    from graphdb.executor.device import gpu_count
+
+    gpus = gpu_count()
+    if gpus < 2:
+        return 0
+    from graphdb.executor.physical.calibration import calibration_for, path_of
+
+    from .calibration import calibrate_gpus
+
+    kept = calibration_for("gpu", "nccl")
+    if kept is not None and not recalibrate:
+        out.write(f"GPU calibration for these {gpus} GPUs already kept ({path_of(kept)}); "
+                  "graphdb warmup --recalibrate times them again.\n")
+        return 0
+    out.write(f"Calibrating the planner on {gpus} GPUs: BFS, SSSP, PageRank and WCC timed on "
+              "two synthetic graphs on 1 to all GPUs (about a minute)...\n")
+    _flush(out)
+
+    def progress(text: str) -> None:
+        for line in text.splitlines():
+            out.write(f"  {line}\n")
+        _flush(out)
+
+    started = time.perf_counter()
+    try:
+        written = calibrate_gpus(progress=progress)
+    except Exception as exc:  # the kernels are ready; the planner keeps its conservative rates
+        out.write(f"GPU calibration failed ({type(exc).__name__}: {exc}); queries still run, "
+                  "each on one GPU when it fits one.\n")
+        return 1
+    if written is None:
+        out.write("GPU calibration: no GPU could be used; nothing calibrated.\n")
+        return 0
+    out.write(f"GPUs calibrated in {time.perf_counter() - started:.0f} s: the planner weighs "
+              f"1 against up to {gpus} GPUs by this machine's rates (kept in "
+              f"{written['path']}).\n")
+    return 0
+
+
+def _flush(out) -> None:
+    flush = getattr(out, "flush", None)
+    if flush is not None:
+        flush()
