@@ -10,6 +10,7 @@ from .errors import (
     GraphNotFound,
     IngestError,
 )
+from .formats import FORMATS
 from .progress import Progress
 from .snapshot import Snapshot
 
@@ -21,10 +22,6 @@ def __getattr__(name: str):
         from .ingest import IngestOptions
 
         return IngestOptions
-    if name == "FORMATS":
-        from .readers import FORMATS
-
-        return FORMATS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

@@ -31,14 +31,13 @@ from typing import Iterator
 import pyarrow as pa
 
 from .errors import IngestError, IngestWarning, excerpt
+from .formats import FORMATS, TEXT_FORMATS
 from .streams import ByteRange, CommentFilter, CountingReader, NativeRaw
 from .textscan import encoding_problem, fields_of_data_rows, first_bad_line, line_of_data_row
 
 __all__ = ["FORMATS", "SPOOLED_INPUT", "STDIN", "TextLayout", "InputFile", "InputFiles", "NarrowIdsOverflow",
            "block_bytes_for", "detect_format", "is_stream", "shown_name", "spool_stream"]
 
-FORMATS = ("auto", "csv", "tsv", "txt", "graphalytics", "parquet", "arrow")
-TEXT_FORMATS = ("csv", "tsv", "txt", "graphalytics")
 
 _BY_EXTENSION = {
     ".csv": "csv", ".tsv": "tsv", ".txt": "txt", ".tab": "tsv", ".el": "txt", ".edges": "txt",

@@ -365,12 +365,12 @@ def _run_statement(con, sql: str):
     time and progress after a second) and Ctrl-C cancelling the statement."""
     from graphdb.storage.compiled import first_use_seconds
 
-    from .repl import Shell
-
     before = first_use_seconds()
     if not sys.stderr.isatty() or con.rank != 0:
         result = con.execute(sql)
     else:
+        from .repl import Shell  # (the shell's libraries only where its status line shows)
+
         shell = Shell(con, sys.stdout, sys.stderr, sys.stderr, interactive=True)
         try:
             result, error, cancelled = shell.in_worker(lambda: con.execute(sql))

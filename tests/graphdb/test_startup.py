@@ -34,3 +34,30 @@ def test_a_first_statement_imports_only_what_it_needs(query):
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [], f"{query}: imported {done.stdout.split()}"
+
+
+CLI_PROBE = """
+import sys, runpy
+sys.argv = ["graphdb", "query", {db!r}, "SELECT 1"]
+try:
+    runpy.run_module("graphdb", run_name="__main__")
+except SystemExit:
+    pass
+print(" ".join(m for m in {names!r} if m in sys.modules), file=sys.stderr)
+"""
+
+
+def test_graphdb_query_loads_neither_the_shell_nor_the_ingest(tmp_path):
+    """``graphdb query`` (not on a terminal) builds every subcommand's options, ingest's among
+    them, but loads neither the ingest's readers nor the shell's modules for a SELECT."""
+    import graphdb
+
+    db = tmp_path / "db"
+    graphdb.connect(str(db)).close()
+    # (rich's cell widths lay the table out: the output needs them)
+    names = tuple(n for n in NOT_NEEDED if n != "rich") + ("graphdb.repl", "graphdb.shell_commands")
+    done = subprocess.run([sys.executable, "-c", CLI_PROBE.format(db=str(db), names=names)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "1" in done.stdout
+    assert done.stderr.split() == [], done.stderr
