@@ -76,6 +76,16 @@ def _database():
         return _DATABASE
 
 
+def _sandbox():
+    """A DuckDB database of its own without external access (see
+    :meth:`SQLEngine.disable_external_access`)."""
+    import duckdb
+
+    return duckdb.connect(":memory:", config={
+        "enable_external_access": False, "autoload_known_extensions": False,
+        "autoinstall_known_extensions": False})
+
+
 def _to_arrow(relation) -> pa.Table:
     """A DuckDB relation's rows as one Arrow table (duckdb 2 renamed ``arrow()``)."""
     fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
@@ -104,13 +114,14 @@ class SQLEngine:
     def __init__(self, threads: int | None = None):
         self._cursor: Any = None
         self._threads = threads
+        self._sandboxed = False  # a DuckDB database of its own, without file access
         self._kept: dict[str, Any] = {}  # name -> the object registered under it
         self._lock = threading.RLock()
 
     # -- the connection -------------------------------------------------------------------------
     def _connection(self):
         if self._cursor is None:
-            self._cursor = _database().cursor()
+            self._cursor = (_sandbox() if self._sandboxed else _database()).cursor()
             if self._threads:
                 self._cursor.execute(f"SET threads = {int(self._threads)}")
         return self._cursor
@@ -129,6 +140,18 @@ class SQLEngine:
         with self._lock:
             cursor = self._connection()
             self._guarded(lambda: cursor.execute(statement), None)
+
+    def disable_external_access(self) -> None:
+        """From now on run statements in a DuckDB database of this engine's own whose
+        configuration refuses every file, network and extension access (DuckDB's
+        ``enable_external_access = false``, which cannot be set back while it runs): a file read by name, ``read_csv``, ``glob``,
+        ``COPY``, ``ATTACH``, ``INSTALL``. Relations registered from Arrow still work. The
+        process's shared database cannot take it: the setting is global and cannot be undone."""
+        with self._lock:
+            if self._sandboxed:
+                return
+            self.close()
+            self._sandboxed = True
 
     def interrupt(self) -> None:
         """Stop the running statement (safe from another thread)."""

@@ -7,6 +7,7 @@
     graphdb query DB "SQL" [--format]   run one statement and print the result
     graphdb demo [DB]                   build a sample database and run showcase queries
     graphdb warmup                      compile the kernels now, not at the first query
+    graphdb serve DB [--write]          the web explorer on DB (prints the address to open)
 
 Errors go to stderr, one line each (never a traceback). The exit status says what happened:
 0 done, 1 a statement or an input failed (a query error, a bad file), 2 the command line was
@@ -25,7 +26,7 @@ from .errors import Error
 
 __all__ = ["main", "add_ingest_options", "ingest_keywords", "ingest_summary"]
 
-COMMANDS = ("ingest", "query", "demo", "shell", "warmup")
+COMMANDS = ("ingest", "query", "demo", "shell", "warmup", "serve")
 
 #: Exit statuses: a statement or input failed, the command line was wrong, a bug, Ctrl-C.
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 3, 130
@@ -164,6 +165,26 @@ def _parser() -> argparse.ArgumentParser:
                    help="use DB even if it holds other graphs (its 'social' and 'roads' are "
                         "replaced)")
 
+    w = sub.add_parser("serve", help="the web explorer: query and draw graphs in a browser",
+                       description="Serve the web explorer on database DB: a SQL editor, "
+                                   "results as tables, graphs and charts, the schema and "
+                                   "plans. It listens on 127.0.0.1 only and prints the address "
+                                   "to open, with a random token that every request needs. "
+                                   "Read-only unless --write.")
+    w.add_argument("db", metavar="DB", help="database directory")
+    w.add_argument("--port", type=int, default=8750,
+                   help="port (default 8750, or the next free one; 0: any free port)")
+    w.add_argument("--host", default="127.0.0.1",
+                   help="interface to listen on (default 127.0.0.1: this machine only)")
+    w.add_argument("--write", action="store_true",
+                   help="allow statements that change the database (INSERT, CREATE GRAPH, "
+                        "DROP GRAPH, ...) and that read or write files (COPY, loads)")
+    w.add_argument("--no-browser", dest="browser", action="store_false",
+                   help="do not open a browser")
+    w.add_argument("--workers", type=int, default=2,
+                   help="statements run at once, each on a connection of its own (default 2)")
+    w.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
+
     s = sub.add_parser("shell", help="the interactive shell (same as 'graphdb DB')",
                        description="The shell. In a terminal: statements ended by ';', .help "
                                    "for help. With a script on stdin: results on stdout, errors "
@@ -216,6 +237,11 @@ def main(argv: list[str] | None = None) -> int:
             from .warmup import run_warmup
 
             return run_warmup(args.device, recalibrate=args.recalibrate)
+        if args.command == "serve":
+            from .explorer.server import serve
+
+            return serve(args.db, host=args.host, port=args.port, write=args.write,
+                         workers=args.workers, browser=args.browser, device=args.device)
         from .repl import run_shell
 
         return run_shell(args.db, commands=args.commands, bail=args.bail, mode=args.mode,

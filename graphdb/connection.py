@@ -297,6 +297,25 @@ class Connection:
         self.session.check_open()
         return Cursor(self)
 
+    def disable_external_access(self) -> None:
+        """From now on refuse every statement that would read or write a file outside the
+        database: DuckDB's file functions and file names in FROM (``read_csv``, ``'x.csv'``,
+        ``glob``, ``ATTACH``, extensions), ``COPY ... TO``, and loads from files (``COPY g
+        FROM``, ``CREATE GRAPH g FROM``, ``CREATE PROPERTY GRAPH`` over files). It cannot be
+        undone (``graphdb serve`` runs its statements on connections like this).
+
+        >>> import graphdb
+        >>> con = graphdb.connect()
+        >>> con.disable_external_access()
+        >>> con.execute("COPY (SELECT 1) TO 'one.csv'")
+        Traceback (most recent call last):
+        graphdb.errors.OperationalError: COPY ... TO writes a file, and this connection has no access to files outside the database (disable_external_access)
+        """
+        session = self.session
+        session.check_open()
+        with session.lock:
+            session.disable_external_access()
+
     def interrupt(self) -> None:
         """Cancel the statement running on this connection (safe from another thread): it
         stops at its next operator, frontier level or iteration, raising OperationalError.

@@ -179,6 +179,9 @@ class Session:
         #: ``handler(report)`` for the progress of running statements, or None
         self.progress: Callable[[ProgressReport], None] | None = None
         self.closed = False
+        #: whether statements may read or write files outside the database (see
+        #: :meth:`disable_external_access`)
+        self.external_access = True
         # One statement at a time: the shell runs queries in a worker thread.
         self.lock = threading.RLock()
         self._device_cache: tuple[tuple, Any] | None = None
@@ -247,7 +250,19 @@ class Session:
         handler = handler_for(statement.ast)
         if parameters and not handler.parameters:
             raise InvalidInputError(f"{handler.shown} takes no parameters")
+        if not self.external_access:
+            inner = statement.explained()
+            files = handler_for(inner.ast).files(inner)
+            if files:
+                raise OperationalError(f"{files}, and this connection has no access to files "
+                                       "outside the database (disable_external_access)")
         return handler.execute(self, statement, parameters)
+
+    def disable_external_access(self) -> None:
+        """Refuse, from now on, every statement that reads or writes a file outside the
+        database (see :meth:`graphdb.Connection.disable_external_access`)."""
+        self.external_access = False
+        self.runner.sql.disable_external_access()
 
     def plan(self, statement: "Statement", parameters: Any = None) -> "PhysicalNode":
         """The physical plan of a statement, without running it."""

@@ -81,6 +81,10 @@ def test_a_built_wheel_holds_only_graphdb_and_imports_beside_a_users_project(
     assert tops == {"graphdb"}
     assert "graphdb/executor/operators/frontier.cu" in names
     assert "graphdb/executor/gpu/include/graphdb/common.cuh" in names
+    # the explorer's page and the JavaScript it ships (nothing loads from the network)
+    for static in ("index.html", "explorer.js", "explorer.css", "vendor/cytoscape.min.js",
+                   "vendor/codemirror.min.js", "vendor/THIRD_PARTY_LICENSES.txt"):
+        assert f"graphdb/explorer/static/{static}" in names
     project = _user_project(tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project), str(site)])}
     done = subprocess.run([sys.executable, "-c", QUERY], cwd=project, env=env,

@@ -62,6 +62,12 @@ class Handler:
     #: reads on disk): every statement that binds names against the catalog and reads data
     leased = True
 
+    def files(self, statement: "Statement") -> str | None:
+        """What the statement does with files outside the database, as the start of a
+        refusal ("COPY ... TO writes a file"), or None when it touches none (a connection
+        without external access refuses the first kind)."""
+        return None
+
     def check(self, session: "Session", statement: "Statement") -> None:
         """Before planning: what the session must allow (a writable database, no open
         transaction for a definition, ...)."""

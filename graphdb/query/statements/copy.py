@@ -42,6 +42,9 @@ class CopyTo(Handler):
     kind = "copy_to"
     parameters = True
 
+    def files(self, statement: "Statement") -> str | None:
+        return "COPY ... TO writes a file"
+
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:
         return query_plan(session, statement.ast.spec["query"], snapshot, parameters)
@@ -105,6 +108,9 @@ def _options(statement: "Statement") -> dict[str, Any]:
 class LoadFile(Load):
     """``COPY g FROM 'edges' (...)`` and ``CREATE [OR REPLACE] GRAPH g FROM 'edges' (...)``:
     the ingest's options by their SQL names."""
+
+    def files(self, statement: "Statement") -> str | None:
+        return "this load reads a file"
 
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:

@@ -86,6 +86,12 @@ class CreatePropertyGraphHandler(Load):
     def replaces(self, statement: "Statement") -> bool:
         return statement.ast.spec["replace"]
 
+    def files(self, statement: "Statement") -> str | None:
+        parts = statement.ast.spec
+        if any(item["file"] for item in parts["vertices"] + parts["edges"]):
+            return "this property graph reads files"
+        return None
+
     def refuse(self, graph: str) -> None:
         from ...property_graphs import refuse_existing
 
