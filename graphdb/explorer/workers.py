@@ -116,6 +116,7 @@ class Pool:
         self.write = write
         self.files = files  # may statements read and write files outside the database
         self.options = options  # connect() keywords (device, memory_limit, ...)
+        self.cache: dict[str, Any] = {}  # what every tab asks and never changes (function names)
         self._lock = threading.Condition()
         self._clients: list[Client] = []
         self._closing = False

@@ -5,6 +5,7 @@ export { EditorView, keymap, placeholder, lineNumbers, highlightActiveLine,
 export { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 export { syntaxHighlighting, defaultHighlightStyle, bracketMatching,
          indentOnInput } from "@codemirror/language";
-export { autocompletion, completionKeymap, closeBrackets,
-         closeBracketsKeymap } from "@codemirror/autocomplete";
-export { sql, StandardSQL, PostgreSQL } from "@codemirror/lang-sql";
+export { autocompletion, completionKeymap, closeBrackets, closeBracketsKeymap,
+         completeFromList, startCompletion } from "@codemirror/autocomplete";
+export { sql, StandardSQL, PostgreSQL, schemaCompletionSource,
+         keywordCompletionSource } from "@codemirror/lang-sql";
