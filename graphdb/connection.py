@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -153,6 +154,8 @@ class Connection:
         self.session = Session(Path(path), temporary=temporary, read_only=read_only,
                                create=create, settings=settings, page_size=page_size,
                                mode=mode, gpu_ids=gpu_ids, cluster=communicator)
+        #: con.serve()'s explorers, each as the finalizer that stops it
+        self._servers: list[weakref.finalize] = []
         self.session.register_table_function("buffer_stats", weak(self.buffer_stats),
                                              "buffer pool counters, one row per pool")
         if communicator is not None:
@@ -234,6 +237,8 @@ class Connection:
         Traceback (most recent call last):
         graphdb.errors.InterfaceError: the connection is closed
         """
+        for stop in self._servers:  # the explorers end with the connection
+            stop()
         self.session.close()
 
     def __repr__(self) -> str:
@@ -296,6 +301,27 @@ class Connection:
 
         self.session.check_open()
         return Cursor(self)
+
+    def serve(self, *, port: int = 8750, write: bool = False, **options):
+        """Start the web explorer on this database in the background (as ``graphdb serve``):
+        returns the running server, whose ``url`` (with its token) to open; ``stop()`` ends it
+        (closing the connection does too). Its statements run on connections of its own,
+        read-only unless ``write``; tables registered on this connection are not seen there.
+
+        >>> import graphdb
+        >>> con = graphdb.connect()
+        >>> server = con.serve(port=0)
+        >>> server.url.startswith("http://127.0.0.1:")
+        True
+        >>> con.close()
+        """
+        from .explorer.server import Server
+
+        self.session.check_open()
+        server = Server(self, port=port, write=write, **options).start()
+        # stopped by close(), or when the connection is collected unclosed
+        self._servers.append(weakref.finalize(self, server.stop))
+        return server
 
     def disable_external_access(self) -> None:
         """From now on refuse every statement that would read or write a file outside the

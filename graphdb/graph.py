@@ -50,6 +50,22 @@ class GraphHandle:
             return f"<graphdb.GraphHandle GRAPH {self.name} WHERE {self.where}>"
         return f"<graphdb.GraphHandle {self.name!r}>"
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the graph's size and a drawing of its first edges (see
+        :mod:`graphdb.explorer.notebook`)."""
+        from .explorer.notebook import MAX_EDGES, graph_html
+
+        if self.where is not None:  # a view: what it keeps is known only to the algorithms
+            import html
+
+            return f"<p>{html.escape(repr(self))}</p>"
+        count = self.connection.execute(
+            "SELECT vertices, edges FROM graphs() WHERE name = ?", [self.name]).fetchone()
+        edges = self.connection.execute(
+            f"SELECT src, dst FROM {self.name}.edges LIMIT {MAX_EDGES + 1}").arrow()
+        return graph_html(self.name, {"vertices": count[0], "edges": count[1]} if count else {},
+                          edges, self.directed)
+
     def subgraph(self, where: str) -> "GraphHandle":
         """A handle on the part of the graph ``where`` keeps (SQL: ``GRAPH g WHERE ...``):
         ``e.<property>`` conditions choose edges, ``v.<property>`` ones vertices (and the edges

@@ -233,6 +233,19 @@ class Result:
     def __len__(self) -> int:
         return self._table.num_rows
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the first rows and the row count; for rows that describe a graph
+        (src/dst columns, paths), a small drawing too (see :mod:`graphdb.explorer.notebook`).
+
+        >>> import graphdb
+        >>> html = graphdb.connect().execute("SELECT 1 AS src, 2 AS dst")._repr_html_()
+        >>> "1 row × 2 columns" in html and "<iframe" in html
+        True
+        """
+        from .explorer.notebook import result_html
+
+        return result_html(self._table, self.message)
+
     def __repr__(self) -> str:
         return f"<graphdb.Result {self._table.num_rows} rows x {self._table.num_columns} columns>"
 

@@ -160,6 +160,41 @@ def _output(shell: "Shell", args: list[str]) -> None:
         shell.redirect(args[0] if args else None)
 
 
+def _serve(shell: "Shell", args: list[str]) -> None:
+    """``.serve [--write] [--port N]``: the web explorer on this database, in the background;
+    ``.serve stop`` ends it; alone, while it runs, its address."""
+    running = getattr(shell, "explorer", None)
+    if args == ["stop"]:
+        if running is None:
+            shell.error("the explorer is not running; start it with .serve")
+        else:
+            running.stop()
+            shell.explorer = None
+            shell.say("explorer stopped\n")
+        return
+    if running is not None:
+        if args:
+            shell.error(".serve stop first: the explorer runs at " + running.url)
+        else:
+            shell.say(f"the explorer runs at {running.url}\n")
+        return
+    parser = _Parser(prog=".serve", add_help=False)
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--port", type=int, default=8750)
+    try:
+        options = parser.parse_args(args)
+    except _UsageError as exc:
+        shell.error(f"{exc}; usage: .serve [--write] [--port N] | .serve stop")
+        return
+    try:
+        shell.explorer = shell.con.serve(port=options.port, write=options.write)
+    except Exception as exc:
+        shell.report_error(exc)
+        return
+    mode = "read-write" if options.write else "read-only"
+    shell.say(f"explorer ({mode}) at {shell.explorer.url}\n")
+
+
 def _exit(shell: "Shell", args: list[str]) -> bool:
     if args and args[0].lstrip("-").isdigit():
         shell.exit_code = int(args[0])
@@ -189,6 +224,8 @@ COMMANDS: dict[str, tuple[str, str, Callable]] = {
                 _import),
     ".read": (".read FILE", "run the statements in FILE", _read),
     ".output": (".output [FILE]", "send results to FILE (alone: back to the screen)", _output),
+    ".serve": (".serve [--write] [stop]", "the web explorer on this database (prints its "
+               "address)", _serve),
     ".quit": (".quit / .exit [CODE]", "leave (Ctrl-D works too)", _exit),
 }
 _ALIASES = {".tables": ".graphs", ".exit": ".quit", ".q": ".quit", ".once": ".output"}
