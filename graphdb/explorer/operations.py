@@ -136,14 +136,20 @@ async def op_graph(session: "_Session", message: dict) -> dict:
                                 "columns, paths (vertices(p), edges(p)), or the vertices of a "
                                 "graph function")
     induced = None
+    directed = True  # src -> dst, a path's steps; a graph's own edges as the graph has them
     if shape.kind == "vertices":
         column = stored.table.column(shape.columns[0]).drop_null()
         ids = pc.unique(column.slice(0, 2000)).to_pylist()
         sql = induced_edges_sql(shape.graph)
-        induced = await session.run_job(message.get("id"),
-                                        lambda con, job: con.execute(sql, [ids, ids]).arrow())
-    return {"type": "graph", **await asyncio.to_thread(draw, stored.table, shape,
-                                                        induced=induced)}
+        graph = shape.graph
+
+        def work(con, job):
+            row = con.execute("SELECT directed FROM graphs() WHERE name = ?", [graph]).fetchone()
+            return (row[0] if row else True), con.execute(sql, [ids, ids]).arrow()
+
+        directed, induced = await session.run_job(message.get("id"), work)
+    drawing = await asyncio.to_thread(draw, stored.table, shape, induced=induced)
+    return {"type": "graph", "directed": directed, **drawing}
 
 
 def _graph_name(message: dict) -> str:

@@ -320,7 +320,7 @@ function label(value) {
 
 function graphStyle(graph) {
   const labels = graph.nodes.length <= LABELS_UP_TO;
-  const arrows = graph.edges.length <= ARROWS_UP_TO;
+  const arrows = graph.directed && graph.edges.length <= ARROWS_UP_TO;
   return [
     { selector: "node", style: {
       "background-color": "data(color)", width: "data(size)", height: "data(size)",
@@ -415,12 +415,22 @@ async function showVertex(node) {
   const title = document.createElement("h3");
   title.textContent = "vertex " + data.label;
   panel.replaceChildren(title, list);
+  if (state.cy) state.cy.resize();
   if (!state.graph.graph) return;
+  const heading = document.createElement("h4");
+  heading.textContent = state.graph.graph + ".vertices";
+  const stored = document.createElement("dl");
+  panel.append(heading, stored);
+  const put = (k, v) => {
+    const dt = document.createElement("dt"); dt.textContent = k;
+    const dd = document.createElement("dd"); dd.textContent = label(v);
+    stored.append(dt, dd);
+  };
   try {
     const answer = await ask("vertex", { graph: state.graph.graph, vertex: data.value });
-    if (!answer.properties) { add(state.graph.graph + ".vertices", "no such vertex"); return; }
-    for (const [k, v] of Object.entries(answer.properties)) add(k, v);
-  } catch (error) { add("properties", error.message); }
+    if (!answer.properties) { put("", "no such vertex"); return; }
+    for (const [k, v] of Object.entries(answer.properties)) put(k, v);
+  } catch (error) { put("", error.message); }
 }
 
 async function expand(node) {

@@ -112,9 +112,6 @@ def test_a_chart_of_the_degree_distribution(page):
     run_sql(page, "SELECT vertex, rank FROM pagerank(karate) ORDER BY rank DESC LIMIT 5")
     until(page, "window.explorer.chart && window.explorer.chart.kind === 'bars'")
     assert page.locator("#chart rect.bar").count() == 5
-    if SCREENSHOT:
-        page.click("#views [data-view=graph]")
-        until(page, "window.explorer.cy && window.explorer.cy.nodes().length === 5")
 
 
 def _preorder(node):
@@ -198,3 +195,29 @@ def test_closing_the_tab_cancels_its_statement(browser, server):
         time.sleep(0.02)
     assert server.pool.busy == 0
     assert threading.active_count() < 50
+
+
+def test_the_readme_screenshot(page, tmp_path):
+    """The graph view of communities and ranks: the README's picture (written to the path in
+    GRAPHDB_EXPLORER_SCREENSHOT, e.g. docs/explorer.png, when it is set)."""
+    run_sql(page, "SELECT v.id AS vertex, v.club, p.rank FROM karate.vertices v "
+                  "JOIN pagerank(karate) p ON p.vertex = v.id")
+    page.click("#views [data-view=graph]")
+    until(page, "window.explorer.cy && window.explorer.cy.nodes().length === 34")
+    page.select_option("#color-by", "club")
+    page.select_option("#size-by", "rank")
+    sizes = page.evaluate("window.explorer.cy.nodes().map(n => [n.data('value'), "
+                          "n.data('size')])")
+    ranks = dict(nx.pagerank(karate(), weight="weight").items())
+    biggest = max(sizes, key=lambda vs: vs[1])[0]
+    assert biggest in sorted(ranks, key=ranks.get)[-2:]  # the hubs are drawn largest
+    colours = page.evaluate("window.explorer.cy.nodes().map(n => [n.data('club'), "
+                            "n.data('color')])")
+    assert len({c for _, c in colours}) == 2 == len({club for club, _ in colours})
+    assert page.evaluate("window.explorer.cy.edges()[0].style('target-arrow-shape')") == "none"
+    page.evaluate("void window.explorer.cy.getElementById('33').emit('tap')")
+    until(page, "document.querySelector('#vertex-panel').textContent.includes('Officer')")
+    path = SCREENSHOT or str(tmp_path / "explorer.png")
+    page.screenshot(path=path)
+    with open(path, "rb") as png:
+        assert png.read(8) == b"\x89PNG\r\n\x1a\n"
