@@ -300,9 +300,12 @@ async function drawGraph() {
     style: graphStyle(graph),
   });
   state.cy = cy;
+  const made = performance.now();
   styleBy();
+  const styled = performance.now();
   layout(cy, graph.nodes.length);
   state.drawMs = performance.now() - started;
+  state.timings = { make: made - started, style: styled - made, layout: performance.now() - styled };
   $("graph-note").textContent = graph.note || `${graph.nodes.length.toLocaleString()} vertices, ` +
     `${graph.edges.length.toLocaleString()} edges (${graph.shape})` +
     (graph.graph ? "; double-click a vertex to add its neighbours" : "");

@@ -1,0 +1,203 @@
+"""The explorer's speed in headless Chromium, against the engine's own time (the ratios).
+
+    python -m tools.bench_explorer [--clients 10] [--queries 50] [--out FILE]
+
+Measures, on a database it builds in a temporary folder:
+
+- page ready: from navigation to the editor, the WebSocket and the schema being there;
+- a 100-row query: from Ctrl+Enter to the rows in the table, beside the engine's own time of
+  the statement (``Result.elapsed`` on the server) and the same statement through the Python
+  API in this process; the overhead is the difference;
+- a graph drawing: a 2,000-vertex, 10,000-edge result (G(n, m), src/dst rows) drawn and laid out
+  (elements, fCoSE layout, styles, first frame), and a 20,000-edge one, which is cut with a note;
+- many clients: ``--clients`` WebSockets each sending ``--queries`` statements at once (each
+  with an answer known in advance), every answer checked, and the process's resident memory
+  before and after (results kept on the server are bounded per tab and in bytes).
+
+Needs Chromium (Debian's ``chromium``) and playwright (the dev extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import networkx as nx
+import pyarrow as pa
+
+import graphdb
+from graphdb.explorer import Server
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _rss() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _until(page, expression: str, timeout: float = 120.0):
+    end = time.monotonic() + timeout
+    while True:
+        value = page.evaluate(expression)
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise TimeoutError(expression)
+        time.sleep(0.005)
+
+
+def build(path: Path) -> None:
+    with graphdb.connect(path) as con:
+        for name, n, m in (("g2k", 2000, 10000), ("g4k", 4000, 20000), ("big", 50000, 400000)):
+            g = nx.gnm_random_graph(n, m, seed=7, directed=True)
+            con.ingest(name, pa.table({"src": [a for a, _ in g.edges],
+                                       "dst": [b for _, b in g.edges]}))
+
+
+def run_query(page, sql: str) -> dict:
+    page.click(".cm-content")
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(sql)
+    finished = page.evaluate("window.explorer.finished")
+    page.keyboard.press("Control+Enter")
+    _until(page, f"window.explorer.finished > {finished}")
+    return page.evaluate("({roundtrip: window.explorer.lastRoundTrip, engine: "
+                         "window.explorer.result.engine_ms, rows: window.explorer.result.rows,"
+                         " shown: document.querySelectorAll('#rows tbody tr').length})")
+
+
+def draw(page, sql: str) -> dict:
+    run_query(page, sql)
+    start = time.perf_counter()
+    page.click("#views [data-view=graph]")
+    _until(page, "window.explorer.graph && window.explorer.cy && "
+                 "window.explorer.graph.result === window.explorer.result.result")
+    # one frame after the layout: what the user sees
+    page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    total = time.perf_counter() - start
+    return {"seconds": total, "layout_ms": page.evaluate("window.explorer.drawMs"),
+            "vertices": page.evaluate("window.explorer.cy.nodes().length"),
+            "edges": page.evaluate("window.explorer.cy.edges().length"),
+            "note": page.evaluate("window.explorer.graph.note")}
+
+
+def clients(server: Server, count: int, queries: int) -> dict:
+    from websockets.sync.client import connect
+
+    answers: dict = {}
+    errors: list[str] = []
+
+    def client(c: int) -> None:
+        with connect(f"ws://127.0.0.1:{server.port}/ws?token={server.token}",
+                     max_size=1 << 24) as ws:
+            json.loads(ws.recv(30))
+            expected = {}
+            for q in range(queries):
+                k = (c * queries + q) % 2000
+                ws.send(json.dumps({"op": "run", "id": q, "sql":
+                                    f"SELECT {c} AS c, {q} AS q, count(*) AS n FROM g2k.edges "
+                                    f"WHERE src < {k}"}))
+                expected[q] = k
+            while expected:
+                message = json.loads(ws.recv(300))
+                if message["type"] == "progress":
+                    continue
+                if message["type"] != "result":
+                    errors.append(message.get("message", str(message)))
+                    expected.pop(message.get("id"), None)
+                    continue
+                answers[(c, message["id"])] = (expected.pop(message["id"]), message["page"][0])
+
+    before = _rss()
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - start
+    with graphdb.connect(server.path, read_only=True) as con:
+        src = con.execute("SELECT src FROM g2k.edges").arrow().column(0).to_numpy()
+    wrong = [key for key, (k, row) in answers.items()
+             if row != [key[0], key[1], int((src < k).sum())]]
+    return {"clients": count, "queries": count * queries, "answered": len(answers),
+            "wrong": len(wrong), "errors": errors[:5], "seconds": seconds,
+            "rss_before": before, "rss_after": _rss(), "kept_results": len(server.store),
+            "kept_bytes": server.store.bytes}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=10)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=20, help="runs of the 100-row query")
+    parser.add_argument("--out", help="write the figures as JSON here")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    figures: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "db"
+        build(path)
+        sql = "SELECT * FROM big.edges WHERE src < 5000 LIMIT 100"
+        with graphdb.connect(path, read_only=True) as con:
+            con.execute(sql)
+            api = []
+            for _ in range(args.repeat):
+                start = time.perf_counter()
+                con.execute(sql).arrow()
+                api.append((time.perf_counter() - start) * 1000)
+        with Server(path, port=0) as server, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            ready = []
+            for _ in range(5):
+                start = time.perf_counter()
+                page.goto(server.url)
+                _until(page, "window.explorer && window.explorer.schema && "
+                             "document.querySelector('.cm-content')")
+                ready.append(time.perf_counter() - start)
+            figures["page_ready_s"] = {"first": ready[0], "median": statistics.median(ready)}
+            run_query(page, sql)
+            runs = [run_query(page, sql) for _ in range(args.repeat)]
+            assert all(r["shown"] == 100 for r in runs)
+            roundtrip = statistics.median(r["roundtrip"] for r in runs)
+            engine = statistics.median(r["engine"] for r in runs)
+            figures["query_100_rows_ms"] = {
+                "browser_roundtrip": roundtrip, "engine": engine, "python_api": statistics.median(api),
+                "overhead": roundtrip - engine, "ratio_to_engine": roundtrip / engine}
+            figures["draw_2000x10000"] = draw(page, "SELECT src, dst FROM g2k.edges")
+            figures["draw_4000x20000"] = draw(page, "SELECT src, dst FROM g4k.edges")
+            browser.close()
+            figures["many_clients"] = clients(server, args.clients, args.queries)
+    print(json.dumps(figures, indent=2))
+    q = figures["query_100_rows_ms"]
+    d = figures["draw_2000x10000"]
+    c = figures["many_clients"]
+    print(f"\npage ready {figures['page_ready_s']['median']:.2f} s (first {figures['page_ready_s']['first']:.2f} s); "
+          f"100 rows: browser {q['browser_roundtrip']:.1f} ms vs engine {q['engine']:.1f} ms "
+          f"(+{q['overhead']:.1f} ms, x{q['ratio_to_engine']:.2f}), Python API {q['python_api']:.1f} ms; "
+          f"2,000 x 10,000 drawn in {d['seconds']:.2f} s ({d['vertices']} vertices, {d['edges']} edges); "
+          f"{c['queries']} statements from {c['clients']} clients in {c['seconds']:.1f} s, "
+          f"{c['answered']} answered, {c['wrong']} wrong, RSS {c['rss_before'] >> 20} -> "
+          f"{c['rss_after'] >> 20} MiB, {c['kept_results']} results kept "
+          f"({c['kept_bytes'] >> 10} KiB)", file=sys.stderr)
+    if args.out:
+        Path(args.out).write_text(json.dumps(figures, indent=2))
+    ok = c["wrong"] == 0 and c["answered"] == c["queries"]
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
