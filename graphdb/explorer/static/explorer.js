@@ -9,6 +9,8 @@ const HISTORY_KEY = "graphdb-explorer-history";
 const HISTORY_SIZE = 100;
 const LABELS_UP_TO = 300;    // vertex labels drawn up to this many vertices
 const ARROWS_UP_TO = 3000;   // arrowheads drawn up to this many edges
+const WEBGL_FROM = 4000;     // vertices and edges from which the drawing uses WebGL
+const DRAFT_FROM = 800;      // vertices from which the layout is fCoSE's fast spectral draft
 const PALETTE = ["#2f6fde", "#e8590c", "#2b8a3e", "#c2255c", "#7048e8", "#0c8599", "#e67700",
                  "#5c940d", "#d6336c", "#1971c2", "#862e9c", "#495057"];
 
@@ -294,10 +296,12 @@ async function drawGraph() {
     elements.push({ group: "nodes", data: { ...n, label: label(n.value), color: PALETTE[0], size: 10 } });
   for (const e of graph.edges) elements.push({ group: "edges", data: e });
   if (state.cy) state.cy.destroy();
+  const large = graph.nodes.length + graph.edges.length > WEBGL_FROM;
   const cy = cytoscape({
-    container: $("cy"), elements, wheelSensitivity: 0.3, pixelRatio: 1, motionBlur: false,
-    hideEdgesOnViewport: graph.edges.length > 2000, textureOnViewport: graph.edges.length > 2000,
-    style: graphStyle(graph),
+    container: $("cy"), elements, pixelRatio: 1, motionBlur: false,
+    hideEdgesOnViewport: large, textureOnViewport: large, style: graphStyle(graph),
+    // Cytoscape's WebGL renderer draws thousands of elements at interactive speed
+    renderer: large ? { name: "canvas", webgl: true } : { name: "canvas" },
   });
   state.cy = cy;
   const made = performance.now();
@@ -339,8 +343,8 @@ function graphStyle(graph) {
 
 function layout(cy, count, fit = true) {
   const options = count <= 1 ? { name: "grid" } : {
-    name: "fcose", quality: count > 1000 ? "draft" : "default", randomize: true, animate: false,
-    fit, padding: 20, nodeDimensionsIncludeLabels: false, numIter: count > 1000 ? 1000 : 2500,
+    name: "fcose", quality: count >= DRAFT_FROM ? "draft" : "default", randomize: true,
+    animate: false, fit, padding: 20, nodeDimensionsIncludeLabels: false, numIter: 2500,
     nodeRepulsion: 6000, idealEdgeLength: 50,
   };
   cy.layout(options).run();
