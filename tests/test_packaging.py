@@ -59,7 +59,7 @@ def installed_wheel(tmp_path_factory) -> tuple[Path, list[str]]:
     source = tmp / "source"  # a copy: the build writes build/ and *.egg-info beside the sources
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".git", "__pycache__", "build", "*.egg-info", ".whl", ".gpuwork", ".hypothesis",
-        "*_cache"))
+        "*_cache", ".venv", "node_modules"))
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
                             str(tmp / "wheels"), str(source)], timeout=600, capture_output=True,
                            text=True)

@@ -236,4 +236,6 @@ async def op_schema(session: "_Session", message: dict) -> dict:
     graph_functions = [{"name": n, "signature": s, "description": d}
                        for n, k, s, d in functions if k == "table"]
     return {"type": "schema", "graphs": graphs, "table_functions": graph_functions,
-            "functions": sorted({n for n, k, s, d in functions if k != "table"})}
+            # named functions only: operators (||, ->>, @>) are no words to complete
+            "functions": sorted({n for n, k, s, d in functions
+                                 if k != "table" and _NAME.fullmatch(n)})}

@@ -105,6 +105,7 @@ function makeEditor() {
       ],
     }),
   });
+  state.editor = editor;
   editor.focus();
 }
 

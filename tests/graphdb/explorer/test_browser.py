@@ -46,6 +46,27 @@ def test_a_query_fills_the_table_and_pages_through_a_million_rows(page):
     assert table_cells(page)[0] == ["1200000"]
 
 
+def completions(page, text: str) -> list[str]:
+    page.click(".cm-content")
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text[:-2])
+    page.keyboard.type(text[-2:])  # completion opens as one types
+    until(page, "document.querySelector('.cm-tooltip-autocomplete')")
+    shown = page.evaluate("[...document.querySelectorAll('.cm-tooltip-autocomplete li')]"
+                          ".map(li => li.querySelector('.cm-completionLabel').textContent)")
+    page.keyboard.press("Escape")
+    return shown
+
+
+def test_the_editor_completes_graphs_tables_columns_and_functions(page):
+    assert "karate" in completions(page, "SELECT * FROM kar")
+    assert "vertices" in completions(page, "SELECT * FROM karate.ver")
+    assert "club" in completions(page, "SELECT karate.vertices.cl")
+    assert "pagerank" in completions(page, "SELECT * FROM pager")
+    assert "k_shortest_paths" in completions(page, "SELECT * FROM k_sh")
+
+
 def test_a_pattern_result_is_drawn_as_its_graph(page):
     run_sql(page, "SELECT * FROM GRAPH_TABLE (karate MATCH (a)-[e]->(b) WHERE a.id < 5 "
                   "COLUMNS (a.id AS src, b.id AS dst))")
