@@ -33,9 +33,7 @@ import pyarrow as pa
 
 import graphdb
 from graphdb.explorer import Server
-
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+from tools.explorer_browser import CHROMIUM_FLAGS, chromium_path, run_sql, until
 
 
 def _rss() -> int:
@@ -43,17 +41,6 @@ def _rss() -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     return 0
-
-
-def _until(page, expression: str, timeout: float = 120.0):
-    end = time.monotonic() + timeout
-    while True:
-        value = page.evaluate(expression)
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise TimeoutError(expression)
-        time.sleep(0.005)
 
 
 def build(path: Path) -> None:
@@ -65,13 +52,7 @@ def build(path: Path) -> None:
 
 
 def run_query(page, sql: str) -> dict:
-    page.click(".cm-content")
-    page.keyboard.press("Control+a")
-    page.keyboard.press("Delete")
-    page.keyboard.insert_text(sql)
-    finished = page.evaluate("window.explorer.finished")
-    page.keyboard.press("Control+Enter")
-    _until(page, f"window.explorer.finished > {finished}")
+    run_sql(page, sql)
     return page.evaluate("({roundtrip: window.explorer.lastRoundTrip, engine: "
                          "window.explorer.result.engine_ms, rows: window.explorer.result.rows,"
                          " shown: document.querySelectorAll('#rows tbody tr').length})")
@@ -81,7 +62,7 @@ def draw(page, sql: str) -> dict:
     run_query(page, sql)
     start = time.perf_counter()
     page.click("#views [data-view=graph]")
-    _until(page, "window.explorer.graph && window.explorer.cy && "
+    until(page, "window.explorer.graph && window.explorer.cy && "
                  "window.explorer.graph.result === window.explorer.result.result")
     # one frame after the layout: what the user sees
     page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
@@ -159,13 +140,13 @@ def main(argv=None) -> int:
                 con.execute(sql).arrow()
                 api.append((time.perf_counter() - start) * 1000)
         with Server(path, port=0) as server, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+            browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             ready = []
             for _ in range(5):
                 start = time.perf_counter()
                 page.goto(server.url)
-                _until(page, "window.explorer && window.explorer.schema && "
+                until(page, "window.explorer && window.explorer.schema && "
                              "document.querySelector('.cm-content')")
                 ready.append(time.perf_counter() - start)
             figures["page_ready_s"] = {"first": ready[0], "median": statistics.median(ready)}

@@ -7,26 +7,14 @@ own browser download. Its tests skip, saying why, only where no Chromium is inst
 from __future__ import annotations
 
 import os
-import shutil
-import time
 
 import networkx as nx
 import pytest
 
 import graphdb
+from tools.explorer_browser import CHROMIUM_FLAGS, chromium_path, run_sql, until
 
-#: Chromium as the explorer's tests and benchmark run it: headless, nothing from the network.
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def chromium_path() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
+__all__ = ["karate", "roads", "run_sql", "until", "SCREENSHOT"]
 
 def karate() -> nx.Graph:
     return nx.karate_club_graph()
@@ -77,19 +65,6 @@ def browser():
         launched.close()
 
 
-def until(page, expression: str, timeout: float = 30.0):
-    """Poll ``expression`` in the page until it is truthy (the page's Content-Security-Policy
-    forbids the string evaluation Playwright's wait_for_function uses)."""
-    end = time.monotonic() + timeout
-    while True:
-        value = page.evaluate(expression)
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {expression}")
-        time.sleep(0.02)
-
-
 @pytest.fixture(scope="package")
 def page(browser, server):
     """One tab for the tests that only run statements in it (a new tab costs seconds)."""
@@ -104,18 +79,6 @@ def page(browser, server):
     yield opened
     context.close()
     assert not [e for e in errors if "Content Security Policy" in e], errors
-
-
-def run_sql(page, sql: str, timeout: float = 60.0) -> str:
-    """Type ``sql`` into the editor, run it with Ctrl+Enter, wait for its answer; the status."""
-    page.click(".cm-content")
-    page.keyboard.press("Control+a")
-    page.keyboard.press("Delete")
-    page.keyboard.insert_text(sql)
-    finished = page.evaluate("window.explorer.finished")
-    page.keyboard.press("Control+Enter")
-    until(page, f"window.explorer.finished > {finished}", timeout)
-    return page.inner_text("#status")
 
 
 SCREENSHOT = os.environ.get("GRAPHDB_EXPLORER_SCREENSHOT")
