@@ -64,8 +64,12 @@ class Stored:
         key = (sort, bool(descending))
         order = self._orders.get(key)
         if order is None:  # computed once per column and direction (a million rows: ~0.1 s)
-            order = pc.sort_indices(self.table, sort_keys=[  # NULLs last, either way
-                (sort, "descending" if descending else "ascending")])
+            try:  # NULLs last, either way
+                order = pc.sort_indices(self.table, sort_keys=[
+                    (sort, "descending" if descending else "ascending")])
+            except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+                raise InvalidInputError(f"column '{sort}' ({self.table.schema.field(sort).type}) "
+                                        "cannot be sorted") from None
             self._orders[key] = order
             self.bytes += order.nbytes
         return json_rows(self.table.take(order.slice(offset, limit)))

@@ -123,7 +123,8 @@ class Server:
         app = create_app(self.pool, self.store, self.token, hosts=hosts, write=self.write,
                          info={"database": str(self.path), "version": __version__})
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                ws="websockets-sansio", ws_max_size=1 << 20)
+                                ws="websockets-sansio", ws_max_size=1 << 20,
+                                timeout_graceful_shutdown=2)
         return uvicorn.Server(config)
 
     def start(self) -> "Server":
