@@ -128,7 +128,7 @@ def create_app(pool: Pool, store: ResultStore, token: str, *, hosts: frozenset[s
 
     async def socket(websocket: WebSocket) -> None:
         await websocket.accept()
-        session = _Session(websocket, pool, store, write, info)
+        session = Tab(websocket, pool, store, write, info)
         await session.serve()
 
     routes = [Route("/", page), WebSocketRoute("/ws", socket),
@@ -137,7 +137,7 @@ def create_app(pool: Pool, store: ResultStore, token: str, *, hosts: frozenset[s
     return _Guard(app, token, hosts)
 
 
-class _Session:
+class Tab:
     """One tab's WebSocket."""
 
     def __init__(self, websocket: WebSocket, pool: Pool, store: ResultStore, write: bool,

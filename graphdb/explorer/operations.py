@@ -28,7 +28,7 @@ from .results import Stored, chart, is_numeric, json_rows, json_value
 from .shapes import draw, induced_edges_sql, shape_of, vertex_id
 
 if TYPE_CHECKING:
-    from .app import _Session
+    from .app import Tab
 
 __all__ = ["READ_KINDS", "SHARED_KINDS", "classify", "FIRST_PAGE", "MAX_EXPAND"]
 
@@ -83,7 +83,7 @@ def _graphs_read(con, sql: str) -> list[str]:
     return names
 
 
-async def op_run(session: "_Session", message: dict) -> dict:
+async def op_run(session: "Tab", message: dict) -> dict:
     sql = str(message.get("sql", ""))
     write = session.write
     ident = message.get("id")
@@ -113,7 +113,7 @@ async def op_run(session: "_Session", message: dict) -> dict:
     return answer
 
 
-async def op_page(session: "_Session", message: dict) -> dict:
+async def op_page(session: "Tab", message: dict) -> dict:
     stored = session.store.get(message["result"], session.client.id)
     rows = await asyncio.to_thread(stored.page, int(message.get("offset", 0)),
                                    int(message.get("limit", FIRST_PAGE)), message.get("sort"),
@@ -121,14 +121,14 @@ async def op_page(session: "_Session", message: dict) -> dict:
     return {"type": "page", "rows": rows, "offset": int(message.get("offset", 0))}
 
 
-async def op_chart(session: "_Session", message: dict) -> dict:
+async def op_chart(session: "Tab", message: dict) -> dict:
     stored = session.store.get(message["result"], session.client.id)
     data = await asyncio.to_thread(chart, stored.table, str(message["value"]),
                                    message.get("label"), bool(message.get("log")))
     return {"type": "chart", **data}
 
 
-async def op_graph(session: "_Session", message: dict) -> dict:
+async def op_graph(session: "Tab", message: dict) -> dict:
     stored = session.store.get(message["result"], session.client.id)
     shape = shape_of(stored.table, stored.graphs)
     if shape is None:
@@ -159,7 +159,7 @@ def _graph_name(message: dict) -> str:
     return graph
 
 
-async def op_expand(session: "_Session", message: dict) -> dict:
+async def op_expand(session: "Tab", message: dict) -> dict:
     """A vertex's neighbours (out and in, at most :data:`MAX_EXPAND` each) as edges."""
     graph = _graph_name(message)
     vertex = message.get("vertex")
@@ -183,7 +183,7 @@ async def op_expand(session: "_Session", message: dict) -> dict:
             "note": note}
 
 
-async def op_vertex(session: "_Session", message: dict) -> dict:
+async def op_vertex(session: "Tab", message: dict) -> dict:
     """A vertex's row of ``g.vertices``."""
     graph = _graph_name(message)
     vertex = message.get("vertex")
@@ -201,7 +201,7 @@ async def op_vertex(session: "_Session", message: dict) -> dict:
             "properties": properties}
 
 
-async def op_schema(session: "_Session", message: dict) -> dict:
+async def op_schema(session: "Tab", message: dict) -> dict:
     """The graphs with their tables, columns, types and sizes; the names to complete."""
 
     def work(con, job):
