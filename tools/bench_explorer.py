@@ -1,6 +1,7 @@
 """The explorer's speed in headless Chromium, against the engine's own time (the ratios).
 
-    python -m tools.bench_explorer [--clients 10] [--queries 50] [--out FILE]
+    python -m tools.bench_explorer [--clients 10] [--queries 50] [--parts page,query,draw,clients]
+                                   [--out FILE]
 
 Measures, on a database it builds in a temporary folder:
 
@@ -49,6 +50,9 @@ def build(path: Path) -> None:
             g = nx.gnm_random_graph(n, m, seed=7, directed=True)
             con.ingest(name, pa.table({"src": [a for a, _ in g.edges],
                                        "dst": [b for _, b in g.edges]}))
+        grid = nx.convert_node_labels_to_integers(nx.grid_2d_graph(45, 45))
+        con.ingest("grid", pa.table({"src": [a for a, _ in grid.edges],
+                                     "dst": [b for _, b in grid.edges]}), undirected=True)
 
 
 def run_query(page, sql: str) -> dict:
@@ -58,16 +62,28 @@ def run_query(page, sql: str) -> dict:
                          " shown: document.querySelectorAll('#rows tbody tr').length})")
 
 
+#: The drawings measured: G(n, m) at the drawing's cap, one past it (cut), a grid (its
+#: layout's quality is seen at a glance in --screenshots).
+DRAWINGS = (("2000x10000", "SELECT src, dst FROM g2k.edges"),
+            ("4000x20000", "SELECT src, dst FROM g4k.edges"),
+            ("grid_45x45", "SELECT src, dst FROM grid.edges"))
+
+
 def draw(page, sql: str) -> dict:
     run_query(page, sql)
     start = time.perf_counter()
     page.click("#views [data-view=graph]")
     until(page, "window.explorer.graph && window.explorer.cy && "
                  "window.explorer.graph.result === window.explorer.result.result")
+    drawn = time.perf_counter()
     # one frame after the layout: what the user sees
-    page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    seen = page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame("
+                         "() => r(performance.now() - window.explorer.selectedAt))))")
     total = time.perf_counter() - start
-    return {"seconds": total, "layout_ms": page.evaluate("window.explorer.drawMs"),
+    return {"seconds": total, "in_page_s": seen / 1000, "first_frame_s": total - (drawn - start),
+            "layout_ms": page.evaluate("window.explorer.drawMs"),
+            "server_ms": page.evaluate("window.explorer.graphAskMs"),
+            "timings": page.evaluate("window.explorer.timings"),
             "vertices": page.evaluate("window.explorer.cy.nodes().length"),
             "edges": page.evaluate("window.explorer.cy.edges().length"),
             "note": page.evaluate("window.explorer.graph.note")}
@@ -123,8 +139,12 @@ def main(argv=None) -> int:
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=20, help="runs of the 100-row query")
+    parser.add_argument("--parts", default="page,query,draw,clients",
+                        help="what to measure (comma-separated; default all)")
+    parser.add_argument("--screenshots", help="save each drawing as a PNG in this folder")
     parser.add_argument("--out", help="write the figures as JSON here")
     args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
     from playwright.sync_api import sync_playwright
 
     figures: dict = {}
@@ -132,52 +152,90 @@ def main(argv=None) -> int:
         path = Path(tmp) / "db"
         build(path)
         sql = "SELECT * FROM big.edges WHERE src < 5000 LIMIT 100"
-        with graphdb.connect(path, read_only=True) as con:
-            con.execute(sql)
-            api = []
-            for _ in range(args.repeat):
-                start = time.perf_counter()
-                con.execute(sql).arrow()
-                api.append((time.perf_counter() - start) * 1000)
         with Server(path, port=0) as server, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             ready = []
-            for _ in range(5):
+            for _ in range(5 if "page" in parts else 1):
                 start = time.perf_counter()
                 page.goto(server.url)
                 until(page, "window.explorer && window.explorer.schema && "
                              "document.querySelector('.cm-content')")
                 ready.append(time.perf_counter() - start)
-            figures["page_ready_s"] = {"first": ready[0], "median": statistics.median(ready)}
-            run_query(page, sql)
-            runs = [run_query(page, sql) for _ in range(args.repeat)]
-            assert all(r["shown"] == 100 for r in runs)
-            roundtrip = statistics.median(r["roundtrip"] for r in runs)
-            engine = statistics.median(r["engine"] for r in runs)
-            figures["query_100_rows_ms"] = {
-                "browser_roundtrip": roundtrip, "engine": engine, "python_api": statistics.median(api),
-                "overhead": roundtrip - engine, "ratio_to_engine": roundtrip / engine}
-            figures["draw_2000x10000"] = draw(page, "SELECT src, dst FROM g2k.edges")
-            figures["draw_4000x20000"] = draw(page, "SELECT src, dst FROM g4k.edges")
+            if "page" in parts:
+                figures["page_ready_s"] = {"first": ready[0], "median": statistics.median(ready),
+                                           **page_timings(page)}
+            if "query" in parts:
+                figures["query_100_rows_ms"] = query_figures(page, path, sql, args.repeat)
+            if "draw" in parts:
+                for name, sql_draw in DRAWINGS:
+                    figures[f"draw_{name}"] = draw(page, sql_draw)
+                    if args.screenshots:
+                        Path(args.screenshots).mkdir(parents=True, exist_ok=True)
+                        page.locator("#cy").screenshot(
+                            path=str(Path(args.screenshots) / f"{name}.png"))
             browser.close()
-            figures["many_clients"] = clients(server, args.clients, args.queries)
+            if "clients" in parts:
+                figures["many_clients"] = clients(server, args.clients, args.queries)
     print(json.dumps(figures, indent=2))
-    q = figures["query_100_rows_ms"]
-    d = figures["draw_2000x10000"]
-    c = figures["many_clients"]
-    print(f"\npage ready {figures['page_ready_s']['median']:.2f} s (first {figures['page_ready_s']['first']:.2f} s); "
-          f"100 rows: browser {q['browser_roundtrip']:.1f} ms vs engine {q['engine']:.1f} ms "
-          f"(+{q['overhead']:.1f} ms, x{q['ratio_to_engine']:.2f}), Python API {q['python_api']:.1f} ms; "
-          f"2,000 x 10,000 drawn in {d['seconds']:.2f} s ({d['vertices']} vertices, {d['edges']} edges); "
-          f"{c['queries']} statements from {c['clients']} clients in {c['seconds']:.1f} s, "
-          f"{c['answered']} answered, {c['wrong']} wrong, RSS {c['rss_before'] >> 20} -> "
-          f"{c['rss_after'] >> 20} MiB, {c['kept_results']} results kept "
-          f"({c['kept_bytes'] >> 10} KiB)", file=sys.stderr)
+    print("\n" + summary(figures), file=sys.stderr)
     if args.out:
         Path(args.out).write_text(json.dumps(figures, indent=2))
-    ok = c["wrong"] == 0 and c["answered"] == c["queries"]
-    return 0 if ok else 1
+    c = figures.get("many_clients")
+    return 0 if c is None or (c["wrong"] == 0 and c["answered"] == c["queries"]) else 1
+
+
+def page_timings(page) -> dict:
+    """The last load's navigation timings (ms from its start)."""
+    return page.evaluate("""(() => {
+        const n = performance.getEntriesByType("navigation")[0];
+        return {dom_content_loaded_ms: n.domContentLoadedEventEnd, load_ms: n.loadEventEnd,
+                schema_ms: window.explorer.schemaAt || null};
+    })()""")
+
+
+def query_figures(page, path: Path, sql: str, repeat: int) -> dict:
+    with graphdb.connect(path, read_only=True) as con:
+        con.execute(sql)
+        api = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            con.execute(sql).arrow()
+            api.append((time.perf_counter() - start) * 1000)
+    run_query(page, sql)
+    runs = [run_query(page, sql) for _ in range(repeat)]
+    assert all(r["shown"] == 100 for r in runs)
+    roundtrip = statistics.median(r["roundtrip"] for r in runs)
+    engine = statistics.median(r["engine"] for r in runs)
+    return {"browser_roundtrip": roundtrip, "engine": engine,
+            "python_api": statistics.median(api), "overhead": roundtrip - engine,
+            "ratio_to_engine": roundtrip / engine}
+
+
+def summary(figures: dict) -> str:
+    lines = []
+    if "page_ready_s" in figures:
+        r = figures["page_ready_s"]
+        lines.append(f"page ready {r['median']:.2f} s (first {r['first']:.2f} s)")
+    if "query_100_rows_ms" in figures:
+        q = figures["query_100_rows_ms"]
+        lines.append(f"100 rows: browser {q['browser_roundtrip']:.1f} ms vs engine "
+                     f"{q['engine']:.1f} ms (+{q['overhead']:.1f} ms, "
+                     f"x{q['ratio_to_engine']:.2f}), Python API {q['python_api']:.1f} ms")
+    for name, _ in DRAWINGS:
+        d = figures.get(f"draw_{name}")
+        if d:
+            lines.append(f"{name} drawn in {d['seconds']:.2f} s (in the page: from the click to "
+                         f"the first frame {d['in_page_s']:.2f} s; {d['vertices']} vertices, "
+                         f"{d['edges']} edges; server {d['server_ms']:.0f} ms, page "
+                         f"{d['layout_ms']:.0f} ms, first frame {d['first_frame_s']:.2f} s)")
+    c = figures.get("many_clients")
+    if c:
+        lines.append(f"{c['queries']} statements from {c['clients']} clients in "
+                     f"{c['seconds']:.1f} s, {c['answered']} answered, {c['wrong']} wrong, "
+                     f"RSS {c['rss_before'] >> 20} -> {c['rss_after'] >> 20} MiB, "
+                     f"{c['kept_results']} results kept ({c['kept_bytes'] >> 10} KiB)")
+    return "; ".join(lines)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,11 @@ class _Guard:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 present = {k.lower() for k, _ in headers}
+                if scope["path"].startswith("/static/"):
+                    # kept by the browser and revalidated (ETag): a reload neither downloads
+                    # nor compiles the libraries again
+                    headers.append((b"cache-control", b"private, no-cache"))
+                    present.add(b"cache-control")
                 for key, value in _HEADERS.items():
                     if key.lower().encode() not in present:
                         headers.append((key.lower().encode(), value.encode()))

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from ..errors import Error, InvalidInputError
 from ..query.parser import parse
+from .layout import SERVER_LAYOUT_FROM, positions, prepare_layout
 from .plans import plan_tree
 from .results import Stored, chart, is_numeric, json_rows, json_value
 from .shapes import draw, induced_edges_sql, shape_of, vertex_id
@@ -30,7 +31,7 @@ from .shapes import draw, induced_edges_sql, shape_of, vertex_id
 if TYPE_CHECKING:
     from .app import Tab
 
-__all__ = ["READ_KINDS", "SHARED_KINDS", "classify", "FIRST_PAGE", "MAX_EXPAND"]
+__all__ = ["READ_KINDS", "SHARED_KINDS", "classify", "FIRST_PAGE", "MAX_EXPAND", "MAX_LAYOUT"]
 
 #: Statement kinds a read-only explorer runs.
 READ_KINDS = frozenset({"select", "show_graphs", "show_settings", "show_functions",
@@ -42,20 +43,23 @@ SHARED_KINDS = {"set": "SET", "reset": "RESET", "begin": "BEGIN", "commit": "COM
 FIRST_PAGE = 100
 #: Neighbours a double-click adds, per direction.
 MAX_EXPAND = 100
+#: Vertices the page may ask to lay out (its drawing grows as vertices are expanded).
+MAX_LAYOUT = 20000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def classify(sql: str, write: bool) -> str:
     """The statement's kind, or InvalidInputError when the explorer does not run it."""
     statement = parse(sql)
-    kind = statement.kind
+    kind = statement.explained().kind  # EXPLAIN [ANALYZE] is allowed what its statement is
     if kind in SHARED_KINDS:
         raise InvalidInputError(
             f"{SHARED_KINDS[kind]} is not run by the explorer: its connections are shared by "
             "every tab (each statement commits on its own; settings are the server's: "
             "graphdb serve --device ...)")
     if not write and kind not in READ_KINDS:
-        what = "EXPLAIN of a query" if statement.explain else kind.replace("_", " ").upper()
+        what = kind.replace("_", " ").upper()
+        what = f"EXPLAIN of {what}" if statement.explain else what
         raise InvalidInputError(
             f"the explorer is read-only: {what} changes the database or touches files; "
             "start it with graphdb serve --write to allow writes")
@@ -107,6 +111,8 @@ async def op_run(session: "Tab", message: dict) -> dict:
     stored = Stored(session.client.id, sql, table, graphs)
     session.store.add(stored)
     shape = shape_of(table, graphs)
+    if shape is not None:  # it may be drawn next: the layout's libraries load meanwhile
+        prepare_layout()
     answer.update(result=stored.id, page=await asyncio.to_thread(stored.page, 0, FIRST_PAGE),
                   shape=shape.describe() if shape else None,
                   graphs=graphs)
@@ -148,8 +154,45 @@ async def op_graph(session: "Tab", message: dict) -> dict:
             return (row[0] if row else True), con.execute(sql, [ids, ids]).arrow()
 
         directed, induced = await session.run_job(message.get("id"), work)
-    drawing = await asyncio.to_thread(draw, stored.table, shape, induced=induced)
+    drawing = await asyncio.to_thread(_laid_out, stored.table, shape, induced)
     return {"type": "graph", "directed": directed, **drawing}
+
+
+def _laid_out(table: pa.Table, shape, induced: pa.Table | None) -> dict:
+    """The drawing, with its vertices' positions when it is large (:mod:`.layout`)."""
+    drawing = draw(table, shape, induced=induced)
+    nodes = drawing["nodes"]
+    if len(nodes) >= SERVER_LAYOUT_FROM:
+        index = {n["id"]: i for i, n in enumerate(nodes)}
+        ends = [(index[e["source"]], index[e["target"]]) for e in drawing["edges"]]
+        drawing["positions"] = _rounded(positions(len(nodes), [a for a, _ in ends],
+                                                  [b for _, b in ends]))
+    return drawing
+
+
+def _rounded(xy) -> list[list[float]]:
+    return xy.round(1).tolist()
+
+
+async def op_layout(session: "Tab", message: dict) -> dict:
+    """Positions for a drawing as the page holds it (after expansions): ``count`` vertices,
+    ``edges`` as pairs of their numbers."""
+    count = message.get("count")
+    edges = message.get("edges")
+    if not isinstance(count, int) or not 0 <= count <= MAX_LAYOUT or \
+            not isinstance(edges, list) or len(edges) > 10 * MAX_LAYOUT:
+        raise InvalidInputError(f"a layout is of at most {MAX_LAYOUT:,} vertices and "
+                                f"{10 * MAX_LAYOUT:,} edges")
+
+    def work() -> list[list[float]]:
+        import numpy as np
+
+        pairs = np.array(edges, dtype=np.int64).reshape(-1, 2)
+        if len(pairs) and (pairs.min() < 0 or pairs.max() >= count):
+            raise InvalidInputError("an edge names a vertex the drawing does not have")
+        return _rounded(positions(count, pairs[:, 0], pairs[:, 1]))
+
+    return {"type": "layout", "positions": await asyncio.to_thread(work)}
 
 
 def _graph_name(message: dict) -> str:

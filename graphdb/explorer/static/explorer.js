@@ -1,7 +1,8 @@
 // The graphdb explorer's page: editor, results as table, graph, chart and plan, schema, history.
 // It talks to its server over one WebSocket (graphdb/explorer/app.py describes the messages);
 // the rows stay on the server, which sends a page at a time. Libraries: CodeMirror 6 (global
-// CM) and Cytoscape.js with fCoSE (global cytoscape), both shipped with the package.
+// CM) and Cytoscape.js with fCoSE (global cytoscape, loaded when a graph is first drawn), both
+// shipped with the package.
 "use strict";
 
 const PAGE = 100;
@@ -10,7 +11,6 @@ const HISTORY_SIZE = 100;
 const LABELS_UP_TO = 300;    // vertex labels drawn up to this many vertices
 const ARROWS_UP_TO = 3000;   // arrowheads drawn up to this many edges
 const WEBGL_FROM = 4000;     // vertices and edges from which the drawing uses WebGL
-const DRAFT_FROM = 800;      // vertices from which the layout is fCoSE's fast spectral draft
 const PALETTE = ["#2f6fde", "#e8590c", "#2b8a3e", "#c2255c", "#7048e8", "#0c8599", "#e67700",
                  "#5c940d", "#d6336c", "#1971c2", "#862e9c", "#495057"];
 
@@ -215,6 +215,7 @@ function enable(view, on) {
 
 function select(view) {
   state.view = view;
+  state.selectedAt = performance.now();
   for (const b of document.querySelectorAll("#views button"))
     b.classList.toggle("active", b.dataset.view === view);
   for (const v of document.querySelectorAll(".view"))
@@ -283,43 +284,82 @@ function sortBy(column) {
 // -- the graph ----------------------------------------------------------------------------------
 async function drawGraph() {
   const result = state.result;
-  if (!result || !result.shape || (state.graph && state.graph.result === result.result)) return;
+  if (!result || !result.shape || (state.graph && state.graph.result === result.result) ||
+      state.drawing === result.result) return;  // drawn, or being read
   $("graph-note").textContent = "reading the graph…";
   let graph;
-  try { graph = await ask("graph", { result: result.result }); }
+  const asked = performance.now();
+  state.drawing = result.result;
+  const library = loadDrawing();  // (the first time) while the server reads the graph
+  try { graph = await ask("graph", { result: result.result }); await library; }
   catch (error) { $("graph-note").textContent = error.message; return; }
+  finally { state.drawing = null; }
   if (state.result !== result) return;
   graph.result = result.result;
   state.graph = graph;
   const started = performance.now();
-  const elements = [];
-  for (const n of graph.nodes)
-    elements.push({ group: "nodes", data: { ...n, label: label(n.value), color: PALETTE[0], size: 10 } });
+  state.graphAskMs = started - asked;
+  const choices = ["", ...graph.vertex_attributes.map((a) => a.name)];
+  fill($("color-by"), choices, graph.vertex_attributes.length ? choices[choices.length - 1] : "");
+  fill($("size-by"), ["", ...graph.vertex_attributes.filter((a) => a.numeric).map((a) => a.name)], "");
+  // a large drawing comes laid out by the server (graphdb/explorer/layout.py); fCoSE lays out
+  // small ones here
+  const placed = graph.positions;
+  const looks = nodeLooks(graph.nodes);
+  const elements = graph.nodes.map((n, i) => {
+    const node = { group: "nodes", data: { ...n, label: label(n.value), ...looks[i] } };
+    if (placed) node.position = { x: placed[i][0], y: placed[i][1] };
+    return node;
+  });
   for (const e of graph.edges) elements.push({ group: "edges", data: e });
   if (state.cy) state.cy.destroy();
   const large = graph.nodes.length + graph.edges.length > WEBGL_FROM;
+  // made empty, then filled: with elements, the constructor first runs a grid layout over them
   const cy = cytoscape({
-    container: $("cy"), elements, pixelRatio: 1, motionBlur: false,
+    container: $("cy"), elements: [], pixelRatio: 1, motionBlur: false,
     hideEdgesOnViewport: large, textureOnViewport: large, style: graphStyle(graph),
     // Cytoscape's WebGL renderer draws thousands of elements at interactive speed
     renderer: large ? { name: "canvas", webgl: true } : { name: "canvas" },
   });
   state.cy = cy;
+  cy.add(elements);
   const made = performance.now();
-  styleBy();
-  const styled = performance.now();
-  layout(cy, graph.nodes.length);
+  if (placed) fitPlaced(cy, placed);
+  else layout(cy, graph.nodes.length);
   state.drawMs = performance.now() - started;
-  state.timings = { make: made - started, style: styled - made, layout: performance.now() - styled };
+  state.timings = { make: made - started, layout: performance.now() - made };
   $("graph-note").textContent = graph.note || `${graph.nodes.length.toLocaleString()} vertices, ` +
     `${graph.edges.length.toLocaleString()} edges (${graph.shape})` +
     (graph.graph ? "; double-click a vertex to add its neighbours" : "");
   cy.on("tap", "node", (event) => showVertex(event.target));
   cy.on("dbltap", "node", (event) => expand(event.target));
-  const choices = ["", ...graph.vertex_attributes.map((a) => a.name)];
-  fill($("color-by"), choices, graph.vertex_attributes.length ? choices[choices.length - 1] : "");
-  fill($("size-by"), ["", ...graph.vertex_attributes.filter((a) => a.numeric).map((a) => a.name)], "");
-  styleBy();
+}
+
+// Cytoscape.js, loaded when it is first needed: half the page's code, which a page that
+// draws nothing should not wait for.
+let drawingLibrary = null;
+function loadDrawing() {
+  if (!drawingLibrary) drawingLibrary = new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = "/static/vendor/cytoscape.min.js";
+    script.onload = resolve;
+    script.onerror = () => { drawingLibrary = null; reject(new Error("could not load the drawing library")); };
+    document.head.append(script);
+  });
+  return drawingLibrary;
+}
+
+// The view on positions the server computed, from the positions themselves (cy.fit() would
+// first measure every element).
+function fitPlaced(cy, placed, padding = 20) {
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const [x, y] of placed) {
+    x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+  }
+  const w = cy.width(), h = cy.height();
+  const zoom = Math.min(2, (w - 2 * padding) / Math.max(1, x1 - x0),
+                        (h - 2 * padding) / Math.max(1, y1 - y0));
+  cy.viewport({ zoom, pan: { x: (w - zoom * (x0 + x1)) / 2, y: (h - zoom * (y0 + y1)) / 2 } });
 }
 
 function label(value) {
@@ -344,11 +384,29 @@ function graphStyle(graph) {
 
 function layout(cy, count, fit = true) {
   const options = count <= 1 ? { name: "grid" } : {
-    name: "fcose", quality: count >= DRAFT_FROM ? "draft" : "default", randomize: true,
+    name: "fcose", quality: "default", randomize: true,
     animate: false, fit, padding: 20, nodeDimensionsIncludeLabels: false, numIter: 2500,
     nodeRepulsion: 6000, idealEdgeLength: 50,
   };
   cy.layout(options).run();
+}
+
+// Lay the drawing out again: a large one (as the server first laid it out) by the server.
+async function relayout() {
+  const cy = state.cy;
+  if (!cy) return;
+  if (!state.graph.positions) return layout(cy, cy.nodes().length);
+  const nodes = cy.nodes();
+  const index = new Map();
+  nodes.forEach((n, i) => index.set(n.id(), i));
+  const edges = cy.edges().map((e) => [index.get(e.data("source")), index.get(e.data("target"))]);
+  let answer;
+  try { answer = await ask("layout", { count: nodes.length, edges }); }
+  catch (error) { $("graph-note").textContent = error.message; return; }
+  if (state.cy !== cy) return;
+  cy.batch(() => nodes.forEach((n, i) =>
+    n.position({ x: answer.positions[i][0], y: answer.positions[i][1] })));
+  fitPlaced(cy, answer.positions);
 }
 
 function fill(select, options, chosen) {
@@ -364,14 +422,20 @@ function fill(select, options, chosen) {
 function styleBy() {
   const cy = state.cy;
   if (!cy) return;
-  const colorBy = $("color-by").value, sizeBy = $("size-by").value;
   const nodes = cy.nodes();
+  const looks = nodeLooks(nodes.map((n) => n.data()));
+  cy.batch(() => nodes.forEach((n, i) => n.data(looks[i])));
+}
+
+// Each vertex's colour and size (of the vertices' data, as the colour and size controls say).
+function nodeLooks(datas) {
+  const colorBy = $("color-by").value, sizeBy = $("size-by").value;
   const range = (name) => {
     let lo = Infinity, hi = -Infinity;
-    nodes.forEach((n) => {
-      const v = n.data(name);
+    for (const d of datas) {
+      const v = d[name];
       if (typeof v === "number") { lo = Math.min(lo, v); hi = Math.max(hi, v); }
-    });
+    }
     return [lo, hi];
   };
   const numeric = (name) => (state.graph.vertex_attributes.find((a) => a.name === name) || {})
@@ -381,15 +445,16 @@ function styleBy() {
   let gradient = colorBy && numeric(colorBy);
   if (gradient) {
     const distinct = new Set();
-    nodes.forEach((n) => { if (distinct.size <= PALETTE.length) distinct.add(n.data(colorBy)); });
+    for (const d of datas) { if (distinct.size > PALETTE.length) break; distinct.add(d[colorBy]); }
     gradient = distinct.size > PALETTE.length;
   }
   const [clo, chi] = gradient ? range(colorBy) : [0, 0];
   const [slo, shi] = sizeBy ? range(sizeBy) : [0, 0];
-  cy.batch(() => nodes.forEach((n) => {
+  const plain = datas.length > 500 ? 7 : datas.length > 50 ? 10 : 16;
+  return datas.map((d) => {
     let color = PALETTE[0];
     if (colorBy) {
-      const v = n.data(colorBy);
+      const v = d[colorBy];
       if (v === null || v === undefined) color = "#ced4da";
       else if (gradient && chi > clo && typeof v === "number") {
         const t = (v - clo) / (chi - clo);  // yellow (low) to purple (high)
@@ -399,13 +464,13 @@ function styleBy() {
         color = colors.get(v);
       }
     }
-    let size = nodes.length > 500 ? 7 : nodes.length > 50 ? 10 : 16;
+    let size = plain;
     if (sizeBy && shi > slo) {
-      const v = n.data(sizeBy);
+      const v = d[sizeBy];
       if (typeof v === "number") size = 6 + 30 * Math.sqrt((v - slo) / (shi - slo));
     }
-    n.data("color", color); n.data("size", size);
-  }));
+    return { color, size };
+  });
 }
 
 async function showVertex(node) {
@@ -459,9 +524,9 @@ async function expand(node) {
                position: { x: center.x + radius * Math.cos(angle),
                            y: center.y + radius * Math.sin(angle) } });
     });
+    const drawn = new Set(cy.edges().map((x) => `${x.data("source")}\n${x.data("target")}`));
     for (const e of answer.edges) {
-      const exists = cy.edges().some((x) => x.data("source") === e.source &&
-                                              x.data("target") === e.target);
+      const exists = drawn.has(`${e.source}\n${e.target}`);
       if (!exists) cy.add({ group: "edges", data: { id: `x${cy.edges().length}-${e.source}-${e.target}`,
                                                     source: e.source, target: e.target } });
     }
@@ -613,6 +678,7 @@ async function loadSchema() {
   try { schema = await ask("schema"); }
   catch (error) { $("schema").textContent = error.message; return; }
   state.schema = schema;
+  state.schemaAt = performance.now();
   editor.dispatch({ effects: completion.reconfigure(languageFor(schema)) });
   const tree = $("schema");
   tree.replaceChildren();
@@ -704,7 +770,7 @@ function start() {
   $("last").onclick = () => page(Number.MAX_SAFE_INTEGER);
   for (const b of document.querySelectorAll("#views button")) b.onclick = () => select(b.dataset.view);
   $("color-by").onchange = $("size-by").onchange = styleBy;
-  $("relayout").onclick = () => state.cy && layout(state.cy, state.cy.nodes().length);
+  $("relayout").onclick = relayout;
   $("chart-value").onchange = $("chart-label").onchange = $("chart-log").onchange = drawChart;
   connect();
   state.ready = performance.now();

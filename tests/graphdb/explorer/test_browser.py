@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 
 import networkx as nx
+import numpy as np
 import pytest
 
 import graphdb
@@ -81,6 +82,36 @@ def test_a_pattern_result_is_drawn_as_its_graph(page):
     pairs = {(a, b) for a in g if a < 5 for b in g[a]}  # undirected: both ways from a
     assert {tuple(e) for e in drawn["edges"]} == pairs
     assert drawn["nodes"] == sorted({v for p in pairs for v in p})
+
+
+def test_a_large_result_is_drawn_where_the_server_laid_it_out(page):
+    """200 vertices and more are laid out by the server (graphdb.explorer.layout) and drawn
+    where it put them: a cycle as a ring; the relayout button asks the server again."""
+    run_sql(page, "SELECT i AS src, (i + 1) % 300 AS dst FROM range(300) AS t(i)")
+    page.click("#views [data-view=graph]")
+    until(page, "window.explorer.cy && window.explorer.graph && "
+                "window.explorer.graph.result === window.explorer.result.result")
+    drawn = page.evaluate("""() => ({
+        server: window.explorer.graph.positions,
+        ids: window.explorer.graph.nodes.map(n => n.id),
+        values: window.explorer.graph.nodes.map(n => n.value),
+        edges: window.explorer.cy.edges().length})""")
+    assert drawn["server"] is not None and drawn["edges"] == 300
+    shown = page.evaluate("ids => ids.map(id => { const p = window.explorer.cy.getElementById(id)"
+                          ".position(); return [p.x, p.y]; })", drawn["ids"])
+    assert np.allclose(shown, drawn["server"])
+    xy = np.array(shown)[np.argsort(drawn["values"])]  # vertex i at row i
+    radius = np.hypot(*(xy - xy.mean(axis=0)).T)
+    assert radius.std() < 0.15 * radius.mean()  # a ring (round, or nearly)
+    steps = np.hypot(*(xy - np.roll(xy, 1, axis=0)).T)
+    assert steps.std() < 0.25 * steps.mean()  # neighbours about evenly apart
+    page.evaluate("window.explorer.cy.nodes().positions(() => ({x: 0, y: 0}))")
+    page.click("#relayout")
+    until(page, "window.explorer.cy.nodes().some(n => n.position().x !== 0)")
+    again = np.array(page.evaluate("ids => ids.map(id => { const p = window.explorer.cy"
+                                   ".getElementById(id).position(); return [p.x, p.y]; })",
+                                   drawn["ids"]))
+    assert np.allclose(again, drawn["server"])
 
 
 def test_a_shortest_path_is_drawn_and_a_vertex_expands_and_shows_its_properties(
