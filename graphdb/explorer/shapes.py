@@ -33,7 +33,8 @@ from .results import is_numeric, json_value
 __all__ = ["Shape", "shape_of", "draw", "induced_edges_sql", "MAX_VERTICES", "MAX_EDGES",
            "vertex_id"]
 
-#: What a drawing shows at most (the explorer's benchmark lays this out in under 2 s).
+#: What a drawing shows at most (tools/bench_explorer.py draws this much; see
+#: docs/performance/2026-11-28-explorer.md).
 MAX_VERTICES = 2000
 MAX_EDGES = 10000
 
