@@ -198,6 +198,25 @@ def test_pages_sort_and_charts_come_from_the_kept_result(server):
     tab.close()
 
 
+def test_large_drawings_come_laid_out_and_the_page_can_ask_again(server):
+    from graphdb.explorer.layout import SERVER_LAYOUT_FROM
+
+    tab = Tab(server)
+    small = tab.ask("run", sql="SELECT src, dst FROM karate.edges")["result"]
+    assert "positions" not in tab.ask("graph", result=small)  # fCoSE in the page
+    n = SERVER_LAYOUT_FROM + 50
+    large = tab.ask("run", sql=f"SELECT i AS src, (i + 1) % {n} AS dst FROM range({n}) t(i)")
+    drawing = tab.ask("graph", result=large["result"])
+    assert len(drawing["positions"]) == len(drawing["nodes"]) == n
+    assert len({tuple(p) for p in drawing["positions"]}) == n  # no two in one place
+    again = tab.ask("layout", count=3, edges=[[0, 1], [1, 2]])
+    assert len(again["positions"]) == 3
+    for bad in ({"count": 2, "edges": [[0, 5]]}, {"count": -1, "edges": []},
+                {"count": 10 ** 9, "edges": []}, {"count": 2, "edges": "x"}):
+        assert tab.ask("layout", **bad)["type"] == "error"
+    tab.close()
+
+
 def test_a_tab_cannot_read_another_tab_s_result(server):
     one, two = Tab(server), Tab(server)
     result = one.ask("run", sql="SELECT 1 AS x")["result"]
