@@ -38,7 +38,7 @@ SERVER_LAYOUT_FROM = 200
 
 #: The typical distance from a vertex to its nearest one, in pixels (before the view is
 #: fitted to the window; the page draws a large drawing's vertices 7 pixels wide).
-NEAREST = 16.0
+NEAREST = 10.0
 #: Pivots per component (the sparse stress model's k).
 PIVOTS = 24
 #: Pivots of a component chosen farthest first (the others at random).
