@@ -72,8 +72,8 @@ def test_a_pattern_result_is_drawn_as_its_graph(page):
     run_sql(page, "SELECT * FROM GRAPH_TABLE (karate MATCH (a)-[e]->(b) WHERE a.id < 5 "
                   "COLUMNS (a.id AS src, b.id AS dst))")
     page.click("#views [data-view=graph]")
-    until(page, "window.explorer.cy && window.explorer.graph && "
-                "window.explorer.cy.nodes().length > 0")
+    until(page, "window.explorer.cy && window.explorer.graph && "  # this result's drawing
+                "window.explorer.graph.result === window.explorer.result.result")
     drawn = page.evaluate("""() => ({
         nodes: window.explorer.cy.nodes().map(n => n.data('value')).sort((a, b) => a - b),
         edges: window.explorer.cy.edges().map(e => [e.source().data('value'),
@@ -123,7 +123,8 @@ def test_a_shortest_path_is_drawn_and_a_vertex_expands_and_shows_its_properties(
     assert nx.path_weight(grid, path, "weight") == nx.shortest_path_length(grid, 0, 35, "weight")
     run_sql(page, "SELECT * FROM shortest_path(roads, 0, 35)")
     page.click("#views [data-view=graph]")
-    until(page, "window.explorer.cy && window.explorer.cy.nodes().length > 0")
+    until(page, "window.explorer.cy && window.explorer.graph && "  # this result's drawing
+                "window.explorer.graph.result === window.explorer.result.result")
     edges = page.evaluate("window.explorer.cy.edges().map(e => [e.source().data('value'), "
                           "e.target().data('value')])")
     assert sorted(map(tuple, edges)) == sorted(zip(path, path[1:]))
@@ -141,7 +142,8 @@ def test_a_shortest_path_is_drawn_and_a_vertex_expands_and_shows_its_properties(
 def test_karate_colours_by_community_and_shows_a_vertex_s_properties(page):
     run_sql(page, "SELECT vertex, component FROM wcc(karate)")
     page.click("#views [data-view=graph]")
-    until(page, "window.explorer.cy && window.explorer.cy.nodes().length > 0")
+    until(page, "window.explorer.cy && window.explorer.graph && "  # this result's drawing
+                "window.explorer.graph.result === window.explorer.result.result")
     counts = page.evaluate("[window.explorer.cy.nodes().length, window.explorer.cy.edges()"
                            ".length]")
     assert counts == [34, 78]  # the vertices, and the graph's edges between them
