@@ -16,6 +16,15 @@ import graphdb
 from tests.graphdb.explorer.conftest import SCREENSHOT, karate, roads, run_sql, until
 
 
+def draw(page, sql: str) -> None:
+    """Run ``sql``, switch to the graph view, wait for the drawing of this result (not an
+    earlier one)."""
+    run_sql(page, sql)
+    page.click("#views [data-view=graph]")
+    until(page, "window.explorer.cy && window.explorer.graph && "
+                "window.explorer.graph.result === window.explorer.result.result")
+
+
 def table_cells(page) -> list[list[str]]:
     return page.evaluate("""() => [...document.querySelectorAll('#rows tbody tr')]
         .map(tr => [...tr.cells].map(td => td.textContent))""")
@@ -69,11 +78,8 @@ def test_the_editor_completes_graphs_tables_columns_and_functions(page):
 
 
 def test_a_pattern_result_is_drawn_as_its_graph(page):
-    run_sql(page, "SELECT * FROM GRAPH_TABLE (karate MATCH (a)-[e]->(b) WHERE a.id < 5 "
-                  "COLUMNS (a.id AS src, b.id AS dst))")
-    page.click("#views [data-view=graph]")
-    until(page, "window.explorer.cy && window.explorer.graph && "  # this result's drawing
-                "window.explorer.graph.result === window.explorer.result.result")
+    draw(page, "SELECT * FROM GRAPH_TABLE (karate MATCH (a)-[e]->(b) WHERE a.id < 5 "
+               "COLUMNS (a.id AS src, b.id AS dst))")
     drawn = page.evaluate("""() => ({
         nodes: window.explorer.cy.nodes().map(n => n.data('value')).sort((a, b) => a - b),
         edges: window.explorer.cy.edges().map(e => [e.source().data('value'),
@@ -87,10 +93,7 @@ def test_a_pattern_result_is_drawn_as_its_graph(page):
 def test_a_large_result_is_drawn_where_the_server_laid_it_out(page):
     """200 vertices and more are laid out by the server (graphdb.explorer.layout) and drawn
     where it put them: a cycle as a ring; the relayout button asks the server again."""
-    run_sql(page, "SELECT i AS src, (i + 1) % 300 AS dst FROM range(300) AS t(i)")
-    page.click("#views [data-view=graph]")
-    until(page, "window.explorer.cy && window.explorer.graph && "
-                "window.explorer.graph.result === window.explorer.result.result")
+    draw(page, "SELECT i AS src, (i + 1) % 300 AS dst FROM range(300) AS t(i)")
     drawn = page.evaluate("""() => ({
         server: window.explorer.graph.positions,
         ids: window.explorer.graph.nodes.map(n => n.id),
@@ -121,10 +124,7 @@ def test_a_shortest_path_is_drawn_and_a_vertex_expands_and_shows_its_properties(
                                           "ORDER BY step").fetchall()]
     grid = roads()
     assert nx.path_weight(grid, path, "weight") == nx.shortest_path_length(grid, 0, 35, "weight")
-    run_sql(page, "SELECT * FROM shortest_path(roads, 0, 35)")
-    page.click("#views [data-view=graph]")
-    until(page, "window.explorer.cy && window.explorer.graph && "  # this result's drawing
-                "window.explorer.graph.result === window.explorer.result.result")
+    draw(page, "SELECT * FROM shortest_path(roads, 0, 35)")
     edges = page.evaluate("window.explorer.cy.edges().map(e => [e.source().data('value'), "
                           "e.target().data('value')])")
     assert sorted(map(tuple, edges)) == sorted(zip(path, path[1:]))
@@ -140,10 +140,7 @@ def test_a_shortest_path_is_drawn_and_a_vertex_expands_and_shows_its_properties(
 
 
 def test_karate_colours_by_community_and_shows_a_vertex_s_properties(page):
-    run_sql(page, "SELECT vertex, component FROM wcc(karate)")
-    page.click("#views [data-view=graph]")
-    until(page, "window.explorer.cy && window.explorer.graph && "  # this result's drawing
-                "window.explorer.graph.result === window.explorer.result.result")
+    draw(page, "SELECT vertex, component FROM wcc(karate)")
     counts = page.evaluate("[window.explorer.cy.nodes().length, window.explorer.cy.edges()"
                            ".length]")
     assert counts == [34, 78]  # the vertices, and the graph's edges between them
