@@ -239,6 +239,39 @@ def test_cdlp_matches_slow_reference(case: Case, iterations: int):
     assert [got[v] for v in range(case.n)] == cdlp_reference(case, iterations)
 
 
+@SETTINGS
+@given(graphs(max_n=10), st.integers(0, 6))
+def test_cdlp_step_of_the_gpu_and_streamed_operators_matches_slow_reference(case: Case,
+                                                                             iterations: int):
+    """The numpy/CuPy step (:mod:`.cdlp.step`: the GPU, streamed and partitioned operators)
+    gives the labels the host's compiled pass does."""
+    from graphdb.executor.algorithms.cdlp.step import propagate
+
+    arcs = case.arcs()
+    receivers = np.array([u for u, _, _ in arcs] + ([v for _, v, _ in arcs] if case.directed
+                                                      else []), dtype=np.int64)
+    senders = np.array([v for _, v, _ in arcs] + ([u for u, _, _ in arcs] if case.directed
+                                                    else []), dtype=np.int64)
+    labels, _ = propagate(np, receivers, senders, case.n, iterations)
+    assert labels.tolist() == cdlp_reference(case, iterations)
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_compiled_cdlp_matches_slow_reference_on_a_larger_graph(directed: bool):
+    """The compiled pass (not its Python source, which tiny graphs run) on a few thousand
+    edges with hubs, parallel edges and self loops."""
+    from graphdb.executor.algorithms.cdlp import cpu
+
+    rng = np.random.default_rng(7)
+    n = 600
+    src = np.minimum((rng.pareto(1.5, 5000) * 20).astype(np.int64), n - 1)
+    dst = rng.integers(0, n, src.size)
+    case = Case(n, [(int(a), int(b), 1.0) for a, b in zip(src, dst)], directed, False)
+    cpu.KERNELS.load()
+    labels, _ = cpu.cdlp_labels(case.graph, 4)
+    assert labels.tolist() == cdlp_reference(case, 4)
+
+
 def lcc_reference(case: Case) -> list[float]:
     """Graphalytics LCC from its definition (directed and undirected)."""
     arcs = {(u, v) for u, v, _ in case.arcs() if u != v}

@@ -34,9 +34,11 @@ CDLP = AlgorithmSpec(
         Column("label", pa.int64(), vertex=True),
     ),
     variants=(
-        # labels, new labels (16); per relation (an edge, both ways on a directed graph): owner
-        # and sender (16), the sort's key and the gathered labels (16)
-        Variant("cpu", "resident", ".cpu:cdlp", 16, 64.0, reads=("out",)),
+        # labels, new labels (16); the host's pass reads the out- and in-CSR in place (a
+        # scratch of its largest degree per thread)
+        Variant("cpu", "resident", ".cpu:cdlp", 16, reads=("out", "in")),
+        # per relation (an edge, both ways on a directed graph): owner and sender (16), the
+        # sort's key and the gathered labels (16)
         Variant("cpu", "edge_centric", ".streamed:edge_centric_cdlp", 16, reads=("out", "in")),
         Variant("gpu", "resident", ".gpu:cdlp", 16, 64.0, reads=("out",)),
         Variant("gpu", "edge_centric", ".streamed:edge_centric_cdlp", 16, reads=("out", "in")),

@@ -2,7 +2,7 @@
 frequent label among its neighbour relations, ties to the smallest label.
 
 One sort of (vertex, label) keys gives the runs of equal labels per vertex and their lengths; a
-second sort by (vertex, -count, label) puts each vertex's winning run first. No Python loop over
+stable second sort by (vertex, -count) puts each vertex's winning run first. No Python loop over
 vertices or edges: the resident operators run it over the whole graph, the edge-chunk stream
 over one chunk of vertices at a time.
 """
@@ -45,9 +45,11 @@ def most_frequent_label(xp, owners, neighbour_labels, labels, n_labels: int):
     counts = xp.diff(xp.concatenate((starts, xp.asarray([key.size]))))
     run_key = key[starts]
     owner, label = run_key // span, run_key % span
-    # Best run per owner: most frequent, then smallest label; sorting by (owner, -count, label)
-    # puts it first in each owner's group.
-    order = xp.lexsort(xp.stack((label, -counts, owner)))
+    # Best run per owner: most frequent, then smallest label. The runs are in (owner, label)
+    # order already, so a stable sort by (owner, -count) alone puts it first in each owner's
+    # group (one integer key: a three-key lexsort took 2.4 s over 2 M runs on the host).
+    widest = int(counts.max()) + 1
+    order = xp.argsort(owner * widest + (widest - 1 - counts), kind="stable")
     owner, label = owner[order], label[order]
     first = xp.concatenate((xp.ones(1, dtype=bool), owner[1:] != owner[:-1]))
     new[owner[first]] = label[first]
