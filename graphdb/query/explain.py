@@ -187,8 +187,8 @@ def explain_lines(plan: PhysicalNode, stats: dict | None = None,
         if stats and id(node) in stats:
             lines.extend(_wrap("actual: " + _actual(node, stats), body, body + "  "))
         elif stats:
-            lines.extend(_wrap("actual: not run (a subgraph's mask kept from an earlier "
-                               "statement)", body, body + "  "))
+            lines.extend(_wrap("actual: not run (what it finds, a mask or a pattern's start "
+                               "vertices, kept from an earlier statement)", body, body + "  "))
         for i, child in enumerate(node.inputs):
             last = i == len(node.inputs) - 1
             emit(child, child_lead + ("└── " if last else "├── "),

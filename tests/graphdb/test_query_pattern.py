@@ -187,6 +187,19 @@ JOIN_EQUIVALENTS = [
      "SELECT x.src, y.dst FROM edges x JOIN edges y ON x.dst = y.src WHERE x.weight < y.weight"),
     ("MATCH (a)<-[e]-(b)<-[f]-(c) WHERE a.id = 7 COLUMNS (c.id AS c, f.weight AS w)",
      "SELECT y.src, y.weight FROM edges x JOIN edges y ON y.dst = x.src WHERE x.dst = 7"),
+    # conditions on one edge alone, from every vertex: masks of the edges the hop takes
+    ("MATCH (a)-[e WHERE e.weight > 4]->(b) COLUMNS (a.id AS a, b.id AS b, e.weight AS w)",
+     "SELECT src, dst, weight FROM edges WHERE weight > 4"),
+    ("MATCH (a)-[e]->(b)-[f]->(c) WHERE e.weight >= 5 AND f.weight < 3 AND a.id <> c.id "
+     "COLUMNS (a.id AS a, c.id AS c)",
+     "SELECT x.src, y.dst FROM edges x JOIN edges y ON x.dst = y.src WHERE x.weight >= 5 AND "
+     "y.weight < 3 AND x.src <> y.dst"),
+    ("MATCH (a)<-[e]-(b)-[f WHERE f.weight = 2]-(c) WHERE e.weight < 3 COLUMNS (a.id, c.id)",
+     "SELECT x.dst, y.dst FROM edges x JOIN edges y ON y.src = x.src WHERE x.weight < 3 AND "
+     "y.weight = 2 UNION ALL SELECT x.dst, y.src FROM edges x JOIN edges y ON y.dst = x.src "
+     "WHERE x.weight < 3 AND y.weight = 2"),
+    ("MATCH (a)-[e]->(b) WHERE e.weight = 3 AND b.id > 10 COLUMNS (a.id, b.id)",
+     "SELECT src, dst FROM edges WHERE weight = 3 AND dst > 10"),
 ]
 
 

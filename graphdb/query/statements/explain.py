@@ -68,7 +68,7 @@ def explain(session: "Session", plan: "PhysicalNode", analyze: bool
     for node in plan.walk():
         if node.kind != "RelationalQuery" or node.logical.direct is not None:
             continue
-        if analyze:  # (a subgraph's mask kept from an earlier statement is not run)
+        if analyze:  # (a mask or start set kept from an earlier statement is not run)
             ran = stats.get(id(node))
             trees = (ran.metrics.get("duckdb_profile") or []) if ran is not None else []
         else:
