@@ -42,8 +42,8 @@ import numpy as np
 
 from .errors import InvalidArgument
 
-__all__ = ["DEFAULT_PATH_ROWS", "MODES", "Steps", "TooManyPaths", "match_paths", "ragged_take",
-           "segment_owners"]
+__all__ = ["DEFAULT_PATH_ROWS", "MODES", "Steps", "TooManyPaths", "check_rows", "match_paths",
+           "ragged_take", "segment_owners"]
 
 #: The row semantics of a quantified hop (see the module docstring).
 MODES = ("walk", "any", "all_shortest")
@@ -106,7 +106,8 @@ def _first_reached(xp, keys, reached):
     return reached[at] != keys
 
 
-def _check(limit: int, count: float, what: str) -> None:
+def check_rows(limit: int, count: float, what: str) -> None:
+    """Refuse a pattern whose rows (one per ``what``) would exceed ``limit``."""
     if count > limit:
         raise TooManyPaths(
             f"the pattern would return {count:,.0f} rows, one per {what}, over the limit of "
@@ -181,7 +182,7 @@ def match_paths(step, start, low: int, high: int, n: int, xp, *, mode: str = "wa
     assert mode in MODES, mode
     if mode != "any":
         keys, counts = count_paths(step, start, low, high, n, xp, mode, check, ends)
-        _check(limit, float(counts.sum()) if counts.size else 0.0,
+        check_rows(limit, float(counts.sum()) if counts.size else 0.0,
                "walk" if mode == "walk" else "shortest walk")
         if mode == "walk" and not want_walks:
             whole = counts.astype(np.int64)
@@ -237,7 +238,7 @@ def _enumerate(step, start, low, high, n, xp, mode, k, limit, check, memory, wan
         if level >= low:
             found.append((rows, cur, verts, edges))
             results += int(rows.size) if ends is None else int(ends[cur].sum())
-            _check(limit, results, "path")
+            check_rows(limit, results, "path")
         if dense is not None:
             if dense.settled():
                 break

@@ -33,6 +33,7 @@ from .device import format_bytes
 from .errors import DeviceOutOfMemory
 from .graph import CSR, Graph
 from .operators.frontier import expand_frontier
+from .path_search import all_shortest
 from .paths import match_paths, ragged_take, segment_owners
 from .plan import PatternMatch
 
@@ -241,6 +242,24 @@ class _Expander:
         return out
 
 
+_FLIP = {"out": "in", "in": "out", "both": "both"}
+
+
+class _Counting:
+    """An expander as a path search calls it: ``(vertices) -> (index, neighbour, position)``,
+    its gathers counted in ``metrics`` and held to the budget; ``gathered`` says what a step
+    would gather before it does."""
+
+    def __init__(self, expander: "_Expander", metrics: dict, bytes_per_edge: int):
+        self.expander, self.metrics, self.bytes_per_edge = expander, metrics, bytes_per_edge
+
+    def __call__(self, vertices):
+        return self.expander(vertices, self.metrics, self.bytes_per_edge)
+
+    def gathered(self, vertices) -> int:
+        return self.expander.gathered(vertices)
+
+
 @dataclass
 class HopMasks:
     """Which steps a hop may take (a quantified hop's conditions, a subgraph's labels): the
@@ -258,6 +277,11 @@ class HopMasks:
 
     def any(self) -> bool:
         return any(m is not None for m in (self.edges, self.sources, self.targets))
+
+    def reversed(self) -> "HopMasks":
+        """The same steps taken backwards (from the vertex a step reaches to the one it
+        leaves): the sources' and the targets' masks change places; no ends."""
+        return HopMasks(self.edges, self.targets, self.sources, None, self.edges_key)
 
     def keep(self, xp, frm, to, positions, edges: bool = True):
         """Which of the steps ``frm -> to`` over stored edges ``positions`` the masks allow
@@ -415,6 +439,21 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
             if single:  # one edge per (row, neighbour): its position, for its properties
                 idx, nbrs, positions = _one_edge_each(expand, vertices[current], idx, nbrs,
                                                       metrics, n)
+        elif node.mode == "all_shortest":
+            hop_masks = (masks or {}).get(i)
+            back = _Expander(graph, _FLIP[hop.direction], budget,
+                             None if hop_masks is None else hop_masks.reversed())
+            found = all_shortest(
+                _Counting(expand, metrics, row_bytes + 16),
+                _Counting(back, metrics, row_bytes + 16), vertices[current], hop.low, hop.high,
+                n, xp, ends=None if hop_masks is None else hop_masks.ends,
+                want_walks=want or single, limit=limit, check=check,
+                memory=lambda nbytes, what: check_budget(budget, nbytes, what))
+            idx, nbrs = found.row, found.end
+            positions = found.edges if single else None
+            if want:
+                segment = (found.length, found.vertices, found.edges)
+            metrics["paths"] = metrics.get("paths", 0) + int(idx.size)
         else:
             hop_masks = (masks or {}).get(i)
             found = match_paths(

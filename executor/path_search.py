@@ -1,0 +1,310 @@
+"""``ALL SHORTEST`` paths from the BFS DAG: counted from the search's levels, then enumerated
+backwards over them; between one start and one end, a search from both ends.
+
+Every prefix of a shortest walk is a shortest walk to its own end, so the shortest walks from a
+start form a DAG over the BFS levels: a step ``u -> v`` is on one exactly when ``v`` is first
+reached one level after ``u``. The number of shortest walks to each vertex (``sigma``) is the
+sum of its DAG predecessors' numbers, level by level: the rows a pattern makes are known before
+any is built (and refused past ``max_path_rows``). A walk is then built from its end backwards:
+a partial walk at a vertex of level ``j`` extends by every predecessor of level ``j - 1``, and
+every such predecessor leads back to the start, so the partial walks never outnumber the walks
+made. Building walks forward instead (as :func:`graphdb.executor.paths.match_paths` does for
+the other prefixes) makes every shortest walk to every vertex reached on the way: millions
+between two persons of a social network, for five walks to the one end asked for.
+
+Between one start ``s`` and one end ``t`` (``WHERE a.id = ? ... WHERE b.id = ?``) both sides
+search, each level expanding the side whose frontier has fewer edges, until a level's new
+vertices meet the other side's reached ones. If side ``s`` reached depth ``a`` and ``t`` depth
+``b`` without meeting, no walk has ``a + b`` edges or fewer (the vertex ``a`` steps along it
+would have been reached by both), so the first vertices that meet, ``M``, are exactly at
+distance ``a`` from ``s`` and ``b`` from ``t``, and every shortest walk passes through one of
+them: there are ``sum over M of sigma_s * sigma_t``, each the pair of a walk ``s -> v`` (built
+backwards over s's levels) and a walk ``v -> t`` (forwards over t's). On a social network of
+50 k persons and 1 M friendships both sides stop after two levels each, where a search from one
+end alone reaches every person.
+
+Written for numpy and CuPy alike (``xp``); ``step(vertices)`` and ``back(vertices)`` are a hop's
+expansion along its direction and against it, masks applied (:class:`graphdb.executor.pattern.
+HopMasks`): (index into ``vertices``, neighbour, stored edge position).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .paths import Steps, check_rows, segment_owners
+
+__all__ = ["PAIRS_FROM_BOTH_ENDS", "all_shortest"]
+
+#: (start, end) pairs up to which each pair is searched from both ends; past it, one search per
+#: level for all start rows at once, stopping once every end is reached.
+PAIRS_FROM_BOTH_ENDS = 16
+
+
+def all_shortest(step, back, start, low: int, high: int, n: int, xp, *, ends=None,
+                 want_walks: bool = True, limit: int, check: Callable[[], None],
+                 memory: Callable[[int, str], None]) -> Steps:
+    """Every shortest walk of ``low``..``high`` edges (``low`` 0 or 1) from ``start[row]`` to
+    each end allowed by ``ends`` (a bool per vertex; None: every vertex), as :class:`Steps` (the
+    walks' steps only with ``want_walks``; without, each (row, end) once per walk)."""
+    start = xp.asarray(start, dtype=np.int64)
+    if ends is not None and start.size:
+        targets = xp.flatnonzero(ends)
+        sources = xp.unique(start)
+        if int(sources.size) * int(targets.size) <= PAIRS_FROM_BOTH_ENDS:
+            return _pairs(step, back, start, sources, targets, low, high, n, xp, want_walks,
+                          limit, check, memory)
+    return _from_starts(step, back, start, low, high, n, xp, ends, want_walks, limit, check,
+                        memory)
+
+
+# -- one search per level for every start row ------------------------------------------------------
+def _from_starts(step, back, start, low, high, n, xp, ends, want_walks, limit, check, memory):
+    """BFS levels of (row, vertex) keys with their numbers of shortest walks, then the walks
+    to the allowed ends, built backwards."""
+    rows = xp.arange(start.size, dtype=np.int64)
+    keys = xp.unique(rows * n + start)
+    counts = xp.ones(keys.size, dtype=np.float64)
+    levels = [keys]  # sorted keys first reached at each level (level 0: the starts)
+    reached = keys if low == 0 else xp.zeros(0, np.int64)
+    found: list[tuple[int, Any, Any]] = []  # (level, keys of results, their walk counts)
+    total = 0.0
+    if low == 0:
+        found.append((0, _allowed(keys, ends, n), None))
+        total += float(found[-1][1].size)
+    held = 0
+    for level in range(1, high + 1):
+        check()
+        if keys.size == 0:
+            break
+        idx, nbrs, _ = step(keys % n)
+        new = (keys // n)[idx] * n + nbrs
+        fresh = _not_in(xp, new, reached)
+        new, weights = new[fresh], counts[idx][fresh]
+        keys, inverse = xp.unique(new, return_inverse=True)
+        counts = xp.bincount(inverse.ravel(), weights=weights, minlength=keys.size)
+        reached = xp.union1d(reached, keys)
+        levels.append(keys)
+        held += 2 * keys.nbytes  # the level's keys, and the results' keys and counts
+        memory(held + 2 * reached.nbytes, f"keep {int(reached.size):,} reached (start, vertex) "
+                                          "pairs")
+        kept = slice(None) if ends is None else ends[keys % n]
+        found.append((level, keys[kept], counts[kept]))
+        total += float(counts[kept].sum())
+        check_rows(limit, total, "shortest walk")
+        if ends is not None and _every_end_reached(xp, reached, ends, n, int(start.size)):
+            break
+    return _build(found, levels, back, n, xp, want_walks, memory)
+
+
+def _allowed(keys, ends, n):
+    return keys if ends is None else keys[ends[keys % n]]
+
+
+def _not_in(xp, keys, sorted_keys):
+    """Which of ``keys`` are not in ``sorted_keys``."""
+    if sorted_keys.size == 0:
+        return xp.ones(keys.size, dtype=bool)
+    at = xp.minimum(xp.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+    return sorted_keys[at] != keys
+
+
+def _every_end_reached(xp, reached, ends, n: int, rows: int) -> bool:
+    allowed = int(ends.sum())
+    return reached.size >= rows * allowed and int(ends[reached % n].sum()) == rows * allowed
+
+
+def _build(found, levels, back, n, xp, want_walks, memory) -> Steps:
+    """The rows of the results ``found`` ((level, sorted (row, end) keys, walk counts; None:
+    one each)), their walks built backwards over ``levels`` when wanted."""
+    parts = []
+    for level, keys, counts in found:
+        if keys.size == 0:
+            continue
+        many = xp.ones(keys.size, dtype=np.int64) if counts is None else \
+            xp.rint(counts).astype(np.int64)
+        if not want_walks:
+            picked = keys[segment_owners(xp, many, int(many.sum()))]
+            parts.append(Steps(picked // n, picked % n))
+            continue
+        memory(8 * (level + 3) * int(many.sum()), f"build {int(many.sum()):,} walks")
+
+        def member(at: int, owner_keys, vertices):
+            return ~_not_in(xp, (owner_keys // n) * n + vertices, levels[at])
+
+        rows, walk_vertices, walk_edges = _backwards(back, keys, keys % n, level, member, xp,
+                                                     memory)
+        end = walk_vertices[:, -1] if level else keys[rows] % n
+        parts.append(Steps(keys[rows] // n, end, xp.full(rows.size, level, dtype=np.int64),
+                           walk_vertices[:, 1:].ravel(), walk_edges.ravel()))
+    return _concat(parts, xp, want_walks)
+
+
+def _backwards(back, owner_keys, vertices, level: int, member, xp, memory):
+    """Every walk of ``level`` edges ending at ``vertices`` whose vertex after ``j`` steps is a
+    member of level ``j`` (``member(j, owner_keys, vertices)``): (index of the end each walk
+    belongs to, its vertices (level + 1 columns, first to last), its stored edges (level
+    columns)); the walks of one end are adjacent, in order of the ends."""
+    owner = xp.arange(vertices.size, dtype=np.int64)
+    walk_vertices = vertices[:, None]
+    walk_edges = xp.zeros((vertices.size, 0), dtype=np.int64)
+    current = vertices
+    for at in range(level - 1, -1, -1):
+        idx, before, positions = back(current)
+        keep = member(at, owner_keys[owner[idx]], before)
+        idx, before, positions = idx[keep], before[keep], positions[keep]
+        order = xp.argsort(idx, kind="stable")  # keep each end's walks together
+        idx, before, positions = idx[order], before[order], positions[order]
+        memory(8 * int(idx.size) * (2 * (level - at) + 3), f"extend {int(idx.size):,} walks")
+        owner = owner[idx]
+        walk_vertices = xp.concatenate([before[:, None], walk_vertices[idx]], axis=1)
+        walk_edges = xp.concatenate([positions.astype(np.int64)[:, None], walk_edges[idx]],
+                                    axis=1)
+        current = before
+    return owner, walk_vertices, walk_edges
+
+
+def _concat(parts: list[Steps], xp, want_walks: bool) -> Steps:
+    empty = xp.zeros(0, dtype=np.int64)
+    if not parts:
+        return Steps(empty, empty, *((empty, empty, empty) if want_walks else ()))
+    row = xp.concatenate([p.row for p in parts])
+    end = xp.concatenate([p.end for p in parts])
+    if not want_walks:
+        return Steps(row, end)
+    return Steps(row, end, xp.concatenate([p.length for p in parts]),
+                 xp.concatenate([p.vertices for p in parts]),
+                 xp.concatenate([p.edges for p in parts]))
+
+
+# -- few (start, end) pairs: a search from both ends ---------------------------------------------
+class _Side:
+    """One end's search: depth of each vertex reached (-1: not yet), its number of shortest
+    walks from that end, the last level's vertices."""
+
+    def __init__(self, origin: int, n: int, xp, expand):
+        self.depth_of = xp.full(n, -1, dtype=np.int32)
+        self.depth_of[origin] = 0
+        self.walks = xp.zeros(n, dtype=np.float64)
+        self.walks[origin] = 1.0
+        self.frontier = xp.asarray([origin], dtype=np.int64)
+        self.depth, self.expand, self.xp, self.n = 0, expand, xp, n
+
+    def advance(self):
+        """One level further; the vertices first reached there."""
+        xp = self.xp
+        idx, nbrs, _ = self.expand(self.frontier)
+        fresh = self.depth_of[nbrs] < 0
+        idx, nbrs = idx[fresh], nbrs[fresh]
+        gained = xp.bincount(nbrs, weights=self.walks[self.frontier[idx]], minlength=self.n)
+        new = xp.flatnonzero(gained)
+        self.depth += 1
+        self.depth_of[new] = self.depth
+        self.walks[new] = gained[new]
+        self.frontier = new
+        return new
+
+
+def _pairs(step, back, start, sources, targets, low, high, n, xp, want_walks, limit, check,
+           memory) -> Steps:
+    """Every (start vertex, end) pair searched from both ends (from the start alone where the
+    end is the start: a shortest cycle, or the walk of no edges); each start row gets its
+    start vertex's walks."""
+    memory(2 * 12 * n, "search from both ends")
+    parts, total = [], 0.0
+    host_sources = sources.tolist() if xp is np else xp.asnumpy(sources).tolist()
+    host_targets = targets.tolist() if xp is np else xp.asnumpy(targets).tolist()
+    for s in host_sources:
+        rows = xp.flatnonzero(start == s)
+        for t in host_targets:
+            check()
+            if s == t:
+                single = xp.asarray([s], dtype=np.int64)
+                one = xp.zeros(n, dtype=bool)
+                one[t] = True
+                found = _from_starts(step, back, single, low, high, n, xp, one, want_walks,
+                                     limit, check, memory)
+            else:
+                found = _between(step, back, s, t, high, n, xp, want_walks, limit - total,
+                                 check, memory)
+            total += float(found.row.size) * int(rows.size)
+            check_rows(limit, total, "shortest walk")
+            if found.row.size:
+                parts.append(_for_rows(found, rows, xp, want_walks))
+    return _concat(parts, xp, want_walks)
+
+
+def _for_rows(found: Steps, rows, xp, want_walks: bool) -> Steps:
+    """The walks of one start vertex for each of the start ``rows`` that have it."""
+    count = int(rows.size)
+    row = xp.repeat(rows, found.row.size)
+    end = xp.tile(found.end, count)
+    if not want_walks:
+        return Steps(row, end)
+    return Steps(row, end, xp.tile(found.length, count), xp.tile(found.vertices, count),
+                 xp.tile(found.edges, count))
+
+
+def _between(step, back, s: int, t: int, high: int, n: int, xp, want_walks, limit, check,
+             memory) -> Steps:
+    """The shortest walks ``s -> t`` (s != t) by a search from both ends."""
+    forward, backward = _Side(s, n, xp, step), _Side(t, n, xp, back)
+    middle = None
+    while forward.depth + backward.depth < high:
+        check()
+        if forward.frontier.size == 0 or backward.frontier.size == 0:
+            break
+        side, other = ((forward, backward) if _edges(step, forward.frontier) <=
+                       _edges(back, backward.frontier) else (backward, forward))
+        new = side.advance()
+        met = new[other.depth_of[new] >= 0]
+        if met.size:
+            middle = met
+            break
+    empty = xp.zeros(0, dtype=np.int64)
+    if middle is None:
+        return Steps(empty, empty, empty, empty, empty) if want_walks else Steps(empty, empty)
+    walks = forward.walks[middle] * backward.walks[middle]
+    total = float(walks.sum())
+    check_rows(limit, total, "shortest walk")
+    length = forward.depth + backward.depth
+    if not want_walks:
+        many = int(round(total))
+        return Steps(xp.zeros(many, dtype=np.int64), xp.full(many, t, dtype=np.int64))
+    memory(8 * (length + 3) * int(round(total)), f"build {int(round(total)):,} walks")
+    ids = xp.zeros(middle.size, dtype=np.int64)  # (owner keys: one search, no rows)
+
+    def on_forward(at, _owners, vertices):
+        return forward.depth_of[vertices] == at
+
+    def on_backward(at, _owners, vertices):
+        return backward.depth_of[vertices] == at
+
+    first, first_vertices, first_edges = _backwards(back, ids, middle, forward.depth,
+                                                    on_forward, xp, memory)
+    second, second_vertices, second_edges = _backwards(step, ids, middle, backward.depth,
+                                                       on_backward, xp, memory)
+    # second's walks run t -> v over the edges against the search: turn them around
+    second_vertices, second_edges = second_vertices[:, ::-1], second_edges[:, ::-1]
+    # every walk s -> v with every walk v -> t, for each meeting vertex v
+    halves = xp.bincount(first, minlength=middle.size)
+    others = xp.bincount(second, minlength=middle.size)
+    pairs = halves * others
+    owner = segment_owners(xp, pairs, int(pairs.sum()))
+    within = xp.arange(owner.size, dtype=np.int64) - (xp.cumsum(pairs) - pairs)[owner]
+    a = (xp.cumsum(halves) - halves)[owner] + within // others[owner]
+    b = (xp.cumsum(others) - others)[owner] + within % others[owner]
+    vertices = xp.concatenate([first_vertices[a][:, 1:], second_vertices[b][:, 1:]], axis=1)
+    edges = xp.concatenate([first_edges[a], second_edges[b]], axis=1)
+    rows = owner.size
+    return Steps(xp.zeros(rows, dtype=np.int64), xp.full(rows, t, dtype=np.int64),
+                 xp.full(rows, length, dtype=np.int64), vertices.ravel(), edges.ravel())
+
+
+def _edges(expand, frontier) -> int:
+    """Edges the next level of a side gathers (known before gathering them), or the frontier's
+    size where the expansion cannot say."""
+    counted = getattr(expand, "gathered", None)
+    return counted(frontier) if counted is not None else int(frontier.size)
