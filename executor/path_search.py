@@ -34,30 +34,38 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .paths import Steps, check_rows, segment_owners
+from .paths import Steps, check_rows, match_paths, segment_owners
 
-__all__ = ["PAIRS_FROM_BOTH_ENDS", "all_shortest"]
+__all__ = ["PAIRS_FROM_BOTH_ENDS", "search"]
 
 #: (start, end) pairs up to which each pair is searched from both ends; past it, one search per
 #: level for all start rows at once, stopping once every end is reached.
 PAIRS_FROM_BOTH_ENDS = 16
 
 
-def all_shortest(step, back, start, low: int, high: int, n: int, xp, *, ends=None,
-                 want_walks: bool = True, limit: int, check: Callable[[], None],
-                 memory: Callable[[int, str], None]) -> Steps:
-    """Every shortest walk of ``low``..``high`` edges (``low`` 0 or 1) from ``start[row]`` to
-    each end allowed by ``ends`` (a bool per vertex; None: every vertex), as :class:`Steps` (the
-    walks' steps only with ``want_walks``; without, each (row, end) once per walk)."""
+def search(step, back, start, low: int, high: int, n: int, xp, *, mode: str, k: int = 1,
+           ends=None, want_walks: bool = True, limit: int, check: Callable[[], None],
+           memory: Callable[[int, str], None]) -> Steps:
+    """The walks of ``low``..``high`` edges (``low`` 0 or 1) from ``start[row]`` to each end
+    allowed by ``ends`` (a bool per vertex; None: every vertex) that a selective hop keeps:
+    every shortest one (``mode`` 'all_shortest'), or ``k`` of the shortest ('any'), as
+    :class:`Steps` (the walks' steps only with ``want_walks``; without, each (row, end) once
+    per walk). Every walk ('walk', no prefix) is :func:`graphdb.executor.paths.match_paths`'s."""
     start = xp.asarray(start, dtype=np.int64)
+    if mode not in ("any", "all_shortest"):  # every walk: counted and built forwards
+        return match_paths(step, start, low, high, n, xp, mode=mode, k=k, want_walks=want_walks,
+                           limit=limit, check=check, memory=memory, ends=ends)
     if ends is not None and start.size:
         targets = xp.flatnonzero(ends)
         sources = xp.unique(start)
         if int(sources.size) * int(targets.size) <= PAIRS_FROM_BOTH_ENDS:
-            return _pairs(step, back, start, sources, targets, low, high, n, xp, want_walks,
-                          limit, check, memory)
-    return _from_starts(step, back, start, low, high, n, xp, ends, want_walks, limit, check,
-                        memory)
+            return _pairs(step, back, start, sources, targets, low, high, n, xp, mode, k,
+                          want_walks, limit, check, memory)
+    if mode == "all_shortest":
+        return _from_starts(step, back, start, low, high, n, xp, ends, want_walks, limit,
+                            check, memory)
+    return match_paths(step, start, low, high, n, xp, mode=mode, k=k, want_walks=want_walks,
+                       limit=limit, check=check, memory=memory, ends=ends)
 
 
 # -- one search per level for every start row ------------------------------------------------------
@@ -142,11 +150,13 @@ def _build(found, levels, back, n, xp, want_walks, memory) -> Steps:
     return _concat(parts, xp, want_walks)
 
 
-def _backwards(back, owner_keys, vertices, level: int, member, xp, memory):
+def _backwards(back, owner_keys, vertices, level: int, member, xp, memory, cap=None):
     """Every walk of ``level`` edges ending at ``vertices`` whose vertex after ``j`` steps is a
     member of level ``j`` (``member(j, owner_keys, vertices)``): (index of the end each walk
     belongs to, its vertices (level + 1 columns, first to last), its stored edges (level
-    columns)); the walks of one end are adjacent, in order of the ends."""
+    columns)); the walks of one end are adjacent, in order of the ends. ``cap`` (per end):
+    at most that many walks of each end (every partial walk leads back to a whole one, so
+    keeping the first ``cap`` at each step keeps ``cap`` whole ones)."""
     owner = xp.arange(vertices.size, dtype=np.int64)
     walk_vertices = vertices[:, None]
     walk_edges = xp.zeros((vertices.size, 0), dtype=np.int64)
@@ -157,6 +167,13 @@ def _backwards(back, owner_keys, vertices, level: int, member, xp, memory):
         idx, before, positions = idx[keep], before[keep], positions[keep]
         order = xp.argsort(idx, kind="stable")  # keep each end's walks together
         idx, before, positions = idx[order], before[order], positions[order]
+        if cap is not None and idx.size:
+            ends_of = owner[idx]
+            first = xp.concatenate([xp.ones(1, dtype=bool), ends_of[1:] != ends_of[:-1]])
+            group = xp.cumsum(first) - 1
+            rank = xp.arange(idx.size, dtype=np.int64) - xp.flatnonzero(first)[group]
+            kept = rank < cap[ends_of]
+            idx, before, positions = idx[kept], before[kept], positions[kept]
         memory(8 * int(idx.size) * (2 * (level - at) + 3), f"extend {int(idx.size):,} walks")
         owner = owner[idx]
         walk_vertices = xp.concatenate([before[:, None], walk_vertices[idx]], axis=1)
@@ -206,12 +223,14 @@ class _Side:
         self.frontier = new
         return new
 
+    def on_level(self, at: int, _owners, vertices):
+        return self.depth_of[vertices] == at
 
-def _pairs(step, back, start, sources, targets, low, high, n, xp, want_walks, limit, check,
-           memory) -> Steps:
-    """Every (start vertex, end) pair searched from both ends (from the start alone where the
-    end is the start: a shortest cycle, or the walk of no edges); each start row gets its
-    start vertex's walks."""
+
+def _pairs(step, back, start, sources, targets, low, high, n, xp, mode, k, want_walks, limit,
+           check, memory) -> Steps:
+    """Every (start vertex, end) pair searched from both ends; each start row gets its start
+    vertex's walks."""
     memory(2 * 12 * n, "search from both ends")
     parts, total = [], 0.0
     host_sources = sources.tolist() if xp is np else xp.asnumpy(sources).tolist()
@@ -220,17 +239,19 @@ def _pairs(step, back, start, sources, targets, low, high, n, xp, want_walks, li
         rows = xp.flatnonzero(start == s)
         for t in host_targets:
             check()
-            if s == t:
-                single = xp.asarray([s], dtype=np.int64)
+            if mode == "any":
+                found = _any_between(step, back, s, t, k, low, high, n, xp, want_walks, check,
+                                     memory)
+            elif s == t:  # a shortest cycle, or the walk of no edges
                 one = xp.zeros(n, dtype=bool)
                 one[t] = True
-                found = _from_starts(step, back, single, low, high, n, xp, one, want_walks,
-                                     limit, check, memory)
+                found = _from_starts(step, back, xp.asarray([s], dtype=np.int64), low, high, n,
+                                     xp, one, want_walks, limit - total, check, memory)
             else:
                 found = _between(step, back, s, t, high, n, xp, want_walks, limit - total,
                                  check, memory)
             total += float(found.row.size) * int(rows.size)
-            check_rows(limit, total, "shortest walk")
+            check_rows(limit, total, "shortest walk" if mode == "all_shortest" else "path")
             if found.row.size:
                 parts.append(_for_rows(found, rows, xp, want_walks))
     return _concat(parts, xp, want_walks)
@@ -247,60 +268,76 @@ def _for_rows(found: Steps, rows, xp, want_walks: bool) -> Steps:
                  xp.tile(found.edges, count))
 
 
-def _between(step, back, s: int, t: int, high: int, n: int, xp, want_walks, limit, check,
-             memory) -> Steps:
-    """The shortest walks ``s -> t`` (s != t) by a search from both ends."""
+def _meet(step, back, s: int, t: int, high: int, n: int, xp, check):
+    """(the two sides, the vertices where they met) of a search from both ends of ``s -> t``
+    (s != t) within ``high`` edges; None when t is not reached."""
     forward, backward = _Side(s, n, xp, step), _Side(t, n, xp, back)
-    middle = None
     while forward.depth + backward.depth < high:
         check()
         if forward.frontier.size == 0 or backward.frontier.size == 0:
-            break
+            return None
         side, other = ((forward, backward) if _edges(step, forward.frontier) <=
                        _edges(back, backward.frontier) else (backward, forward))
         new = side.advance()
         met = new[other.depth_of[new] >= 0]
         if met.size:
-            middle = met
-            break
+            return forward, backward, met
+    return None
+
+
+def _empty(xp, want_walks: bool) -> Steps:
     empty = xp.zeros(0, dtype=np.int64)
-    if middle is None:
-        return Steps(empty, empty, empty, empty, empty) if want_walks else Steps(empty, empty)
+    return Steps(empty, empty, empty, empty, empty) if want_walks else Steps(empty, empty)
+
+
+def _between(step, back, s: int, t: int, high: int, n: int, xp, want_walks, limit, check,
+             memory) -> Steps:
+    """The shortest walks ``s -> t`` (s != t) by a search from both ends."""
+    met = _meet(step, back, s, t, high, n, xp, check)
+    if met is None:
+        return _empty(xp, want_walks)
+    forward, backward, middle = met
     walks = forward.walks[middle] * backward.walks[middle]
     total = float(walks.sum())
     check_rows(limit, total, "shortest walk")
-    length = forward.depth + backward.depth
     if not want_walks:
         many = int(round(total))
         return Steps(xp.zeros(many, dtype=np.int64), xp.full(many, t, dtype=np.int64))
-    memory(8 * (length + 3) * int(round(total)), f"build {int(round(total)):,} walks")
+    memory(8 * (forward.depth + backward.depth + 3) * int(round(total)),
+           f"build {int(round(total)):,} walks")
+    return _joined(step, back, t, middle, forward.depth, forward.on_level, backward.depth,
+                   backward.on_level, None, xp, memory)
+
+
+def _joined(step, back, t: int, middle, before: int, on_before, after: int, on_after, cap, xp,
+            memory) -> Steps:
+    """Walks through the ``middle`` vertices: every walk of ``before`` edges from the start to
+    one (built backwards over ``on_before``'s levels) with every walk of ``after`` edges from
+    it to ``t`` (forwards over ``on_after``'s); with ``cap`` (per middle vertex), at most that
+    many per middle vertex."""
     ids = xp.zeros(middle.size, dtype=np.int64)  # (owner keys: one search, no rows)
-
-    def on_forward(at, _owners, vertices):
-        return forward.depth_of[vertices] == at
-
-    def on_backward(at, _owners, vertices):
-        return backward.depth_of[vertices] == at
-
-    first, first_vertices, first_edges = _backwards(back, ids, middle, forward.depth,
-                                                    on_forward, xp, memory)
-    second, second_vertices, second_edges = _backwards(step, ids, middle, backward.depth,
-                                                       on_backward, xp, memory)
+    first, first_vertices, first_edges = _backwards(back, ids, middle, before, on_before, xp,
+                                                    memory, cap)
+    second, second_vertices, second_edges = _backwards(step, ids, middle, after, on_after, xp,
+                                                       memory, cap)
     # second's walks run t -> v over the edges against the search: turn them around
     second_vertices, second_edges = second_vertices[:, ::-1], second_edges[:, ::-1]
-    # every walk s -> v with every walk v -> t, for each meeting vertex v
+    # every walk s -> v with every walk v -> t, for each middle vertex v
     halves = xp.bincount(first, minlength=middle.size)
     others = xp.bincount(second, minlength=middle.size)
     pairs = halves * others
     owner = segment_owners(xp, pairs, int(pairs.sum()))
     within = xp.arange(owner.size, dtype=np.int64) - (xp.cumsum(pairs) - pairs)[owner]
+    if cap is not None:
+        taken = within < cap[owner]
+        owner, within = owner[taken], within[taken]
     a = (xp.cumsum(halves) - halves)[owner] + within // others[owner]
     b = (xp.cumsum(others) - others)[owner] + within % others[owner]
     vertices = xp.concatenate([first_vertices[a][:, 1:], second_vertices[b][:, 1:]], axis=1)
     edges = xp.concatenate([first_edges[a], second_edges[b]], axis=1)
     rows = owner.size
     return Steps(xp.zeros(rows, dtype=np.int64), xp.full(rows, t, dtype=np.int64),
-                 xp.full(rows, length, dtype=np.int64), vertices.ravel(), edges.ravel())
+                 xp.full(rows, before + after, dtype=np.int64), vertices.ravel(), edges.ravel())
 
 
 def _edges(expand, frontier) -> int:
@@ -308,3 +345,128 @@ def _edges(expand, frontier) -> int:
     size where the expansion cannot say."""
     counted = getattr(expand, "gathered", None)
     return counted(frontier) if counted is not None else int(frontier.size)
+
+
+# -- ANY k between two ends: walks counted by length from both ends --------------------------------
+#: Levels past the shortest length after which a search for ANY k walks continues only through
+#: vertices on some walk between the two ends (found then by a search from each end), so that
+#: walks going round cycles that lead nowhere near the other end do not keep it going.
+PRUNE_AFTER = 2
+
+
+class _Counts:
+    """One end's walks by length: per level the vertices some walk of that many edges from the
+    end reaches (ascending) and how many walks reach each; ``allowed`` (once set) the vertices
+    walks may go on through."""
+
+    def __init__(self, origin: int, n: int, xp, expand):
+        self.levels = [xp.asarray([origin], dtype=np.int64)]
+        self.counts = [xp.ones(1, dtype=np.float64)]
+        self.allowed = None
+        self.n, self.xp, self.expand = n, xp, expand
+
+    @property
+    def depth(self) -> int:
+        return len(self.levels) - 1
+
+    def advance(self) -> None:
+        xp = self.xp
+        idx, nbrs, _ = self.expand(self.levels[-1])
+        if self.allowed is not None:
+            keep = self.allowed[nbrs]
+            idx, nbrs = idx[keep], nbrs[keep]
+        gained = xp.bincount(nbrs, weights=self.counts[-1][idx], minlength=self.n)
+        new = xp.flatnonzero(gained)
+        self.levels.append(new)
+        self.counts.append(gained[new])
+
+    def restrict(self, allowed) -> None:
+        self.allowed = allowed
+        keep = allowed[self.levels[-1]]
+        self.levels[-1], self.counts[-1] = self.levels[-1][keep], self.counts[-1][keep]
+
+    def on_level(self, at: int, _owners, vertices):
+        return ~_not_in(self.xp, vertices, self.levels[at])
+
+
+def _overlap(xp, forward: _Counts, before: int, backward: _Counts, after: int):
+    """(vertices, walks through each) where walks of ``before`` edges from the start meet
+    walks of ``after`` edges to the end."""
+    mine, theirs = forward.levels[before], backward.levels[after]
+    if mine.size == 0 or theirs.size == 0:
+        return mine[:0], forward.counts[before][:0]
+    at = xp.minimum(xp.searchsorted(theirs, mine), theirs.size - 1)
+    hit = theirs[at] == mine
+    return mine[hit], forward.counts[before][hit] * backward.counts[after][at[hit]]
+
+
+def _reached(expand, origin: int, n: int, xp, check):
+    """Which vertices a search from ``origin`` reaches (a bool per vertex)."""
+    side = _Side(origin, n, xp, expand)
+    while side.frontier.size:
+        check()
+        side.advance()
+    return side.depth_of >= 0
+
+
+def _any_between(step, back, s: int, t: int, k: int, low: int, high: int, n: int, xp,
+                 want_walks: bool, check, memory) -> Steps:
+    """``k`` of the shortest walks ``s -> t`` of ``low``..``high`` edges (fewer where fewer
+    exist): their number by length, counted from both ends, then that many built through the
+    vertices where the two sides' walks meet."""
+    shortest = 0 if low == 0 else 1
+    if s != t:
+        met = _meet(step, back, s, t, high, n, xp, check)
+        if met is None:
+            return _empty(xp, want_walks)
+        forward, backward, middle = met
+        if k == 1:  # one of the shortest: through the first vertex where they met
+            if not want_walks:
+                return Steps(xp.zeros(1, dtype=np.int64), xp.full(1, t, dtype=np.int64))
+            return _joined(step, back, t, middle[:1], forward.depth, forward.on_level,
+                           backward.depth, backward.on_level, xp.ones(1, dtype=np.int64), xp,
+                           memory)
+        shortest = forward.depth + backward.depth
+    memory(2 * 16 * n, "count walks from both ends")
+    forward, backward = _Counts(s, n, xp, step), _Counts(t, n, xp, back)
+    found = [(0, 0, 1.0)] if s == t and low == 0 else []  # (before, after, walks)
+    total = sum(w for _, _, w in found)
+    pruned = False
+    while total < k and forward.depth + backward.depth < high:
+        check()
+        if forward.levels[-1].size == 0 or backward.levels[-1].size == 0:
+            break
+        side = forward if _edges(step, forward.levels[-1]) <= \
+            _edges(back, backward.levels[-1]) else backward
+        side.advance()
+        _, walks = _overlap(xp, forward, forward.depth, backward, backward.depth)
+        count = float(walks.sum())
+        if count and forward.depth + backward.depth >= low:
+            found.append((forward.depth, backward.depth, count))
+            total += count
+        if not pruned and total < k and \
+                forward.depth + backward.depth >= shortest + PRUNE_AFTER:
+            forward.restrict(_reached(back, t, n, xp, check))
+            backward.restrict(_reached(step, s, n, xp, check))
+            pruned = True
+    parts, taken = [], 0
+    for before, after, count in found:
+        need = int(min(count, k - taken))
+        taken += need
+        if not want_walks:
+            parts.append(Steps(xp.zeros(need, dtype=np.int64), xp.full(need, t, dtype=np.int64)))
+        elif before + after == 0:  # the walk of no edges
+            empty = xp.zeros(0, dtype=np.int64)
+            parts.append(Steps(xp.zeros(1, dtype=np.int64), xp.full(1, t, dtype=np.int64),
+                               xp.zeros(1, dtype=np.int64), empty, empty))
+        else:
+            memory(8 * (before + after + 3) * need, f"build {need:,} walks")
+            middle, walks = _overlap(xp, forward, before, backward, after)
+            upto = xp.cumsum(walks)
+            chosen = int(xp.searchsorted(upto, need)) + 1
+            cap = xp.minimum(walks[:chosen], need - (upto[:chosen] - walks[:chosen]))
+            parts.append(_joined(step, back, t, middle[:chosen], before, forward.on_level,
+                                 after, backward.on_level, cap.astype(np.int64), xp, memory))
+        if taken >= k:
+            break
+    return _concat(parts, xp, want_walks)

@@ -33,8 +33,8 @@ from .device import format_bytes
 from .errors import DeviceOutOfMemory
 from .graph import CSR, Graph
 from .operators.frontier import expand_frontier
-from .path_search import all_shortest
-from .paths import match_paths, ragged_take, segment_owners
+from .path_search import search
+from .paths import ragged_take, segment_owners
 from .plan import PatternMatch
 
 __all__ = ["DENSE_FRONTIER_BUDGET", "PATH_COLUMNS", "HopMasks", "InIndex", "PathValue",
@@ -439,29 +439,17 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
             if single:  # one edge per (row, neighbour): its position, for its properties
                 idx, nbrs, positions = _one_edge_each(expand, vertices[current], idx, nbrs,
                                                       metrics, n)
-        elif node.mode == "all_shortest":
+        else:
             hop_masks = (masks or {}).get(i)
             back = _Expander(graph, _FLIP[hop.direction], budget,
                              None if hop_masks is None else hop_masks.reversed())
-            found = all_shortest(
+            found = search(
                 _Counting(expand, metrics, row_bytes + 16),
                 _Counting(back, metrics, row_bytes + 16), vertices[current], hop.low, hop.high,
-                n, xp, ends=None if hop_masks is None else hop_masks.ends,
+                n, xp, mode=node.mode, k=node.k,
+                ends=None if hop_masks is None else hop_masks.ends,
                 want_walks=want or single, limit=limit, check=check,
                 memory=lambda nbytes, what: check_budget(budget, nbytes, what))
-            idx, nbrs = found.row, found.end
-            positions = found.edges if single else None
-            if want:
-                segment = (found.length, found.vertices, found.edges)
-            metrics["paths"] = metrics.get("paths", 0) + int(idx.size)
-        else:
-            hop_masks = (masks or {}).get(i)
-            found = match_paths(
-                lambda verts: expand(verts, metrics, row_bytes + 16), vertices[current],
-                hop.low, hop.high, n, xp, mode=node.mode, k=node.k,
-                want_walks=want or single, limit=limit, check=check,
-                memory=lambda nbytes, what: check_budget(budget, nbytes, what),
-                ends=None if hop_masks is None else hop_masks.ends)
             idx, nbrs = found.row, found.end
             positions = found.edges if single else None
             if want:

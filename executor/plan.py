@@ -220,6 +220,9 @@ class PatternMatch(PlanNode):
     #: variable's property is in one column per label (COALESCE of them); () for ``id``,
     #: ``label``, ``src``, ``dst``
     stored: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    #: on a property graph, the vertex label whose keys ``start_ids`` (a tuple) are (None: the
+    #: graph's own user ids)
+    start_label: str | None = None
 
     def children(self) -> tuple["PlanNode", ...]:
         first = (self.start_ids,) if isinstance(self.start_ids, PlanNode) else ()

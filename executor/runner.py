@@ -594,6 +594,13 @@ class Runner:
         start_ids = node.logical.start_ids
         if start_ids is None:
             return np.arange(graph.num_vertices, dtype=np.int64)
+        if isinstance(start_ids, tuple) and node.logical.start_label is not None:
+            entry, label = node.entry, node.logical.start_label
+            schema = PropertySchema.of(entry)
+            keys = graph.derived(f"pattern:keys:{label}", lambda: schema.ids(
+                self.graph_table(entry, "stored_vertices"), (label,), entry.name))
+            internal = keys.internal_many(to_arrow(list(start_ids)))
+            return np.unique(internal[internal >= 0]) + schema.vertex_label(label).start
         if isinstance(start_ids, tuple):
             internal = ids.internal_many(to_arrow(list(start_ids)))
             return np.unique(internal[internal >= 0])

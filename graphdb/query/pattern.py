@@ -272,15 +272,16 @@ class _Scope:
 
 
 def _start_values(conditions: list[exp.Expression], start: str,
-                  value: Callable[[exp.Expression], tuple | None]) -> tuple | None:
-    """The ids of ``WHERE start.id = x`` or ``start.id IN (x, y)`` (literals or parameters):
-    the start set without a query, else None."""
+                  value: Callable[[exp.Expression], tuple | None], key: str = "id"
+                  ) -> tuple | None:
+    """The ids of ``WHERE start.id = x`` or ``start.id IN (x, y)`` (literals or parameters;
+    ``key`` names the column): the start set without a query, else None."""
     if len(conditions) != 1:
         return None
     condition = conditions[0]
 
     def is_id(node: exp.Expression) -> bool:
-        return isinstance(node, exp.Column) and node.name.lower() == "id" and \
+        return isinstance(node, exp.Column) and node.name.lower() == key.lower() and \
             node.table.lower() == start.lower()
 
     found = None
@@ -296,6 +297,23 @@ def _start_values(conditions: list[exp.Expression], start: str,
     if found is None or any(isinstance(v, (list, tuple, dict, bool)) for v in found):
         return None
     return tuple(v for v in found if v is not None)
+
+
+def _label_keys(conditions: list[exp.Expression], start: str, labels: _Labels,
+                value: Callable[[exp.Expression], tuple | None]) -> tuple[str, tuple] | None:
+    """(label, keys) of ``WHERE start.key = x`` (or ``IN (x, y)``) on a start vertex of one
+    vertex label, where ``key`` is that label's key and the values are of its type: the start
+    vertices are looked up by their keys (a binary search of the label's sorted keys), not
+    found by a query of the whole vertex table (16 ms for one person of 150 k vertices)."""
+    if labels.schema is None or len(labels.of.get(start, ())) != 1:
+        return None
+    label = labels.schema.vertex_label(labels.of[start][0])
+    keys = _start_values(conditions, start, value, label.key)
+    integers = label.key_type.startswith(("int", "uint"))
+    if keys is None or not all(isinstance(k, int) if integers else isinstance(k, str)
+                               for k in keys):
+        return None
+    return label.name, keys
 
 
 def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Expression], str],
@@ -421,6 +439,10 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         rest = [c for c in rest if not any(c is e for e, _ in edge_only)]
     inputs: list[tuple[str, object]] = []
     start_ids = _start_values(pushed, start, value) if labels.schema is None else None
+    start_label = None
+    found_keys = _label_keys(pushed, start, labels, value)
+    if found_keys is not None:
+        start_label, start_ids = found_keys
     restrict = labels.restriction(start, '"' + start.replace('"', '""') + '"')
     if (pushed or restrict) and start_ids is None:
         name = vertices_name(graph)
@@ -516,7 +538,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
     plain = [c.this if isinstance(c, exp.Alias) else c for c in outputs]
     result = fresh()
-    shape = dict(path=path, mode=mode, k=k, reversed=backwards, stored=stored)
+    shape = dict(path=path, mode=mode, k=k, reversed=backwards, stored=stored,
+                 start_label=start_label)
     if not rest and all(isinstance(c, exp.Column) for c in plain) and \
             len(set(names)) == len(names):
         # COLUMNS only names properties: the operator's result is the table, named as asked

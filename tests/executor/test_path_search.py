@@ -96,13 +96,14 @@ def test_shortest_walks_equal_brute_force(seed, monkeypatch):
     # both forms: a search from both ends where the pairs are few, one for all rows otherwise
     for pairs in (path_search.PAIRS_FROM_BOTH_ENDS, 0):
         monkeypatch.setattr(path_search, "PAIRS_FROM_BOTH_ENDS", pairs)
-        found = path_search.all_shortest(
+        found = path_search.search(
             stepper.expander(), stepper.expander(backwards=True), start, low, high, n, np,
-            ends=ends, limit=10**6, check=lambda: None, memory=lambda b, w: None)
+            mode="all_shortest", ends=ends, limit=10**6, check=lambda: None,
+            memory=lambda b, w: None)
         assert as_walks(found, start, n) == expected
-        counted = path_search.all_shortest(
+        counted = path_search.search(
             stepper.expander(), stepper.expander(backwards=True), start, low, high, n, np,
-            ends=ends, want_walks=False, limit=10**6, check=lambda: None,
+            mode="all_shortest", ends=ends, want_walks=False, limit=10**6, check=lambda: None,
             memory=lambda b, w: None)
         got = defaultdict(int)
         for r, e in zip(counted.row.tolist(), counted.end.tolist()):
@@ -129,11 +130,78 @@ def test_the_row_limit_refuses_before_building():
         built.append(what)
 
     with pytest.raises(TooManyPaths, match="512 rows"):
-        path_search.all_shortest(stepper.expander(), stepper.expander(backwards=True),
-                                 np.array([0]), 1, 30, 22, np, ends=ends, limit=511,
-                                 check=lambda: None, memory=memory)
+        path_search.search(stepper.expander(), stepper.expander(backwards=True),
+                           np.array([0]), 1, 30, 22, np, mode="all_shortest", ends=ends,
+                           limit=511, check=lambda: None, memory=memory)
     assert not any(w.startswith("build") for w in built)
-    found = path_search.all_shortest(stepper.expander(), stepper.expander(backwards=True),
-                                     np.array([0]), 1, 30, 22, np, ends=ends, limit=512,
-                                     check=lambda: None, memory=memory)
+    found = path_search.search(stepper.expander(), stepper.expander(backwards=True),
+                               np.array([0]), 1, 30, 22, np, mode="all_shortest", ends=ends,
+                               limit=512, check=lambda: None, memory=memory)
     assert found.row.size == 512 and set(found.length.tolist()) == {10}
+
+
+def every_walk(stepper: Stepper, source: int, low: int, high: int):
+    """{end: [(vertices after the start, edges)]} of every walk of low..high edges."""
+    by_vertex = defaultdict(list)
+    for u, v, e in stepper.arcs():
+        by_vertex[u].append((v, e))
+    out = defaultdict(list)
+    frontier = [(source, (), ())]
+    for length in range(high + 1):
+        if length >= low:
+            for end, vs, es in frontier:
+                out[end].append((vs, es))
+        frontier = [(v, vs + (v,), es + (e,)) for end, vs, es in frontier
+                    for v, e in by_vertex[end]]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_any_k_walks_are_k_of_the_shortest(seed):
+    """ANY k between few (start, end) pairs (walks counted by length from both ends): per
+    pair, k distinct walks (fewer where fewer exist) whose lengths are the k smallest."""
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(2, 10))
+    stepper = Stepper(rng, n, int(rng.integers(1, 3 * n)), masked=bool(seed % 2))
+    start = rng.integers(0, n, int(rng.integers(1, 3)))
+    low, high = int(rng.integers(0, 2)), int(rng.integers(1, 6))
+    k = int(rng.integers(1, 5))
+    ends = np.zeros(n, dtype=bool)
+    ends[rng.integers(0, n, int(rng.integers(1, 3)))] = True
+    arcs = {(u, v, e) for u, v, e in stepper.arcs()}
+    found = path_search.search(stepper.expander(), stepper.expander(backwards=True), start, low,
+                               high, n, np, mode="any", k=k, ends=ends, limit=10**6,
+                               check=lambda: None, memory=lambda b, w: None)
+    got = as_walks(found, start, n)
+    for row, s in enumerate(start.tolist()):
+        walks = every_walk(stepper, s, low, high)
+        for end in np.flatnonzero(ends).tolist():
+            lengths = sorted(len(vs) for vs, _ in walks.get(end, []))[:k]
+            mine = got.get((row, end), [])
+            assert sorted(len(vs) for vs, _ in mine) == lengths, (row, end)
+            assert len(set(mine)) == len(mine)  # distinct walks
+            for vs, es in mine:  # each a walk from s to end over the allowed steps
+                frm = (s,) + vs[:-1]
+                assert all((u, v, e) in arcs for u, v, e in zip(frm, vs, es))
+                assert (vs[-1] if vs else s) == end
+    counted = path_search.search(stepper.expander(), stepper.expander(backwards=True), start,
+                                 low, high, n, np, mode="any", k=k, ends=ends,
+                                 want_walks=False, limit=10**6, check=lambda: None,
+                                 memory=lambda b, w: None)
+    assert sorted(zip(counted.row.tolist(), counted.end.tolist())) == sorted(
+        zip(found.row.tolist(), found.end.tolist()))
+
+
+def test_any_k_ends_where_walks_only_circle_away_from_the_end():
+    """A cycle reachable from the start that never leads to the end: the search for more
+    walks than exist stops (it continues only through vertices between the two ends)."""
+    stepper = Stepper(np.random.default_rng(0), 5, 0, masked=False)
+    # 0 -> 1 (the only walk to 1), 0 -> 2 -> 3 -> 2 ... (a cycle away from 1)
+    stepper.src, stepper.dst = np.array([0, 0, 2, 3]), np.array([1, 2, 3, 2])
+    stepper.keep_edge = np.ones(4, dtype=bool)
+    ends = np.zeros(5, dtype=bool)
+    ends[1] = True
+    found = path_search.search(stepper.expander(), stepper.expander(backwards=True),
+                               np.array([0]), 1, 10**6, 5, np, mode="any", k=3, ends=ends,
+                               limit=10**6, check=lambda: None, memory=lambda b, w: None)
+    assert found.row.tolist() == [0] and found.length.tolist() == [1]

@@ -108,6 +108,18 @@ PATTERNS = [
      "JOIN knows y ON x.p2 = y.p1 WHERE x.p1 < 30"),
     ("MATCH (a:Person)<-[:likes]-(b) WHERE b.age < 30 COLUMNS (a.id AS a, b.id AS b)",
      "SELECT p1, p2 FROM knows WHERE FALSE"),  # persons are never liked
+    # start vertices looked up by their label's key (integers, strings, lists, absent keys)
+    ("MATCH (a:Person WHERE a.id = 7)-[k:knows]->(b:Person) COLUMNS (b.id AS b, k.since AS s)",
+     "SELECT p2, since FROM knows WHERE p1 = 7"),
+    ("MATCH (a:Person WHERE a.id IN (3, 7, 11, 1000))-[:knows]->(b) COLUMNS (a.id AS a, b.id AS b)",
+     "SELECT p1, p2 FROM knows WHERE p1 IN (3, 7, 11, 1000)"),
+    ("MATCH (c:Company WHERE c.name = 'c3')<-[:works_at]-(p:Person) COLUMNS (p.id AS p)",
+     "SELECT person FROM work_at WHERE company = 'c3'"),
+    ("MATCH (a:Person)-[:works_at]->(c:Company WHERE c.name IN ('c1', 'c2', 'nope')) "
+     "COLUMNS (a.id AS a, c.name AS c)",
+     "SELECT person, company FROM work_at WHERE company IN ('c1', 'c2', 'nope')"),
+    ("MATCH (a:Person WHERE a.id = 5) COLUMNS (a.age AS age, a.name AS n)",
+     "SELECT age, name FROM persons WHERE id = 5"),
 ]
 
 
@@ -235,3 +247,16 @@ def test_property_graph_errors(con):
     with pytest.raises(graphdb.Error, match="no key of vertex table one"):
         con.execute("CREATE PROPERTY GRAPH bad VERTEX TABLES (one) EDGE TABLES (dangling "
                     "SOURCE KEY (a) REFERENCES one DESTINATION KEY (b) REFERENCES one)")
+
+
+def test_a_start_vertex_given_by_its_key_is_looked_up_not_queried(con):
+    load(con, 0)
+    plan = con.plan("SELECT * FROM GRAPH_TABLE (social MATCH (a:Person WHERE a.id = ?)-[:knows]->"
+                    "(b) COLUMNS (b.id AS b))", [7])
+    pattern = next(n for n in plan.walk() if type(n).__name__ == "PatternOperator")
+    assert pattern.logical.start_label == "Person" and pattern.logical.start_ids == (7,)
+    # a value of another type than the key's is the query's to compare
+    plan = con.plan("SELECT * FROM GRAPH_TABLE (social MATCH (a:Person WHERE a.id = '7')-"
+                    "[:knows]->(b) COLUMNS (b.id AS b))")
+    pattern = next(n for n in plan.walk() if type(n).__name__ == "PatternOperator")
+    assert pattern.logical.start_label is None
