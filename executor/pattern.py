@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from .arrays import to_arrow
+from .cycles import edges_between, intersect
 from .device import format_bytes
 from .errors import DeviceOutOfMemory
 from .graph import CSR, Graph
@@ -420,6 +421,7 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
     want = node.path is not None
     n = max(graph.num_vertices, 1)
     current = node.start
+    pending = None  # the edges of a cycle's last hop, when the hop before it found them
     for i, hop in enumerate(node.hops):
         check()
         expand = _Expander(graph, hop.direction, budget, (masks or {}).get(i))
@@ -428,7 +430,30 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
         row_bytes = 8 * (len(vertices) + len(edges) + 4)
         single = (hop.low, hop.high) == (1, 1)
         segment = None
-        if single and node.mode == "walk":
+        closes = _closes(node, i + 1, vertices)
+        if pending is not None:  # a cycle's last hop, found with the hop before it
+            idx, nbrs, positions = xp.arange(pending.size), vertices[hop.target], pending
+            pending = None
+            segment = (xp.ones(idx.size, dtype=np.int64), nbrs, positions)
+        elif single and node.mode == "walk" and closes:
+            # this hop and the next, back to a bound vertex: neighbour lists intersected
+            later = node.hops[i + 1]
+            second = _Expander(graph, later.direction, budget, (masks or {}).get(i + 1))
+            later_masks = (masks or {}).get(i + 1)
+            second_back = _Expander(graph, _FLIP[later.direction], budget,
+                                    None if later_masks is None else later_masks.reversed())
+            idx, nbrs, positions, pending = intersect(expand, second, second_back,
+                                                      vertices[current],
+                                                      vertices[later.target], metrics)
+            metrics["iterations"] = metrics.get("iterations", 0) + 1
+            segment = (xp.ones(idx.size, dtype=np.int64), nbrs, positions)
+        elif single and node.mode == "walk" and hop.target in vertices:
+            # back to a bound vertex: the edges between the two looked up, not gathered
+            idx, positions = edges_between(expand, vertices[current], vertices[hop.target],
+                                           metrics)
+            nbrs = vertices[hop.target][idx]
+            segment = (xp.ones(idx.size, dtype=np.int64), nbrs, positions)
+        elif single and node.mode == "walk":
             idx, nbrs, positions = expand(vertices[current], metrics, row_bytes + 16)
             metrics["iterations"] = metrics.get("iterations", 0) + 1
             segment = (xp.ones(idx.size, dtype=np.int64), nbrs, positions.astype(np.int64))
@@ -466,6 +491,7 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
             keep = ends.ends[nbrs]
             idx, nbrs = idx[keep], nbrs[keep]
             positions = None if positions is None else positions[keep]
+            pending = None if pending is None else pending[keep]
             vertices = {k: v[keep] for k, v in vertices.items()}
             edges = {k: v[keep] for k, v in edges.items()}
             if want:
@@ -475,6 +501,7 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
             vertices = {k: v[keep] for k, v in vertices.items()}
             edges = {k: v[keep] for k, v in edges.items()}
             positions = None if positions is None else positions[keep]
+            pending = None if pending is None else pending[keep]
             if want:
                 segments = [_take_segment(xp, seg, xp.flatnonzero(keep)) for seg in segments]
         else:
@@ -488,6 +515,16 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
         vertices = {k: xp.asnumpy(v) for k, v in vertices.items()}
         edges = {k: xp.asnumpy(v) for k, v in edges.items()}
     return vertices, edges, path
+
+
+def _closes(node: PatternMatch, at: int, bound: dict) -> bool:
+    """Whether hop ``at`` is one edge, after one edge, from a new vertex back to one bound
+    before it (then the two hops are one intersection: :mod:`.cycles`)."""
+    if node.mode != "walk" or at >= len(node.hops) or at < 1:
+        return False
+    hop, before = node.hops[at], node.hops[at - 1]
+    return (hop.low, hop.high) == (1, 1) and (before.low, before.high) == (1, 1) and \
+        hop.target in bound and before.target not in bound
 
 
 def _one_edge_each(expand: _Expander, frontier, idx, nbrs, metrics: dict, n: int):

@@ -381,6 +381,16 @@ class PhysicalPlanner(WritePlanning):
         elif node.mode == "all_shortest":
             rows = ("paths: every shortest walk per pair of endpoints, counted before any is "
                     "built and refused past max_path_rows")
+        if node.mode in ("any", "all_shortest") and node.start_ids is not None and any(
+                h.ends is not None for h in node.hops):
+            rows += "; from both ends where the (start, end) pairs are few"
+        bound, cycles = {node.start}, []
+        for h in node.hops:
+            if h.target in bound and node.mode == "walk" and (h.low, h.high) == (1, 1):
+                cycles.append(f"back to {h.target}: the edges looked up, the hop before "
+                              "found from the shorter of the two neighbour lists "
+                              "(intersected)")
+            bound.add(h.target)
         return PatternOperator(
             logical=node, inputs=self._inputs(node), entry=entry, budget_bytes=budget,
             device=device, device_limit_bytes=int(self.device.memory_limit),
@@ -389,7 +399,7 @@ class PhysicalPlanner(WritePlanning):
             details=tuple(d for d in (
                 f"{device} · frontier expansion from "
                 f"{'filtered' if node.start_ids is not None else 'all'} {node.start}; {hops}",
-                rows,
+                rows, *cycles,
                 f"expansion bounded by {format_bytes(budget)}; {{m,n}} hops: {frontier}",
                 f"why: {why}", *delta_details(entry)) if d))
 
