@@ -41,6 +41,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import InvalidArgument
+from .pattern_count import walks_by_vertex
 
 __all__ = ["DEFAULT_PATH_ROWS", "MODES", "Steps", "TooManyPaths", "check_rows", "match_paths",
            "ragged_take", "segment_owners"]
@@ -129,7 +130,8 @@ def _settled(xp, keys, counts, ends, n: int, rows: int, k: int) -> bool:
 
 
 def count_paths(step, start, low: int, high: int, n: int, xp, mode: str,
-                check: Callable[[], None], ends=None):
+                check: Callable[[], None], ends=None,
+                memory: Callable[[int, str], None] = lambda nbytes, what: None):
     """(keys ``row * n + end``, counts) of the walks a hop matches, per (row, end), before any
     is built: every walk (``walk``) or the shortest ones (``all_shortest``). ``ends`` (a bool
     per vertex, or None) keeps the walks ending there only, and ends a shortest search once
@@ -160,6 +162,8 @@ def count_paths(step, start, low: int, high: int, n: int, xp, mode: str,
             kept = slice(None) if ends is None else ends[keys % n]
             found_keys.append(keys[kept])
             found_counts.append(counts[kept])
+        held = sum(a.nbytes for a in found_keys + found_counts) + reached.nbytes
+        memory(held + 4 * keys.nbytes, f"count walks to {int(keys.size):,} (row, vertex) pairs")
         if mode == "all_shortest" and ends is not None and _settled(
                 xp, reached, None, ends, n, int(start.size), 1):
             break
@@ -180,8 +184,13 @@ def match_paths(step, start, low: int, high: int, n: int, xp, *, mode: str = "wa
     refuses a step whose arrays would not fit the budget.
     """
     assert mode in MODES, mode
+    if mode == "walk":
+        # Every walk's rows from all starts at once, counted per vertex (no state per row):
+        # a pattern past the limit is refused before its per-row counts take any memory.
+        check_rows(limit, float(walks_by_vertex(xp, n, start, [(step, low, high, ends)], check,
+                                                exact=False)), "walk")
     if mode != "any":
-        keys, counts = count_paths(step, start, low, high, n, xp, mode, check, ends)
+        keys, counts = count_paths(step, start, low, high, n, xp, mode, check, ends, memory)
         check_rows(limit, float(counts.sum()) if counts.size else 0.0,
                "walk" if mode == "walk" else "shortest walk")
         if mode == "walk" and not want_walks:

@@ -22,7 +22,7 @@ round trip per level and source).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -36,11 +36,12 @@ from .graph import CSR, Graph
 from .operators.frontier import expand_frontier
 from .path_search import search
 from .paths import ragged_take, segment_owners
+from .pattern_count import countable_by_vertex, walks_by_vertex
 from .plan import PatternMatch
 
 __all__ = ["DENSE_FRONTIER_BUDGET", "PATH_COLUMNS", "HopMasks", "InIndex", "PathValue",
-           "PatternArrays", "device_arrays", "edge_columns", "frontier_kind", "host_arrays",
-           "in_index", "in_index_on", "match_pattern", "path_column"]
+           "PatternArrays", "count_matches", "device_arrays", "edge_columns", "frontier_kind",
+           "host_arrays", "in_index", "in_index_on", "match_pattern", "path_column"]
 
 
 @dataclass(frozen=True)
@@ -515,6 +516,29 @@ def match_pattern(node: PatternMatch, graph: PatternArrays, start: np.ndarray, m
         vertices = {k: xp.asnumpy(v) for k, v in vertices.items()}
         edges = {k: xp.asnumpy(v) for k, v in edges.items()}
     return vertices, edges, path
+
+
+def count_matches(node: PatternMatch, graph: PatternArrays, start, metrics: dict,
+                  check: Callable[[], None], budget: int | None = None,
+                  masks: dict[int, HopMasks] | None = None, limit: int = 10_000_000) -> int:
+    """The number of ``node``'s rows from the internal vertex ids ``start``, without building
+    them (:mod:`.pattern_count`): walks counted per vertex where the rows are walks that never
+    return to a bound vertex, else the bindings counted (no walk built, no row limit)."""
+    xp = graph.xp
+    masks = masks or {}
+    if not countable_by_vertex(node):
+        plain = replace(node, path=None)  # the number of rows does not need the paths
+        bound, _, _ = match_pattern(plain, graph, start, metrics, check, budget, masks,
+                                    limit=2**62)
+        return int(next(iter(bound.values())).size)
+    hops = []
+    for i, hop in enumerate(node.hops):
+        expand = _Expander(graph, hop.direction, budget, masks.get(i))
+        ends = masks[i].ends if i in masks else None
+        hops.append((_Counting(expand, metrics, 24), hop.low, hop.high, ends))
+    count = walks_by_vertex(xp, max(graph.num_vertices, 1), start, hops, check)
+    metrics["matches"] = count
+    return count
 
 
 def _closes(node: PatternMatch, at: int, bound: dict) -> bool:

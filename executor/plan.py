@@ -223,6 +223,9 @@ class PatternMatch(PlanNode):
     #: on a property graph, the vertex label whose keys ``start_ids`` (a tuple) are (None: the
     #: graph's own user ids)
     start_label: str | None = None
+    #: only the number of rows is wanted (``SELECT count(*) FROM GRAPH_TABLE (...)``): the
+    #: operator's table is one row of it (:mod:`graphdb.executor.pattern_count`)
+    count_only: bool = False
 
     def children(self) -> tuple["PlanNode", ...]:
         first = (self.start_ids,) if isinstance(self.start_ids, PlanNode) else ()

@@ -47,6 +47,7 @@ from .ids import VertexIds
 from .paths import DEFAULT_PATH_ROWS
 from .pattern import (
     HopMasks,
+    count_matches,
     device_arrays,
     edge_columns,
     host_arrays,
@@ -542,6 +543,11 @@ class Runner:
                 key = keys.get("edges")
                 masks[i] = HopMasks(**found, edges_key=key if isinstance(key, str) else None)
         metrics["start_vertices"] = int(start.size)
+        if logical.count_only:
+            count = self._match(node, graph, start, metrics, masks, count=True)
+            metrics["bytes_moved"] = int(metrics.get("edges_scanned", 0)) * \
+                graph.id_dtype().itemsize
+            return pa.table([to_arrow([count], pa.int64())], names=["count"])
         bound, edges, path = self._match(node, graph, start, metrics, masks)
         # Bytes of CSR targets the expansion read (the edges it gathered).
         scanned = int(metrics.get("edges_scanned", 0))
@@ -617,10 +623,12 @@ class Runner:
         return start
 
     def _match(self, node: PatternOperator, graph, start: np.ndarray, metrics: dict,
-               masks: dict):
-        """The pattern's bindings: on the GPU the plan names (within its budget; the CPU if
-        the device runs out of memory after all), else on the host."""
+               masks: dict, count: bool = False):
+        """The pattern's bindings (with ``count``, their number): on the GPU the plan names
+        (within its budget; the CPU if the device runs out of memory after all), else on the
+        host."""
         limit = self.path_rows_for()
+        match = count_matches if count else match_pattern
         if node.device == "gpu":
             from .gpu.runtime import cp, device_name, memory_budget, operator_stream, translate_oom
 
@@ -633,14 +641,13 @@ class Runner:
                                                (h.edges, h.sources, h.targets, h.ends)),
                                              edges_key=h.edges_key)
                                  for i, h in masks.items()}
-                    return match_pattern(node.logical, device_arrays(graph), start, metrics,
-                                         self.check_cancelled, node.budget_bytes, on_device,
-                                         limit)
+                    return match(node.logical, device_arrays(graph), start, metrics,
+                                 self.check_cancelled, node.budget_bytes, on_device, limit)
             except DeviceOutOfMemory as exc:
                 metrics["fallback"] = f"GPU out of memory ({exc}); ran on the CPU"
         budget = node.host_budget_bytes if node.device == "gpu" else node.budget_bytes
-        return match_pattern(node.logical, host_arrays(graph, lambda: in_index(graph)), start,
-                             metrics, self.check_cancelled, budget, masks, limit)
+        return match(node.logical, host_arrays(graph, lambda: in_index(graph)), start, metrics,
+                     self.check_cancelled, budget, masks, limit)
 
     # -- leaves ---------------------------------------------------------------------------------
     def _run_GraphTableScan(self, node: TableScan, metrics: dict) -> pa.Table:
@@ -695,8 +702,10 @@ class Runner:
         direct = node.logical.direct
         if direct is not None:
             table = self.input(node)
+            counted = getattr(node.inputs[0].logical, "count_only", False)
             if direct[0][1] is None:  # count(*)
-                return pa.table([to_arrow([table.num_rows], pa.int64())], names=[direct[0][0]])
+                rows = table.column(0)[0].as_py() if counted else table.num_rows
+                return pa.table([to_arrow([rows], pa.int64())], names=[direct[0][0]])
             return table.select([c for _, c in direct]).rename_columns([n for n, _ in direct])
         inputs, kept = self._relations(node, run=True)
         table, profile = self.sql.run(node.logical.sql, inputs, kept,

@@ -33,6 +33,7 @@ from ..device import Device, format_bytes
 from ..errors import DeviceOutOfMemory, InvalidArgument
 from ..graph_tables import weight_column
 from ..ids import VertexIds
+from ..pattern_count import countable_by_vertex
 from ..plan import (
     AlgorithmScan,
     DescribeGraph,
@@ -384,6 +385,10 @@ class PhysicalPlanner(WritePlanning):
         if node.mode in ("any", "all_shortest") and node.start_ids is not None and any(
                 h.ends is not None for h in node.hops):
             rows += "; from both ends where the (start, end) pairs are few"
+        if node.count_only:
+            rows = ("count(*) only: walks counted per vertex, no row built (max_path_rows does "
+                    "not apply)" if countable_by_vertex(node) else
+                    "count(*) only: the bindings counted, no path built")
         bound, cycles = {node.start}, []
         for h in node.hops:
             if h.target in bound and node.mode == "walk" and (h.low, h.high) == (1, 1):

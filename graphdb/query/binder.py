@@ -735,6 +735,8 @@ class _Binder:
             direct = shortcut.plain()
             if direct is None and not (pushdown.PUSHDOWN and isinstance(node, AlgorithmScan)):
                 direct = shortcut.row_count()  # (an operator counts its own rows: pushed down)
+                if direct is not None and isinstance(node, PatternMatch):  # counted, not built
+                    query = replace(query, inputs=((name, replace(node, count_only=True)),))
             if direct is not None:
                 return replace(query, direct=direct)
         if not pushdown.PUSHDOWN or not isinstance(node, AlgorithmScan):
