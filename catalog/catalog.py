@@ -159,17 +159,18 @@ class Catalog:
         open write transaction's entries are seen instead of the committed ones."""
         raw = {}
         db = self.env.db("catalog")
-        if db is not None:
-            with self.env.read_txn() as txn:
-                for key, value in txn.cursor(db=db):
-                    try:
-                        name = bytes(key).decode("utf-8")
-                    except UnicodeDecodeError:
-                        raise CorruptGraph(f"the catalog holds a key that is not a name: "
-                                           f"{bytes(key)[:40]!r}",
-                                           file="meta.lmdb/data.mdb") from None
-                    raw[name] = bytes(value)
-        return Snapshot(self, raw, sequence, dict(self.pending) if pending else None)
+        with self.env.read_txn() as txn:
+            generation = self.env.generation(txn)
+            for key, value in (txn.cursor(db=db) if db is not None else ()):
+                try:
+                    name = bytes(key).decode("utf-8")
+                except UnicodeDecodeError:
+                    raise CorruptGraph(f"the catalog holds a key that is not a name: "
+                                       f"{bytes(key)[:40]!r}",
+                                       file="meta.lmdb/data.mdb") from None
+                raw[name] = bytes(value)
+        return Snapshot(self, raw, sequence, dict(self.pending) if pending else None,
+                        generation)
 
     def _lookup(self) -> Snapshot:
         """The thread's snapshot, or a fresh read of the catalog (no lease: it reads no data)."""

@@ -61,6 +61,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -81,6 +82,8 @@ T = TypeVar("T")
 SUBDATABASES = ("catalog", "blocks", "pages", "meta", "deltas")
 _LAYOUT_KEY = b"storage/layout"
 _FORMAT_KEY = b"storage/format"
+#: meta key: the number of write transactions committed (Environment.generation)
+_GENERATION_KEY = b"storage/generation"
 
 #: Initial LMDB map size; it doubles whenever a write transaction fills it. The environment
 #: variable lets tests start small so that growth (and other processes adopting it) is exercised.
@@ -414,7 +417,9 @@ class Environment:
             grow = 0
             try:
                 with txn:
-                    return fn(txn)
+                    result = fn(txn)
+                    self._advance_generation(txn)
+                    return result
             except MapTooSmall as short:  # said before writing: grow once, to what is needed
                 grow = short.nbytes
             except lmdb.MapFullError:
@@ -427,6 +432,24 @@ class Environment:
                 self.reserve(grow)
             else:
                 self._grow_map(self._info()[0]["map_size"] * 2)
+
+    def _advance_generation(self, txn) -> None:
+        meta = self._dbs.get("meta")
+        if meta is not None:
+            txn.put(_GENERATION_KEY, struct.pack("<q", max(self.generation(txn), 0) + 1),
+                    db=meta)
+
+    def generation(self, txn) -> int:
+        """The number of write transactions committed to the database, as ``txn`` sees it
+        (every :meth:`write` raises it, in its own transaction, whichever process commits; a
+        compaction's copy keeps it): a state of the database read twice with the same number
+        is the same state. -1 where it cannot be read."""
+        meta = self._dbs.get("meta")
+        raw = txn.get(_GENERATION_KEY, db=meta) if meta is not None else None
+        if raw is None:
+            return 0
+        raw = bytes(raw)
+        return struct.unpack("<q", raw)[0] if len(raw) == 8 else -1
 
     def release_resident(self) -> int:
         """Unmap this process's pages of the data file (see :mod:`graphdb.storage.mapped`): after a
