@@ -305,6 +305,15 @@ PATTERNS = [
     "(a)<-[]-(b)-[]->(c) WHERE a.id = {s} COLUMNS (b.id AS b, c.id AS c)",
     "(a)-[]-{1,3}(b) WHERE a.id = {s} COLUMNS (b.id AS b)",
     "(a)-[]->{0,2}(b) COLUMNS (a.id AS a, b.id AS b)",
+    # cycles: the closing hop's edges looked up, the hop before it intersected (executor.cycles)
+    "(a)-[]-(b)-[]-(c)-[]-(a) WHERE a.id < {u} COLUMNS (a.id AS a, b.id AS b, c.id AS c)",
+    "(a)-[e]->(b)-[f]->(c)-[h]->(a) COLUMNS (a.id AS a, e.weight AS w, h.weight AS x)",
+    "(a)-[]->(b)<-[]-(c)-[]->(b) COLUMNS (a.id AS a, c.id AS c)",
+    # path searches from both ends (executor.path_search)
+    "p = ALL SHORTEST (a)-[]->+(b) WHERE a.id = {s} AND b.id = {t} COLUMNS (vertices(p) AS v)",
+    "p = ALL SHORTEST (a)-[]-+(b) WHERE a.id = {s} COLUMNS (b.id AS b, path_length(p) AS n)",
+    "p = ANY 3 (a)-[]->+(b) WHERE a.id = {s} AND b.id = {t} COLUMNS (path_length(p) AS n)",
+    "p = ANY SHORTEST (a)<-[]-+(b) WHERE a.id = {s} AND b.id = {t} COLUMNS (path_length(p) AS n)",
 ]
 
 
@@ -314,11 +323,22 @@ def test_graph_table_on_the_gpu_equals_the_cpu(databases, pattern):
 
     gpu, cpu, name = databases
     # the quantifiers' braces are not placeholders: replace, not str.format
-    sql = f"SELECT * FROM GRAPH_TABLE (g MATCH {pattern.replace('{s}', repr(name(0)))})"
+    pattern = pattern.replace("{s}", repr(name(0))).replace("{t}", repr(name(7))).replace(
+        "{u}", repr(name(1500)))
+    sql = f"SELECT * FROM GRAPH_TABLE (g MATCH {pattern})"
     op = next(n for n in gpu.plan(sql).walk() if isinstance(n, PatternOperator))
     assert op.device == "gpu", op.details
     got = gpu.execute(sql).fetchall()
     assert sorted(got, key=repr) == sorted(cpu.execute(sql).fetchall(), key=repr)
+
+
+@pytest.mark.parametrize("pattern", ["(a)-[]->{1,4}(b)", "(a)-[]-(b)-[]->{0,2}(c)",
+                                     "(a)-[]->(b)-[]->(c)-[]->(a)"])
+def test_count_of_a_pattern_on_the_gpu_equals_the_cpu(databases, pattern):
+    """count(*) counted without building rows (walks per vertex on the device)."""
+    gpu, cpu, _name = databases
+    sql = f"SELECT count(*) FROM GRAPH_TABLE (g MATCH {pattern} COLUMNS (a.id))"
+    assert gpu.execute(sql).fetchall() == cpu.execute(sql).fetchall()
 
 
 def test_a_streamed_plan_frees_what_other_graphs_left_on_the_device(tmp_path):
