@@ -12,7 +12,7 @@ __all__ = [
     "CTRL_ACTIVATED_EDGES", "CTRL_ACTIVATED_VERTICES", "CTRL_DEEPEST", "CTRL_FIELDS",
     "CTRL_SLOTS", "CTRL_STEPS_RUN", "CTRL_WORDS", "SMALL_FRONTIER", "SMALL_FRONTIER_THREADS",
     "CUDA_DEFINES", "DIRECTION_ALPHA", "DIRECTION_BETA", "PAGERANK_RANGE", "RESULT_ALIGN",
-    "RESULT_DROP", "RESULT_TILE", "UDC_K", "ctrl_slot",
+    "RESULT_DROP", "RESULT_TILE", "BFS_UDC_K", "UDC_K", "ctrl_slot",
 ]
 
 #: Direction-optimizing BFS (Beamer et al.): go bottom-up when the frontier's out-edges times
@@ -24,6 +24,9 @@ DIRECTION_BETA = 24
 #: Unified Degree Cut (EtaGraph): a frontier vertex is cut into pieces of at most UDC_K edges,
 #: one thread each; a power of two <= 32.
 UDC_K = 16
+#: BFS's degree cut: 8, from the H200 sweep on R-MAT 24 of 2026-11-24 (K = 4: 2.33 ms, 8: 2.26,
+#: 16: 3.23, 32: 2.83; docs/performance/2026-11-24.md). bench_gpu now sweeps every source.
+BFS_UDC_K = 8
 
 #: The frontier kernels' control block (``u64 ctrl[CTRL_WORDS]``): CTRL_SLOTS rotating slots of
 #: CTRL_FIELDS counters (queue length, vertices, edges, spare), the slot of step s being

@@ -27,9 +27,14 @@ from graphdb.executor.gpu.runtime import CudaModule  # noqa: E402
 
 
 def modules() -> list[CudaModule]:
-    """Every CudaModule declared at module level in the executor (importing needs no CuPy)."""
+    """Every CudaModule declared at module level in the executor and in the variants waiting
+    for a measurement (tools/gpu_variants); importing needs no CuPy."""
+    import tools.gpu_variants as variants
+
     found: dict[Path, CudaModule] = {}
-    for info in pkgutil.walk_packages(executor.__path__, executor.__name__ + "."):
+    packages = [(executor.__path__, executor.__name__ + "."),
+                (variants.__path__, variants.__name__ + ".")]
+    for info in (i for path, prefix in packages for i in pkgutil.walk_packages(path, prefix)):
         try:
             module = importlib.import_module(info.name)
         except ImportError:
@@ -61,8 +66,10 @@ def main() -> int:
                                    "-o", str(path.with_suffix(".o"))],
                                   capture_output=True, text=True)
             status = "ok" if done.returncode == 0 else "FAILED"
-            print(f"{status:6} {module.path.relative_to(Path(executor.__file__).parent)} "
-                  f"({len(module.expressions)} instantiations)")
+            shown = module.path.relative_to(Path(executor.__file__).parent.parent) \
+                if module.path.is_relative_to(Path(executor.__file__).parent.parent) \
+                else module.path
+            print(f"{status:6} {shown} ({len(module.expressions)} instantiations)")
             if done.returncode:
                 failed += 1
                 print(done.stderr[-4000:])

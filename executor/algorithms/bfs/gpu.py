@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...abi import (
+    BFS_UDC_K,
     CTRL_ACTIVATED_EDGES,
     CTRL_ACTIVATED_VERTICES,
     CTRL_DEEPEST,
@@ -24,7 +25,6 @@ from ...abi import (
     DIRECTION_BETA,
     SMALL_FRONTIER,
     SMALL_FRONTIER_THREADS,
-    UDC_K,
     ctrl_slot,
 )
 from ...cancel import checkpoint
@@ -59,9 +59,10 @@ def direction(bottom_up: bool, nf: int, mf: int, unexplored: int, n: int, prev_n
     return bottom_up, (min(batch * 2, MAX_BATCH) if steady else 1)
 
 
-def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K: int = UDC_K,
+def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *,
+                   K: int = BFS_UDC_K,
                    direction_optimizing: bool = True, small_frontier: int = SMALL_FRONTIER,
-                   target: int | None = None):
+                   target: int | None = None, small=None):
     """(depth per vertex as a device int32 array, -1 unreached; stats).
 
     ``stats`` has ``reached`` (vertices with a depth), ``levels`` (the deepest depth + 1, the
@@ -69,7 +70,9 @@ def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K
     are uploaded only when a level first goes bottom-up: a small search, or one on a
     high-diameter graph, never needs them. ``small_frontier``: frontiers of at most this many
     pieces run in the single-block kernel (0: never). ``target``: stop once it has a depth
-    (the depths of other vertices are then those of the levels run so far)."""
+    (the depths of other vertices are then those of the levels run so far). ``small``: (kernel,
+    dynamic shared bytes) in place of ``graphdb_frontier_bfs_small``, with its arguments
+    (a variant in measurement: tools/gpu_variants)."""
     cp = rt.cp()
     K = check_k(K)
     n = graph.num_vertices
@@ -78,7 +81,7 @@ def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K
     m = out.num_edges
     ids = out.targets.dtype
     level_kernel = FRONTIER.kernel("graphdb_frontier_bfs_level", ids)
-    small_kernel = FRONTIER.kernel("graphdb_frontier_bfs_small", ids)
+    small_kernel, small_shared = small or (FRONTIER.kernel("graphdb_frontier_bfs_small", ids), 0)
     seed = FRONTIER.kernel("graphdb_frontier_seed", ids)
     stream = rt.operator_stream()
     with rt.translate_oom("bfs on the GPU"), stream:
@@ -102,7 +105,7 @@ def bfs_depths_gpu(graph: Graph, source: int, max_depth: int | None = None, *, K
                 small_kernel((1,), (SMALL_FRONTIER_THREADS,), (
                     out.offsets, out.targets, depth, queues.vertex[0], queues.piece[0],
                     queues.vertex[1], queues.piece[1], queues.ctrl, np.int32(level),
-                    np.int32(K), np.int32(left), np.int64(small_frontier)))
+                    np.int32(K), np.int32(left), np.int64(small_frontier)), shared_mem=small_shared)
                 ctrl = queues.ctrl.get()
                 ran = int(ctrl[CTRL_STEPS_RUN])
                 level += ran

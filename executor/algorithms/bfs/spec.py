@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ...abi import UDC_K
+from ...abi import BFS_UDC_K
 from ..spec import AlgorithmSpec, Column, Param, Partitioning, Variant
 
 __all__ = ["BFS", "KHOP"]
@@ -16,7 +16,7 @@ __all__ = ["BFS", "KHOP"]
 #: Queue and depth (4 B each with int32 ids), the visited and frontier bitmaps.
 _CPU_STATE = 9
 #: Depth (4 B); two piece queues of (vertex, piece) pairs, |V| + |E| / K entries each.
-_GPU_STATE, _GPU_STATE_PER_EDGE = 4 + 2 * 8, 2 * 8 / UDC_K
+_GPU_STATE, _GPU_STATE_PER_EDGE = 4 + 2 * 8, 2 * 8 / BFS_UDC_K
 #: Subway: value (8), label and snapshot flags (2), degree (8); on the GPU also the SubCSR's ids
 #: and offsets built on the device (12) and the active-count scan (8).
 SUBWAY_STATE, SUBWAY_GPU_STATE = 18, 18 + 20
