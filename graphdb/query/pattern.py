@@ -425,24 +425,25 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         start = last
     pushed = [c for c, v in by_var if v == {start}]
     rest = [c for c, v in by_var if v != {start}]
-    if not pushed:
-        # From every start vertex (of its labels), a condition on one single edge alone is a
-        # mask of the stored edges its hop may take (computed once per graph version and
-        # condition text, and kept), not a filter of one built row per edge: 1 M rows made
-        # and filtered took 400 ms where the mask's hop makes the 13 k that pass. From a
-        # filtered start it stays a filter of the few rows made.
-        hop_of = {variable: at for at, variable in labels.edge_at.items()}
-        edge_only = [(c, v) for c, v in by_var if len(v) == 1 and single.get(next(iter(v)))
-                     and next(iter(v)) in hop_of]
-        for c, v in edge_only:
-            masks.setdefault(hop_of[next(iter(v))], {}).setdefault("edges", []).append(c)
-        rest = [c for c in rest if not any(c is e for e, _ in edge_only)]
     inputs: list[tuple[str, object]] = []
     start_ids = _start_values(pushed, start, value) if labels.schema is None else None
     start_label = None
     found_keys = _label_keys(pushed, start, labels, value)
     if found_keys is not None:
         start_label, start_ids = found_keys
+    if not isinstance(start_ids, tuple):
+        # From many start vertices (every one, a label's, those a condition finds), a condition
+        # on one single edge alone is a mask of the stored edges its hop may take (computed
+        # once per graph version and condition text, and kept), not a filter of one built row
+        # per edge: 1 M rows made and filtered took 400 ms where the mask's hop makes the 13 k
+        # that pass. From start vertices given by their ids it stays a filter of the few rows
+        # made (a mask reads every edge).
+        hop_of = {variable: at for at, variable in labels.edge_at.items()}
+        edge_only = [(c, v) for c, v in by_var if len(v) == 1 and single.get(next(iter(v)))
+                     and next(iter(v)) in hop_of]
+        for c, v in edge_only:
+            masks.setdefault(hop_of[next(iter(v))], {}).setdefault("edges", []).append(c)
+        rest = [c for c in rest if not any(c is e for e, _ in edge_only)]
     restrict = labels.restriction(start, '"' + start.replace('"', '""') + '"')
     if (pushed or restrict) and start_ids is None:
         name = vertices_name(graph)
