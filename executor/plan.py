@@ -140,14 +140,20 @@ class RelationalQuery(PlanNode):
 
     ``direct``: the statement only picks columns of its one input (``SELECT vertex, depth FROM
     bfs(g, 1)``, or of the summary its graph operator computes: ``SELECT count(*) FROM
-    khop(g, 1, 2)``): (output name, input column) each. The runner answers it from the input
-    itself, without the relational engine's ~1 ms per statement.
+    khop(g, 1, 2)``), possibly ordered and limited (``order``, ``limit``, ``offset``): (output
+    name, input column) each. The runner answers it from the input itself, without the
+    relational engine's ~1 ms per statement (and its registering of the input).
     """
 
     sql: str
     inputs: tuple[tuple[str, PlanNode], ...]
     shown: tuple[tuple[str, str], ...] = ()
     direct: tuple[tuple[str, str | None], ...] | None = None
+    #: with ``direct`` columns: the rows ordered by these input columns first ((column,
+    #: descending) each, NULLs last as DuckDB puts them), then ``offset`` and ``limit``
+    order: tuple[tuple[str, bool], ...] = ()
+    limit: int | None = None
+    offset: int = 0
 
     def children(self) -> tuple["PlanNode", ...]:
         return tuple(node for _, node in self.inputs)

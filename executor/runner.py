@@ -702,6 +702,13 @@ class Runner:
         direct = node.logical.direct
         if direct is not None:
             table = self.input(node)
+            if node.logical.order or node.logical.limit is not None or node.logical.offset:
+                ordered = _ordered(table, node.logical)
+                if ordered is None:  # (a descending float key with a NaN: DuckDB's order)
+                    name = node.names[0]
+                    return self.sql.run(node.logical.sql, {name: table}, {},
+                                        dict(node.logical.shown))[0]
+                table = ordered
             counted = getattr(node.inputs[0].logical, "count_only", False)
             if direct[0][1] is None:  # count(*)
                 rows = table.column(0)[0].as_py() if counted else table.num_rows
@@ -867,6 +874,23 @@ def _in_view(graph, vertex: int, ids: VertexIds, parent_ids: VertexIds, spec, pa
 def _keeps_all(mask: np.ndarray) -> bool:
     """Whether a subgraph's mask keeps every edge (vertex): the view is then the graph itself."""
     return bool(mask.all())
+
+
+def _ordered(table: pa.Table, query: RelationalQuery) -> pa.Table | None:
+    """``table`` sorted by ``query.order`` (NULLs last), then sliced by its offset and limit;
+    None where Arrow's order is not DuckDB's: a descending float key holding a NaN (DuckDB
+    sorts NaN above every number, Arrow with the NULLs, last)."""
+    for column, descending in query.order:
+        values = table.column(column)
+        if descending and pa.types.is_floating(values.type) and \
+                pc.any(pc.is_nan(values)).as_py():
+            return None
+    if query.order:
+        table = table.take(pc.sort_indices(table, sort_keys=[
+            (column, "descending" if descending else "ascending")
+            for column, descending in query.order]))
+    end = None if query.limit is None else query.offset + query.limit
+    return table.slice(query.offset, None if end is None else end - query.offset)
 
 
 def _labelled(node: GraphOperator, edges: bool = False) -> bool:

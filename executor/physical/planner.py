@@ -430,6 +430,13 @@ class PhysicalPlanner(WritePlanning):
         names = tuple(name for name, _ in node.inputs)
         if node.direct is not None:  # columns of the input as they are: no engine
             label = "PROJECT " + ", ".join(n for n, _ in node.direct)
+            if node.order:
+                label += " ORDER BY " + ", ".join(c + (" DESC" if d else "")
+                                                  for c, d in node.order)
+            if node.limit is not None:
+                label += f" LIMIT {node.limit}"
+            if node.offset:
+                label += f" OFFSET {node.offset}"
             return RelationalOperator(logical=node, inputs=self._inputs(node), names=names,
                                       label=label)
         return RelationalOperator(logical=node, inputs=self._inputs(node), names=names,

@@ -739,6 +739,12 @@ class _Binder:
                     query = replace(query, inputs=((name, replace(node, count_only=True)),))
             if direct is not None:
                 return replace(query, direct=direct)
+        if ordered and isinstance(node, PatternMatch) and node.outputs is not None and \
+                select.args.get("group") is None:
+            found = shortcut.ordered_rows()  # a pattern's few rows sorted without DuckDB
+            if found is not None:
+                direct, order, limit, offset = found
+                return replace(query, direct=direct, order=order, limit=limit, offset=offset)
         if not pushdown.PUSHDOWN or not isinstance(node, AlgorithmScan):
             return query
         found = shortcut.top(node) if ordered else shortcut.reduction(node, self.ctx)
@@ -900,6 +906,31 @@ class _Shortcut:
                                  {c.name for c in spec.columns if c.vertex})
         direct = tuple((name, f"__{i}") for i, (name, _) in enumerate(outputs))
         return None if found is None else (found, direct)
+
+    def ordered_rows(self):
+        """(direct, order, limit, offset) of ``SELECT columns ... ORDER BY columns [LIMIT n]
+        [OFFSET m]`` (order keys by output name or input column, NULLs last), or None."""
+        outputs = self.columns_of()
+        order = self.select.args.get("order")
+        if outputs is None:
+            return None
+        keys = []
+        for ordered in (order.expressions if order is not None else ()):
+            if ordered.args.get("nulls_first") or not isinstance(ordered.this, exp.Column):
+                return None
+            key = self.column(ordered.this) if ordered.this.table else None
+            if key is None:  # a bare name: an output name first, then an input column (as SQL)
+                by_name = [c for n, c in outputs if n == ordered.this.name]
+                key = by_name[0] if len(by_name) == 1 else self.column(ordered.this)
+            if key is None:
+                return None
+            keys.append((key, bool(ordered.args.get("desc"))))
+        limit, offset = self.select.args.get("limit"), self.select.args.get("offset")
+        count = None if limit is None else self.count(limit.expression)
+        skip = 0 if offset is None else self.count(offset.expression)
+        if (limit is not None and count is None) or skip is None:
+            return None
+        return tuple(outputs), tuple(keys), count, skip
 
     def count(self, node: exp.Expression) -> int | None:
         """A LIMIT or OFFSET's value, a non-negative integer (literal or parameter), else
