@@ -154,6 +154,9 @@ class RelationalQuery(PlanNode):
     order: tuple[tuple[str, bool], ...] = ()
     limit: int | None = None
     offset: int = 0
+    #: instead of ``direct`` columns, one row of aggregates of the input's columns: (output
+    #: name, function: count_all, count, count_distinct, min, max, sum, mean; input column)
+    aggregates: tuple[tuple[str, str, str | None], ...] = ()
 
     def children(self) -> tuple["PlanNode", ...]:
         return tuple(node for _, node in self.inputs)

@@ -709,6 +709,12 @@ class Runner:
                     return self.sql.run(node.logical.sql, {name: table}, {},
                                         dict(node.logical.shown))[0]
                 table = ordered
+            if node.logical.aggregates:
+                found = _aggregated(table, node.logical.aggregates)
+                if found is None:  # (a sum that might not fit 64 bits: DuckDB's exact one)
+                    return self.sql.run(node.logical.sql, {node.names[0]: table}, {},
+                                        dict(node.logical.shown))[0]
+                return found
             counted = getattr(node.inputs[0].logical, "count_only", False)
             if direct[0][1] is None:  # count(*)
                 rows = table.column(0)[0].as_py() if counted else table.num_rows
@@ -874,6 +880,46 @@ def _in_view(graph, vertex: int, ids: VertexIds, parent_ids: VertexIds, spec, pa
 def _keeps_all(mask: np.ndarray) -> bool:
     """Whether a subgraph's mask keeps every edge (vertex): the view is then the graph itself."""
     return bool(mask.all())
+
+
+#: Integer sums whose float estimate passes this may not fit int64: DuckDB's exact HUGEINT.
+_EXACT_SUM = float(2**62)
+
+
+def _aggregated(table: pa.Table, calls) -> pa.Table | None:
+    """One row of ``calls`` (output name, function, column) over ``table``, typed as DuckDB
+    types them (counts BIGINT, an integer sum BIGINT, avg DOUBLE, min/max the column's); None
+    where an integer sum might not fit 64 bits."""
+    names, values = [], []
+    for name, function, column in calls:
+        data = table.column(column) if column is not None else None
+        kind = data.type if data is not None else None
+        numeric = kind is not None and (pa.types.is_integer(kind) or pa.types.is_floating(kind))
+        if kind is not None and (pa.types.is_nested(kind) or (
+                function in ("sum", "mean") and not numeric) or (
+                function in ("min", "max") and pa.types.is_floating(kind)
+                and pc.any(pc.is_nan(data)).as_py())):
+            return None  # (DuckDB's: nested values, decimals' sums, NaN as the largest)
+        if function == "count_all":
+            value = pa.scalar(table.num_rows, pa.int64())
+        elif function == "count":
+            value = pa.scalar(len(data) - data.null_count, pa.int64())
+        elif function == "count_distinct":
+            value = pa.scalar(pc.count_distinct(data, mode="only_valid").as_py(), pa.int64())
+        elif function == "sum" and pa.types.is_integer(data.type):
+            estimate = pc.sum(pc.abs(data.cast(pa.float64()))).as_py() or 0.0
+            if estimate > _EXACT_SUM:
+                return None
+            value = pc.sum(data.cast(pa.int64()))
+        elif function == "sum":
+            value = pc.sum(data.cast(pa.float64()) if pa.types.is_floating(data.type) else data)
+        elif function == "mean":
+            value = pc.mean(data.cast(pa.float64()))
+        else:  # min, max
+            value = pc.min_max(data)[function]
+        names.append(name)
+        values.append(pa.array([value.as_py()], value.type))
+    return pa.table(values, names=names)
 
 
 def _ordered(table: pa.Table, query: RelationalQuery) -> pa.Table | None:

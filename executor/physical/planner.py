@@ -430,6 +430,8 @@ class PhysicalPlanner(WritePlanning):
         names = tuple(name for name, _ in node.inputs)
         if node.direct is not None:  # columns of the input as they are: no engine
             label = "PROJECT " + ", ".join(n for n, _ in node.direct)
+            if node.aggregates:
+                label = "AGGREGATE " + ", ".join(n for n, _, _ in node.aggregates)
             if node.order:
                 label += " ORDER BY " + ", ".join(c + (" DESC" if d else "")
                                                   for c, d in node.order)

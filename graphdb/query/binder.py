@@ -733,6 +733,11 @@ class _Binder:
             select.args.get("offset")
         if select.args.get("group") is None and not ordered:
             direct = shortcut.plain()
+            if direct is None and isinstance(node, PatternMatch) and node.outputs is not None:
+                aggregates = shortcut.aggregates()  # count, min, ... of a pattern's rows
+                if aggregates is not None and any(f != "count_all" for _, f, _ in aggregates):
+                    return replace(query, direct=tuple((n, n) for n, _, _ in aggregates),
+                                   aggregates=aggregates)
             if direct is None and not (pushdown.PUSHDOWN and isinstance(node, AlgorithmScan)):
                 direct = shortcut.row_count()  # (an operator counts its own rows: pushed down)
                 if direct is not None and isinstance(node, PatternMatch):  # counted, not built
@@ -906,6 +911,32 @@ class _Shortcut:
                                  {c.name for c in spec.columns if c.vertex})
         direct = tuple((name, f"__{i}") for i, (name, _) in enumerate(outputs))
         return None if found is None else (found, direct)
+
+    def aggregates(self) -> tuple[tuple[str, str, str | None], ...] | None:
+        """(output name, function, input column) of a select list of ``count(*)``,
+        ``count([DISTINCT] x)``, ``min``/``max``/``sum``/``avg`` of input columns, or None."""
+        out = []
+        for projection in self.select.expressions:
+            target = projection.this if isinstance(projection, exp.Alias) else projection
+            name = self.name(projection)
+            if isinstance(target, exp.Count):
+                inner = target.this
+                if isinstance(inner, exp.Star):
+                    out.append((name, "count_all", None))
+                    continue
+                distinct = isinstance(inner, exp.Distinct)
+                if distinct:
+                    inner = inner.expressions[0] if len(inner.expressions) == 1 else None
+                column = self.column(inner) if inner is not None else None
+                if column is None:
+                    return None
+                out.append((name, "count_distinct" if distinct else "count", column))
+            elif type(target) in _PUSHABLE and self.column(target.this) is not None and \
+                    not target.args.get("expressions"):
+                out.append((name, _PUSHABLE[type(target)], self.column(target.this)))
+            else:
+                return None
+        return tuple(out) if len({n for n, _, _ in out}) == len(out) else None
 
     def ordered_rows(self):
         """(direct, order, limit, offset) of ``SELECT columns ... ORDER BY columns [LIMIT n]
