@@ -605,10 +605,10 @@ class Runner:
             schema = PropertySchema.of(entry)
             keys = graph.derived(f"pattern:keys:{label}", lambda: schema.ids(
                 self.graph_table(entry, "stored_vertices"), (label,), entry.name))
-            internal = keys.internal_many(to_arrow(list(start_ids)))
+            internal = keys.internal_of(start_ids)
             return np.unique(internal[internal >= 0]) + schema.vertex_label(label).start
         if isinstance(start_ids, tuple):
-            internal = ids.internal_many(to_arrow(list(start_ids)))
+            internal = ids.internal_of(start_ids)
             return np.unique(internal[internal >= 0])
         own = isinstance(start_ids, RelationalQuery) and all(
             isinstance(n, GraphTableScan) and n.sources is None for _, n in start_ids.inputs)

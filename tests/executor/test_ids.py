@@ -27,3 +27,24 @@ def test_internal_many_matches_a_dict(seed, count):
         got = ids.internal_many(pa.array(asked, typed))
         assert got.tolist() == [position.get(v, -1) for v in asked]
         assert got.dtype == np.int64
+
+
+@pytest.mark.parametrize("kind", ["int64", "string"])
+def test_internal_of_a_few_values_equals_internal_many(kind):
+    """The Python-side lookup of a pattern's few start ids gives what the Arrow one gives."""
+    import pyarrow as pa
+
+    from graphdb.executor.ids import VertexIds
+
+    if kind == "int64":
+        ids = VertexIds(pa.array([3, 5, 8, 13, 2**40], pa.int64()), "g", "int64")
+        probes = [5, 13, 4, 2**40, 5.0, 5.5, True, None, "5", -1, 2**70]
+    else:
+        ids = VertexIds(pa.array(["a", "b", "c", "1"]), "g", "string")
+        probes = ["a", "c", "zz", "1", 1, None]
+    for value in probes:
+        try:
+            want = ids.internal_many(pa.array([value])).tolist()
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            want = [-1]
+        assert ids.internal_of((value,)).tolist() == want, value
