@@ -30,12 +30,12 @@ class Snapshot:
     """
 
     def __init__(self, catalog: "Catalog", raw: dict[str, bytes], sequence: int,
-                 overlay: dict[str, GraphEntry] | None = None, generation: int = -1):
+                 overlay: dict[str, GraphEntry] | None = None, generation=None):
         self._catalog = catalog
         self._raw = raw
         self.sequence = sequence
-        #: the committed state of the database the entries were read from (the number of
-        #: write transactions committed: storage's Environment.generation); -1 where not known
+        #: the committed state of the database the entries were read from (storage's
+        #: Environment.generation: equal for two reads of the same state); None where not known
         self.generation = generation
         #: entries an open write transaction of the connection changed (seen instead)
         self._parsed: dict[str, GraphEntry] = dict(overlay or {})

@@ -7,12 +7,13 @@ program registered, and an open transaction's own changes. The cache keeps a pla
 and parameters together with that state, and hands it out only while the state is the same:
 
 - **the catalog** by the database's generation as the statement's catalog snapshot read it
-  (:attr:`graphdb.catalog.Snapshot.generation`: the number of write transactions committed,
-  kept in the database itself, so that a copy-compaction keeps it): every commit of this
-  process or another (a write, CREATE/DROP, a load, a compaction) raises it, so any commit at
-  all retires every plan made before it. The test is the snapshot the statement reads anyway,
+  (:attr:`graphdb.catalog.Snapshot.generation`: LMDB's transaction id, which every commit of
+  this process or another raises, with the epoch of the file this process has open, which a
+  copy-compaction renews): any commit at all (a write, CREATE/DROP, a load, a compaction)
+  retires every plan made before it. The test is the snapshot the statement reads anyway,
   under its lease: a plan is never run against data that snapshot does not hold;
-- **the settings** by value (they are an immutable record, replaced by SET and RESET);
+- **the settings** by value (they are an immutable record, replaced by SET and RESET), and the
+  device the planner was given (its kind and budget);
 - **registered tables and table functions** by a counter their registration raises;
 - **a transaction** with changes of its own: nothing is cached or reused inside it.
 
@@ -47,9 +48,11 @@ class PlanState:
     """What a plan was made against (see the module docstring); plans are reused only where
     it is equal."""
 
-    catalog: int
+    catalog: Any
     settings: Any
     registry: int
+    #: the device the plan's operators were placed on (and its budget)
+    device: Any = None
 
 
 class _Unkeyable(Exception):

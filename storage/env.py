@@ -57,11 +57,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import json
 import os
 import re
 import shutil
-import struct
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -82,8 +82,6 @@ T = TypeVar("T")
 SUBDATABASES = ("catalog", "blocks", "pages", "meta", "deltas")
 _LAYOUT_KEY = b"storage/layout"
 _FORMAT_KEY = b"storage/format"
-#: meta key: the number of write transactions committed (Environment.generation)
-_GENERATION_KEY = b"storage/generation"
 
 #: Initial LMDB map size; it doubles whenever a write transaction fills it. The environment
 #: variable lets tests start small so that growth (and other processes adopting it) is exercised.
@@ -417,9 +415,7 @@ class Environment:
             grow = 0
             try:
                 with txn:
-                    result = fn(txn)
-                    self._advance_generation(txn)
-                    return result
+                    return fn(txn)
             except MapTooSmall as short:  # said before writing: grow once, to what is needed
                 grow = short.nbytes
             except lmdb.MapFullError:
@@ -433,23 +429,13 @@ class Environment:
             else:
                 self._grow_map(self._info()[0]["map_size"] * 2)
 
-    def _advance_generation(self, txn) -> None:
-        meta = self._dbs.get("meta")
-        if meta is not None:
-            txn.put(_GENERATION_KEY, struct.pack("<q", max(self.generation(txn), 0) + 1),
-                    db=meta)
-
-    def generation(self, txn) -> int:
-        """The number of write transactions committed to the database, as ``txn`` sees it
-        (every :meth:`write` raises it, in its own transaction, whichever process commits; a
-        compaction's copy keeps it): a state of the database read twice with the same number
-        is the same state. -1 where it cannot be read."""
-        meta = self._dbs.get("meta")
-        raw = txn.get(_GENERATION_KEY, db=meta) if meta is not None else None
-        if raw is None:
-            return 0
-        raw = bytes(raw)
-        return struct.unpack("<q", raw)[0] if len(raw) == 8 else -1
+    def generation(self, txn) -> tuple[int, int]:
+        """Which committed state of the database ``txn`` reads: (the environment's epoch in
+        this process, LMDB's transaction id). Every commit, of any process, raises the id; a
+        copy-compaction starts the ids again in a new file, which this process opens as a new
+        epoch (another process can compact only while no other has the database open). Two
+        reads with the same generation read the same state."""
+        return self._shared.epoch, txn.id()
 
     def release_resident(self) -> int:
         """Unmap this process's pages of the data file (see :mod:`graphdb.storage.mapped`): after a
@@ -566,6 +552,7 @@ class Environment:
                     finally:  # the new file, or the old one if the swap failed
                         with shared.locks.map_lock():
                             shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode)
+                            shared.epoch = next(_EPOCHS)  # its transaction ids start again
             finally:
                 shared.opened.share()
         self._open_subdatabases(None, self.layout, creating=False)
@@ -636,7 +623,12 @@ class _Shared:
         self.opened = opened  # this process has the database open (storage.compact)
         self.references = 1
         self.gate = _TxnGate()
+        #: a new number each time this process opens the file (Environment.generation)
+        self.epoch = next(_EPOCHS)
 
+
+#: Epochs of opened environments (Environment.generation), process-wide.
+_EPOCHS = itertools.count(1)
 
 # LMDB allows one open environment per file per process (py-lmdb refuses a second), yet an
 # embedding program may well connect twice to one database: connections share the environment,
