@@ -30,11 +30,18 @@ HopMasks`): (index into ``vertices``, neighbour, stored edge position).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
-from .paths import Steps, check_rows, match_paths, segment_owners
+from .paths import (
+    Steps,
+    check_rows,
+    count_paths,
+    match_paths,
+    not_in_sorted,
+    segment_owners,
+)
 
 __all__ = ["PAIRS_FROM_BOTH_ENDS", "search"]
 
@@ -70,58 +77,15 @@ def search(step, back, start, low: int, high: int, n: int, xp, *, mode: str, k: 
 
 # -- one search per level for every start row ------------------------------------------------------
 def _from_starts(step, back, start, low, high, n, xp, ends, want_walks, limit, check, memory):
-    """BFS levels of (row, vertex) keys with their numbers of shortest walks, then the walks
-    to the allowed ends, built backwards."""
-    rows = xp.arange(start.size, dtype=np.int64)
-    keys = xp.unique(rows * n + start)
-    counts = xp.ones(keys.size, dtype=np.float64)
-    levels = [keys]  # sorted keys first reached at each level (level 0: the starts)
-    reached = keys if low == 0 else xp.zeros(0, np.int64)
-    found: list[tuple[int, Any, Any]] = []  # (level, keys of results, their walk counts)
-    total = 0.0
-    if low == 0:
-        found.append((0, _allowed(keys, ends, n), None))
-        total += float(found[-1][1].size)
-    held = 0
-    for level in range(1, high + 1):
-        check()
-        if keys.size == 0:
-            break
-        idx, nbrs, _ = step(keys % n)
-        new = (keys // n)[idx] * n + nbrs
-        fresh = _not_in(xp, new, reached)
-        new, weights = new[fresh], counts[idx][fresh]
-        keys, inverse = xp.unique(new, return_inverse=True)
-        counts = xp.bincount(inverse.ravel(), weights=weights, minlength=keys.size)
-        reached = xp.union1d(reached, keys)
-        levels.append(keys)
-        held += 2 * keys.nbytes  # the level's keys, and the results' keys and counts
-        memory(held + 2 * reached.nbytes, f"keep {int(reached.size):,} reached (start, vertex) "
-                                          "pairs")
-        kept = slice(None) if ends is None else ends[keys % n]
-        found.append((level, keys[kept], counts[kept]))
-        total += float(counts[kept].sum())
-        check_rows(limit, total, "shortest walk")
-        if ends is not None and _every_end_reached(xp, reached, ends, n, int(start.size)):
-            break
+    """BFS levels of (row, vertex) keys with their numbers of shortest walks
+    (:func:`graphdb.executor.paths.count_paths`), then the walks to the allowed ends, built
+    backwards over the levels."""
+    record: list = []
+    count_paths(step, start, low, high, n, xp, "all_shortest", check, ends, memory, record,
+                limit)
+    levels = [keys for _, keys, _, _ in record]
+    found = [(level, keys, counts) for level, _, keys, counts in record if keys is not None]
     return _build(found, levels, back, n, xp, want_walks, memory)
-
-
-def _allowed(keys, ends, n):
-    return keys if ends is None else keys[ends[keys % n]]
-
-
-def _not_in(xp, keys, sorted_keys):
-    """Which of ``keys`` are not in ``sorted_keys``."""
-    if sorted_keys.size == 0:
-        return xp.ones(keys.size, dtype=bool)
-    at = xp.minimum(xp.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
-    return sorted_keys[at] != keys
-
-
-def _every_end_reached(xp, reached, ends, n: int, rows: int) -> bool:
-    allowed = int(ends.sum())
-    return reached.size >= rows * allowed and int(ends[reached % n].sum()) == rows * allowed
 
 
 def _build(found, levels, back, n, xp, want_walks, memory) -> Steps:
@@ -140,7 +104,7 @@ def _build(found, levels, back, n, xp, want_walks, memory) -> Steps:
         memory(8 * (level + 3) * int(many.sum()), f"build {int(many.sum()):,} walks")
 
         def member(at: int, owner_keys, vertices):
-            return ~_not_in(xp, (owner_keys // n) * n + vertices, levels[at])
+            return ~not_in_sorted(xp, (owner_keys // n) * n + vertices, levels[at])
 
         rows, walk_vertices, walk_edges = _backwards(back, keys, keys % n, level, member, xp,
                                                      memory)
@@ -386,7 +350,7 @@ class _Counts:
         self.levels[-1], self.counts[-1] = self.levels[-1][keep], self.counts[-1][keep]
 
     def on_level(self, at: int, _owners, vertices):
-        return ~_not_in(self.xp, vertices, self.levels[at])
+        return ~not_in_sorted(self.xp, vertices, self.levels[at])
 
 
 def _overlap(xp, forward: _Counts, before: int, backward: _Counts, after: int):

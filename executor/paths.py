@@ -43,8 +43,8 @@ import numpy as np
 from .errors import InvalidArgument
 from .pattern_count import walks_by_vertex
 
-__all__ = ["DEFAULT_PATH_ROWS", "MODES", "Steps", "TooManyPaths", "check_rows", "match_paths",
-           "ragged_take", "segment_owners"]
+__all__ = ["DEFAULT_PATH_ROWS", "MODES", "Steps", "TooManyPaths", "check_rows", "count_paths",
+           "match_paths", "not_in_sorted", "ragged_take", "segment_owners"]
 
 #: The row semantics of a quantified hop (see the module docstring).
 MODES = ("walk", "any", "all_shortest")
@@ -99,7 +99,7 @@ def _group_sums(xp, keys, counts):
     return unique, xp.bincount(inverse.ravel(), weights=counts, minlength=unique.size)
 
 
-def _first_reached(xp, keys, reached):
+def not_in_sorted(xp, keys, reached):
     """Which of ``keys`` are not in the sorted ``reached``."""
     if reached.size == 0:
         return xp.ones(keys.size, dtype=bool)
@@ -131,19 +131,34 @@ def _settled(xp, keys, counts, ends, n: int, rows: int, k: int) -> bool:
 
 def count_paths(step, start, low: int, high: int, n: int, xp, mode: str,
                 check: Callable[[], None], ends=None,
-                memory: Callable[[int, str], None] = lambda nbytes, what: None):
+                memory: Callable[[int, str], None] = lambda nbytes, what: None,
+                record: list | None = None, limit: float | None = None):
     """(keys ``row * n + end``, counts) of the walks a hop matches, per (row, end), before any
     is built: every walk (``walk``) or the shortest ones (``all_shortest``). ``ends`` (a bool
     per vertex, or None) keeps the walks ending there only, and ends a shortest search once
-    each of them is reached."""
+    each of them is reached. ``record`` receives (level, the level's sorted keys, its results'
+    keys, their counts) per level; ``limit`` refuses past that many walks as they add up."""
     rows = xp.arange(start.size, dtype=np.int64)
     keys = rows * n + start.astype(np.int64)
     counts = xp.ones(keys.size, dtype=np.float64)
     keys, counts = _group_sums(xp, keys, counts)
     found_keys, found_counts = [], []
+    total = 0.0
+
+    def level_done(level: int, kept) -> None:
+        nonlocal total
+        found_keys.append(keys[kept])
+        found_counts.append(counts[kept])
+        if record is not None:
+            record.append((level, keys, found_keys[-1], found_counts[-1]))
+        if limit is not None:
+            total += float(found_counts[-1].sum())
+            check_rows(limit, total, "walk" if mode == "walk" else "shortest walk")
+
     if low == 0:
-        found_keys.append(keys)
-        found_counts.append(counts)
+        level_done(0, slice(None) if ends is None else ends[keys % n])
+    elif record is not None:
+        record.append((0, keys, None, None))
     reached = keys if low == 0 else xp.zeros(0, np.int64)
     for level in range(1, high + 1):
         check()
@@ -153,16 +168,17 @@ def count_paths(step, start, low: int, high: int, n: int, xp, mode: str,
         new = (keys // n)[idx] * n + nbrs
         weights = counts[idx]
         if mode == "all_shortest":
-            fresh = _first_reached(xp, new, reached)
+            fresh = not_in_sorted(xp, new, reached)
             new, weights = new[fresh], weights[fresh]
         keys, counts = _group_sums(xp, new, weights)
         if mode == "all_shortest":
             reached = xp.union1d(reached, keys)
         if level >= low:
-            kept = slice(None) if ends is None else ends[keys % n]
-            found_keys.append(keys[kept])
-            found_counts.append(counts[kept])
-        held = sum(a.nbytes for a in found_keys + found_counts) + reached.nbytes
+            level_done(level, slice(None) if ends is None else ends[keys % n])
+        elif record is not None:
+            record.append((level, keys, None, None))
+        held = sum(a.nbytes for a in found_keys + found_counts) + reached.nbytes + (
+            sum(r[1].nbytes for r in record) if record is not None else 0)
         memory(held + 4 * keys.nbytes, f"count walks to {int(keys.size):,} (row, vertex) pairs")
         if mode == "all_shortest" and ends is not None and _settled(
                 xp, reached, None, ends, n, int(start.size), 1):
@@ -228,7 +244,7 @@ def _enumerate(step, start, low, high, n, xp, mode, k, limit, check, memory, wan
         idx, nbrs, positions = step(cur)
         keys = rows[idx] * n + nbrs
         if mode == "all_shortest":
-            keep = _first_reached(xp, keys, kept_keys)
+            keep = not_in_sorted(xp, keys, kept_keys)
             kept_keys = xp.union1d(kept_keys, keys[keep])
         elif dense is not None:
             keep = dense.first_new(keys)
