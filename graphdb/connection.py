@@ -29,6 +29,7 @@ from .query.tables import Context
 from .result import Result
 from .session import Session, weak
 from .settings import Settings
+from .statement_cache import PreparedStatement
 
 if TYPE_CHECKING:
     from graphdb.catalog import Catalog
@@ -277,6 +278,8 @@ class Connection:
         (42,)
         """
         start = time.perf_counter()
+        if isinstance(sql, PreparedStatement):
+            sql = sql.sql
         session = self.session
         if session.buffer is not None and session.transaction.open:
             with session.lock:  # an INSERT of one row inside a transaction (query.buffered)
@@ -288,6 +291,22 @@ class Connection:
         table, message = session.guarded(lambda: session.execute(statement, parameters))
         return Result(table, elapsed=time.perf_counter() - start, message=message,
                       kind=statement.kind)
+
+    def prepare(self, sql: str) -> PreparedStatement:
+        """A statement to run many times (``.execute(parameters)``): parsed now (its errors
+        raised here), planned at its first run, and its plan reused while nothing it depends
+        on changed (the catalog, the settings, the registered tables; see
+        :mod:`graphdb.statement_cache`). ``execute`` keeps plans the same way; a prepared
+        statement names one.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect().register("t", pa.table({"id": [1, 2], "x": ["a", "b"]}))
+        >>> lookup = con.prepare("SELECT x FROM t WHERE id = ?")
+        >>> lookup.execute([2]).fetchall(), lookup.execute([1]).fetchall()
+        ([('b',)], [('a',)])
+        """
+        statement = self.session.guarded(lambda: parse(sql))
+        return PreparedStatement(self, sql, statement)
 
     def cursor(self) -> "Cursor":
         """A PEP 249 cursor on this connection.
@@ -468,7 +487,7 @@ class Connection:
                                     "and underscores, starting with a letter or underscore")
         if is_sql_keyword(name):
             raise InvalidInputError(f"cannot register '{name}': it is an SQL keyword")
-        self.session.tables[name.lower()] = plain_table(data, f"register('{name}')")
+        self.session.register_table(name, plain_table(data, f"register('{name}')"))
         return self
 
     def unregister(self, name: str) -> "Connection":
@@ -482,7 +501,7 @@ class Connection:
         """
         self.session.check_open()
         registered = self.session.tables
-        if registered.pop(name.lower(), None) is None:
+        if self.session.unregister_table(name) is None:
             raise CatalogError(f"no table '{name}' is registered"
                                + (f" (registered: {', '.join(sorted(registered))})"
                                   if registered else ""))

@@ -41,6 +41,7 @@ from .errors import (
 from .progress import ProgressReport
 from .query.tables import Context
 from .settings import Settings, apply_threads
+from .statement_cache import StatementCache
 from .transaction import Transaction
 
 if TYPE_CHECKING:
@@ -171,8 +172,12 @@ class Session:
         self.runner.writer_for = lambda: transaction.writer
         #: the single-row inserts of an open transaction, applied together (query.buffered)
         self.buffer: "InsertBuffer | None" = None
-        #: tables the program registered, by lower-case name
+        #: tables the program registered, by lower-case name (register_table)
         self.tables: dict[str, pa.Table] = {}
+        #: raised by every registration of a table or table function: plans kept in
+        #: ``plans`` (graphdb.statement_cache) made before it are not reused
+        self.registry = 0
+        self.plans = StatementCache()
         #: built-in table functions: name -> callable returning a pa.Table, and its doc line
         self.table_functions: dict[str, Any] = {}
         self.table_function_docs: dict[str, str] = {}
@@ -421,9 +426,20 @@ class Session:
                 name, step, total, "iterations" if total is not None else "steps"))
 
     # -- built-in table functions ---------------------------------------------------------------
+    def register_table(self, name: str, table: pa.Table) -> None:
+        """Make ``table`` queryable as ``name`` (see :meth:`graphdb.Connection.register`)."""
+        self.tables[name.lower()] = table
+        self.registry += 1
+
+    def unregister_table(self, name: str) -> pa.Table | None:
+        """Forget the table registered as ``name``; it, or None where there was none."""
+        self.registry += 1
+        return self.tables.pop(name.lower(), None)
+
     def register_table_function(self, name: str, function, description: str = "") -> None:
         """Make ``SELECT * FROM name()`` return ``function()`` (see
         :meth:`graphdb.Connection.register_table_function`)."""
+        self.registry += 1
         self.table_functions[name.lower()] = function
         doc = description or (function.__doc__ or "").strip().split("\n")[0]
         self.table_function_docs[name.lower()] = doc

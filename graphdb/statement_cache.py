@@ -23,7 +23,9 @@ values are part of the key with their types (``1``, ``1.0`` and ``True`` are equ
 in SQL); a value that cannot be a key (an array) bypasses the cache.
 
 :meth:`graphdb.Connection.prepare` names a statement to run many times; ``execute`` uses the same
-cache, so a statement repeated as text is as fast.
+cache, so a statement repeated as text is as fast. The cache is the session's
+(:attr:`graphdb.session.Session.plans`), consulted by the query handler
+(:mod:`graphdb.query.statements.query`) inside the statement's catalog snapshot.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Hashable
 
 __all__ = ["CACHED_PLANS", "PlanState", "PreparedStatement", "StatementCache", "cacheable",
-           "parameters_key"]
+           "parameters_key", "plan_key"]
 
 #: Plans kept per connection (least recently used dropped first).
 CACHED_PLANS = 256
@@ -95,6 +97,20 @@ def cacheable(plan) -> bool:
     return True
 
 
+def plan_key(session, statement, parameters: Any, held) -> tuple | None:
+    """(text, parameters, state) a query's plan is kept under in ``session.plans``, or None
+    where it is not kept: an open transaction (its own changes), parameters that cannot be a
+    key, a catalog snapshot (``held``) read without a generation."""
+    if held.generation is None or session.transaction.open or session.catalog.pending:
+        return None
+    values = parameters_key(parameters)
+    if values is None:
+        return None
+    return (statement.text, values,
+            PlanState(held.generation, session.settings, session.registry,
+                      session.runner.device_for()))
+
+
 class StatementCache:
     """Physical plans by (statement text, parameters), each with the :class:`PlanState` it was
     made against."""
@@ -139,6 +155,9 @@ class PreparedStatement:
 
     def __init__(self, connection, sql: str, statement):
         self.connection, self.sql, self.statement = connection, sql, statement
+
+    def __str__(self) -> str:
+        return self.sql
 
     def execute(self, parameters: Any = None):
         """Run the statement with ``parameters`` (a sequence for ``?``, a dict for ``$name``):

@@ -50,9 +50,9 @@ def test_repeated_queries_reuse_their_plans(db):
     con, _path = db
     for sql, parameters in QUERIES:
         first = con.execute(sql, parameters).fetchall()
-        hits = con._plans.hits
+        hits = con.session.plans.hits
         assert con.execute(sql, parameters).fetchall() == first
-        assert con._plans.hits == hits + 1, sql
+        assert con.session.plans.hits == hits + 1, sql
 
 
 def test_writes_of_this_connection_retire_plans(db):
@@ -121,10 +121,10 @@ def test_settings_retire_plans(db):
     for setting in ("memory_limit = '64MB'", "device = 'cpu'", "debug_variant = 'streamed'",
                     "threads = 1"):
         con.execute("SELECT count(*) FROM bfs(g, 1)").fetchall()
-        hits = con._plans.hits
+        hits = con.session.plans.hits
         con.execute(f"SET {setting}")
         con.execute("SELECT count(*) FROM bfs(g, 1)").fetchall()
-        assert con._plans.hits == hits, setting
+        assert con.session.plans.hits == hits, setting
         con.execute(f"RESET {setting.split()[0]}")
     assert con.execute("SELECT value FROM settings() WHERE name = 'threads'").fetchone()[0] \
         == fresh(path, "SELECT value FROM settings() WHERE name = 'threads'", None)[0][0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from sqlglot import exp
 
 from graphdb.executor.arrays import to_table
@@ -29,6 +30,23 @@ class Query(Handler):
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:
         return bind_query(statement.ast, statement.text, parameters, session.context(snapshot))
+
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        """Plan (or take the plan kept for the same text, parameters and state: see
+        :mod:`graphdb.statement_cache`) and run, inside the statement's catalog snapshot."""
+        from ...statement_cache import cacheable, plan_key
+
+        snapshot = session.snapshot()
+        with session.catalog.snapshot() as held:
+            key = plan_key(session, statement, parameters, held)
+            physical = session.plans.get(*key) if key is not None else None
+            if physical is None:
+                physical = session.runner.plan(
+                    self.plan(session, statement, parameters, snapshot), snapshot)
+                if key is not None and cacheable(physical):
+                    session.plans.put(*key, physical)
+            return session.runner.run(physical), None
 
 
 def describe_target(ast: exp.Expression, text: str) -> tuple[str, Any]:
