@@ -655,9 +655,11 @@ class Runner:
         if scan.sources is None:
             return self.graph_table(entry, scan.table)
         ids = self.vertex_ids(entry)
-        internal = ids.internal_many(to_arrow(list(scan.sources)))
+        internal = ids.internal_of(scan.sources)
         sources = np.unique(internal[internal >= 0])
         metrics["sources"] = int(sources.size)
+        if scan.table == "vertices":  # a key lookup: the rows of those ids (row = internal id)
+            return self.graph_table(entry, "vertices").take(sources)
         return edge_table(entry, self.graph(entry), ids, scan.table, self.edge_properties(entry),
                           sources)
 

@@ -414,8 +414,10 @@ class PhysicalPlanner(WritePlanning):
         if node.sources is not None:
             shown = ", ".join(repr(v) for v in node.sources[:5]) + (
                 ", ..." if len(node.sources) > 5 else "")
-            details = (f"filter pushed into the scan: src IN ({shown}); only those vertices' "
-                       "rows of the CSR are read",)
+            details = ((f"key lookup: id IN ({shown}), rows found through the graph's "
+                        "index of its ids",) if node.table == "vertices" else
+                       (f"filter pushed into the scan: src IN ({shown}); only those vertices' "
+                        "rows of the CSR are read",))
         elif node.table == "vertex_positions":
             details = ("the vertex table with each vertex's position, for a subgraph's mask",)
         elif node.table != "vertices":

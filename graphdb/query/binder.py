@@ -172,6 +172,7 @@ class _Binder:
         self.ctes = self.outline.ctes
         self._count = 0
         self._full_names: set[int] = set()  # graph tables referred to as g.vertices
+        self._keyed: set[str] = set()  # relations whose scan applies the whole WHERE (key ids)
 
     # -- the text -------------------------------------------------------------------------------
     def fresh(self) -> str:
@@ -413,8 +414,13 @@ class _Binder:
         entry = self.ctx.catalog.get(graph)
         rows = entry.num_edges if which == "adjacency" or entry.directed else \
             entry.num_edges // 2
-        sources = self._pushed_sources(node) if which != "vertices" and \
-            rows >= PUSHDOWN_MIN_ROWS else None
+        sources, exact = None, False
+        if which == "vertices":  # a key lookup: the ids' rows found by a binary search
+            sources, exact = self._pushed_sources(node, "id")
+            if not exact and entry.num_vertices < PUSHDOWN_MIN_ROWS:
+                sources = None
+        elif rows >= PUSHDOWN_MIN_ROWS:
+            sources, _ = self._pushed_sources(node, "src")
         if sources is not None:  # only values of the ids' type: others are DuckDB's to refuse
             strings = user_id_type(entry) == "string"
             if not all(isinstance(v, str) if strings else isinstance(v, int)
@@ -426,19 +432,25 @@ class _Binder:
         else:
             relation = self.fresh()
             scan = GraphTableScan(graph, which, tuple(sources))
+            if exact:  # the scan's rows are the WHERE's: nothing is left for DuckDB to filter
+                self._keyed.add(relation)
         self._edit(node, f"{relation} AS {alias_sql}", [(relation, scan)],
                    [(relation, f"{graph}.{which}")])
 
-    def _pushed_sources(self, node: exp.Table) -> list | None:
-        """The constants of ``src = c`` / ``src IN (c, ...)`` conditions in the WHERE of the
-        SELECT that scans ``node`` (AND-ed at its top), which a scan of the CSR can apply."""
+    def _pushed_sources(self, node: exp.Table, key: str) -> tuple[list | None, bool]:
+        """The constants of ``key = c`` / ``key IN (c, ...)`` conditions in the WHERE of the
+        SELECT that scans ``node`` (AND-ed at its top), which a scan of the CSR (``src``) or a
+        lookup of the vertex ids (``id``) can apply; and whether they are the whole WHERE of a
+        SELECT from ``node`` alone (the scan's rows are then exactly the WHERE's)."""
         select = node.parent_select
         if select is None or select.args.get("where") is None:
-            return None
+            return None, False
         qualifier = _qualifier(node).lower()
         alone = len(select.args.get("joins") or []) == 0
         found = None
-        for condition in conjuncts(select.args["where"].this):
+        parts = conjuncts(select.args["where"].this)
+        used = 0
+        for condition in parts:
             column, values = None, None
             if isinstance(condition, exp.EQ):
                 for a, b in ((condition.this, condition.expression),
@@ -452,14 +464,15 @@ class _Binder:
                 listed = [self._constant(v) for v in condition.expressions]
                 if all(v is not None for v in listed):
                     column, values = condition.this, [v[0] for v in listed]
-            if column is None or column.name.lower() != "src":
+            if column is None or column.name.lower() != key:
                 continue
             if not ((column.table and column.table.lower() == qualifier)
                     or (not column.table and alone)):
                 continue
             values = [v for v in values if v is not None]
             found = values if found is None else [v for v in found if v in values]
-        return found
+            used += 1
+        return found, found is not None and alone and used == len(parts)
 
     def _place(self, node: exp.Expression) -> tuple[int, int] | None:
         """(first, last) character of a literal or a parameter, if known."""
@@ -712,7 +725,9 @@ class _Binder:
         :attr:`RelationalQuery.direct`."""
         select = self.ast
         if not isinstance(select, exp.Select) or len(query.inputs) != 1 or any(
-                select.args.get(clause) for clause in self._CLAUSES) or not select.expressions:
+                select.args.get(clause) for clause in self._CLAUSES
+                if clause != "where" or query.inputs[0][0] not in self._keyed) \
+                or not select.expressions:
             return query
         source = select.args.get("from_") or select.args.get("from")
         name, node = query.inputs[0]
