@@ -40,6 +40,8 @@ STATEMENTS = [
      "SELECT b FROM GRAPH_TABLE (g MATCH (a WHERE a.id = ?)-[]->(b) COLUMNS (b.id AS b))",
      [1], "SELECT dst FROM e WHERE src = ?",
      "MATCH (a:V)-[:E]->(b:V) WHERE a.id = 1 RETURN b.id"),
+    ("vertex by key", "SELECT id FROM g.vertices WHERE id = ?", [3],
+     "SELECT id FROM v WHERE id = ?", "MATCH (a:V) WHERE a.id = 3 RETURN a.id"),
     ("registered table by key", "SELECT x FROM t WHERE id = ?", [7],
      "SELECT x FROM t WHERE id = ?", "MATCH (a:V) WHERE a.id = 7 RETURN a.id"),
 ]
@@ -73,6 +75,7 @@ def main(argv=None) -> int:
         duck = duckdb.connect()
         duck.register("e", edges)
         duck.register("t", table)
+        duck.register("v", pa.table({"id": [1, 2, 3, 4]}))
         kcon = None
         try:
             import kuzu
