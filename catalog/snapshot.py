@@ -30,8 +30,10 @@ class Snapshot:
     """
 
     def __init__(self, catalog: "Catalog", raw: dict[str, bytes], sequence: int,
-                 overlay: dict[str, GraphEntry] | None = None):
+                 overlay: dict[str, GraphEntry] | None = None, tables=None):
         self._catalog = catalog
+        #: the tables, views and schemas of the same moment (catalog.tables.TableSnapshot)
+        self.tables = tables
         self._raw = raw
         self.sequence = sequence
         #: entries an open write transaction of the connection changed (seen instead)

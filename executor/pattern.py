@@ -531,6 +531,8 @@ def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.
             out[prop] = ids.take(to_arrow(csr.targets[positions].astype(np.int64)))
         elif prop == weight:
             out[prop] = to_arrow(graph.weights("out")[positions])
+        elif prop == "__position":  # the edge's stored position (element_id)
+            out[prop] = to_arrow(np.asarray(positions, dtype=np.int64), pa.int64())
         else:
             out[prop] = properties().column(prop).take(to_arrow(positions, pa.int64()))
     return out

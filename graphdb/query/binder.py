@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+import pyarrow as pa
 from sqlglot import exp
 
 from graphdb.executor import algorithms
@@ -42,6 +43,7 @@ from graphdb.executor.plan import (
     PatternMatch,
     PlanNode,
     RelationalQuery,
+    StoredTableScan,
     TargetRows,
     ValuesScan,
     lateral_column,
@@ -51,6 +53,7 @@ from graphdb.executor.property_graph import user_id_type
 from .._version import __version__
 from ..errors import BinderError
 from .dialect import GraphTable, SubgraphRef, span
+from .lookups import key_conditions
 from .parameters import Parameters, placeholders, sql_literal
 from .pattern import bind_graph_table, conjuncts
 from .replacement import is_file_name, python_variable
@@ -67,6 +70,7 @@ from .tables import (
     suggest,
     unknown_function,
 )
+from .views import expand_views
 
 __all__ = ["bind_query"]
 
@@ -96,6 +100,9 @@ class _Edit:
 
 def bind_query(ast: exp.Expression, text: str, parameters: Any, ctx: Context) -> RelationalQuery:
     """The plan of a query: a :class:`RelationalQuery` over its graph operators."""
+    expanded = expand_views(ast, text, ctx)
+    if expanded is not None:
+        ast, text = expanded
     return _Binder(ast, text, Parameters(ast, parameters, _Outline.of(ast).placeholders),
                    ctx).bind()
 
@@ -324,10 +331,11 @@ class _Binder:
                 self._values(node, name.lower(), function(*[v[0] for v in values]),
                              name.lower())
             return True
-        if node.args.get("db") is not None:
+        if node.args.get("db") is not None and not self._qualified_table(node):
             self._graph_table(node)
             return True
-        self._named_table(node)
+        if node.args.get("db") is None:
+            self._named_table(node)
         return True
 
     def _vertices_name(self, graph: str) -> str:
@@ -357,6 +365,10 @@ class _Binder:
                 source, shown = ValuesScan(lower, registered, kept=True), name
             self._edit(node, text, [(relation, source)], [(relation, shown)])
             return
+        stored = self.ctx.catalog.find_table(name)
+        if stored is not None:
+            self._stored_table(node, stored)
+            return
         if lower in self.ctx.builtins:
             self._values(node, lower, self.ctx.builtins[lower](), name)
             return
@@ -380,27 +392,72 @@ class _Binder:
             table = plain_table(value, f"FROM {name}")
             self._edit(node, text, [(relation, ValuesScan(lower, table))], [(relation, name)])
             return
-        known = sorted(self.ctes) + sorted(self.ctx.tables) + [
-            f"{g}.{t}" for g in graphs for t in GRAPH_TABLES]
+        known = sorted(self.ctes) + sorted(self.ctx.tables) + \
+            self.ctx.catalog.tables().names() + [f"{g}.{t}" for g in graphs for t in GRAPH_TABLES]
         raise BinderError(f"unknown table '{name}'" + suggest(name, known, "tables"))
+
+    def _qualified_table(self, node: exp.Table) -> bool:
+        """Bind ``schema.table`` (a stored table of a schema, or of ``main``) or
+        ``information_schema.x``; False when the qualifier names a graph (``g.vertices``)."""
+        schema = node.args["db"].name
+        if node.args.get("catalog") is not None or self.ctx.is_graph(schema):
+            return False
+        if schema.lower() == "information_schema":
+            self._values(node, f"information_schema.{node.name.lower()}",
+                         self.ctx.information_schema(node.name), node.name)
+            return True
+        stored = self.ctx.catalog.find_table(f"{schema}.{node.name}")
+        if stored is None:
+            tables = self.ctx.catalog.tables()
+            if schema.lower() != "main" and schema.lower() not in (
+                    s.lower() for s in tables.schemas()):
+                return False  # g.vertices of a graph g that may be misspelled: said there
+            raise BinderError(f"unknown table '{schema}.{node.name}'"
+                              + suggest(f"{schema}.{node.name}", tables.names(), "tables"))
+        self._stored_table(node, stored)
+        return True
+
+    def _stored_table(self, node: exp.Table, entry) -> None:
+        """A stored table: its rows at the statement's version, kept registered in the
+        relational engine under one name per generation (or only the rows a key lookup
+        finds, :mod:`.lookups`)."""
+        alias = node.args.get("alias")
+        alias_sql = alias.sql(dialect="duckdb") if alias is not None else _quote(node.name)
+        key = entry.key_columns
+        found = key_conditions(node, key, [entry.schema.field(c).type for c in key],
+                               self._constant)
+        if found is None:
+            relation, keys, exact = f"__graphdb_stored_{entry.table_id}", None, False
+        else:
+            relation, (keys, exact) = self.fresh(), found
+        self._edit(node, f"{relation} AS {alias_sql}",
+                   [(relation, StoredTableScan(entry.name, keys, exact))],
+                   [(relation, entry.name)])
 
     # -- g.vertices, g.edges, g.adjacency -------------------------------------------------------
     def _graph_table(self, node: exp.Table) -> None:
         graph = self.ctx.graph(node.args["db"].name)
         which = node.name.lower()
         schema = self.ctx.schema(graph)
-        if schema is not None and which not in GRAPH_TABLES and schema.is_label(node.name) \
-                and node.args.get("catalog") is None:  # a property graph's g.Person, g.knows
-            labels = [v.name for v in schema.vertex_labels + schema.edge_labels]
-            label = next(n for n in labels if n.lower() == which)
+        element = schema.element_of(node.name) if schema is not None and \
+            which not in GRAPH_TABLES and node.args.get("catalog") is None else None
+        if element is not None:  # a property graph's g.Person, g.knows
+            label = element.name
             entry = self.ctx.catalog.get(graph)
             relation = table_name(entry, f"label_{label}")
             alias = node.args.get("alias")
             alias_sql = alias.sql(dialect="duckdb") if alias is not None else _quote(
                 node.name if id(node) not in self._full_names else f"{graph}.{node.name}")
-            self._edit(node, f"{relation} AS {alias_sql}",
-                       [(relation, GraphTableScan(graph, f"label:{label}"))],
-                       [(relation, f"{graph}.{label}")])
+            scan = GraphTableScan(graph, f"label:{label}")
+            if element in schema.vertex_labels and not element.key.startswith("__"):
+                kind = pa.string() if element.key_type in ("string", "large_string") else \
+                    pa.int64() if element.key_type.startswith(("int", "uint")) else pa.null()
+                found = key_conditions(node, (element.key,), [kind], self._constant)
+                if found is not None:  # a lookup by the label's key
+                    relation = self.fresh()
+                    scan = GraphTableScan(graph, f"label:{label}", found[0], found[1])
+            self._edit(node, f"{relation} AS {alias_sql}", [(relation, scan)],
+                       [(relation, f"{graph}.{node.name}")])
             return
         if which not in GRAPH_TABLES or node.args.get("catalog") is not None:
             known = list(GRAPH_TABLES) + ([v.name for v in schema.vertex_labels
@@ -413,6 +470,15 @@ class _Binder:
         entry = self.ctx.catalog.get(graph)
         rows = entry.num_edges if which == "adjacency" or entry.directed else \
             entry.num_edges // 2
+        if which == "vertices":  # a lookup by vertex id
+            kind = pa.string() if user_id_type(entry) == "string" else pa.int64()
+            found = key_conditions(node, ("id",), [kind], self._constant)
+            if found is not None:
+                relation = self.fresh()
+                self._edit(node, f"{relation} AS {alias_sql}",
+                           [(relation, GraphTableScan(graph, which, found[0], found[1]))],
+                           [(relation, f"{graph}.{which}")])
+                return
         sources = self._pushed_sources(node) if which != "vertices" and \
             rows >= PUSHDOWN_MIN_ROWS else None
         if sources is not None:  # only values of the ids' type: others are DuckDB's to refuse
@@ -711,8 +777,12 @@ class _Binder:
         an aggregate or a top-k of a graph function's rows. See
         :attr:`RelationalQuery.direct`."""
         select = self.ast
+        looked_up = len(query.inputs) == 1 and isinstance(
+            query.inputs[0][1], (StoredTableScan, GraphTableScan)) and \
+            query.inputs[0][1].exact  # the WHERE is the key lookup's: its rows are the rows
         if not isinstance(select, exp.Select) or len(query.inputs) != 1 or any(
-                select.args.get(clause) for clause in self._CLAUSES) or not select.expressions:
+                select.args.get(clause) for clause in self._CLAUSES
+                if not (clause == "where" and looked_up)) or not select.expressions:
             return query
         source = select.args.get("from_") or select.args.get("from")
         name, node = query.inputs[0]
@@ -724,6 +794,8 @@ class _Binder:
             columns = [n for n, _ in node.outputs]
         elif isinstance(node, GraphTableScan):
             columns = self.ctx.graph_columns(node.graph, node.table)
+        elif isinstance(node, StoredTableScan):
+            columns = self.ctx.catalog.table(node.table).schema.names
         elif isinstance(node, AlgorithmScan) and not node.lateral:
             columns = [c.name for c in algorithms.get(node.algorithm).columns]
         else:
