@@ -204,7 +204,7 @@ class StatementGrammar:
                                           spec={"property": what != "GRAPH"}))
         raise ParseError(f"expected DROP {what} [IF EXISTS] name", 1, 1)
 
-    def _parse_insert(self):
+    def _parse_fast_insert(self):
         """An INSERT of literal rows, read without the general parser (:mod:`.fast_values`);
         None (sqlglot's) for any other."""
         from .fast_values import fast_insert
@@ -327,6 +327,6 @@ _RULES = {
     "COPY": StatementGrammar._parse_copy_statement,
     "CREATE": StatementGrammar._parse_create_statement,
     "ALTER": StatementGrammar._table_statement,
-    "INSERT": StatementGrammar._parse_insert,
+    "INSERT": StatementGrammar._parse_fast_insert,
     "TRUNCATE": StatementGrammar._table_statement,
 }
