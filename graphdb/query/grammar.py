@@ -204,6 +204,16 @@ class StatementGrammar:
                                           spec={"property": what != "GRAPH"}))
         raise ParseError(f"expected DROP {what} [IF EXISTS] name", 1, 1)
 
+    def _parse_describe_graph(self):
+        """``DESCRIBE PROPERTY GRAPH g`` (DuckPGQ's): ``DESCRIBE g``; None (sqlglot's) for any
+        other DESCRIBE."""
+        tokens = self._tokens[self._index:]
+        if [t.text.upper() for t in tokens[1:3]] != ["PROPERTY", "GRAPH"]:
+            return None
+        if len(tokens) != 4 or not _is_name(tokens[3]):
+            raise ParseError("expected DESCRIBE PROPERTY GRAPH name", 1, 1)
+        return self._finish(exp.Describe(this=exp.to_table(tokens[3].text)))
+
     def _parse_fast_insert(self):
         """An INSERT of literal rows, read without the general parser (:mod:`.fast_values`);
         None (sqlglot's) for any other."""
@@ -328,5 +338,6 @@ _RULES = {
     "CREATE": StatementGrammar._parse_create_statement,
     "ALTER": StatementGrammar._table_statement,
     "INSERT": StatementGrammar._parse_fast_insert,
+    "DESCRIBE": StatementGrammar._parse_describe_graph,
     "TRUNCATE": StatementGrammar._table_statement,
 }

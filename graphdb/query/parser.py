@@ -32,6 +32,7 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 _DIALECT = GraphSQL()
 _PLAIN = DuckDB()
+_DASHED = re.compile(r"-\s*[A-Za-z]")
 
 _LEADING = re.compile(r"^\s*(?:--[^\n]*(?:\n|$)\s*|/\*.*?\*/\s*)*", re.S)
 
@@ -70,7 +71,10 @@ class Statement:
 
 
 def _strip(sql: str) -> str:
-    return _LEADING.sub("", sql).strip().rstrip(";").strip()
+    text = _LEADING.sub("", sql).strip().rstrip(";").strip()
+    # DuckPGQ's scripts write '-' before a statement its parser takes (-CREATE PROPERTY GRAPH,
+    # -FROM GRAPH_TABLE ...): no statement starts with a minus sign, so it is read as absent
+    return text[1:].lstrip() if _DASHED.match(text) else text
 
 
 @functools.lru_cache(maxsize=256)
