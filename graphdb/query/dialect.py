@@ -263,7 +263,7 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             self.raise_error("expected a vertex pattern such as (a)")
         var = None
         if self._curr and self._curr.token_type not in (TokenType.R_PAREN, TokenType.COLON,
-                                                        TokenType.WHERE):
+                                                        TokenType.IS, TokenType.WHERE):
             var = self._parse_id_var(any_token=False)
         labels = self._parse_labels()
         where = self._parse_assignment() if self._match(TokenType.WHERE) else None
@@ -306,7 +306,7 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
         brackets = bool(self._match(TokenType.L_BRACKET))
         if brackets:
             if self._curr and self._curr.token_type not in (TokenType.R_BRACKET, TokenType.COLON,
-                                                            TokenType.WHERE):
+                                                            TokenType.IS, TokenType.WHERE):
                 var = self._parse_id_var(any_token=False)
             labels = self._parse_labels()
             if self._match(TokenType.WHERE):

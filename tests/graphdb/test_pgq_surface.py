@@ -169,3 +169,22 @@ def test_describe_show_and_drop(both):
     with pytest.raises(graphdb.CatalogError):
         con.execute("DROP PROPERTY GRAPH gone")
     con.execute("DROP PROPERTY GRAPH IF EXISTS gone")
+
+
+def test_duckpgq_dash_and_describe_property_graph(both):
+    """DuckPGQ's scripts write '-' before the statements its parser takes."""
+    same(both, "-FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) WHERE a.name = "
+               "'Daniel' COLUMNS (b.name))",
+         "SELECT b.name FROM know k JOIN Student a ON a.id = k.src JOIN Student b ON "
+         "b.id = k.dst WHERE a.name = 'Daniel'")
+    con, _ = both
+    assert con.execute("DESCRIBE PROPERTY GRAPH pg").fetchall() == \
+        con.execute("DESCRIBE pg").fetchall()
+
+
+def test_anonymous_elements_with_is_labels(both):
+    """``-[IS label]->`` and ``(IS label)``: an element with a label and no variable."""
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a IS Person)-[IS Knows]->(IS Person)"
+               "-[IS StudyAt]->(s IS SCHOOL) COLUMNS (a.name, s.name AS school))",
+         "SELECT a.name, s.name FROM know k JOIN Student a ON a.id = k.src "
+         "JOIN StudyAt t ON t.personId = k.dst JOIN School s ON s.id = t.schoolId")
