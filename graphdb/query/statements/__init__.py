@@ -96,6 +96,11 @@ class Handler:
             table = session.run(self.plan(session, statement, parameters, snapshot), snapshot)
         return self.finish(session, statement, table)
 
+    def explains(self, session: "Session", statement: "Statement") -> bool:
+        """Whether EXPLAIN shows this statement (:attr:`explainable`, unless the statement's
+        target says otherwise)."""
+        return self.explainable
+
     def uses_lease(self, statement: "Statement") -> bool:
         """Whether this statement binds under the catalog's lease (see :attr:`leased`)."""
         return True

@@ -69,6 +69,9 @@ class Write(Handler):
     def check(self, session: "Session", statement: "Statement") -> None:
         session.writable()
 
+    def explains(self, session: "Session", statement: "Statement") -> bool:
+        return stored_table(session, statement.ast) is None
+
     def execute(self, session: "Session", statement: "Statement", parameters: Any
                 ) -> tuple[pa.Table, str | None]:
         table = stored_table(session, statement.ast)
