@@ -34,18 +34,46 @@ def _quote(name: str) -> str:
 
 
 def element_ids(table: GraphTable, kinds: dict[str, str]) -> GraphTable:
-    """``table`` with ``element_id(x)`` written over ``x``'s properties."""
-    def rewrite(node: exp.Expression) -> exp.Expression:
-        if not isinstance(node, exp.Anonymous) or node.name.lower() != "element_id":
-            return node
-        args = node.expressions
-        if len(args) != 1 or not isinstance(args[0], exp.Column) or args[0].table:
-            raise BinderError("element_id() takes one pattern variable: element_id(x)")
-        name = args[0].name
+    """``table`` with ``element_id(x)``, ``SAME(x, y, ...)`` and ``ALL_DIFFERENT(x, y, ...)``
+    written over the variables' identities (pseudo-properties)."""
+    def variable(node: exp.Expression, call: str) -> tuple[str, str]:
+        """(name, 'vertex' | 'edge') of a pattern variable given to ``call``."""
+        if not isinstance(node, exp.Column) or node.table:
+            raise BinderError(f"{call}() takes pattern variables: {call}(x, ...)")
+        name = node.name
         kind = next((k for v, k in kinds.items() if v.lower() == name.lower()), None)
         if kind is None:
-            raise BinderError(f"element_id({name}): '{name}' is no vertex or edge variable of "
+            raise BinderError(f"{call}({name}): '{name}' is no vertex or edge variable of "
                               "the pattern")
+        return name, kind
+
+    def identity(name: str, kind: str) -> exp.Expression:
+        return exp.column(VERTEX_ID if kind == "vertex" else EDGE_POSITION, table=name)
+
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if not isinstance(node, exp.Anonymous):
+            return node
+        call = node.name.lower()
+        if call in ("same", "all_different"):  # SQL/PGQ's element predicates
+            found = [variable(a, call) for a in node.expressions]
+            if len(found) < 2:
+                raise BinderError(f"{call}() takes two or more pattern variables")
+            pairs = [(found[0], other) for other in found[1:]] if call == "same" else \
+                [(x, y) for i, x in enumerate(found) for y in found[i + 1:]]
+            terms = []
+            for (a, ka), (b, kb) in pairs:
+                if ka != kb:  # a vertex is never the same element as an edge
+                    terms.append(exp.false() if call == "same" else exp.true())
+                elif call == "same":
+                    terms.append(exp.EQ(this=identity(a, ka), expression=identity(b, kb)))
+                else:
+                    terms.append(exp.NEQ(this=identity(a, ka), expression=identity(b, kb)))
+            return exp.paren(exp.and_(*terms), copy=False)
+        if call != "element_id":
+            return node
+        if len(node.expressions) != 1:
+            raise BinderError("element_id() takes one pattern variable: element_id(x)")
+        name, kind = variable(node.expressions[0], "element_id")
         if kind == "vertex":
             return exp.cast(exp.column(VERTEX_ID, table=name), "VARCHAR")
         return exp.DPipe(this=exp.Literal.string("e:"),

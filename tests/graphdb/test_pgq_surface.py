@@ -188,3 +188,20 @@ def test_anonymous_elements_with_is_labels(both):
                "-[IS StudyAt]->(s IS SCHOOL) COLUMNS (a.name, s.name AS school))",
          "SELECT a.name, s.name FROM know k JOIN Student a ON a.id = k.src "
          "JOIN StudyAt t ON t.personId = k.dst JOIN School s ON s.id = t.schoolId")
+
+
+def test_same_and_all_different(both):
+    """SQL/PGQ's element predicates: SAME(x, y) (one element), ALL_DIFFERENT(x, y, ...)."""
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[e:Knows]->(b:Person)-[f:Knows]->"
+               "(c:Person) WHERE ALL_DIFFERENT(a, b, c) COLUMNS (a.id AS a, b.id AS b, c.id AS c))",
+         "SELECT k1.src, k1.dst, k2.dst FROM know k1 JOIN know k2 ON k2.src = k1.dst "
+         "WHERE k1.src <> k1.dst AND k2.dst <> k1.src AND k2.dst <> k1.dst")
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[e:Knows]->(b:Person)-[f:Knows]->"
+               "(c:Person) WHERE SAME(a, c) COLUMNS (a.id AS a, b.id AS b))",
+         "SELECT k1.src, k1.dst FROM know k1 JOIN know k2 ON k2.src = k1.dst AND k2.dst = k1.src")
+    # an edge walked back over the same edge: excluded by ALL_DIFFERENT on the edges
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[e:Knows]-(b:Person)-[f:Knows]-"
+               "(c:Person) WHERE ALL_DIFFERENT(e, f) COLUMNS (a.id AS a, c.id AS c))",
+         "WITH u AS (SELECT rowid AS r, src AS x, dst AS y FROM know UNION ALL "
+         "SELECT rowid, dst, src FROM know) "
+         "SELECT u1.x, u2.y FROM u u1 JOIN u u2 ON u2.x = u1.y AND u2.r <> u1.r")
