@@ -575,8 +575,9 @@ class Runner:
             if (var, prop) in stored:
                 continue
             if var == logical.path:
-                columns[f"{var}.{prop}"] = path_column(graph, path, prop, ids,
-                                                       weight_column(entry))
+                columns[f"{var}.{prop}"] = path_column(
+                    graph, path, prop, ids, weight_column(entry),
+                    lambda: self.edge_properties(entry))
                 continue
             rows = to_arrow(bound[var], pa.int64())
             if prop in ("id", "__vid"):  # (__vid: the graph's id whatever the properties)

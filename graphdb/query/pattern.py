@@ -133,8 +133,8 @@ def _path_functions(node: exp.Expression, path: str | None) -> exp.Expression:
                 return exp.column(_PATH_FUNCTIONS[name.lower()], table=path)
         if isinstance(part, exp.Column) and not part.table and part.name.lower() == path.lower():
             raise BinderError(f"'{part.name}' is a path: use vertices({part.name}), "
-                              f"edges({part.name}), path_length({part.name}) or "
-                              f"cost({part.name})")
+                              f"edges({part.name}), path_length({part.name}), "
+                              f"element_id({part.name}) or cost({part.name})")
         return part
 
     return node.transform(rename)
@@ -335,6 +335,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                "shortest": ("any", k), "all_shortest": ("all_shortest", 1)}[prefix]
     vertices, edges, single, inner = _var_names(list(table.args["pattern"]), path)
     kinds = {**{v: "vertex" for v in vertices + inner}, **{e: "edge" for e in edges}}
+    if path is not None:
+        kinds[path] = "path"
     table = element_ids(table, kinds)
     pattern = list(table.args["pattern"])
     hops_at = [i for i, item in enumerate(pattern) if isinstance(item, EdgePattern)]

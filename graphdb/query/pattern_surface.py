@@ -56,6 +56,8 @@ def element_ids(table: GraphTable, kinds: dict[str, str]) -> GraphTable:
         call = node.name.lower()
         if call in ("same", "all_different"):  # SQL/PGQ's element predicates
             found = [variable(a, call) for a in node.expressions]
+            if any(kind == "path" for _, kind in found):
+                raise BinderError(f"{call}() takes vertex and edge variables, not a path")
             if len(found) < 2:
                 raise BinderError(f"{call}() takes two or more pattern variables")
             pairs = [(found[0], other) for other in found[1:]] if call == "same" else \
@@ -74,6 +76,8 @@ def element_ids(table: GraphTable, kinds: dict[str, str]) -> GraphTable:
         if len(node.expressions) != 1:
             raise BinderError("element_id() takes one pattern variable: element_id(x)")
         name, kind = variable(node.expressions[0], "element_id")
+        if kind == "path":  # its vertices and edges, interleaved
+            return exp.column("elements", table=name)
         if kind == "vertex":
             return exp.cast(exp.column(VERTEX_ID, table=name), "VARCHAR")
         return exp.DPipe(this=exp.Literal.string("e:"),

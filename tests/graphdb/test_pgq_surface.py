@@ -205,3 +205,26 @@ def test_same_and_all_different(both):
          "WITH u AS (SELECT rowid AS r, src AS x, dst AS y FROM know UNION ALL "
          "SELECT rowid, dst, src FROM know) "
          "SELECT u1.x, u2.y FROM u u1 JOIN u u2 ON u2.x = u1.y AND u2.r <> u1.r")
+
+
+def test_element_id_of_a_path(both):
+    """element_id(p): the path's vertices (their keys) and edges (their rows in the edge table)
+    interleaved, checked against networkx's shortest paths (unique from David)."""
+    import networkx as nx
+
+    con, ref = both
+    rows = ref.execute("SELECT rowid, src, dst FROM know").fetchall()
+    g = nx.DiGraph()
+    g.add_edges_from((s, d, {"row": r}) for r, s, d in rows)
+    expected = []
+    for target, path in nx.single_source_shortest_path(g, 4).items():
+        if target == 4:
+            continue
+        elements = [path[0]]
+        for u, v in zip(path, path[1:]):
+            elements += [g.edges[u, v]["row"], v]
+        expected.append((target, len(path) - 1, elements))
+    got = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH p = ANY SHORTEST (a:Person)-[k:Knows]->"
+                      "{1,3}(b:Person) WHERE a.id = 4 COLUMNS (b.id, path_length(p), "
+                      "element_id(p)))").fetchall()
+    assert sorted(got) == sorted(expected)
