@@ -23,7 +23,8 @@ from ..errors import ParseError
 
 __all__ = [
     "Checkpoint", "CopyTo", "CreateGraph", "CreateGraphAs", "CreatePropertyGraph",
-    "DetachDelete", "DropGraph", "Explain", "GraphStatement", "LoadGraph", "Reset",
+    "DetachDelete", "DropGraph", "Explain", "GraphStatement", "ImportDatabase", "LoadGraph",
+    "Reset",
     "ShowFunctions", "ShowGraphs", "ShowSettings", "StatementGrammar", "Vacuum",
 ]
 
@@ -104,6 +105,11 @@ class Vacuum(GraphStatement):
 
 class Reset(GraphStatement):
     """``RESET setting`` or ``RESET ALL`` (``this`` is 'all')."""
+
+
+class ImportDatabase(GraphStatement):
+    """``IMPORT DATABASE 'directory'``: the schema.sql and load.sql that DuckDB's ``EXPORT
+    DATABASE`` writes, run as scripts (``this`` the directory)."""
 
 
 class DetachDelete(exp.Delete):
@@ -255,6 +261,13 @@ class StatementGrammar:
             return self._finish(Vacuum())
         raise ParseError("expected VACUUM (it compacts the whole database file)", 1, 1)
 
+    def _parse_import(self):
+        tokens = self._tokens[self._index:]
+        if len(tokens) == 3 and tokens[1].text.upper() == "DATABASE" and \
+                tokens[2].token_type == TokenType.STRING:
+            return self._finish(ImportDatabase(this=tokens[2].text))
+        raise ParseError("expected IMPORT DATABASE 'directory'", 1, 1)
+
     def _parse_reset(self):
         tokens = self._tokens[self._index:]
         if len(tokens) == 2 and tokens[1].text.upper() == "ALL":
@@ -333,6 +346,7 @@ _RULES = {
     "CHECKPOINT": StatementGrammar._parse_checkpoint,
     "VACUUM": StatementGrammar._parse_vacuum,
     "RESET": StatementGrammar._parse_reset,
+    "IMPORT": StatementGrammar._parse_import,
     "DETACH": StatementGrammar._parse_detach,
     "COPY": StatementGrammar._parse_copy_statement,
     "CREATE": StatementGrammar._parse_create_statement,

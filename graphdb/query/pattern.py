@@ -140,6 +140,21 @@ def _path_functions(node: exp.Expression, path: str | None) -> exp.Expression:
     return node.transform(rename)
 
 
+def _default_columns(pattern: list, vertices: list[str], edges: list[str],
+                     property_graph: bool) -> list[exp.Expression]:
+    """The output of a GRAPH_TABLE without COLUMNS: on a property graph every property of each
+    named variable, in the pattern's order (``x.*`` each, as DuckPGQ reads it); on a graph, the
+    id of each named vertex."""
+    if not property_graph:
+        return [exp.alias_(exp.column("id", v), v) for v in dict.fromkeys(vertices)
+                if not v.startswith("__")]
+    named = set(vertices) | set(edges)
+    order = [item.this.name for item in pattern if item.this is not None
+             and item.this.name in named and not item.this.name.startswith("__")]
+    return [exp.Column(this=exp.Star(), table=exp.to_identifier(v))
+            for v in dict.fromkeys(order)]
+
+
 class _Labels:
     """The labels of a pattern's variables on a property graph (nothing on a plain graph):
     which labels each may have, the properties that gives it, the stored columns they are in,
@@ -500,9 +515,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                         name if name and single[name] else None, **found))
 
     rest = [c for c in rest if not any(c is t for t in taken)]
-    outputs = table.args.get("columns") or [exp.alias_(exp.column("id", v), v)
-                                            for v in dict.fromkeys(vertices)
-                                            if not v.startswith("__")]
+    outputs = table.args.get("columns") or _default_columns(
+        pattern, vertices, edges, labels.schema is not None)
     outputs = expand_outputs(outputs, labels.own_properties if labels.schema is not None
                              else lambda v: columns[v], kinds, path)
     outputs = [_path_functions(c, path) for c in outputs]

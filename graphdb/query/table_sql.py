@@ -82,7 +82,8 @@ def table_node(text: str) -> TableStatement | None:
 COPY_FROM_OPTIONS = ("format", "header", "delimiter", "delim", "sep", "quote", "escape",
                      "null", "nullstr", "skip", "dateformat", "timestampformat",
                      "auto_detect", "columns", "compression", "ignore_errors", "all_varchar",
-                     "new_line", "strict_mode", "null_padding", "union_by_name", "encoding")
+                     "new_line", "strict_mode", "null_padding", "union_by_name", "encoding",
+                     "allow_quoted_nulls", "force_not_null", "max_line_size", "types", "names")
 
 
 def _query_after_as(text: str, r: _Reader) -> str:

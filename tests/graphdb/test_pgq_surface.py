@@ -228,3 +228,25 @@ def test_element_id_of_a_path(both):
                       "{1,3}(b:Person) WHERE a.id = 4 COLUMNS (b.id, path_length(p), "
                       "element_id(p)))").fetchall()
     assert sorted(got) == sorted(expected)
+
+
+def test_no_columns_gives_every_property(both):
+    """A GRAPH_TABLE without COLUMNS on a property graph: each named variable's properties."""
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person))",
+         "SELECT a.id, a.name, k.src, k.dst, k.createDate, b.id, b.name FROM know k "
+         "JOIN Student a ON a.id = k.src JOIN Student b ON b.id = k.dst")
+
+
+def test_import_database_of_duckdb_export(tmp_path):
+    """IMPORT DATABASE runs the schema.sql and load.sql DuckDB's EXPORT DATABASE wrote."""
+    ref = duckdb.connect()
+    ref.execute(TABLES)
+    ref.execute(f"EXPORT DATABASE '{tmp_path / 'export'}'")
+    with graphdb.connect() as con:
+        con.execute(f"IMPORT DATABASE '{tmp_path / 'export'}'")
+        for table in ("Student", "know", "School", "StudyAt"):
+            query = f"SELECT * FROM {table} ORDER BY ALL"
+            assert con.execute(query).fetchall() == ref.execute(query).fetchall()
+        con.execute(GRAPH)
+        assert len(con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->"
+                               "(b:Person) COLUMNS (a.id))").fetchall()) == 8

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from graphdb.executor.plan import PlanNode, ValuesScan
 
+from .. import grammar
 from ..table_sql import NODES, TABLE_KINDS
 from . import Handler
 
@@ -52,7 +53,6 @@ class CopyFrom(TableDefinition):
         command = statement.ast.command
         if session.catalog.tables_now().find(command.name) is not None:
             return super().execute(session, statement, parameters)
-        from .. import grammar
         from ..copy import parse_copy
         from ..parser import Statement
         from . import handler_for
@@ -61,6 +61,47 @@ class CopyFrom(TableDefinition):
         load = Statement(grammar.LoadGraph(this=parts["graph"], spec={
             "path": parts["path"], "options": parts["options"]}), statement.text)
         return handler_for(load.ast).execute(session, load, parameters)
+
+
+class ImportDatabase(Handler):
+    """``IMPORT DATABASE 'dir'``: the directory's schema.sql, then its load.sql (DuckDB's
+    ``EXPORT DATABASE`` writes them), each statement run as the session runs any; a file a
+    ``COPY ... FROM`` names that is not there is looked for in the directory."""
+
+    kind = "import_database"
+    leased = False
+
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        import os
+        import re
+
+        from ...errors import InvalidInputError
+        from ..parser import parse, split_script
+
+        directory = statement.ast.name
+        if not os.path.isdir(directory):
+            raise InvalidInputError(f"IMPORT DATABASE: '{directory}' is no directory")
+        count = 0
+        for script in ("schema.sql", "load.sql"):
+            path = os.path.join(directory, script)
+            if not os.path.exists(path):
+                continue
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for piece in split_script(text):
+                def here(match: re.Match) -> str:
+                    name = match.group(2).replace("''", "'")
+                    if not os.path.exists(name):
+                        moved = os.path.join(directory, os.path.basename(name))
+                        if os.path.exists(moved):
+                            name = moved
+                    return match.group(1) + "'" + name.replace("'", "''") + "'"
+
+                piece = re.sub(r"(?is)^(\s*COPY\s+\S+\s+FROM\s+)'((?:[^']|'')*)'", here, piece)
+                session.execute(parse(piece))
+                count += 1
+        return pa.table({}), f"imported '{directory}': {count} statements"
 
 
 class ShowTables(Handler):
@@ -85,5 +126,6 @@ class ShowTables(Handler):
 
 HANDLERS: dict[type, Handler] = {NODES[kind]: TableDefinition(kind) for kind in TABLE_KINDS}
 HANDLERS[NODES["copy_from"]] = CopyFrom("copy_from")
+HANDLERS[grammar.ImportDatabase] = ImportDatabase()
 HANDLERS.update({NODES[kind]: ShowTables(kind) for kind in ("show_tables",
                                                             "show_property_graphs")})
