@@ -137,7 +137,8 @@ class FastValues(exp.Expression):
         """The rows, ``?`` filled in from ``parameters`` (a sequence) in order."""
         from ..errors import InvalidInputError
 
-        found = scan_insert(self.this)
+        kept = self.meta.pop("rows", None)  # read by the parse: its first run takes them
+        found = (None, *kept) if kept is not None else scan_insert(self.this)
         if found is None:  # (the text was read once already)
             raise InvalidInputError("cannot read the INSERT's rows again")
         _ast, rows, count = found
@@ -168,8 +169,10 @@ def fast_insert(text: str) -> exp.Insert | None:
     found = scan_insert(text)
     if found is None:
         return None
-    ast, rows, _count = found
-    ast.set("expression", FastValues(this=text, rows=len(rows), width=len(rows[0])))
+    ast, rows, count = found
+    values = FastValues(this=text, rows=len(rows), width=len(rows[0]))
+    values.meta["rows"] = (rows, count)  # for the statement's first run, not kept after it
+    ast.set("expression", values)
     return ast
 
 

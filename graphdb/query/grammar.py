@@ -220,14 +220,6 @@ class StatementGrammar:
             raise ParseError("expected DESCRIBE PROPERTY GRAPH name", 1, 1)
         return self._finish(exp.Describe(this=exp.to_table(tokens[3].text)))
 
-    def _parse_fast_insert(self):
-        """An INSERT of literal rows, read without the general parser (:mod:`.fast_values`);
-        None (sqlglot's) for any other."""
-        from .fast_values import fast_insert
-
-        node = fast_insert(self._rest_text())
-        return None if node is None else self._finish(node)
-
     def _table_statement(self):
         """A statement of tables, views or schemas (:mod:`.table_sql`), or None."""
         from .table_sql import table_node
@@ -351,7 +343,6 @@ _RULES = {
     "COPY": StatementGrammar._parse_copy_statement,
     "CREATE": StatementGrammar._parse_create_statement,
     "ALTER": StatementGrammar._table_statement,
-    "INSERT": StatementGrammar._parse_fast_insert,
     "DESCRIBE": StatementGrammar._parse_describe_graph,
     "TRUNCATE": StatementGrammar._table_statement,
 }

@@ -21,6 +21,7 @@ from sqlglot.tokens import TokenType
 
 from ..errors import ParseError
 from .dialect import GraphSQL
+from .fast_values import fast_insert
 from .grammar import CopyTo, Explain
 from .syntax import relational_syntax_error
 
@@ -85,6 +86,9 @@ def parse(sql: str) -> Statement:
     text = _strip(sql)
     if not text:
         raise ParseError("empty statement")
+    ast = fast_insert(text) if text[:6].upper() == "INSERT" else None
+    if ast is not None:  # rows of literals, read without tokenizing them (.fast_values)
+        return Statement(ast, text)
     ast = parse_sqlglot(text)
     inner = ast
     if isinstance(ast, Explain):
