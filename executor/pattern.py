@@ -545,13 +545,15 @@ PATH_COLUMNS = ("vertices", "edges", "length", "cost", "elements")
 
 
 def path_column(graph: Graph, path: PathValue, what: str, ids, weight: str | None,
-                edge_properties: Callable[[], pa.Table | None] | None = None) -> pa.Array:
+                edge_properties: Callable[[], pa.Table | None] | None = None,
+                vertex_rows: Callable[[pa.Array], np.ndarray | None] | None = None
+                ) -> pa.Array:
     """Column ``what`` (:data:`PATH_COLUMNS`) of the rows' paths: the list of its vertices (the
     user's ids, first to last), the list of its edges (``{src, dst}`` as ``g.edges`` lists
     them), its number of edges, the sum of the weight column's values along it (hops on an
     unweighted graph), or its elements (``element_id(p)``: vertex, edge, vertex, ... as
-    integers: a vertex's key (of a property graph's label), an edge's row in its table (else
-    its stored position))."""
+    integers: a vertex's row in its stored table (``vertex_rows``), else its key; an edge's row
+    in its table, else its stored position)."""
     rows = path.first.size
     offsets = np.zeros(rows + 1, dtype=np.int64)
     np.cumsum(path.length, out=offsets[1:])
@@ -564,7 +566,8 @@ def path_column(graph: Graph, path: PathValue, what: str, ids, weight: str | Non
         values = graph.weights("out")[path.edges]
         return to_arrow(np.bincount(owner, weights=values, minlength=rows), pa.float64())
     if what == "elements":
-        return _elements(path, ids, edge_properties() if edge_properties else None)
+        return _elements(path, ids, edge_properties() if edge_properties else None,
+                         vertex_rows)
     if what == "vertices":
         full = np.zeros(rows + 1, dtype=np.int64)
         np.cumsum(path.length + 1, out=full[1:])
@@ -583,7 +586,8 @@ def path_column(graph: Graph, path: PathValue, what: str, ids, weight: str | Non
     return _lists(offsets, pairs)
 
 
-def _elements(path: PathValue, ids, properties: pa.Table | None) -> pa.Array:
+def _elements(path: PathValue, ids, properties: pa.Table | None,
+              vertex_rows: Callable[[pa.Array], np.ndarray | None] | None) -> pa.Array:
     """``element_id(p)``: each path's vertices and edges interleaved, as integers."""
     rows = path.first.size
     full = np.zeros(rows + 1, dtype=np.int64)
@@ -599,7 +603,10 @@ def _elements(path: PathValue, ids, properties: pa.Table | None) -> pa.Array:
     vertices[firsts] = path.first
     vertices[~firsts] = path.vertices
     keys = ids.user(vertices)
-    if pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type):
+    rows_of = vertex_rows(keys) if vertex_rows is not None else None
+    if rows_of is not None:
+        keys = pa.array(rows_of, pa.int64())
+    elif pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type):
         keys = pc.list_element(pc.split_pattern(keys, ":", max_splits=1), 1)  # 'Label:key'
     try:
         keys = np.asarray(keys.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)

@@ -40,7 +40,7 @@ from .ids import VertexIds
 __all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "VertexLabel", "describe_rows",
            "encode_keys",
            "edge_label_table", "label_column", "label_ids", "label_table_columns",
-           "label_weights",
+           "label_weights", "vertex_row_ids",
            "user_id_type", "vertex_label_table", "visible"]
 
 #: The key of a property graph's schema in its catalog entry's stats.
@@ -394,3 +394,47 @@ def label_weights(properties: pa.Table, columns: tuple[str, ...]) -> np.ndarray:
         return np.full(properties.num_rows, np.nan)
     values = pc.coalesce(*[properties.column(c).cast(pa.float64()) for c in columns])
     return values.fill_null(float("nan")).combine_chunks().to_numpy(zero_copy_only=False)
+
+
+def vertex_row_ids(catalog, entry, keys: pa.Array):
+    """The rows of a property graph's vertices (their ids ``keys``, as the user sees them) in
+    the stored tables they are (as the statement's snapshot has them): what DuckPGQ's
+    ``element_id(p)`` lists. None when the graph is no property graph over stored tables, or a
+    vertex is not found."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    schema = PropertySchema.of(entry)
+    if schema is None or not schema.tables or len(keys) == 0:
+        return None
+    tables = catalog.tables_now()
+    composite = pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type)
+    if composite:  # 'Label:key'
+        parts = pc.split_pattern(keys, ":", max_splits=1)
+        labels, values = pc.list_element(parts, 0), pc.list_element(parts, 1)
+    else:
+        labels, values = None, keys
+    out = np.full(len(keys), -1, dtype=np.int64)
+    for label in schema.vertex_labels:
+        stored = tables.find(label.table)
+        if stored is None:
+            return None
+        mask = np.ones(len(keys), dtype=bool) if labels is None else np.asarray(
+            pc.equal(labels, label.name).to_numpy(zero_copy_only=False), dtype=bool)
+        if not mask.any():
+            continue
+        wanted = values.filter(pa.array(mask))
+        if label.key == "__row":  # a table without a key: its rows' identities are the keys
+            out[mask] = np.asarray(wanted.cast(pa.int64()).to_numpy(zero_copy_only=False))
+            continue
+        columns = dict(zip(label.properties, label.columns or label.properties))
+        view = catalog.tables.view(stored)
+        table_keys = view.table.column(columns.get(label.key, label.key)).combine_chunks()
+        try:
+            found = pc.index_in(wanted.cast(table_keys.type), value_set=table_keys)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        if found.null_count:
+            return None
+        out[mask] = np.asarray(view.row_ids())[found.to_numpy(zero_copy_only=False)]
+    return out if (out >= 0).all() else None

@@ -73,6 +73,7 @@ from .property_graph import (
     label_weights,
     user_id_type,
     vertex_label_table,
+    vertex_row_ids,
 )
 from .relational import SQLEngine
 from .residency import RESIDENCY
@@ -577,7 +578,8 @@ class Runner:
             if var == logical.path:
                 columns[f"{var}.{prop}"] = path_column(
                     graph, path, prop, ids, weight_column(entry),
-                    lambda: self.edge_properties(entry))
+                    lambda: self.edge_properties(entry),
+                    lambda keys: vertex_row_ids(self.catalog, entry, keys))
                 continue
             rows = to_arrow(bound[var], pa.int64())
             if prop in ("id", "__vid"):  # (__vid: the graph's id whatever the properties)

@@ -250,3 +250,29 @@ def test_import_database_of_duckdb_export(tmp_path):
         con.execute(GRAPH)
         assert len(con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->"
                                "(b:Person) COLUMNS (a.id))").fetchall()) == 8
+
+
+def test_element_id_lists_vertex_rows_not_keys():
+    """A vertex in element_id(p) is its row in its table (DuckDB's rowid), whatever its key."""
+    script = ("CREATE TABLE nodes (id INTEGER); CREATE TABLE edges (src INTEGER, dst INTEGER);"
+              "INSERT INTO nodes VALUES (30), (10), (20);"
+              "INSERT INTO edges VALUES (10, 20), (20, 30), (30, 10);")
+    ref = duckdb.connect()
+    ref.execute(script)
+    rowid = dict(ref.execute("SELECT id, rowid FROM nodes").fetchall())
+    edge_row = {(s, d): r for r, s, d in ref.execute("SELECT rowid, src, dst FROM edges").fetchall()}
+    with graphdb.connect() as con:
+        con.execute(script)
+        con.execute("CREATE PROPERTY GRAPH t VERTEX TABLES (nodes LABEL N) EDGE TABLES (edges "
+                    "SOURCE KEY (src) REFERENCES nodes (id) DESTINATION KEY (dst) REFERENCES "
+                    "nodes (id) LABEL E)")
+        got = con.execute("SELECT * FROM GRAPH_TABLE (t MATCH p = ANY SHORTEST (a:N)-[e:E]->+"
+                          "(b:N) WHERE a.id = 10 COLUMNS (b.id, element_id(p)))").fetchall()
+    walk = {20: [10, 20], 30: [10, 20, 30], 10: [10, 20, 30, 10]}
+    expected = []
+    for target, path in walk.items():
+        elements = [rowid[path[0]]]
+        for u, v in zip(path, path[1:]):
+            elements += [edge_row[u, v], rowid[v]]
+        expected.append((target, elements))
+    assert sorted(got) == sorted(expected)
