@@ -345,8 +345,11 @@ class TableLog:
             deleted = self._deletes[:lengths.deleted]
             out = np.full(len(values), -1, dtype=np.int64)
             if self.base_rows:  # the base's keys (distinct: it was written from live rows)
-                keys = self.base.column(self.key[0]).combine_chunks()
-                at = _index_in(values, keys)
+                if self._base_index is None:
+                    self._base_index = _SortedKeys(self.base, self.key)
+                at = self._base_index.positions(values)  # integers: binary search, no hash
+                if at is None:  # of the whole base per statement
+                    at = _index_in(values, self.base.column(self.key[0]).combine_chunks())
                 rows = np.where(at >= 0, self._base_ids(np.maximum(at, 0)), -1)
                 if deleted.size:
                     rows[(rows >= 0) & np.isin(rows, deleted)] = -1
@@ -443,6 +446,17 @@ class _SortedKeys:
             if a < n and self.sorted[a] == v:
                 out[i] = int(self.order[a])
         return out
+
+    def positions(self, values: pa.Array) -> np.ndarray | None:
+        """:meth:`find` of many integer values at once (-1 where none); None for other keys."""
+        if self.kind != "int" or not pa.types.is_integer(values.type) or values.null_count:
+            return None
+        wanted = np.asarray(values.to_numpy(), dtype=np.int64)
+        at = np.searchsorted(self.sorted, wanted)
+        inside = at < len(self.sorted)
+        hit = np.zeros(len(wanted), dtype=bool)
+        hit[inside] = self.sorted[at[inside]] == wanted[inside]
+        return np.where(hit, self.order[np.minimum(at, len(self.sorted) - 1)], -1)
 
     def _find_text(self, key: str) -> int:
         sorted_, lo, hi = self.sorted, 0, len(self.sorted)

@@ -83,3 +83,27 @@ def test_the_plan_says_a_lookup_and_writes_are_seen(setup):
     con.execute("ROLLBACK")
     assert con.execute("SELECT name FROM person WHERE id = 1001").fetchall() == []
     assert con.execute("SELECT name FROM person WHERE id = 7").fetchall() == [("p3",)]
+
+
+def test_many_keys_checked_against_the_base_at_once():
+    """An INSERT of more than 256 rows checks its keys against the base by one binary search
+    (integers): collisions, and keys deleted since, agree with DuckDB."""
+    import duckdb
+    import pyarrow as pa
+
+    base = pa.table({"k": pa.array(range(0, 30000, 3), pa.int64()),
+                     "v": pa.array([str(i) for i in range(10000)])})
+    ref = duckdb.connect()
+    ref.execute("CREATE TABLE t (k BIGINT PRIMARY KEY, v VARCHAR)")
+    ref.execute("INSERT INTO t SELECT * FROM base")
+    with graphdb.connect() as con:
+        con.create_table("t", base, primary_key="k")
+        for sql in ("DELETE FROM t WHERE k % 9 = 0",
+                    "INSERT INTO t SELECT i, 'n' FROM range(0, 3000) r(i) ON CONFLICT DO NOTHING"):
+            con.execute(sql)
+            ref.execute(sql)
+        assert sorted(con.execute("SELECT * FROM t").fetchall()) == \
+            sorted(ref.execute("SELECT * FROM t").fetchall())
+        with pytest.raises(graphdb.IntegrityError):
+            con.execute("INSERT INTO t SELECT i, 'x' FROM range(30000, 30300) r(i) "
+                        "UNION ALL SELECT 3, 'x'")
