@@ -27,7 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from graphdb.storage.lazy import pc
 
 from .arrays import to_arrow
 from .device import format_bytes

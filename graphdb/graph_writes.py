@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphdb.catalog.delta import Op
 from graphdb.executor.delta import DeltaGraph
 from graphdb.executor.property_graph import PropertySchema, encode_keys
 from graphdb.executor.writes.property_graph import ROW
+from graphdb.storage.lazy import pc
 
 from .errors import IntegrityError
 from .query.table_writes import ROW as ROW_ID

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from graphdb.storage.lazy import pc
 
 from ..errors import CorruptGraph
 from ..records import decode_table, encode_table

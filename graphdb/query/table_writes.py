@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from graphdb.catalog.tables import Record, TableEntry
+from graphdb.storage.lazy import pc
 
 from ..errors import BinderError, IntegrityError
 from ..table_types import conform
