@@ -48,6 +48,9 @@ class TableDefinition(Handler):
 class CopyFrom(TableDefinition):
     """``COPY t FROM 'file'``: a stored table's rows, or else graph ``t``'s load."""
 
+    def files(self, statement: "Statement") -> str | None:
+        return "COPY ... FROM reads a file"
+
     def execute(self, session: "Session", statement: "Statement", parameters: Any
                 ) -> tuple[pa.Table, str | None]:
         command = statement.ast.command
@@ -70,6 +73,9 @@ class ImportDatabase(Handler):
 
     kind = "import_database"
     leased = False
+
+    def files(self, statement: "Statement") -> str | None:
+        return "IMPORT DATABASE reads files"
 
     def execute(self, session: "Session", statement: "Statement", parameters: Any
                 ) -> tuple[pa.Table, str | None]:
