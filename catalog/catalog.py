@@ -25,6 +25,7 @@ from .errors import CatalogError, CorruptGraph, GraphChanged, GraphExists, Graph
 from .leases import free_retired, read_sequence, retire_version, retired_versions
 from .pages import PageStatus, ensure_pages, page_status
 from .snapshot import Snapshot
+from .tables.store import Tables, TableSnapshot
 from .validation import (
     array_problem,
     arrow_file_problem,
@@ -116,6 +117,8 @@ class Catalog:
         #: entries of graphs this connection's open write transaction changed, which its own
         #: statements see instead of the committed ones (catalog.writer)
         self.pending: dict[str, GraphEntry] = {}
+        #: the tables, views and schemas (catalog.tables)
+        self.tables = Tables(self)
         if not env.read_only and cleanup:  # spill files of killed ingests (catalog.cleanup)
             remove_killed_writes(env)
             from .compaction import killed_compactions, tidy_compactions
@@ -169,8 +172,11 @@ class Catalog:
                                        f"{bytes(key)[:40]!r}",
                                        file="meta.lmdb/data.mdb") from None
                 raw[name] = bytes(value)
+            tables = self.tables.read_raw(txn)  # the tables of the same moment
         return Snapshot(self, raw, sequence, dict(self.pending) if pending else None,
-                        generation)
+                        generation,
+                        tables=TableSnapshot(self.tables, tables,
+                                             self.tables.pending if pending else {}))
 
     def _lookup(self) -> Snapshot:
         """The thread's snapshot, or a fresh read of the catalog (no lease: it reads no data)."""
@@ -188,6 +194,15 @@ class Catalog:
 
     def get(self, name: str, *, exact: bool = False) -> GraphEntry:
         return self._lookup().get(name, exact=exact)
+
+    def tables_now(self) -> TableSnapshot:
+        """The tables, views and schemas as the thread's statement snapshot has them (or as
+        committed now, with this connection's open transaction on top)."""
+        return self._lookup().tables
+
+    def table(self, name: str):
+        """The entry of stored table ``name`` (TableNotFound, with suggestions, if none)."""
+        return self._lookup().tables.get(name)
 
     def read_csr(self, entry: GraphEntry, direction: str = "out",
                  weights: bool = False) -> StoredCSR:
@@ -327,8 +342,8 @@ class Catalog:
             fields.append(pa.field(entry.stats.get("weight_column") or "weight",
                                    pa.int64() if integer else pa.float64()))
         props = self._arrow(entry, "edges.arrow")
-        if props is not None:
-            fields.extend(props.schema)
+        if props is not None:  # (a property graph's __row, its edges' table rows, is not shown)
+            fields.extend(f for f in props.schema if f.name != "__row")
         return pa.schema(fields)
 
     def _arrow(self, entry: GraphEntry, name: str) -> pa.Table | None:
@@ -406,10 +421,12 @@ class Catalog:
 
     # -- writing --------------------------------------------------------------------------------
     def ingest(self, name: str, edges: str, options: "IngestOptions | None" = None, *,
-               replace: bool = False, progress=None) -> GraphEntry:
+               replace: bool = False, progress=None, prepare=None) -> GraphEntry:
         """Load an edge file (or a glob of files) as graph ``name``; visible only once committed.
 
-        ``progress``: a :class:`graphdb.catalog.progress.Progress` to report to (default: silent)."""
+        ``progress``: a :class:`graphdb.catalog.progress.Progress` to report to (default: silent).
+        ``prepare()``: run under the writer lock before the load (a property graph over tables
+        checks they did not change since it read them)."""
         # here, not at the top: a process that only queries never imports the ingest pipeline
         from .ingest import IngestOptions, run_ingest
 
@@ -421,6 +438,8 @@ class Catalog:
             )
         with self.env.writer_lock():
             self.tidy()
+            if prepare is not None:
+                prepare()
             try:
                 old = self._existing(name)
             except CorruptGraph:
@@ -483,12 +502,19 @@ class Catalog:
         except (DatabaseLocked, StorageError, CorruptGraph):
             pass  # best effort: the next writer frees them
 
+    def free_unused(self) -> None:
+        """Free the retired versions no statement reads and the directories of writes that
+        never committed. The caller holds the writer lock (a write transaction's start)."""
+        self.free_retired()
+        self.remove_orphans()
+
     def free_retired(self) -> list[str]:
         """Free the retired versions no statement reads any more (:mod:`.leases`); the caller
         holds the writer lock. Returns their graph ids."""
         return free_retired(self.env, self.env.leases.leased_below, self._forget)
 
     def _forget(self, graph_id: str) -> None:
+        self.tables.forget(graph_id)
         self.buffers.forget(graph_id)
         self.versions.forget(graph_id)
         self._layouts_checked.discard(graph_id)

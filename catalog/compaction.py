@@ -315,6 +315,8 @@ def _flip(catalog: "Catalog", entry: GraphEntry, graph_id: str, built: _Built
         new = with_counts(base, len(ops), summary)
         new = replace(new, delta={**new.delta, "compacted": base.delta["compacted"],
                                   "generation": base.delta["generation"]})
+    if "property_graph" in latest.stats:  # the labels' id ranges of the newest version
+        new = replace(new, stats={**new.stats, "property_graph": latest.stats["property_graph"]})
     counts = (new.num_vertices, new.num_edges, new.input_edges)
     if counts != (latest.num_vertices, latest.num_edges, latest.input_edges):
         raise CorruptGraph(f"compacting version {entry.version} with the {len(ops)} records "

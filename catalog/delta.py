@@ -30,7 +30,6 @@ the live delta edges. :mod:`graphdb.catalog.merge` merges a view with the base C
 from __future__ import annotations
 
 import bisect
-import io
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from graphdb.storage.lazy import pc
 
 from .entries import GraphEntry
 from .errors import CorruptGraph
+from .records import decode_table, encode_table
 
 __all__ = ["DeltaLog", "DeltaView", "Op", "decode_op", "encode_op"]
 
@@ -65,26 +65,12 @@ class Op:
 
 def encode_op(op: Op) -> bytes:
     """The record of ``op``: an Arrow IPC stream whose schema metadata names the kind."""
-    table = op.table.replace_schema_metadata({"op": op.kind})
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
+    return encode_table(op.table, "op", op.kind)
 
 
 def decode_op(payload: bytes, where: str) -> Op:
     """The operation a record holds, its kind and columns checked; CorruptGraph if not."""
-    try:
-        table = pa.ipc.open_stream(pa.py_buffer(payload)).read_all()
-        table.validate(full=True)
-    except (pa.ArrowException, OSError) as exc:
-        raise CorruptGraph(f"{where} is not a readable record ({str(exc)[:120]})",
-                           file="meta.lmdb/data.mdb") from None
-    kind = (table.schema.metadata or {}).get(b"op", b"").decode("ascii", "replace")
-    if kind not in OPS:
-        raise CorruptGraph(f"{where} holds an unknown operation {kind[:40]!r}",
-                           file="meta.lmdb/data.mdb")
-    return Op(kind, table.replace_schema_metadata(None))
+    return Op(*decode_table(payload, where, "op", OPS))
 
 
 class _Grow:

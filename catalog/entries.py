@@ -22,16 +22,15 @@ against. Entries written before writes existed have neither field (read as versi
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cached_property
 
-from graphdb.storage.checksum import checksum, default_algorithm
 from graphdb.storage.env import valid_graph_id
 
 from .errors import CorruptGraph
+from .records import open_json, seal_json
 
 __all__ = ["ARROW_FILES", "GraphEntry", "MAX_NAME_LENGTH", "valid_graph_name"]
 
@@ -70,10 +69,7 @@ class GraphEntry:
     def to_json(self) -> bytes:
         # A shallow dict: the fields hold JSON values only, and asdict's deep copy was a fifth
         # of a single-row write's time.
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        algorithm = default_algorithm()
-        data["seal"] = [algorithm, checksum(_canonical(data), algorithm)]
-        return json.dumps(data, sort_keys=True).encode()
+        return seal_json({f.name: getattr(self, f.name) for f in fields(self)})
 
     @classmethod
     def from_json(cls, raw: bytes, key: str | None = None) -> "GraphEntry":
@@ -84,23 +80,7 @@ class GraphEntry:
             return CorruptGraph(f"catalog entry {problem}", graph=graph,
                                 file="meta.lmdb/data.mdb")
 
-        try:
-            data = json.loads(bytes(raw).decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise bad("is not JSON") from None
-        if not isinstance(data, dict):
-            raise bad("is not a JSON object")
-        seal = data.pop("seal", None)
-        if not (isinstance(seal, list) and len(seal) == 2
-                and all(isinstance(v, int) and not isinstance(v, bool) for v in seal)):
-            raise bad("carries no seal (checksum)")
-        try:
-            if checksum(_canonical(data), seal[0]) != seal[1]:
-                raise bad("fails its checksum (it was changed after it was written)")
-        except CorruptGraph:
-            raise
-        except Exception as exc:  # an unknown algorithm, or xxhash missing
-            raise bad(f"cannot be verified: {exc}") from None
+        data = open_json(raw, bad)
         missing = [f for f, spec in cls.__dataclass_fields__.items() if f not in data
                    and spec.default is MISSING and spec.default_factory is MISSING]
         if missing:
@@ -179,7 +159,3 @@ def _files_problem(files) -> str | None:
                 _count(record.get(k)) for k in ("bytes", "checksum", "algorithm")):
             return f"has an unreadable record of {name}"
     return None
-
-
-def _canonical(data: dict) -> bytes:
-    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()

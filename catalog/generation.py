@@ -43,15 +43,19 @@ def empty_arrays(directed: bool, weighted: bool) -> dict[str, np.ndarray]:
 
 def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type: str,
                  vertex_properties: pa.Schema, edge_properties: pa.Schema,
-                 replace: bool = False) -> GraphEntry:
+                 replace: bool = False, stats: dict | None = None, prepare=None) -> GraphEntry:
     """Create graph ``name`` without vertices or edges (writes fill it), with the given
-    property columns; ``replace`` replaces an existing graph of that name."""
+    property columns; ``replace`` replaces an existing graph of that name. ``stats``: more
+    of the entry's stats (a property graph's schema); ``prepare()`` runs under the writer
+    lock first."""
     if not valid_graph_name(name):
         raise CatalogError(f"invalid graph name '{str(name)[:80]}': use letters, digits and "
                            "underscores, starting with a letter or underscore (at most 255)")
     env = catalog.env
     with env.writer_lock():
         catalog.tidy()
+        if prepare is not None:
+            prepare()
         try:
             old = catalog.get(name, exact=True)
         except GraphNotFound:
@@ -70,7 +74,8 @@ def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type:
                      "self_loops_dropped": 0, "duplicates_merged": 0, "csr_bytes": 0,
                      "vertex_properties": ", ".join(f"{f.name} {f.type}"
                                                     for f in vertex_properties),
-                     "edge_properties": ", ".join(f"{f.name} {f.type}" for f in edge_properties)}
+                     "edge_properties": ", ".join(f"{f.name} {f.type}" for f in edge_properties),
+                     **(stats or {})}
             entry = GraphEntry(name=name, graph_id=graph_id, directed=directed,
                                weighted=weighted, num_vertices=0, num_edges=0, input_edges=0,
                                id_type=id_type, created=time.time(), source="CREATE GRAPH",

@@ -411,6 +411,8 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
     # Arrow's allocator keeps freed blocks for reuse; hand the reader's back before sorting.
     pa.default_memory_pool().release_unused()
     if props is not None:
+        if props.schema is None:  # no edges: the file still says the columns (writes add rows)
+            props(pa.schema([schema.field(c) for c in chosen.properties]).empty_table())
         props.close()
     if len(ids) == 0:
         raise IngestError("no vertices", file=str(source))

@@ -534,6 +534,12 @@ class InputFile:
             import pyarrow.parquet as pq
 
             return pq.read_schema(self.path)
+        if self.format == "arrow":  # (a property graph's edge table without rows)
+            with pa.memory_map(str(self.path)) as source:
+                try:
+                    return pa.ipc.open_file(source).schema
+                except pa.ArrowInvalid:
+                    return pa.ipc.open_stream(source).schema
         if self.format in TEXT_FORMATS and self.header:
             import pyarrow.csv as pacsv
 

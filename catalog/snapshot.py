@@ -30,8 +30,11 @@ class Snapshot:
     """
 
     def __init__(self, catalog: "Catalog", raw: dict[str, bytes], sequence: int,
-                 overlay: dict[str, GraphEntry] | None = None, generation=None):
+                 overlay: dict[str, GraphEntry] | None = None, generation=None,
+                 tables=None):
         self._catalog = catalog
+        #: the tables, views and schemas of the same moment (catalog.tables.TableSnapshot)
+        self.tables = tables
         self._raw = raw
         self.sequence = sequence
         #: the committed state of the database the entries were read from (storage's

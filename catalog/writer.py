@@ -34,6 +34,7 @@ from graphdb.storage.errors import DatabaseLocked
 from .delta import Op, encode_op
 from .entries import GraphEntry
 from .errors import CatalogError, GraphChanged
+from .tables.transaction import TableWrites
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -69,6 +70,8 @@ class Writer:
         self._read: dict[str, tuple[GraphEntry, bytes]] = {}
         #: the entries the last commit made
         self.committed: list[GraphEntry] = []
+        #: the transaction's changes to tables (committed with the graphs')
+        self.tables = TableWrites(catalog, self._acquire)
 
     # -- the transaction ------------------------------------------------------------------------
     @property
@@ -83,7 +86,7 @@ class Writer:
     def commit(self) -> list[GraphEntry]:
         """Make the transaction's changes durable; returns the committed entries."""
         try:
-            entries = self._write() if self._changed else []
+            entries = self._write() if self._changed or self.tables.changed else []
         except BaseException:
             self._forget()
             raise
@@ -102,9 +105,11 @@ class Writer:
         """One write statement: its changes commit at the end unless a transaction is open;
         a statement that fails leaves the transaction as it was before it."""
         saved = {name: (c.entry, len(c.ops)) for name, c in self._changed.items()}
+        saved_tables = self.tables.mark()
         try:
             yield
         except BaseException:
+            self.tables.restore(saved_tables)
             for name, c in list(self._changed.items()):
                 entry, ops = saved.get(name, (None, 0))
                 self.log(c.committed).truncate(entry.version if entry else c.committed.version)
@@ -136,12 +141,13 @@ class Writer:
     def log(self, entry: GraphEntry) -> "DeltaLog":
         return self.catalog.versions.log(entry)
 
-    def apply(self, entry: GraphEntry, ops: list[Op], *, deleted_base_edges: int = 0
-              ) -> GraphEntry:
+    def apply(self, entry: GraphEntry, ops: list[Op], *, deleted_base_edges: int = 0,
+              stats: dict | None = None) -> GraphEntry:
         """Add ``ops`` (built against ``entry``, which :meth:`entry` returned) to the
         transaction; returns the graph's entry with them. ``deleted_base_edges``: base edges
         the ops delete, as loaded (an undirected edge's two stored positions count once);
-        counted from the ops on a directed graph."""
+        counted from the ops on a directed graph. ``stats``: the version's stats, where the
+        ops change them (a property graph's labels' id ranges)."""
         name = entry.name
         changed = self._changed.get(name)
         if changed is None:
@@ -169,6 +175,8 @@ class Writer:
         summary["deleted_base_edges"] += deleted_base_edges
         summary["pending"] = uuid.uuid4().hex
         changed.entry = with_counts(entry, log.version, summary)
+        if stats is not None:
+            changed.entry = dataclasses.replace(changed.entry, stats=stats)
         self._changed[name] = changed
         self.catalog.pending[name] = changed.entry
         return changed.entry
@@ -236,11 +244,13 @@ class Writer:
                     put_record(env, txn, c.committed.graph_id, c.committed.version + 1 + i,
                                payload)
                 txn.put(name.encode(), final.to_json(), db=db)
+            self.tables.store(txn)
 
-        env.write(commit, nbytes=2 * total + WRITE_HEADROOM)
+        env.write(commit, nbytes=2 * (total + self.tables.estimate()) + WRITE_HEADROOM)
         return [change[3] for change in changes]
 
     def _forget(self, committed: bool = False) -> None:
+        self.tables.forget(committed)
         for name, c in self._changed.items():
             if not committed:
                 self.log(c.committed).truncate(c.committed.version)

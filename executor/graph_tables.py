@@ -37,6 +37,9 @@ GRAPH_TABLES = ("vertices", "edges", "adjacency")
 POSITION_TABLES = ("edge_positions", "vertex_positions")
 #: The column of a position table holding the position.
 POSITION = "__pos"
+#: The stored edge column of a property graph over tables naming each edge's table row (not a
+#: column of ``g.edges``).
+HIDDEN = "__row"
 
 
 def table_name(entry: GraphEntry, table: str) -> str:
@@ -90,6 +93,8 @@ def edge_table(entry: GraphEntry, graph: Graph, ids: VertexIds, which: str,
     ``sources`` (internal ids); ``properties`` are the stored edge properties."""
     positions, src, dst = select_edges(graph, which, sources)
     weights = graph.weights("out") if entry.weighted else None
+    if properties is not None and HIDDEN in properties.column_names:
+        properties = properties.drop_columns([HIDDEN])  # a property graph's rows' identities
     if positions is not None:
         weights = None if weights is None else weights[positions]
         if properties is not None:

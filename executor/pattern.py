@@ -28,6 +28,8 @@ from typing import Any, Callable
 import numpy as np
 import pyarrow as pa
 
+from graphdb.storage.lazy import pc
+
 from .arrays import to_arrow
 from .cycles import edges_between, intersect
 from .device import format_bytes
@@ -619,6 +621,8 @@ def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.
             out[prop] = ids.take(to_arrow(csr.targets[positions].astype(np.int64)))
         elif prop == weight:
             out[prop] = to_arrow(graph.weights("out")[positions])
+        elif prop == "__position":  # the edge's stored position (element_id)
+            out[prop] = to_arrow(np.asarray(positions, dtype=np.int64), pa.int64())
         else:
             out[prop] = properties().column(prop).take(to_arrow(positions, pa.int64()))
     return out
@@ -626,14 +630,19 @@ def edge_columns(graph: Graph, positions: np.ndarray, props: list[str], ids: pa.
 
 
 #: The columns of a path variable ``p`` (``vertices(p)`` and so on in COLUMNS).
-PATH_COLUMNS = ("vertices", "edges", "length", "cost")
+PATH_COLUMNS = ("vertices", "edges", "length", "cost", "elements")
 
 
-def path_column(graph: Graph, path: PathValue, what: str, ids, weight: str | None) -> pa.Array:
+def path_column(graph: Graph, path: PathValue, what: str, ids, weight: str | None,
+                edge_properties: Callable[[], pa.Table | None] | None = None,
+                vertex_rows: Callable[[pa.Array], np.ndarray | None] | None = None
+                ) -> pa.Array:
     """Column ``what`` (:data:`PATH_COLUMNS`) of the rows' paths: the list of its vertices (the
     user's ids, first to last), the list of its edges (``{src, dst}`` as ``g.edges`` lists
-    them), its number of edges, or the sum of the weight column's values along it (hops on an
-    unweighted graph)."""
+    them), its number of edges, the sum of the weight column's values along it (hops on an
+    unweighted graph), or its elements (``element_id(p)``: vertex, edge, vertex, ... as
+    integers: a vertex's row in its stored table (``vertex_rows``), else its key; an edge's row
+    in its table, else its stored position)."""
     rows = path.first.size
     offsets = np.zeros(rows + 1, dtype=np.int64)
     np.cumsum(path.length, out=offsets[1:])
@@ -645,6 +654,9 @@ def path_column(graph: Graph, path: PathValue, what: str, ids, weight: str | Non
         owner = np.repeat(np.arange(rows), path.length)
         values = graph.weights("out")[path.edges]
         return to_arrow(np.bincount(owner, weights=values, minlength=rows), pa.float64())
+    if what == "elements":
+        return _elements(path, ids, edge_properties() if edge_properties else None,
+                         vertex_rows)
     if what == "vertices":
         full = np.zeros(rows + 1, dtype=np.int64)
         np.cumsum(path.length + 1, out=full[1:])
@@ -661,6 +673,42 @@ def path_column(graph: Graph, path: PathValue, what: str, ids, weight: str | Non
         src, dst = np.minimum(src, dst), np.maximum(src, dst)
     pairs = pa.StructArray.from_arrays([ids.user(src), ids.user(dst)], names=["src", "dst"])
     return _lists(offsets, pairs)
+
+
+def _elements(path: PathValue, ids, properties: pa.Table | None,
+              vertex_rows: Callable[[pa.Array], np.ndarray | None] | None) -> pa.Array:
+    """``element_id(p)``: each path's vertices and edges interleaved, as integers."""
+    rows = path.first.size
+    full = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(2 * path.length + 1, out=full[1:])
+    vertex_at = np.ones(int(full[-1]), dtype=bool)
+    step = np.arange(full[-1]) - np.repeat(full[:-1], 2 * path.length + 1)
+    vertex_at[step % 2 == 1] = False
+    vertices = np.empty(int(vertex_at.sum()), dtype=np.int64)
+    starts = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(path.length + 1, out=starts[1:])
+    firsts = np.zeros(vertices.size, dtype=bool)
+    firsts[starts[:-1]] = True
+    vertices[firsts] = path.first
+    vertices[~firsts] = path.vertices
+    keys = ids.user(vertices)
+    rows_of = vertex_rows(keys) if vertex_rows is not None else None
+    if rows_of is not None:
+        keys = pa.array(rows_of, pa.int64())
+    elif pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type):
+        keys = pc.list_element(pc.split_pattern(keys, ":", max_splits=1), 1)  # 'Label:key'
+    try:
+        keys = np.asarray(keys.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        keys = vertices  # keys that are no integers: the graph's own ids
+    edges = np.asarray(path.edges, dtype=np.int64)
+    if properties is not None and "__row" in properties.column_names:
+        edges = np.asarray(properties.column("__row").take(to_arrow(edges, pa.int64()))
+                           .to_numpy(zero_copy_only=False), dtype=np.int64)
+    flat = np.empty(int(full[-1]), dtype=np.int64)
+    flat[vertex_at] = keys
+    flat[~vertex_at] = edges
+    return _lists(full, to_arrow(flat, pa.int64()))
 
 
 def _lists(offsets: np.ndarray, values: pa.Array) -> pa.Array:

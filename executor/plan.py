@@ -23,6 +23,7 @@ __all__ = [
     "RelationalQuery", "Hop", "PatternMatch", "ShowGraphs", "DescribeGraph", "Subgraph",
     "InsertRows", "DeleteRows", "UpdateRows", "TargetRows", "ROW", "CANONICAL",
     "CreateGraph", "DropGraph", "LoadGraph", "TableSource", "CreatePropertyGraph",
+    "StoredTableScan", "ROWID",
 ]
 
 
@@ -114,6 +115,10 @@ class GraphTableScan(PlanNode):
     graph: str
     table: str  # "vertices" | "edges" | "adjacency" | "edge_positions" | "vertex_positions"
     sources: tuple[Any, ...] | None = None
+    #: of ``vertices`` (and a vertex label's table ``label:<name>``), ``sources`` are the ids
+    #: (keys) of a lookup: only those vertices' rows are read; ``exact``: the lookup is the
+    #: query's whole WHERE
+    exact: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,6 +130,23 @@ class ValuesScan(PlanNode):
     name: str
     table: pa.Table = field(repr=False)
     kept: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class StoredTableScan(PlanNode):
+    """A stored table (``CREATE TABLE``): the live rows of the statement's version, handed to
+    the relational engine in place (kept registered from one statement to the next while the
+    version lasts).
+
+    ``keys``: a lookup by the table's key (``WHERE id = 42``, ``id IN (1, 2)``): only the
+    rows with these key values (a tuple of values, or of tuples for a key of several
+    columns), found through the key index instead of a scan."""
+
+    table: str
+    keys: tuple | None = None
+    #: the lookup is the whole WHERE of the query (it may be answered without a relational
+    #: engine: see RelationalQuery.direct)
+    exact: bool = False
 
 
 # -- the relational part ----------------------------------------------------------------------
@@ -356,18 +378,29 @@ class LoadGraph(PlanNode):
 @dataclass(frozen=True)
 class TableSource:
     """One table of a property graph: its rows (``rows``), the name edge tables reference it
-    by, its label, key column(s) and properties (None: all), and for an edge table the vertex
-    tables its ends reference with their key columns."""
+    by, its label, key column(s) and properties (names or (property, column) pairs; None: all
+    but ``except_``), and for an edge table the vertex tables its ends reference with their key
+    columns. ``labels``: several labels (default: ``(label or name,)``); ``stored``: the stored
+    table (CREATE TABLE) it is, whose rows carry their identities in column :data:`ROWID`;
+    ``row_labels``: DuckPGQ's ``LABEL l IN column (...)`` labels."""
 
     name: str
     rows: PlanNode
     label: str | None = None
     key: str | None = None
-    properties: tuple[str, ...] | None = None
+    properties: tuple | None = None
     source: str | None = None
     destination: str | None = None
     source_key: str | None = None
     destination_key: str | None = None
+    labels: tuple[str, ...] | None = None
+    except_: tuple[str, ...] = ()
+    stored: str | None = None
+    row_labels: tuple[str, ...] = ()
+
+
+#: The column of a stored table's rows (TableSource.rows) that holds each row's identity.
+ROWID = "__graphdb_rowid"
 
 
 @dataclass(frozen=True, eq=False)
@@ -381,6 +414,10 @@ class CreatePropertyGraph(PlanNode):
     undirected: bool = False
     replace: bool = False
     progress: Any = field(default=None, repr=False)
+    #: the stored tables read, (name, table id, version) each: checked unchanged under the
+    #: writer lock before the graph is stored
+    versions: tuple[tuple[str, str, int], ...] = ()
+    if_not_exists: bool = False
 
     def children(self) -> tuple["PlanNode", ...]:
         return tuple(t.rows for t in self.vertex_tables + self.edge_tables)

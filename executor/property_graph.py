@@ -25,7 +25,7 @@ strings where they have several (a whole graph of persons and companies).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,9 +38,10 @@ from .errors import InvalidArgument
 from .ids import VertexIds
 
 __all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "VertexLabel", "describe_rows",
+           "encode_keys",
            "edge_label_table", "label_column", "label_ids", "label_table_columns",
-           "label_weights",
-           "user_id_type", "vertex_label_table"]
+           "label_weights", "vertex_row_ids",
+           "user_id_type", "vertex_label_table", "visible"]
 
 #: The key of a property graph's schema in its catalog entry's stats.
 PROPERTY_GRAPH = "property_graph"
@@ -48,6 +49,12 @@ PROPERTY_GRAPH = "property_graph"
 
 @dataclass(frozen=True)
 class VertexLabel:
+    """A vertex element table: its ``name`` (unique in the graph: the stored columns and the
+    ``label`` column use it), the table it came from, its key property, the properties, its
+    range of internal ids (``start``, ``count``: this version's), its ``labels`` (SQL/PGQ's:
+    a table may have several; () means its name) and the table column each property reads
+    (``columns``; () means the properties' own names)."""
+
     name: str
     table: str
     key: str
@@ -55,10 +62,31 @@ class VertexLabel:
     properties: tuple[str, ...]
     start: int
     count: int
+    labels: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+    #: labels a column's value gives each row (``LABEL Person IN kind (Student, Teacher)``):
+    #: known, so that a pattern naming one is refused rather than matching every row
+    row_labels: tuple[str, ...] = ()
+
+    @property
+    def label_names(self) -> tuple[str, ...]:
+        return self.labels or (self.name,)
+
+    @property
+    def shown(self) -> str:
+        """How its vertices' ids name it (``'Person:42'``): its first label."""
+        return self.label_names[0]
+
+    def column_of(self, prop: str) -> str:
+        """The table column property ``prop`` reads."""
+        return dict(zip(self.properties, self.columns or self.properties)).get(prop, prop)
 
 
 @dataclass(frozen=True)
 class EdgeLabel:
+    """An edge element table (see :class:`VertexLabel`): the vertex elements of its sources and
+    destinations and the table columns holding their keys."""
+
     name: str
     table: str
     source: str
@@ -67,11 +95,23 @@ class EdgeLabel:
     destination_key: str
     properties: tuple[str, ...]
     count: int
+    labels: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+
+    @property
+    def label_names(self) -> tuple[str, ...]:
+        return self.labels or (self.name,)
+
+    def column_of(self, prop: str) -> str:
+        return dict(zip(self.properties, self.columns or self.properties)).get(prop, prop)
 
 
 def _find(items, name: str, what: str):
     found = [i for i in items if i.name == name] or [
         i for i in items if i.name.lower() == name.lower()]
+    if not found:  # the one element with that label
+        found = [i for i in items if name.lower() in (n.lower() for n in i.label_names)]
+        found = found if len(found) == 1 else []
     if not found:
         known = ", ".join(i.name for i in items) or "none"
         raise InvalidArgument(f"no {what} label '{name}' (labels: {known})")
@@ -83,14 +123,27 @@ class PropertySchema:
     vertex_labels: tuple[VertexLabel, ...]
     edge_labels: tuple[EdgeLabel, ...]
     undirected: bool = False
+    #: the stored tables the graph is built over, as named when it was created (lower case);
+    #: writes to them reach the graph (empty for a graph stored from files or data frames)
+    tables: tuple[str, ...] = ()
+    #: what a vertex's stored ``id`` is: ``index`` (its internal id; graphs stored before
+    #: writes reached property graphs), ``key`` (the key of the graph's one vertex table, an
+    #: integer), ``composite`` (:func:`encode_keys`: the element's place and its key, as text
+    #: that sorts by element, then by key)
+    id_mode: str = "index"
+
+    def source_tables(self) -> set[str]:
+        return {t.lower() for t in self.tables}
 
     # -- stored form ----------------------------------------------------------------------------
     def to_json(self) -> dict:
-        return {"vertex_labels": [v.__dict__ | {"properties": list(v.properties)}
-                                  for v in self.vertex_labels],
-                "edge_labels": [e.__dict__ | {"properties": list(e.properties)}
-                                for e in self.edge_labels],
-                "undirected": self.undirected}
+        def plain(item) -> dict:
+            return {k: (list(v) if isinstance(v, tuple) else v) for k, v in item.__dict__.items()}
+
+        return {"vertex_labels": [plain(v) for v in self.vertex_labels],
+                "edge_labels": [plain(e) for e in self.edge_labels],
+                "undirected": self.undirected, "tables": list(self.tables),
+                "id_mode": self.id_mode}
 
     @classmethod
     def of(cls, entry: Any) -> "PropertySchema | None":
@@ -98,11 +151,13 @@ class PropertySchema:
         data = (getattr(entry, "stats", None) or {}).get(PROPERTY_GRAPH)
         if not isinstance(data, dict):
             return None
-        return cls(tuple(VertexLabel(**{**v, "properties": tuple(v["properties"])})
-                         for v in data["vertex_labels"]),
-                   tuple(EdgeLabel(**{**e, "properties": tuple(e["properties"])})
-                         for e in data["edge_labels"]),
-                   bool(data.get("undirected", False)))
+        def tuples(item: dict) -> dict:
+            return {k: (tuple(v) if isinstance(v, list) else v) for k, v in item.items()}
+
+        return cls(tuple(VertexLabel(**tuples(v)) for v in data["vertex_labels"]),
+                   tuple(EdgeLabel(**tuples(e)) for e in data["edge_labels"]),
+                   bool(data.get("undirected", False)), tuple(data.get("tables", ())),
+                   data.get("id_mode", "index"))
 
     # -- lookups --------------------------------------------------------------------------------
     def vertex_label(self, name: str) -> VertexLabel:
@@ -113,8 +168,32 @@ class PropertySchema:
 
     def is_label(self, name: str) -> bool:
         lower = name.lower()
-        return any(label.name.lower() == lower
+        return any(label.name.lower() == lower or lower in (n.lower() for n in label.label_names)
                    for label in self.vertex_labels + self.edge_labels)
+
+    def element_of(self, name: str):
+        """The vertex or edge element named ``name``, or the one element with label ``name``
+        (None when there is none, or several)."""
+        items = self.vertex_labels + self.edge_labels
+        found = [i for i in items if i.name == name] or [
+            i for i in items if i.name.lower() == name.lower()]
+        if found:
+            return found[0]
+        found = [i for i in items if name.lower() in (n.lower() for n in i.label_names)]
+        return found[0] if len(found) == 1 else None
+
+    def with_counts(self, vertex_counts: dict[str, int], edge_counts: dict[str, int]
+                    ) -> "PropertySchema":
+        """This schema with the elements' counts changed by ``vertex_counts`` / ``edge_counts``
+        (deltas by element name) and the vertex ranges moved to fit."""
+        vertices, start = [], 0
+        for v in self.vertex_labels:
+            count = v.count + vertex_counts.get(v.name, 0)
+            vertices.append(replace(v, start=start, count=count))
+            start += count
+        edges = tuple(replace(e, count=e.count + edge_counts.get(e.name, 0))
+                      for e in self.edge_labels)
+        return replace(self, vertex_labels=tuple(vertices), edge_labels=edges)
 
     @staticmethod
     def column(label: str, prop: str) -> str:
@@ -148,6 +227,31 @@ class PropertySchema:
         return label_ids(vertices, chosen, graph)
 
 
+#: Integer keys in composite ids: offset to be non-negative, as 20 digits (text order = order).
+_OFFSET = 1 << 63
+
+
+def encode_keys(schema: "PropertySchema", element: int, keys: pa.Array) -> pa.Array:
+    """The stored ids of vertices of vertex element ``element`` (its place among the vertex
+    elements) with these keys: the keys themselves (``id_mode`` key) or ``'%04d:' % element``
+    followed by the key as text that sorts as the keys do (integers as 20 digits after an
+    offset), so that a graph's vertices sort by element, then key, and an element's vertices
+    are one range of internal ids however many are added later."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if schema.id_mode == "key":
+        return keys.cast(pa.int64())
+    if pa.types.is_integer(keys.type):
+        values = np.asarray(keys.cast(pa.int64()).fill_null(0).to_numpy(), dtype=np.int64)
+        shifted = values.view(np.uint64) ^ np.uint64(_OFFSET)  # order kept, all non-negative
+        keys = pa.array(np.char.zfill(shifted.astype(str), 20) if len(shifted) else [],
+                        pa.string())
+    else:
+        keys = keys.cast(pa.string())
+    prefix = pa.repeat(pa.scalar(f"{element:04d}"), len(keys)).cast(pa.string())
+    return pc.binary_join_element_wise(prefix, keys, ":")
+
+
 def user_id_type(entry: Any) -> str:
     """'int64' or 'string': the type of a graph version's user ids (a property graph's: its one
     vertex label's integer keys, else 'Label:key' strings or string keys)."""
@@ -178,7 +282,7 @@ def label_ids(vertices: pa.Table, labels: tuple[VertexLabel, ...], graph: str) -
         keys = vertices.column(PropertySchema.column(label.name, label.key)).slice(
             label.start, label.count).combine_chunks().cast(pa.string())
         parts.append(pc.binary_join_element_wise(
-            pa.repeat(pa.scalar(label.name), label.count).cast(pa.string()), keys, ":"))
+            pa.repeat(pa.scalar(label.shown), label.count).cast(pa.string()), keys, ":"))
     joined = pa.concat_arrays(parts) if parts else pa.array([], pa.string())
     return VertexIds(joined, graph, "string")
 
@@ -204,8 +308,13 @@ def vertex_label_table(schema: PropertySchema, vertices: pa.Table, label: str) -
     order."""
     v = schema.vertex_label(label)
     part = vertices.slice(v.start, v.count)
-    return pa.table([part.column(schema.column(v.name, p)) for p in v.properties],
-                    names=list(v.properties))
+    shown = visible(v.properties)
+    return pa.table([part.column(schema.column(v.name, p)) for p in shown], names=shown)
+
+
+def visible(properties: tuple[str, ...]) -> list[str]:
+    """The properties a user sees (not the hidden ``__row`` of a table without a key)."""
+    return [p for p in properties if not p.startswith("__")]
 
 
 def edge_label_table(schema: PropertySchema, graph, vertices: pa.Table,
@@ -228,10 +337,15 @@ def edge_label_table(schema: PropertySchema, graph, vertices: pa.Table,
         flip = ~((src >= source.start) & (src < source.start + source.count))
         src, dst = np.where(flip, dst, src), np.where(flip, src, dst)
     target = schema.vertex_label(e.destination)
-    columns = [vertices.column(schema.column(source.name, source.key)).take(to_arrow(src)),
-               vertices.column(schema.column(target.name, target.key)).take(to_arrow(dst))]
-    names = [e.source_key, e.destination_key]
-    for prop in e.properties:
+    columns, names = [], []
+    for side, key, vertex in ((e.source_key, source.key, source), (e.destination_key, target.key,
+                                                                    target)):
+        if side not in e.properties:
+            ends = src if vertex is source else dst
+            columns.append(vertices.column(schema.column(vertex.name, key)).take(
+                to_arrow(ends)))
+            names.append(side)
+    for prop in visible(e.properties):
         columns.append(properties.column(schema.column(e.name, prop)).take(to_arrow(positions)))
         names.append(prop)
     return pa.table(columns, names=names)
@@ -239,12 +353,12 @@ def edge_label_table(schema: PropertySchema, graph, vertices: pa.Table,
 
 def label_table_columns(schema: PropertySchema, label: str) -> list[str]:
     """The columns of ``g.<label>`` (from the schema alone)."""
-    lower = label.lower()
-    for v in schema.vertex_labels:
-        if v.name.lower() == lower:
-            return list(v.properties)
+    element = schema.element_of(label)
+    if isinstance(element, VertexLabel):
+        return visible(element.properties)
     e = schema.edge_label(label)
-    return [e.source_key, e.destination_key, *e.properties]
+    keys = [k for k in (e.source_key, e.destination_key) if k not in e.properties]
+    return keys + visible(e.properties)
 
 
 def describe_rows(schema: PropertySchema, vertex_types: pa.Schema,
@@ -257,14 +371,19 @@ def describe_rows(schema: PropertySchema, vertex_types: pa.Schema,
     rows = [("property_graph", f"{len(schema.vertex_labels)} vertex labels, "
                                f"{len(schema.edge_labels)} edge labels"
                                + (", undirected" if schema.undirected else ""))]
+    def also(item) -> str:
+        more = item.label_names[1:]
+        return f" (also labelled {', '.join(more)})" if more else ""
+
     for v in schema.vertex_labels:
-        rows.append((f"vertex label {v.name}", f"table {v.table}, key {v.key} ({v.key_type}), "
-                     f"{v.count} vertices; properties: {typed(vertex_types, v.name, v.properties)}"))
+        props = typed(vertex_types, v.name, visible(v.properties)) or "none"
+        rows.append((f"vertex label {v.name}", f"table {v.table}{also(v)}, key {v.key} "
+                     f"({v.key_type}), {v.count} vertices; properties: {props}"))
     for e in schema.edge_labels:
-        props = typed(edge_types, e.name, e.properties) or "none"
-        rows.append((f"edge label {e.name}", f"table {e.table}, {e.source} ({e.source_key}) -> "
-                     f"{e.destination} ({e.destination_key}), {e.count} edges; properties: "
-                     f"{props}"))
+        props = typed(edge_types, e.name, visible(e.properties)) or "none"
+        rows.append((f"edge label {e.name}", f"table {e.table}{also(e)}, {e.source} "
+                     f"({e.source_key}) -> {e.destination} ({e.destination_key}), {e.count} "
+                     f"edges; properties: {props}"))
     return rows
 
 
@@ -275,3 +394,47 @@ def label_weights(properties: pa.Table, columns: tuple[str, ...]) -> np.ndarray:
         return np.full(properties.num_rows, np.nan)
     values = pc.coalesce(*[properties.column(c).cast(pa.float64()) for c in columns])
     return values.fill_null(float("nan")).combine_chunks().to_numpy(zero_copy_only=False)
+
+
+def vertex_row_ids(catalog, entry, keys: pa.Array):
+    """The rows of a property graph's vertices (their ids ``keys``, as the user sees them) in
+    the stored tables they are (as the statement's snapshot has them): what DuckPGQ's
+    ``element_id(p)`` lists. None when the graph is no property graph over stored tables, or a
+    vertex is not found."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    schema = PropertySchema.of(entry)
+    if schema is None or not schema.tables or len(keys) == 0:
+        return None
+    tables = catalog.tables_now()
+    composite = pa.types.is_string(keys.type) or pa.types.is_large_string(keys.type)
+    if composite:  # 'Label:key'
+        parts = pc.split_pattern(keys, ":", max_splits=1)
+        labels, values = pc.list_element(parts, 0), pc.list_element(parts, 1)
+    else:
+        labels, values = None, keys
+    out = np.full(len(keys), -1, dtype=np.int64)
+    for label in schema.vertex_labels:
+        stored = tables.find(label.table)
+        if stored is None:
+            return None
+        mask = np.ones(len(keys), dtype=bool) if labels is None else np.asarray(
+            pc.equal(labels, label.name).to_numpy(zero_copy_only=False), dtype=bool)
+        if not mask.any():
+            continue
+        wanted = values.filter(pa.array(mask))
+        if label.key == "__row":  # a table without a key: its rows' identities are the keys
+            out[mask] = np.asarray(wanted.cast(pa.int64()).to_numpy(zero_copy_only=False))
+            continue
+        columns = dict(zip(label.properties, label.columns or label.properties))
+        view = catalog.tables.view(stored)
+        table_keys = view.table.column(columns.get(label.key, label.key)).combine_chunks()
+        try:
+            found = pc.index_in(wanted.cast(table_keys.type), value_set=table_keys)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        if found.null_count:
+            return None
+        out[mask] = np.asarray(view.row_ids())[found.to_numpy(zero_copy_only=False)]
+    return out if (out >= 0).all() else None

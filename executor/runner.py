@@ -55,10 +55,24 @@ from .pattern import (
     match_pattern,
     path_column,
 )
-from .physical import GraphOperator, PatternOperator, PhysicalNode, PhysicalPlanner, TableScan
+from .physical import (
+    GraphOperator,
+    PatternOperator,
+    PhysicalNode,
+    PhysicalPlanner,
+    StoredScan,
+    TableScan,
+)
 from .physical.planner import RelationalOperator, internal_set
 from .physical.scaling import Fleet
-from .plan import GraphTableScan, PlanNode, RelationalQuery, ValuesScan, lateral_column
+from .plan import (
+    GraphTableScan,
+    PlanNode,
+    RelationalQuery,
+    StoredTableScan,
+    ValuesScan,
+    lateral_column,
+)
 from .property_graph import (
     PROPERTY_GRAPH,
     PropertySchema,
@@ -67,6 +81,7 @@ from .property_graph import (
     label_weights,
     user_id_type,
     vertex_label_table,
+    vertex_row_ids,
 )
 from .relational import SQLEngine
 from .residency import RESIDENCY
@@ -227,7 +242,7 @@ class Runner:
                 0, "id", self.vertex_ids(entry).ids)
         elif which.startswith("label:"):
             label = which[len("label:"):]
-            if any(v.name == label for v in schema.vertex_labels):
+            if any(v.name == label for v in schema.vertex_labels):  # (an element's name)
                 build = lambda: vertex_label_table(  # noqa: E731
                     schema, self.graph_table(entry, "stored_vertices"), label)
             else:
@@ -567,11 +582,13 @@ class Runner:
             if (var, prop) in stored:
                 continue
             if var == logical.path:
-                columns[f"{var}.{prop}"] = path_column(graph, path, prop, ids,
-                                                       weight_column(entry))
+                columns[f"{var}.{prop}"] = path_column(
+                    graph, path, prop, ids, weight_column(entry),
+                    lambda: self.edge_properties(entry),
+                    lambda keys: vertex_row_ids(self.catalog, entry, keys))
                 continue
             rows = to_arrow(bound[var], pa.int64())
-            if prop == "id":
+            if prop in ("id", "__vid"):  # (__vid: the graph's id whatever the properties)
                 columns[f"{var}.{prop}"] = ids.user(bound[var])
             else:
                 vertex_table = vertex_table or self.graph_table(entry, "vertices")
@@ -654,17 +671,49 @@ class Runner:
         scan, entry = node.logical, node.entry
         if scan.sources is None:
             return self.graph_table(entry, scan.table)
+        if scan.table == "vertices" or scan.table.startswith("label:"):
+            return self._vertex_lookup(entry, scan, metrics)
         ids = self.vertex_ids(entry)
         internal = ids.internal_of(scan.sources)
         sources = np.unique(internal[internal >= 0])
         metrics["sources"] = int(sources.size)
-        if scan.table == "vertices":  # a key lookup: the rows of those ids (row = internal id)
-            return self.graph_table(entry, "vertices").take(sources)
         return edge_table(entry, self.graph(entry), ids, scan.table, self.edge_properties(entry),
                           sources)
 
+    def _vertex_lookup(self, entry: GraphEntry, scan: GraphTableScan, metrics: dict
+                       ) -> pa.Table:
+        """The rows of ``g.vertices`` (or of a vertex label's table) with the ids (keys)
+        ``scan.sources``, found through the id index."""
+        if scan.table == "vertices":
+            ids = self.vertex_ids(entry)
+        else:
+            label = scan.table[len("label:"):]
+            schema = PropertySchema.of(entry)
+            ids = RESIDENCY.get(graph_key(self.catalog, entry), "cpu", f"ids:{label}",
+                                lambda: schema.ids(self.graph_table(entry, "stored_vertices"),
+                                                   (label,), entry.name))
+        table = self.graph_table(entry, scan.table)
+        rows = sorted(set(_lookup(ids, list(scan.sources))))
+        metrics["rows_read"] = len(rows)
+        if len(rows) == 1:
+            return table.slice(rows[0], 1)
+        return table.take(to_arrow(np.asarray(rows, dtype=np.int64), pa.int64()))
+
     def _run_ValuesScan(self, node: PhysicalNode, metrics: dict) -> pa.Table:
         return node.logical.table
+
+    def _run_StoredTableScan(self, node: StoredScan, metrics: dict) -> pa.Table:
+        entry, keys = node.table, node.logical.keys
+        tables = self.catalog.tables
+        if keys is None:
+            return tables.view(entry).table
+        log = tables.log(entry)
+        positions = log.positions(list(keys), entry.version)
+        metrics["rows_read"] = int(positions.size)
+        view = tables.view(entry)
+        if positions.size == 1:
+            return view.table.slice(int(positions[0]), 1)
+        return view.table.take(to_arrow(np.sort(positions), pa.int64()))
 
     # -- the relational part --------------------------------------------------------------------
     def _relations(self, node: RelationalOperator, run: bool
@@ -677,9 +726,12 @@ class Runner:
         for i, (name, child) in enumerate(zip(node.names, node.inputs)):
             logical = child.logical
             whole = (isinstance(logical, GraphTableScan) and logical.sources is None) or (
-                isinstance(logical, ValuesScan) and logical.kept)
+                isinstance(logical, ValuesScan) and logical.kept) or (
+                isinstance(logical, StoredTableScan) and logical.keys is None)
             if whole and isinstance(logical, GraphTableScan):
                 self._registering(child.entry)
+            elif whole and isinstance(logical, StoredTableScan):
+                self._registering_table(name, child.table)
             if run:
                 table = self.input(node, i)
             elif isinstance(child, (GraphOperator, PatternOperator)) or \
@@ -699,6 +751,15 @@ class Runner:
         self._generations[entry.name] = graph_prefix(entry)
         if entry.changed:
             self.sql.forget(graph_prefix(entry), keep=table_name(entry, ""))
+
+    def _registering_table(self, relation: str, entry) -> None:
+        """A stored table's rows are kept registered under ``relation`` (one name per
+        generation): an older generation's registration of the table goes."""
+        key = "table:" + entry.name.lower()
+        previous = self._generations.get(key)
+        if previous is not None and previous != relation:
+            self.sql.forget(previous)
+        self._generations[key] = relation
 
     def _run_RelationalQuery(self, node: RelationalOperator, metrics: dict) -> pa.Table:
         direct = node.logical.direct
@@ -740,7 +801,9 @@ class Runner:
         shown = dict(node.logical.shown)
         out = {}
         for name, child in zip(node.names, node.inputs):
-            if isinstance(child, TableScan):
+            if isinstance(child, StoredScan):
+                columns = child.table.schema.names
+            elif isinstance(child, TableScan):
                 schema = (self.catalog.vertex_schema(child.entry)
                           if child.logical.table == "vertices"
                           else self.catalog.edge_schema(child.entry))
@@ -939,6 +1002,22 @@ def _ordered(table: pa.Table, query: RelationalQuery) -> pa.Table | None:
             for column, descending in query.order]))
     end = None if query.limit is None else query.offset + query.limit
     return table.slice(query.offset, None if end is None else end - query.offset)
+
+
+def _lookup(ids: VertexIds, values: list) -> list[int]:
+    """Internal ids of a few user ids (those in the graph), without Arrow's per-call costs."""
+    if ids.strings or len(values) > 64:
+        if not values:
+            return []
+        found = ids.internal_many(to_arrow(values))
+        return found[found >= 0].tolist()
+    numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if ids.identity:
+        n = len(ids.ids)
+        return [v for v in numbers if 0 <= v < n]
+    numeric = ids.numeric
+    at = np.searchsorted(numeric, np.asarray(numbers, dtype=np.int64)).tolist()
+    return [a for a, v in zip(at, numbers) if a < len(numeric) and numeric[a] == v]
 
 
 def _labelled(node: GraphOperator, edges: bool = False) -> bool:

@@ -22,6 +22,7 @@ class StatementCatalog:
         self.catalog = catalog
         self._entries: dict[str, GraphEntry] = {}
         self._names: list[str] | None = None
+        self._tables: dict[str, object] = {}
 
     def get(self, name: str) -> GraphEntry:
         entry = self._entries.get(name) or self._entries.get(name.lower())
@@ -35,6 +36,26 @@ class StatementCatalog:
         if self._names is None:
             self._names = self.catalog.names()
         return list(self._names)
+
+    def table(self, name: str):
+        """The entry of stored table ``name`` (a :class:`TableEntry`; TableNotFound if none)."""
+        entry = self._tables.get(name.lower())
+        if entry is None:
+            entry = self._tables[name.lower()] = self.catalog.table(name)
+        return entry
+
+    def find_table(self, name: str):
+        """The entry of stored table ``name``, or None."""
+        entry = self._tables.get(name.lower())
+        if entry is None:
+            entry = self.catalog.tables_now().find(name)
+            if entry is not None:
+                self._tables[name.lower()] = entry
+        return entry
+
+    def tables(self):
+        """The statement's view of the tables, views and schemas (a TableSnapshot)."""
+        return self.catalog.tables_now()
 
     @property
     def entries(self) -> list[GraphEntry]:

@@ -46,6 +46,12 @@ class SqlCompleter(Completer):
             return []
         names = set(graphs) | set(REGISTRY) | set(self.con.table_functions)
         columns = {c.name for spec in REGISTRY.values() for c in spec.columns}
+        try:  # stored tables and views, and their columns
+            tables = self.con.catalog.tables_now()
+            names |= set(tables.names()) | set(tables.view_names())
+            columns |= {c.name for entry in tables.entries() for c in entry.columns}
+        except Exception:  # a damaged entry: no names from it
+            pass
         context = self.con.context()
         for graph in graphs:
             for table in ("vertices", "edges"):

@@ -24,7 +24,7 @@ from . import tempdb
 from .errors import CatalogError, Error, InterfaceError, InvalidInputError, OperationalError
 from .progress import ProgressReport
 from .query.names import is_sql_keyword
-from .query.parser import parse
+from .query.parser import parse, split_script
 from .query.tables import Context
 from .result import Result
 from .session import Session, weak
@@ -267,6 +267,8 @@ class Connection:
     # -- statements -----------------------------------------------------------------------------
     def execute(self, sql: str, parameters: Any = None) -> Result:
         """Run one SQL statement; ``parameters`` fill ``?`` (a sequence) or ``$name`` (a dict).
+        Several statements separated by ``;`` (without parameters) run one after the other,
+        as a script; the last one's result is returned.
 
         Returns a :class:`Result`, which is also a PEP 249 cursor over the rows.
 
@@ -287,6 +289,14 @@ class Connection:
                 table = session.buffer.add(sql, parameters)
             if table is not None:
                 return Result(table, elapsed=time.perf_counter() - start, kind="insert")
+        if isinstance(sql, str) and ";" in sql and not parameters:
+            pieces = split_script(sql)
+            if len(pieces) > 1:
+                for piece in pieces[:-1]:
+                    self.execute(piece)
+                return self.execute(pieces[-1])
+            if pieces:
+                sql = pieces[0]  # without what followed its ';' (a comment)
         statement = session.guarded(lambda: parse(sql))
         table, message = session.guarded(lambda: session.execute(statement, parameters))
         return Result(table, elapsed=time.perf_counter() - start, message=message,
@@ -410,8 +420,8 @@ class Connection:
         if statement.kind == "insert":
             def insert():
                 plan = insert_values(session, statement, seq_of_parameters)
-                if plan is None:
-                    return None
+                if plan is None or isinstance(plan, pa.Table):  # (a stored table's: done)
+                    return plan
                 session.writable()
                 return session.execute_plan(plan)
 
@@ -488,6 +498,42 @@ class Connection:
         if is_sql_keyword(name):
             raise InvalidInputError(f"cannot register '{name}': it is an SQL keyword")
         self.session.register_table(name, plain_table(data, f"register('{name}')"))
+        return self
+
+    def create_table(self, name: str, data: Any, *, replace: bool = False,
+                     primary_key: str | list[str] | tuple[str, ...] | None = None
+                     ) -> "Connection":
+        """Store ``data`` as table ``name`` in the database (as ``CREATE TABLE name AS``): a
+        pandas or polars DataFrame, a pyarrow Table or RecordBatchReader, an object with
+        ``__arrow_c_stream__``, or a file DuckDB reads (CSV, Parquet, JSON). ``primary_key``:
+        its key column(s), enforced from then on. ``replace`` replaces a table of that name.
+        Returns the connection.
+
+        >>> import graphdb, pyarrow as pa
+        >>> con = graphdb.connect()
+        >>> con.create_table("t", pa.table({"k": [1, 2], "v": ["a", "b"]}), primary_key="k")
+        <graphdb.Connection :memory:>
+        >>> con.execute("SELECT v FROM t WHERE k = 2").fetchall()
+        [('b',)]
+        """
+        from .interop import plain_table
+        from .query.table_statements import create_table_from, read_file
+
+        session = self.session
+        session.check_open()
+        keys = (primary_key,) if isinstance(primary_key, str) else tuple(primary_key or ())
+
+        def work():
+            session.writable()
+            if isinstance(data, (str, os.PathLike)):
+                path = "'" + str(data).replace("'", "''") + "'"
+                rows = read_file(session, path, {"header": True} if str(data).lower()
+                                 .endswith((".csv", ".csv.gz", ".tsv")) else {})
+            else:
+                rows = plain_table(data, f"create_table('{name}')")
+            create_table_from(session, name, rows, replace=replace, primary_key=keys)
+
+        session.guarded(work)
         return self
 
     def unregister(self, name: str) -> "Connection":

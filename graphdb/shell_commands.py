@@ -97,8 +97,9 @@ def _help(shell: "Shell", args: list[str]) -> None:
 
 
 def _schema(shell: "Shell", args: list[str]) -> None:
-    for graph in (args or shell.con.graphs()):
-        shell.run(f"DESCRIBE {graph}")
+    tables = [r[0] for r in shell.con.execute("SHOW TABLES").fetchall()] if not args else []
+    for name in (args or shell.con.graphs() + tables):
+        shell.run(f"DESCRIBE {name}")
 
 
 def _read(shell: "Shell", args: list[str]) -> bool:
@@ -204,9 +205,10 @@ def _exit(shell: "Shell", args: list[str]) -> bool:
 #: name -> (usage, description, handler(shell, args) -> False to stop the shell or None)
 COMMANDS: dict[str, tuple[str, str, Callable]] = {
     ".help": (".help", "this text", _help),
-    ".graphs": (".graphs", "list the graphs (SHOW GRAPHS; also .tables)",
-                lambda sh, a: sh.run("SHOW GRAPHS")),
-    ".schema": (".schema [GRAPH]", "describe a graph, or every graph", _schema),
+    ".graphs": (".graphs", "list the graphs (SHOW GRAPHS)", lambda sh, a: sh.run("SHOW GRAPHS")),
+    ".tables": (".tables", "list the tables and views (SHOW TABLES)",
+                lambda sh, a: sh.run("SHOW TABLES")),
+    ".schema": (".schema [NAME]", "describe a graph or table, or every one", _schema),
     ".mode": (".mode [MODE]", f"output mode: {'|'.join(FORMATS)}; alone: the current one",
               _mode),
     ".timer": (".timer [on|off]", "show each statement's time (on in a terminal)",
@@ -228,7 +230,7 @@ COMMANDS: dict[str, tuple[str, str, Callable]] = {
                "address)", _serve),
     ".quit": (".quit / .exit [CODE]", "leave (Ctrl-D works too)", _exit),
 }
-_ALIASES = {".tables": ".graphs", ".exit": ".quit", ".q": ".quit", ".once": ".output"}
+_ALIASES = {".exit": ".quit", ".q": ".quit", ".once": ".output"}
 
 
 def command_names() -> list[str]:

@@ -8,7 +8,8 @@ A database is a directory::
                         'blocks' (CSR arrays cut into fixed-size blocks), 'pages' (slotted
                         topology pages), 'meta' (the page layout, the catalog's sequence
                         number, per-graph topology info, retired graph versions) and
-                        'deltas' (writes committed after a load: storage.delta)
+                        'deltas' (writes committed after a load: storage.delta),
+                        'tables' (table, view and schema entries: catalog.tables)
       graphs/<id>/      Arrow IPC files of one graph version (vertex ids, properties); ``<id>``
                         is a generated 32-digit hex id, never a name taken from elsewhere
       leases.lock       byte-range locks: reader leases and the map lock (storage.locks)
@@ -79,7 +80,7 @@ __all__ = ["DEFAULT_MODE", "SUBDATABASES", "Environment", "valid_graph_id"]
 
 T = TypeVar("T")
 
-SUBDATABASES = ("catalog", "blocks", "pages", "meta", "deltas")
+SUBDATABASES = ("catalog", "blocks", "pages", "meta", "deltas", "tables")
 _LAYOUT_KEY = b"storage/layout"
 _FORMAT_KEY = b"storage/format"
 

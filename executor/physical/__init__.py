@@ -7,8 +7,8 @@ executes it. :mod:`.sizing` is the cost model the graph operators are decided by
 """
 
 from .nodes import GraphOperator, PhysicalNode
-from .planner import PatternOperator, PhysicalPlanner, TableScan
+from .planner import PatternOperator, PhysicalPlanner, StoredScan, TableScan
 from .sizing import Decision, choose, topology_bytes
 
 __all__ = ["Decision", "GraphOperator", "PatternOperator", "PhysicalNode", "PhysicalPlanner",
-           "TableScan", "choose", "topology_bytes"]
+           "StoredScan", "TableScan", "choose", "topology_bytes"]

@@ -42,6 +42,7 @@ from ..plan import (
     PlanNode,
     RelationalQuery,
     ShowGraphs,
+    StoredTableScan,
     Subgraph,
     ValuesScan,
 )
@@ -53,7 +54,8 @@ from .scaling import Fleet
 from .sizing import Decision, choose, topology_bytes
 from .writes import WritePlanning
 
-__all__ = ["PatternOperator", "PhysicalPlanner", "RelationalOperator", "TableScan"]
+__all__ = ["PatternOperator", "PhysicalPlanner", "RelationalOperator", "StoredScan",
+           "TableScan"]
 
 
 @dataclass(eq=False, kw_only=True)
@@ -61,6 +63,13 @@ class TableScan(PhysicalNode):
     """``g.vertices`` / ``g.edges`` / ``g.adjacency`` of the statement's version of a graph."""
 
     entry: GraphEntry
+
+
+@dataclass(eq=False, kw_only=True)
+class StoredScan(PhysicalNode):
+    """A stored table's rows at the statement's version (all, or those of a key lookup)."""
+
+    table: Any  # its TableEntry
 
 
 @dataclass(eq=False, kw_only=True)
@@ -414,10 +423,10 @@ class PhysicalPlanner(WritePlanning):
         if node.sources is not None:
             shown = ", ".join(repr(v) for v in node.sources[:5]) + (
                 ", ..." if len(node.sources) > 5 else "")
-            details = ((f"key lookup: id IN ({shown}), rows found through the graph's "
-                        "index of its ids",) if node.table == "vertices" else
-                       (f"filter pushed into the scan: src IN ({shown}); only those vertices' "
-                        "rows of the CSR are read",))
+            lookup = node.table == "vertices" or node.table.startswith("label:")
+            details = (f"key lookup: id IN ({shown}) through the id index: only those rows are read",) \
+                if lookup else (f"filter pushed into the scan: src IN ({shown}); only those "
+                                "vertices' rows of the CSR are read",)
         elif node.table == "vertex_positions":
             details = ("the vertex table with each vertex's position, for a subgraph's mask",)
         elif node.table != "vertices":
@@ -445,6 +454,20 @@ class PhysicalPlanner(WritePlanning):
                                       label=label)
         return RelationalOperator(logical=node, inputs=self._inputs(node), names=names,
                                   label="DUCKDB", details=())
+
+    def plan_StoredTableScan(self, node: StoredTableScan) -> StoredScan:
+        entry = self.snapshot.table(node.table)
+        if node.keys is None:
+            return StoredScan(logical=node, table=entry,
+                              label=f"SCAN {entry.name} ({entry.rows:,} rows)",
+                              details=("the stored rows, read in place (kept registered "
+                                       "while this version lasts)",))
+        shown = ", ".join(repr(k) for k in node.keys[:5]) + (", ..." if len(node.keys) > 5
+                                                               else "")
+        key = ", ".join(entry.key_columns)
+        return StoredScan(logical=node, table=entry, label=f"KEY LOOKUP {entry.name}",
+                          details=(f"{key} IN ({shown}) through the key index: only those "
+                                   "rows are read",))
 
     # -- leaves and statements ------------------------------------------------------------------
     def plan_ValuesScan(self, node: ValuesScan) -> PhysicalNode:

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
     from ..runner import Runner
 
 __all__ = ["CreateGraphOperator", "DropGraphOperator", "LoadGraphOperator", "load",
-           "summary_table"]
+           "status_table", "summary_table"]
 
 
-def _status(line: str) -> pa.Table:
+def status_table(line: str) -> pa.Table:
+    """The one row of a definition: its status line."""
     return to_table({"status": [line]})
 
 
@@ -52,7 +53,7 @@ class CreateGraphOperator(PhysicalNode):
         old = _existing(runner, node.graph)
         if old is not None and not node.replace:
             if node.if_not_exists:
-                return _status(f"graph '{node.graph}' exists; nothing created")
+                return status_table(f"graph '{node.graph}' exists; nothing created")
             raise CatalogError(f"graph '{node.graph}' already exists: CREATE OR REPLACE GRAPH "
                                f"{node.graph} (...), or DROP GRAPH {node.graph} first")
         entry = create_graph(runner.catalog, node.graph, directed=node.directed,
@@ -61,7 +62,7 @@ class CreateGraphOperator(PhysicalNode):
                              edge_properties=node.edge_properties, replace=node.replace)
         if old is not None:
             runner.forget(old)
-        return _status(f"created graph '{entry.name}'")
+        return status_table(f"created graph '{entry.name}'")
 
 
 @dataclass(eq=False, kw_only=True)
@@ -82,11 +83,11 @@ class DropGraphOperator(PhysicalNode):
             name = catalog.drop(node.graph)
         except GraphNotFound:
             if node.if_exists:
-                return _status(f"graph '{node.graph}' does not exist; nothing dropped")
+                return status_table(f"graph '{node.graph}' does not exist; nothing dropped")
             raise
         if old is not None:
             runner.forget(old)
-        return _status(f"dropped graph '{name}'")
+        return status_table(f"dropped graph '{name}'")
 
 
 def summary_table(entry: GraphEntry, seconds: float) -> pa.Table:
@@ -109,12 +110,14 @@ def summary_table(entry: GraphEntry, seconds: float) -> pa.Table:
 
 
 def load(runner: "Runner", graph: str, edges: str, vertices: str | None, options, *,
-         replace: bool, progress) -> pa.Table:
-    """Ingest files as graph ``graph``; the summary (:func:`summary_table`)."""
+         replace: bool, progress, prepare=None) -> pa.Table:
+    """Ingest files as graph ``graph``; the summary (:func:`summary_table`). ``prepare()`` runs
+    under the writer lock before the load (a property graph checks its tables unchanged)."""
     start = time.perf_counter()
     old = _existing(runner, graph)
     options = dataclasses.replace(options, vertices=vertices)
-    entry = runner.catalog.ingest(graph, edges, options, replace=replace, progress=progress)
+    entry = runner.catalog.ingest(graph, edges, options, replace=replace, progress=progress,
+                                  prepare=prepare)
     if old is not None:
         runner.forget(old)
     return summary_table(entry, time.perf_counter() - start)

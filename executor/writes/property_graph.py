@@ -1,9 +1,16 @@
-"""CREATE PROPERTY GRAPH: vertex and edge tables with labels become one stored graph.
+"""CREATE PROPERTY GRAPH: vertex and edge element tables with labels become one stored graph.
 
-Each vertex table (a label, its key column, its properties) is sorted by key and given a range of
-internal ids; each edge table's source and destination keys are looked up in the vertex tables
-they reference; then one graph is ingested with the schema in its catalog entry (see
-:mod:`graphdb.executor.property_graph` for how it is stored and read).
+Each vertex element table (its labels, its key, its properties) is given the ids of its rows'
+keys (:func:`~graphdb.executor.property_graph.encode_keys`: text that sorts by element, then key,
+so an element's vertices stay one range of internal ids as rows come and go); each edge table's
+source and destination keys are looked up in the vertex tables they reference; then one graph is
+ingested with the schema in its catalog entry (see :mod:`graphdb.executor.property_graph` for how
+it is stored and read).
+
+A graph over stored tables (CREATE TABLE) records them: INSERT, UPDATE, DELETE and COPY on them
+reach the graph in the same transaction (:mod:`graphdb.graph_writes`). It is built from the
+tables' committed rows, and the tables are checked unchanged under the writer lock just before it
+is stored (another connection's write meanwhile makes the statement fail, to be run again).
 """
 
 from __future__ import annotations
@@ -22,35 +29,55 @@ from graphdb.storage.lazy import pc
 
 from ..errors import InvalidArgument
 from ..physical.nodes import PhysicalNode
-from ..property_graph import EdgeLabel, PropertySchema, VertexLabel
-from .definitions import load
+from ..plan import ROWID
+from ..property_graph import EdgeLabel, PropertySchema, VertexLabel, encode_keys
+from .definitions import load, status_table, summary_table
 from .files import write_arrow_file
 
 if TYPE_CHECKING:
     from ..runner import Runner
 
-__all__ = ["CreatePropertyGraphOperator", "EdgeTable", "VertexTable", "build"]
+__all__ = ["CreatePropertyGraphOperator", "EdgeTable", "KEY", "ROW", "VertexTable", "build"]
+
+#: The hidden property of a row's identity: an edge's row in its table (every edge has it),
+#: the key of a vertex table that has none.
+ROW = "__row"
+#: The hidden property holding a vertex table's key when no property shows it.
+KEY = "__key"
+
 
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: The hidden property of a row's identity: an edge's row in its table (every edge has it),
+#: the key of a vertex table that has none.
+ROW = "__row"
+#: The hidden property holding a vertex table's key when no property shows it.
+KEY = "__key"
 
 
 @dataclass
 class VertexTable:
-    """A vertex table: its rows, the name it is referenced by, its label, its key column and
-    the columns that are properties (None: all)."""
+    """A vertex element table: its rows, its name (the AS name, else the table's), its label,
+    its key column and the columns that are properties ((property, column) pairs or names;
+    None: all but ``except_``). ``labels``: several labels (default: ``[label or name]``);
+    ``rowids``: the rows' identities in a stored table ``stored`` (None: positions)."""
 
     name: str
     table: pa.Table
     label: str | None = None
     key: str | None = None
-    properties: list[str] | None = None
+    properties: list | None = None
+    labels: list[str] | None = None
+    except_: list[str] = field(default_factory=list)
+    rowids: np.ndarray | None = None
+    stored: str | None = None
+    row_labels: list[str] = field(default_factory=list)
 
 
 @dataclass
 class EdgeTable:
-    """An edge table: its rows, name, label, the columns holding its endpoints' keys and the
-    vertex tables (names or labels) they reference, and its properties (None: every column but
-    the endpoints')."""
+    """An edge element table: its rows, name, the vertex tables (names or labels) its sources
+    and destinations are in and the columns holding their keys, its label(s) and properties
+    (None: all its columns but ``except_``)."""
 
     name: str
     table: pa.Table
@@ -59,7 +86,11 @@ class EdgeTable:
     source_key: str | None = None
     destination_key: str | None = None
     label: str | None = None
-    properties: list[str] | None = field(default=None)
+    properties: list | None = None
+    labels: list[str] | None = None
+    except_: list[str] = field(default_factory=list)
+    rowids: np.ndarray | None = None
+    stored: str | None = None
 
 
 def _column(table: pa.Table, name: str | None, what: str, default: int) -> str:
@@ -74,11 +105,22 @@ def _column(table: pa.Table, name: str | None, what: str, default: int) -> str:
     return found[0]
 
 
-def _properties(table: pa.Table, chosen: list[str] | None, leave: tuple[str, ...],
-                what: str) -> list[str]:
+def _properties(table: pa.Table, chosen: list | None, leave: list[str], what: str
+                ) -> list[tuple[str, str]]:
+    """(property, column) pairs of an element table."""
     if chosen is None:
-        return [c for c in table.column_names if c not in leave]
-    return [_column(table, c, what, 0) for c in chosen]
+        left = {c.lower() for c in leave}
+        for c in leave:
+            _column(table, c, what + " EXCEPT", 0)
+        return [(c, c) for c in table.column_names if c.lower() not in left]
+    out = []
+    for item in chosen:
+        prop, column = item if isinstance(item, tuple) else (item, item)
+        out.append((prop, _column(table, column, what, 0)))
+    names = [p.lower() for p, _ in out]
+    if len(set(names)) != len(names):
+        raise InvalidArgument(f"{what}: a property is named twice")
+    return out
 
 
 def _spread(values: pa.Array, before: int, after: int) -> pa.Array:
@@ -87,51 +129,114 @@ def _spread(values: pa.Array, before: int, after: int) -> pa.Array:
     return pa.concat_arrays([p for p in parts if len(p) or p is values])
 
 
-def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undirected: bool
-          ) -> tuple[pa.Table, pa.Table, PropertySchema]:
+def _labels(item) -> list[str]:
+    labels = list(item.labels or [item.label or item.name])
+    for label in labels:
+        if not _LABEL.fullmatch(label):
+            raise InvalidArgument(f"label '{label}': use letters, digits and underscores")
+    return labels
+
+
+def _plain(array: pa.Array) -> pa.Array:
+    """Key values as the ingest stores them (large strings as strings)."""
+    if pa.types.is_large_string(array.type):
+        return array.cast(pa.string())
+    return array
+
+
+@dataclass
+class _Vertices:
+    item: VertexTable
+    table: pa.Table  # sorted by key
+    key: str  # key column
+    key_prop: str  # the property holding it
+    props: list[tuple[str, str]]
+    ids: pa.Array  # stored ids, sorted
+    keys: pa.Array  # key values, in the same order
+
+
+def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undirected: bool,
+          tables: tuple[str, ...] = ()) -> tuple[pa.Table, pa.Table, PropertySchema]:
     """(the stored vertex table, the stored edge table, the schema) of a property graph."""
     if not vertex_tables:
         raise InvalidArgument("a property graph needs at least one vertex table")
-    labels: dict[str, str] = {}
+    seen: dict[str, str] = {}
     for item in [*vertex_tables, *edge_tables]:
-        item.label = item.label or item.name
-        if not _LABEL.fullmatch(item.label):
-            raise InvalidArgument(f"label '{item.label}': use letters, digits and underscores")
-        if item.label.lower() in labels:
-            raise InvalidArgument(f"label '{item.label}' is given twice")
-        labels[item.label.lower()] = item.label
-    by_name = {}
-    for item in vertex_tables:
-        by_name.setdefault(item.name.lower(), item)
-        by_name.setdefault(item.label.lower(), item)
-    sorted_tables, starts, start = [], [], 0
+        if not _LABEL.fullmatch(item.name):
+            raise InvalidArgument(f"table name '{item.name}': use letters, digits and "
+                                    "underscores (or give it a name with AS)")
+        if item.name.lower() in seen:
+            raise InvalidArgument(f"table '{item.name}' is given twice; give one a name with AS")
+        seen[item.name.lower()] = item.name
+    elements: dict[str, str] = {}  # an element's first label names it: one per table
+    for item in [*vertex_tables, *edge_tables]:
+        first = _labels(item)[0]
+        if first.lower() in elements:
+            raise InvalidArgument(f"label '{first}' is given to two tables "
+                                    f"({elements[first.lower()]} and {item.name}); a table's "
+                                    "first label must be its own")
+        elements[first.lower()] = item.name
+    vertex_labels = {label.lower() for v in vertex_tables for label in _labels(v)}
+    for e in edge_tables:
+        for label in _labels(e):
+            if label.lower() in vertex_labels:
+                raise InvalidArgument(f"label '{label}' is given to a vertex table and to an "
+                                        "edge table")
+    key_mode = len(vertex_tables) == 1
+    vertices: list[_Vertices] = []
     for item in vertex_tables:
         what = f"vertex table {item.name}"
-        key = item.key = _column(item.table, item.key, what, 0)
         table = item.table.combine_chunks()
-        if table.column(key).null_count:
+        if item.key == ROW:
+            rowids = item.rowids if item.rowids is not None else np.arange(table.num_rows)
+            table = table.append_column(ROW, pa.array(rowids, pa.int64()))
+            key = ROW
+        else:
+            key = _column(table, item.key, what, 0)
+        keys = _plain(table.column(key).combine_chunks())
+        if keys.null_count:
             raise InvalidArgument(f"{what}: key column '{key}' holds NULL")
-        table = table.sort_by(key)
-        keys = table.column(key)
-        if len(keys) > 1 and pc.any(pc.equal(keys.slice(1), keys.slice(0, len(keys) - 1))
-                                    ).as_py():
-            raise InvalidArgument(f"{what}: key '{key}' is not unique")
-        item.properties = _properties(table, item.properties, (), what)
-        if key not in item.properties:
-            item.properties.insert(0, key)
-        sorted_tables.append(table)
-        starts.append(start)
-        start += table.num_rows
-    n = start
-    columns = {"id": pa.array(np.arange(n, dtype=np.int64)),
-               "label": pa.concat_arrays([pa.repeat(pa.scalar(v.label), t.num_rows).cast(
-                   pa.string()) for v, t in zip(vertex_tables, sorted_tables)])}
-    for item, table, first in zip(vertex_tables, sorted_tables, starts):
-        for prop in item.properties:
-            columns[PropertySchema.column(item.label, prop)] = _spread(
-                table.column(prop).combine_chunks(), first, n - first - table.num_rows)
-    vertices = pa.table(columns)
+        props = _properties(item.table, item.properties, item.except_, what)
+        key_prop = next((p for p, c in props if c == key), None)
+        if key_prop is None:
+            key_prop = ROW if key == ROW else KEY
+            props.append((key_prop, key))
+        key_mode = key_mode and pa.types.is_integer(keys.type)
+        vertices.append(_Vertices(item, table, key, key_prop, props, keys, keys))
+    schema = PropertySchema((), (), undirected, tuple(tables),
+                            "key" if key_mode else "composite")
+    for index, v in enumerate(vertices):
+        ids = encode_keys(schema, index, v.keys)
+        order = pc.sort_indices(ids)
+        v.ids, v.keys, v.table = ids.take(order), v.keys.take(order), v.table.take(order)
+        if len(ids) > 1 and pc.any(pc.equal(v.ids.slice(1), v.ids.slice(0, len(ids) - 1))
+                                   ).as_py():
+            raise InvalidArgument(f"vertex table {v.item.name}: key '{v.key}' is not unique")
+    n = sum(len(v.ids) for v in vertices)
+    id_type = pa.int64() if key_mode else pa.string()
+    columns = {"id": pa.concat_arrays([v.ids.cast(id_type) for v in vertices]),
+               "label": pa.concat_arrays([pa.repeat(pa.scalar(_labels(v.item)[0]),
+                                                     len(v.ids)).cast(pa.string())
+                                          for v in vertices])}
+    start, labels = 0, []
+    for v in vertices:
+        count = len(v.ids)
+        element = _labels(v.item)[0]
+        for prop, column in v.props:
+            columns[PropertySchema.column(element, prop)] = _spread(
+                v.table.column(column).combine_chunks(), start, n - start - count)
+        labels.append(VertexLabel(element, v.item.stored or v.item.name, v.key_prop,
+                                  str(v.keys.type), tuple(p for p, _ in v.props), start, count,
+                                  tuple(_labels(v.item)), tuple(c for _, c in v.props),
+                                  tuple(v.item.row_labels)))
+        start += count
+    vertex_table = pa.table(columns)
+    schema = PropertySchema(tuple(labels), (), undirected, tuple(tables), schema.id_mode)
 
+    by_name = {}
+    for v in vertices:
+        for alias in (v.item.name, v.item.stored or v.item.name, *_labels(v.item)):
+            by_name.setdefault(alias.lower(), v)
     parts, edge_labels = [], []
     for item in edge_tables:
         what = f"edge table {item.name}"
@@ -145,45 +250,45 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
             if target is None:
                 raise InvalidArgument(f"{what}: it references '{referenced}', which is no "
                                         "vertex table of the graph")
-            index = vertex_tables.index(target)
-            keys = sorted_tables[index].column(target.key).combine_chunks()
             values = table.column(side).combine_chunks()
             try:
-                values = values.cast(keys.type)
+                values = values.cast(target.keys.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 raise InvalidArgument(f"{what}: column '{side}' ({values.type}) cannot hold "
-                                        f"keys of {target.name} ({keys.type})") from None
-            found = pc.index_in(values, value_set=keys)
+                                        f"keys of {target.item.name} ({target.keys.type})"
+                                        ) from None
+            found = pc.index_in(values, value_set=target.keys)
             if found.null_count:
                 missing = values.filter(pc.is_null(found))[0].as_py()
                 raise InvalidArgument(f"{what}: {side} {missing!r} is no key of vertex table "
-                                        f"{target.name}")
-            ends.append((target, pc.add(found.cast(pa.int64()), starts[index])))
-        item.properties = _properties(table, item.properties,
-                                      (item.source_key, item.destination_key), what)
-        parts.append((item, table, ends))
-        edge_labels.append(EdgeLabel(item.label, item.name, ends[0][0].label, ends[1][0].label,
-                                     item.source_key, item.destination_key,
-                                     tuple(item.properties), table.num_rows))
-    m = sum(t.num_rows for _, t, _ in parts)
-    src = [e[0][1] for _, _, e in parts]
-    dst = [e[1][1] for _, _, e in parts]
-    edges = {"src": pa.concat_arrays(src) if src else pa.array([], pa.int64()),
-             "dst": pa.concat_arrays(dst) if dst else pa.array([], pa.int64()),
-             "label": pa.concat_arrays([pa.repeat(pa.scalar(i.label), t.num_rows).cast(
-                 pa.string()) for i, t, _ in parts]) if parts else pa.array([], pa.string())}
+                                        f"{target.item.name}")
+            ends.append((target, target.ids.take(found)))
+        props = _properties(table, item.properties, item.except_, what)
+        rowids = item.rowids if item.rowids is not None else np.arange(table.num_rows)
+        parts.append((item, table, ends, props, pa.array(rowids, pa.int64())))
+        edge_labels.append(EdgeLabel(_labels(item)[0], item.stored or item.name,
+                                     _labels(ends[0][0].item)[0], _labels(ends[1][0].item)[0],
+                                     item.source_key,
+                                     item.destination_key, tuple(p for p, _ in props),
+                                     table.num_rows, tuple(_labels(item)),
+                                     tuple(c for _, c in props)))
+    m = sum(t.num_rows for _, t, _, _, _ in parts)
+    edges = {"src": pa.concat_arrays([e[0][1].cast(id_type) for _, _, e, _, _ in parts])
+             if parts else pa.array([], id_type),
+             "dst": pa.concat_arrays([e[1][1].cast(id_type) for _, _, e, _, _ in parts])
+             if parts else pa.array([], id_type),
+             "label": pa.concat_arrays([pa.repeat(pa.scalar(_labels(i)[0]), t.num_rows).cast(
+                 pa.string()) for i, t, _, _, _ in parts]) if parts else pa.array([], pa.string()),
+             ROW: pa.concat_arrays([r for *_, r in parts]) if parts else pa.array([], pa.int64())}
     first = 0
-    for item, table, _ in parts:
-        for prop in item.properties:
-            edges[PropertySchema.column(item.label, prop)] = _spread(
-                table.column(prop).combine_chunks(), first, m - first - table.num_rows)
+    for item, table, _, props, _ in parts:
+        for prop, column in props:
+            edges[PropertySchema.column(_labels(item)[0], prop)] = _spread(
+                table.column(column).combine_chunks(), first, m - first - table.num_rows)
         first += table.num_rows
-    schema = PropertySchema(
-        tuple(VertexLabel(v.label, v.name, v.key, str(t.column(v.key).type), tuple(v.properties),
-                          s, t.num_rows)
-              for v, t, s in zip(vertex_tables, sorted_tables, starts)),
-        tuple(edge_labels), undirected)
-    return vertices, pa.table(edges), schema
+    schema = PropertySchema(schema.vertex_labels, tuple(edge_labels), undirected, tuple(tables),
+                            schema.id_mode)
+    return vertex_table, pa.table(edges), schema
 
 
 @dataclass(eq=False, kw_only=True)
@@ -195,13 +300,26 @@ class CreatePropertyGraphOperator(PhysicalNode):
 
     def run(self, runner: "Runner", metrics: dict) -> pa.Table:
         node = self.logical
+        if node.if_not_exists and not node.replace and _exists(runner, node.graph):
+            return status_table(f"graph '{node.graph}' exists; nothing created")
         rows = [runner.input(self, i) for i in range(len(self.inputs))]
-        vertex_tables = [VertexTable(s.name, t, s.label, s.key, _listed(s.properties))
+        vertex_tables = [VertexTable(s.name, _split(t)[0], rowids=_split(t)[1], label=s.label, key=s.key,
+                                     properties=_listed(s.properties),
+                                     labels=_listed(s.labels), except_=list(s.except_),
+                                     stored=s.stored, row_labels=list(s.row_labels))
                          for s, t in zip(node.vertex_tables, rows)]
-        edge_tables = [EdgeTable(s.name, t, s.source, s.destination, s.source_key,
-                                 s.destination_key, s.label, _listed(s.properties))
+        edge_tables = [EdgeTable(s.name, _split(t)[0], rowids=_split(t)[1], source=s.source,
+                                 destination=s.destination, source_key=s.source_key,
+                                 destination_key=s.destination_key, label=s.label,
+                                 properties=_listed(s.properties), labels=_listed(s.labels),
+                                 except_=list(s.except_), stored=s.stored)
                        for s, t in zip(node.edge_tables, rows[len(vertex_tables):])]
-        vertices, edges, schema = build(vertex_tables, edge_tables, node.undirected)
+        tables = tuple(dict.fromkeys(t.stored for t in [*vertex_tables, *edge_tables]
+                                     if t.stored))
+        vertices, edges, schema = build(vertex_tables, edge_tables, node.undirected, tables)
+        prepare = _unchanged(runner, node) if node.versions else None
+        if vertices.num_rows == 0:
+            return _create_empty(runner, node, vertices, edges, schema, prepare)
         from graphdb.catalog import IngestOptions  # (the ingest loads at the first load)
 
         options = IngestOptions(undirected=node.undirected, weight="none", format="arrow",
@@ -213,8 +331,58 @@ class CreatePropertyGraphOperator(PhysicalNode):
                 paths[role] = Path(tmp) / f"{role}.arrow"
                 write_arrow_file(table, paths[role])
             return load(runner, node.graph, str(paths["edges"]), str(paths["vertices"]),
-                        options, replace=node.replace, progress=node.progress)
+                        options, replace=node.replace, progress=node.progress,
+                        prepare=prepare)
 
 
-def _listed(properties: tuple[str, ...] | None) -> list[str] | None:
-    return None if properties is None else list(properties)
+def _exists(runner: "Runner", name: str) -> bool:
+    return name.lower() in (n.lower() for n in runner.catalog.names())
+
+
+def _split(rows: pa.Table) -> tuple[pa.Table, np.ndarray | None]:
+    """(the table's columns, its rows' identities) of a table source's rows."""
+    if ROWID not in rows.column_names:
+        return rows, None
+    rowids = rows.column(ROWID).to_numpy()
+    return rows.drop_columns([ROWID]), rowids
+
+
+def _unchanged(runner: "Runner", node):
+    """What runs under the writer lock before the graph is stored: it raises when a stored
+    table the graph was built from changed meanwhile."""
+    def check() -> None:
+        from graphdb.catalog import CatalogError
+
+        now = runner.catalog.tables.committed()
+        for table, table_id, version in node.versions:
+            entry = now.find(table)
+            if entry is None or (entry.table_id, entry.version) != (table_id, version):
+                raise CatalogError(f"table '{table}' changed while property graph "
+                                   f"'{node.graph}' was being built from it; run CREATE "
+                                   "PROPERTY GRAPH again")
+    return check
+
+
+def _create_empty(runner: "Runner", node, vertices: pa.Table, edges: pa.Table,
+                  schema: PropertySchema, prepare) -> pa.Table:
+    """A property graph without vertices (its tables are empty; rows come later)."""
+    from graphdb.catalog import GraphNotFound
+    from graphdb.catalog.generation import create_graph
+
+    try:
+        old = runner.catalog.get(node.graph, exact=True)
+    except GraphNotFound:
+        old = None
+    entry = create_graph(
+        runner.catalog, node.graph, directed=not schema.undirected, weighted=False,
+        id_type="int64" if schema.id_mode == "key" else "string",
+        vertex_properties=pa.schema(list(vertices.schema)[1:]),
+        edge_properties=pa.schema(list(edges.schema)[2:]), replace=node.replace,
+        stats={"property_graph": schema.to_json()}, prepare=prepare)
+    if old is not None:
+        runner.forget(old)
+    return summary_table(entry, 0.0)
+
+
+def _listed(items) -> list | None:
+    return None if items is None else list(items)

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+import pyarrow as pa
 from sqlglot import exp
 
 from graphdb.executor import algorithms
@@ -42,6 +43,7 @@ from graphdb.executor.plan import (
     PatternMatch,
     PlanNode,
     RelationalQuery,
+    StoredTableScan,
     TargetRows,
     ValuesScan,
     lateral_column,
@@ -51,6 +53,7 @@ from graphdb.executor.property_graph import user_id_type
 from .._version import __version__
 from ..errors import BinderError
 from .dialect import GraphTable, SubgraphRef, span
+from .lookups import key_conditions
 from .parameters import Parameters, placeholders, sql_literal
 from .pattern import bind_graph_table, conjuncts
 from .replacement import is_file_name, python_variable
@@ -67,6 +70,7 @@ from .tables import (
     suggest,
     unknown_function,
 )
+from .views import expand_views
 
 __all__ = ["bind_query"]
 
@@ -96,6 +100,9 @@ class _Edit:
 
 def bind_query(ast: exp.Expression, text: str, parameters: Any, ctx: Context) -> RelationalQuery:
     """The plan of a query: a :class:`RelationalQuery` over its graph operators."""
+    expanded = expand_views(ast, text, ctx)
+    if expanded is not None:
+        ast, text = expanded
     return _Binder(ast, text, Parameters(ast, parameters, _Outline.of(ast).placeholders),
                    ctx).bind()
 
@@ -172,7 +179,6 @@ class _Binder:
         self.ctes = self.outline.ctes
         self._count = 0
         self._full_names: set[int] = set()  # graph tables referred to as g.vertices
-        self._keyed: set[str] = set()  # relations whose scan applies the whole WHERE (key ids)
 
     # -- the text -------------------------------------------------------------------------------
     def fresh(self) -> str:
@@ -325,10 +331,11 @@ class _Binder:
                 self._values(node, name.lower(), function(*[v[0] for v in values]),
                              name.lower())
             return True
-        if node.args.get("db") is not None:
+        if node.args.get("db") is not None and not self._qualified_table(node):
             self._graph_table(node)
             return True
-        self._named_table(node)
+        if node.args.get("db") is None:
+            self._named_table(node)
         return True
 
     def _vertices_name(self, graph: str) -> str:
@@ -358,6 +365,10 @@ class _Binder:
                 source, shown = ValuesScan(lower, registered, kept=True), name
             self._edit(node, text, [(relation, source)], [(relation, shown)])
             return
+        stored = self.ctx.catalog.find_table(name)
+        if stored is not None:
+            self._stored_table(node, stored)
+            return
         if lower in self.ctx.builtins:
             self._values(node, lower, self.ctx.builtins[lower](), name)
             return
@@ -381,27 +392,72 @@ class _Binder:
             table = plain_table(value, f"FROM {name}")
             self._edit(node, text, [(relation, ValuesScan(lower, table))], [(relation, name)])
             return
-        known = sorted(self.ctes) + sorted(self.ctx.tables) + [
-            f"{g}.{t}" for g in graphs for t in GRAPH_TABLES]
+        known = sorted(self.ctes) + sorted(self.ctx.tables) + \
+            self.ctx.catalog.tables().names() + [f"{g}.{t}" for g in graphs for t in GRAPH_TABLES]
         raise BinderError(f"unknown table '{name}'" + suggest(name, known, "tables"))
+
+    def _qualified_table(self, node: exp.Table) -> bool:
+        """Bind ``schema.table`` (a stored table of a schema, or of ``main``) or
+        ``information_schema.x``; False when the qualifier names a graph (``g.vertices``)."""
+        schema = node.args["db"].name
+        if node.args.get("catalog") is not None or self.ctx.is_graph(schema):
+            return False
+        if schema.lower() == "information_schema":
+            self._values(node, f"information_schema.{node.name.lower()}",
+                         self.ctx.information_schema(node.name), node.name)
+            return True
+        stored = self.ctx.catalog.find_table(f"{schema}.{node.name}")
+        if stored is None:
+            tables = self.ctx.catalog.tables()
+            if schema.lower() != "main" and schema.lower() not in (
+                    s.lower() for s in tables.schemas()):
+                return False  # g.vertices of a graph g that may be misspelled: said there
+            raise BinderError(f"unknown table '{schema}.{node.name}'"
+                              + suggest(f"{schema}.{node.name}", tables.names(), "tables"))
+        self._stored_table(node, stored)
+        return True
+
+    def _stored_table(self, node: exp.Table, entry) -> None:
+        """A stored table: its rows at the statement's version, kept registered in the
+        relational engine under one name per generation (or only the rows a key lookup
+        finds, :mod:`.lookups`)."""
+        alias = node.args.get("alias")
+        alias_sql = alias.sql(dialect="duckdb") if alias is not None else _quote(node.name)
+        key = entry.key_columns
+        found = key_conditions(node, key, [entry.schema.field(c).type for c in key],
+                               self._constant)
+        if found is None:
+            relation, keys, exact = f"__graphdb_stored_{entry.table_id}", None, False
+        else:
+            relation, (keys, exact) = self.fresh(), found
+        self._edit(node, f"{relation} AS {alias_sql}",
+                   [(relation, StoredTableScan(entry.name, keys, exact))],
+                   [(relation, entry.name)])
 
     # -- g.vertices, g.edges, g.adjacency -------------------------------------------------------
     def _graph_table(self, node: exp.Table) -> None:
         graph = self.ctx.graph(node.args["db"].name)
         which = node.name.lower()
         schema = self.ctx.schema(graph)
-        if schema is not None and which not in GRAPH_TABLES and schema.is_label(node.name) \
-                and node.args.get("catalog") is None:  # a property graph's g.Person, g.knows
-            labels = [v.name for v in schema.vertex_labels + schema.edge_labels]
-            label = next(n for n in labels if n.lower() == which)
+        element = schema.element_of(node.name) if schema is not None and \
+            which not in GRAPH_TABLES and node.args.get("catalog") is None else None
+        if element is not None:  # a property graph's g.Person, g.knows
+            label = element.name
             entry = self.ctx.catalog.get(graph)
             relation = table_name(entry, f"label_{label}")
             alias = node.args.get("alias")
             alias_sql = alias.sql(dialect="duckdb") if alias is not None else _quote(
                 node.name if id(node) not in self._full_names else f"{graph}.{node.name}")
-            self._edit(node, f"{relation} AS {alias_sql}",
-                       [(relation, GraphTableScan(graph, f"label:{label}"))],
-                       [(relation, f"{graph}.{label}")])
+            scan = GraphTableScan(graph, f"label:{label}")
+            if element in schema.vertex_labels and not element.key.startswith("__"):
+                kind = pa.string() if element.key_type in ("string", "large_string") else \
+                    pa.int64() if element.key_type.startswith(("int", "uint")) else pa.null()
+                found = key_conditions(node, (element.key,), [kind], self._constant)
+                if found is not None:  # a lookup by the label's key
+                    relation = self.fresh()
+                    scan = GraphTableScan(graph, f"label:{label}", found[0], found[1])
+            self._edit(node, f"{relation} AS {alias_sql}", [(relation, scan)],
+                       [(relation, f"{graph}.{node.name}")])
             return
         if which not in GRAPH_TABLES or node.args.get("catalog") is not None:
             known = list(GRAPH_TABLES) + ([v.name for v in schema.vertex_labels
@@ -414,13 +470,17 @@ class _Binder:
         entry = self.ctx.catalog.get(graph)
         rows = entry.num_edges if which == "adjacency" or entry.directed else \
             entry.num_edges // 2
-        sources, exact = None, False
-        if which == "vertices":  # a key lookup: the ids' rows found by a binary search
-            sources, exact = self._pushed_sources(node, "id")
-            if not exact and entry.num_vertices < PUSHDOWN_MIN_ROWS:
-                sources = None
-        elif rows >= PUSHDOWN_MIN_ROWS:
-            sources, _ = self._pushed_sources(node, "src")
+        if which == "vertices":  # a lookup by vertex id
+            kind = pa.string() if user_id_type(entry) == "string" else pa.int64()
+            found = key_conditions(node, ("id",), [kind], self._constant)
+            if found is not None:
+                relation = self.fresh()
+                self._edit(node, f"{relation} AS {alias_sql}",
+                           [(relation, GraphTableScan(graph, which, found[0], found[1]))],
+                           [(relation, f"{graph}.{which}")])
+                return
+        sources = self._pushed_sources(node) if which != "vertices" and \
+            rows >= PUSHDOWN_MIN_ROWS else None
         if sources is not None:  # only values of the ids' type: others are DuckDB's to refuse
             strings = user_id_type(entry) == "string"
             if not all(isinstance(v, str) if strings else isinstance(v, int)
@@ -432,25 +492,20 @@ class _Binder:
         else:
             relation = self.fresh()
             scan = GraphTableScan(graph, which, tuple(sources))
-            if exact:  # the scan's rows are the WHERE's: nothing is left for DuckDB to filter
-                self._keyed.add(relation)
         self._edit(node, f"{relation} AS {alias_sql}", [(relation, scan)],
                    [(relation, f"{graph}.{which}")])
 
-    def _pushed_sources(self, node: exp.Table, key: str) -> tuple[list | None, bool]:
-        """The constants of ``key = c`` / ``key IN (c, ...)`` conditions in the WHERE of the
-        SELECT that scans ``node`` (AND-ed at its top), which a scan of the CSR (``src``) or a
-        lookup of the vertex ids (``id``) can apply; and whether they are the whole WHERE of a
-        SELECT from ``node`` alone (the scan's rows are then exactly the WHERE's)."""
+    def _pushed_sources(self, node: exp.Table) -> list | None:
+        """The constants of ``src = c`` / ``src IN (c, ...)`` conditions in the WHERE of the
+        SELECT that scans ``node`` (AND-ed at its top), which a scan of the CSR can apply (the
+        condition stays in the query for DuckDB too)."""
         select = node.parent_select
         if select is None or select.args.get("where") is None:
-            return None, False
+            return None
         qualifier = _qualifier(node).lower()
         alone = len(select.args.get("joins") or []) == 0
         found = None
-        parts = conjuncts(select.args["where"].this)
-        used = 0
-        for condition in parts:
+        for condition in conjuncts(select.args["where"].this):
             column, values = None, None
             if isinstance(condition, exp.EQ):
                 for a, b in ((condition.this, condition.expression),
@@ -464,15 +519,14 @@ class _Binder:
                 listed = [self._constant(v) for v in condition.expressions]
                 if all(v is not None for v in listed):
                     column, values = condition.this, [v[0] for v in listed]
-            if column is None or column.name.lower() != key:
+            if column is None or column.name.lower() != "src":
                 continue
             if not ((column.table and column.table.lower() == qualifier)
                     or (not column.table and alone)):
                 continue
             values = [v for v in values if v is not None]
             found = values if found is None else [v for v in found if v in values]
-            used += 1
-        return found, found is not None and alone and used == len(parts)
+        return found
 
     def _place(self, node: exp.Expression) -> tuple[int, int] | None:
         """(first, last) character of a literal or a parameter, if known."""
@@ -724,10 +778,12 @@ class _Binder:
         an aggregate or a top-k of a graph function's rows. See
         :attr:`RelationalQuery.direct`."""
         select = self.ast
+        looked_up = len(query.inputs) == 1 and isinstance(
+            query.inputs[0][1], (StoredTableScan, GraphTableScan)) and \
+            query.inputs[0][1].exact  # the WHERE is the key lookup's: its rows are the rows
         if not isinstance(select, exp.Select) or len(query.inputs) != 1 or any(
                 select.args.get(clause) for clause in self._CLAUSES
-                if clause != "where" or query.inputs[0][0] not in self._keyed) \
-                or not select.expressions:
+                if not (clause == "where" and looked_up)) or not select.expressions:
             return query
         source = select.args.get("from_") or select.args.get("from")
         name, node = query.inputs[0]
@@ -739,6 +795,8 @@ class _Binder:
             columns = [n for n, _ in node.outputs]
         elif isinstance(node, GraphTableScan):
             columns = self.ctx.graph_columns(node.graph, node.table)
+        elif isinstance(node, StoredTableScan):
+            columns = self.ctx.catalog.table(node.table).schema.names
         elif isinstance(node, AlgorithmScan) and not node.lateral:
             columns = [c.name for c in algorithms.get(node.algorithm).columns]
         else:

@@ -16,6 +16,7 @@ and BOOLEAN, expressions and statements outside a transaction take the ordinary 
 
 from __future__ import annotations
 
+import decimal
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from .fast_values import PARAMETER, FastValues
 from .parameters import placeholders
 
 if TYPE_CHECKING:
@@ -146,8 +148,11 @@ class InsertBuffer:
         except Exception:
             return None
         ast = statement.ast
-        if statement.explain or statement.kind != "insert" or \
-                not isinstance(ast.expression, exp.Values) or len(ast.expression.expressions) != 1:
+        fast = isinstance(ast.expression, FastValues)
+        if statement.explain or statement.kind != "insert" or not (
+                (fast and ast.expression.args["rows"] == 1) or (
+                    isinstance(ast.expression, exp.Values)
+                    and len(ast.expression.expressions) == 1)):
             return None
         node = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
         if not isinstance(node, exp.Table) or not node.args.get("db") or \
@@ -161,7 +166,8 @@ class InsertBuffer:
                        if isinstance(ast.this, exp.Schema) else target.columns())
         except Exception:
             return None
-        values = ast.expression.expressions[0].expressions
+        values = ast.expression.template() if fast else \
+            ast.expression.expressions[0].expressions
         if len(values) != len(columns) or len(set(columns)) != len(columns):
             return None
         types = _types(target)
@@ -175,7 +181,7 @@ class InsertBuffer:
             elif name not in ("src", "dst"):
                 check = _nullable(check)
             checks.append(check)
-        slots = _slots(values, ast.expression)
+        slots = _fast_slots(values) if fast else _slots(values, ast.expression)
         if slots is None:
             return None
         return _Template((target.name, target.table, tuple(columns)), columns, slots, checks)
@@ -215,6 +221,27 @@ def _slots(values: list[exp.Expression], source: exp.Expression) -> list | None:
     if question and len(order) != question:
         return None
     return slots
+
+
+def _fast_slots(values: list) -> list | None:
+    """How each value of a row read by :mod:`.fast_values` is read (``?`` in order)."""
+    count = sum(1 for v in values if v is PARAMETER)
+    slots, question = [], 0
+    for value in values:
+        if value is PARAMETER:
+            slots.append(lambda p, i=question: _in_order(p, i, count))
+            question += 1
+        elif isinstance(value, decimal.Decimal):
+            slots.append(lambda p, v=float(value): v)
+        else:
+            slots.append(lambda p, v=value: v)
+    return slots
+
+
+def _in_order(parameters, index: int, count: int) -> Any:
+    if isinstance(parameters, dict) or len(parameters) != count:
+        raise IndexError(index)  # the ordinary path says what is wrong
+    return parameters[index]
 
 
 def _positional(parameters, index: int, order) -> Any:

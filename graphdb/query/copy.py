@@ -103,9 +103,10 @@ class TokenReader:
             self.expect(word)
         return True
 
-    def expect(self, word: str) -> None:
-        if not self.word(word):
-            raise self.error(f"missing {word}")
+    def expect(self, *words: str) -> None:
+        """Consume the next token, which must be one of ``words``."""
+        if not self.word(*words):
+            raise self.error(f"missing {words[0]}")
 
     def name(self, what: str) -> str:
         token = self.peek()

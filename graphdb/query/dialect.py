@@ -71,15 +71,17 @@ UNBOUNDED = -1
 
 
 class GraphTable(exp.Expression):
-    """``GRAPH_TABLE (graph MATCH [p =] [prefix] pattern [WHERE cond] [COLUMNS (...)])``.
+    """``GRAPH_TABLE (graph MATCH [p =] [prefix] pattern [, ...] [WHERE cond] [COLUMNS (...)])``.
 
     ``pattern`` alternates NodePattern, EdgePattern, NodePattern, ...; ``path`` is the path
     variable; ``prefix`` the path search prefix ('any', 'any_shortest', 'all_shortest',
-    'shortest') with ``k`` (ANY k, SHORTEST k).
+    'shortest') with ``k`` (ANY k, SHORTEST k). ``also``: the further comma-separated path
+    patterns of the MATCH, each a GraphTable of its own pattern (path, prefix) without WHERE
+    or COLUMNS.
     """
 
     arg_types = {"this": True, "pattern": True, "where": False, "columns": False, "alias": False,
-                 "path": False, "prefix": False, "k": False}
+                 "path": False, "prefix": False, "k": False, "also": False}
 
     @property
     def alias(self) -> str:
@@ -160,6 +162,22 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             self.raise_error("GRAPH_TABLE needs a graph name")
         if not self._match_text_seq("MATCH"):
             self.raise_error("expected MATCH after the graph name in GRAPH_TABLE")
+        first = self._parse_path_pattern(graph)
+        also = []
+        while self._match(TokenType.COMMA):
+            also.append(self._parse_path_pattern(graph))
+        where = self._parse_assignment() if self._match(TokenType.WHERE) else None
+        columns = None
+        if self._match_text_seq("COLUMNS"):
+            columns = self._parse_wrapped_csv(self._parse_expression)
+        first.set("where", where)
+        first.set("columns", columns)
+        if also:
+            first.set("also", also)
+        return first
+
+    def _parse_path_pattern(self, graph) -> GraphTable:
+        """``[p =] [prefix] (a)-[e]->(b)...``: one path pattern of a MATCH."""
         path = None
         if self._curr and self._next and self._next.token_type == TokenType.EQ and \
                 self._curr.token_type in (TokenType.VAR, TokenType.IDENTIFIER):
@@ -168,22 +186,14 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
         prefix, k = self._parse_path_prefix()
         pattern = [self._parse_node_pattern()]
         while self._curr and (self._curr.token_type in (TokenType.DASH, TokenType.ARROW,
-                                                        TokenType.LT)
+                                                        TokenType.LT, TokenType.LR_ARROW)
                               or self._quantified_path_ahead()):
             if self._quantified_path_ahead():
                 pattern.append(self._parse_quantified_path())
             else:
                 pattern.append(self._parse_edge_pattern())
             pattern.append(self._parse_node_pattern())
-        if self._match(TokenType.COMMA, advance=False):
-            self.raise_error("MATCH takes one linear path pattern; write (a)-[]->(b)-[]->(c) "
-                             "instead of comma-separated patterns")
-        where = self._parse_assignment() if self._match(TokenType.WHERE) else None
-        columns = None
-        if self._match_text_seq("COLUMNS"):
-            columns = self._parse_wrapped_csv(self._parse_expression)
-        return GraphTable(this=graph, pattern=pattern, where=where, columns=columns, path=path,
-                          prefix=prefix, k=k)
+        return GraphTable(this=graph.copy(), pattern=pattern, path=path, prefix=prefix, k=k)
 
     def _parse_path_prefix(self) -> tuple[str | None, int | None]:
         """``ANY SHORTEST``, ``ALL SHORTEST``, ``ANY [k]``, ``SHORTEST k``, then an optional
@@ -253,7 +263,7 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             self.raise_error("expected a vertex pattern such as (a)")
         var = None
         if self._curr and self._curr.token_type not in (TokenType.R_PAREN, TokenType.COLON,
-                                                        TokenType.WHERE):
+                                                        TokenType.IS, TokenType.WHERE):
             var = self._parse_id_var(any_token=False)
         labels = self._parse_labels()
         where = self._parse_assignment() if self._match(TokenType.WHERE) else None
@@ -282,12 +292,13 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
         return " ".join(parts)
 
     def _parse_edge_pattern(self, quantified: bool = True) -> EdgePattern:
-        # Forms: -[e]->  <-[e]-  -[e]-  ->  <-  -   (brackets optional)
+        # Forms: -[e]->  <-[e]-  -[e]-  <-[e]->  ->  <-  -  <->   (brackets optional)
+        if self._match(TokenType.LR_ARROW):
+            edge = EdgePattern(direction="both")
+            return self._edge_quantifier(edge) if quantified else edge
         left_arrow = bool(self._match(TokenType.LT))
-        if self._match(TokenType.ARROW):  # '->' with no brackets
-            if left_arrow:
-                self.raise_error("'<->' is not supported; use -[e]- for either direction")
-            edge = EdgePattern(direction="out")
+        if self._match(TokenType.ARROW):  # '->' with no brackets; '<->' either direction
+            edge = EdgePattern(direction="both" if left_arrow else "out")
             return self._edge_quantifier(edge) if quantified else edge
         if not self._match(TokenType.DASH):
             self.raise_error("expected an edge pattern such as -[e]->")
@@ -295,7 +306,7 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
         brackets = bool(self._match(TokenType.L_BRACKET))
         if brackets:
             if self._curr and self._curr.token_type not in (TokenType.R_BRACKET, TokenType.COLON,
-                                                            TokenType.WHERE):
+                                                            TokenType.IS, TokenType.WHERE):
                 var = self._parse_id_var(any_token=False)
             labels = self._parse_labels()
             if self._match(TokenType.WHERE):
@@ -310,9 +321,9 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
                 right_arrow = False
         else:
             right_arrow = False  # a bare '-' (or '<-')
-        if left_arrow and right_arrow:
-            self.raise_error("'<-[]->' is not supported; use -[e]- for either direction")
-        direction = "in" if left_arrow else "out" if right_arrow else "both"
+        # <-[e]-> is an edge pointing either way (SQL/PGQ's "left or right"), as -[e]- is
+        direction = "in" if left_arrow and not right_arrow else \
+            "out" if right_arrow and not left_arrow else "both"
         edge = EdgePattern(this=var, direction=direction, where=where,
                            labels=labels if brackets else None)
         if not quantified:
@@ -334,6 +345,8 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             low, high = 1, None
         elif self._match(TokenType.STAR):
             low, high = 0, None
+        elif self._match(TokenType.PLACEHOLDER):  # '?': zero or one
+            low, high = 0, 1
         edge.set("low", low)
         edge.set("high", UNBOUNDED if high is None else high)
         return edge
@@ -356,7 +369,8 @@ class GraphSQLTokenizer(DuckDB.Tokenizer):
 
 
 def _graph_table_sql(gen, node: GraphTable) -> str:
-    pattern = "".join(gen.sql(part) for part in node.args["pattern"])
+    pattern = ", ".join("".join(gen.sql(part) for part in item.args["pattern"])
+                        for item in [node, *(node.args.get("also") or [])])
     where = f" WHERE {gen.sql(node.args['where'])}" if node.args.get("where") else ""
     columns = node.args.get("columns")
     columns = f" COLUMNS ({', '.join(gen.sql(c) for c in columns)})" if columns else ""

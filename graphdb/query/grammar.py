@@ -23,7 +23,8 @@ from ..errors import ParseError
 
 __all__ = [
     "Checkpoint", "CopyTo", "CreateGraph", "CreateGraphAs", "CreatePropertyGraph",
-    "DetachDelete", "DropGraph", "Explain", "GraphStatement", "LoadGraph", "Reset",
+    "DetachDelete", "DropGraph", "Explain", "GraphStatement", "ImportDatabase", "LoadGraph",
+    "Reset",
     "ShowFunctions", "ShowGraphs", "ShowSettings", "StatementGrammar", "Vacuum",
 ]
 
@@ -106,6 +107,11 @@ class Reset(GraphStatement):
     """``RESET setting`` or ``RESET ALL`` (``this`` is 'all')."""
 
 
+class ImportDatabase(GraphStatement):
+    """``IMPORT DATABASE 'directory'``: the schema.sql and load.sql that DuckDB's ``EXPORT
+    DATABASE`` writes, run as scripts (``this`` the directory)."""
+
+
 class DetachDelete(exp.Delete):
     """``DETACH DELETE FROM g.vertices ...``: a DELETE that deletes a vertex's edges with it."""
 
@@ -170,28 +176,56 @@ class StatementGrammar:
         return Explain(this=inner, analyze=analyze, start=start)
 
     def _parse_show(self):
+        from .table_sql import NODES, TableCommand
+
         text = self.sql[self._curr.start:self._tokens[-1].end + 1]
         words = self._words()
-        if len(words) == 2 and words[1] in ("GRAPHS", "TABLES"):
-            return self._finish(ShowGraphs(this=words[1].lower()))
+        if words[1:] == ["GRAPHS"]:
+            return self._finish(ShowGraphs(this="graphs"))
+        if words[1:] in (["TABLES"], ["ALL", "TABLES"], ["PROPERTY", "GRAPHS"]):
+            kind = "show_tables" if words[-1] == "TABLES" else "show_property_graphs"
+            return self._finish(NODES[kind](spec=TableCommand(kind, None, text)))
         if words[1:] == ["SETTINGS"]:
             return self._finish(ShowSettings())
         if words[1:] == ["FUNCTIONS"]:
             return self._finish(ShowFunctions())
-        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS, SHOW FUNCTIONS "
-                         "or SHOW SETTINGS", 1, 1)
+        raise ParseError(f"unknown SHOW statement '{text}'; try SHOW GRAPHS, SHOW TABLES, SHOW "
+                         "PROPERTY GRAPHS, SHOW FUNCTIONS or SHOW SETTINGS", 1, 1)
 
     def _parse_drop_graph(self):
         tokens = self._tokens[self._index:]
         words = self._words()
-        if len(words) < 2 or words[1] != "GRAPH":
+        if words[1:2] in (["TABLE"], ["VIEW"], ["SCHEMA"]):
+            return self._table_statement()
+        what = "PROPERTY GRAPH" if words[1:3] == ["PROPERTY", "GRAPH"] else "GRAPH"
+        if len(words) < 2 or words[1] != what.split()[0]:
             what = tokens[1].text if len(tokens) > 1 else ""
-            raise ParseError(f"unsupported statement: DROP {what}; only DROP GRAPH name", 1, 1)
+            raise ParseError(f"unsupported statement: DROP {what}; expected DROP GRAPH, DROP "
+                             "PROPERTY GRAPH, DROP TABLE, DROP VIEW or DROP SCHEMA", 1, 1)
+        tokens, words = tokens[len(what.split()) - 1:], words[len(what.split()) - 1:]
         if_exists = words[2:4] == ["IF", "EXISTS"]
         rest = tokens[4:] if if_exists else tokens[2:]
         if len(rest) == 1 and _is_name(rest[0]):
-            return self._finish(DropGraph(this=rest[0].text, exists=if_exists))
-        raise ParseError("expected DROP GRAPH [IF EXISTS] name", 1, 1)
+            return self._finish(DropGraph(this=rest[0].text.strip('"'), exists=if_exists,
+                                          spec={"property": what != "GRAPH"}))
+        raise ParseError(f"expected DROP {what} [IF EXISTS] name", 1, 1)
+
+    def _parse_describe_graph(self):
+        """``DESCRIBE PROPERTY GRAPH g`` (DuckPGQ's): ``DESCRIBE g``; None (sqlglot's) for any
+        other DESCRIBE."""
+        tokens = self._tokens[self._index:]
+        if [t.text.upper() for t in tokens[1:3]] != ["PROPERTY", "GRAPH"]:
+            return None
+        if len(tokens) != 4 or not _is_name(tokens[3]):
+            raise ParseError("expected DESCRIBE PROPERTY GRAPH name", 1, 1)
+        return self._finish(exp.Describe(this=exp.to_table(tokens[3].text)))
+
+    def _table_statement(self):
+        """A statement of tables, views or schemas (:mod:`.table_sql`), or None."""
+        from .table_sql import table_node
+
+        node = table_node(self._rest_text())
+        return None if node is None else self._finish(node)
 
     def _parse_begin(self):
         words = self._words()
@@ -219,6 +253,13 @@ class StatementGrammar:
             return self._finish(Vacuum())
         raise ParseError("expected VACUUM (it compacts the whole database file)", 1, 1)
 
+    def _parse_import(self):
+        tokens = self._tokens[self._index:]
+        if len(tokens) == 3 and tokens[1].text.upper() == "DATABASE" and \
+                tokens[2].token_type == TokenType.STRING:
+            return self._finish(ImportDatabase(this=tokens[2].text))
+        raise ParseError("expected IMPORT DATABASE 'directory'", 1, 1)
+
     def _parse_reset(self):
         tokens = self._tokens[self._index:]
         if len(tokens) == 2 and tokens[1].text.upper() == "ALL":
@@ -240,7 +281,11 @@ class StatementGrammar:
 
     def _parse_copy_statement(self):
         from .copy import parse_copy
+        from .table_sql import table_node
 
+        table = table_node(self._rest_text())  # COPY t FROM 'file' (a table's, or a graph's)
+        if table is not None and table.command.options.get("options") is not None:
+            return self._finish(table)
         parts = parse_copy(self._rest_text())
         if parts["kind"] == "load_graph":
             return self._finish(LoadGraph(this=parts["graph"], spec={
@@ -250,6 +295,9 @@ class StatementGrammar:
 
     def _parse_create_statement(self):
         words = self._words()[:6]
+        what = [w for w in words[1:] if w not in ("OR", "REPLACE", "TEMP", "TEMPORARY")]
+        if what[:1] in (["TABLE"], ["VIEW"], ["SCHEMA"]):
+            return self._table_statement()
         if "PROPERTY" in words and words[words.index("PROPERTY") + 1:][:1] == ["GRAPH"]:
             from .property_graph_sql import parse_create_property_graph
 
@@ -290,7 +338,11 @@ _RULES = {
     "CHECKPOINT": StatementGrammar._parse_checkpoint,
     "VACUUM": StatementGrammar._parse_vacuum,
     "RESET": StatementGrammar._parse_reset,
+    "IMPORT": StatementGrammar._parse_import,
     "DETACH": StatementGrammar._parse_detach,
     "COPY": StatementGrammar._parse_copy_statement,
     "CREATE": StatementGrammar._parse_create_statement,
+    "ALTER": StatementGrammar._table_statement,
+    "DESCRIBE": StatementGrammar._parse_describe_graph,
+    "TRUNCATE": StatementGrammar._table_statement,
 }

@@ -1,8 +1,9 @@
 """Label expressions of patterns: ``(a:Person|City)``, ``[k:knows]``, ``(b:!Post)``, ``(x:%)``.
 
 SQL/PGQ's (and GQL's) label expressions: ``|`` (or), ``&`` (and), ``!`` (not), ``%`` (any
-label), parentheses. Every vertex and edge of a graphdb property graph has exactly one label, so
-an expression stands for a set of labels: the labels whose elements it matches.
+label), parentheses. Every vertex and edge of a property graph comes from one element table,
+which has one or more labels (``Student LABEL Person LABEL Learner``), so an expression stands
+for a set of element tables: those whose labels it matches (``Person & Learner`` needs both).
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ __all__ = ["label_set"]
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\"[^\"]+\"|[|&!%()])")
 
 
-def label_set(text: str, labels: list[str], what: str) -> tuple[str, ...]:
-    """The labels of ``labels`` (in that order) that the expression ``text`` matches; ``what``
-    says whose labels they are, for errors ("vertex labels of graph 'social'")."""
+def label_set(text: str, elements: list[tuple[str, tuple[str, ...]]], what: str
+              ) -> tuple[str, ...]:
+    """The element tables of ``elements`` ((name, labels) each, in that order) whose labels the
+    expression ``text`` matches; ``what`` says whose labels they are, for errors ("vertex
+    labels of graph 'social'")."""
+    labels = list(dict.fromkeys(label for _, names in elements for label in names))
+    every = {name for name, _ in elements}
     tokens, at = [], 0
     while at < len(text):
         match = _TOKEN.match(text, at)
@@ -59,9 +64,9 @@ def label_set(text: str, labels: list[str], what: str) -> tuple[str, ...]:
     def factor() -> set[str]:
         token = take()
         if token == "!":
-            return set(labels) - factor()
+            return every - factor()
         if token == "%":
-            return set(labels)
+            return set(every)
         if token == "(":
             found = union()
             if take() != ")":
@@ -71,14 +76,14 @@ def label_set(text: str, labels: list[str], what: str) -> tuple[str, ...]:
             raise BinderError(f"the label expression '{text}' has '{token}' where a label "
                               "should be")
         name = token.strip('"')
-        matched = [label for label in labels if label == name] or [
-            label for label in labels if label.lower() == name.lower()]
+        matched = {element for element, names in elements
+                   if name.lower() in (n.lower() for n in names)}
         if not matched:
             raise BinderError(f"no label '{name}' among the {what}" + suggest(name, labels,
                                                                                  "labels"))
-        return {matched[0]}
+        return matched
 
     found = union()
     if peek() is not None:
         raise BinderError(f"the label expression '{text}' goes on after its end: '{peek()}'")
-    return tuple(label for label in labels if label in found)
+    return tuple(name for name, _ in elements if name in found)

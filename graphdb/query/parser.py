@@ -14,23 +14,28 @@ import re
 from dataclasses import dataclass
 
 from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
 from ..errors import ParseError
 from .dialect import GraphSQL
+from .fast_values import fast_insert
 from .grammar import CopyTo, Explain
 from .syntax import relational_syntax_error
 
-__all__ = ["Statement", "parse", "parse_sqlglot", "parse_subgraph", "split_statements"]
+__all__ = ["Statement", "parse", "parse_sqlglot", "parse_subgraph", "split_script",
+           "split_statements"]
 
 # sqlglot logs a warning when it falls back to a generic Command; we handle those ourselves.
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 _DIALECT = GraphSQL()
+_PLAIN = DuckDB()
+_DASHED = re.compile(r"-\s*[A-Za-z]")
 
-_LEADING = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*", re.S)
+_LEADING = re.compile(r"^\s*(?:--[^\n]*(?:\n|$)\s*|/\*.*?\*/\s*)*", re.S)
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,10 @@ class Statement:
 
 
 def _strip(sql: str) -> str:
-    return _LEADING.sub("", sql).strip().rstrip(";").strip()
+    text = _LEADING.sub("", sql).strip().rstrip(";").strip()
+    # DuckPGQ's scripts write '-' before a statement its parser takes (-CREATE PROPERTY GRAPH,
+    # -FROM GRAPH_TABLE ...): no statement starts with a minus sign, so it is read as absent
+    return text[1:].lstrip() if _DASHED.match(text) else text
 
 
 @functools.lru_cache(maxsize=256)
@@ -78,6 +86,9 @@ def parse(sql: str) -> Statement:
     text = _strip(sql)
     if not text:
         raise ParseError("empty statement")
+    ast = fast_insert(text) if text[:6].upper() == "INSERT" else None
+    if ast is not None:  # rows of literals, read without tokenizing them (.fast_values)
+        return Statement(ast, text)
     ast = parse_sqlglot(text)
     inner = ast
     if isinstance(ast, Explain):
@@ -94,12 +105,14 @@ def parse(sql: str) -> Statement:
     return Statement(ast, text)
 
 
-def parse_sqlglot(text: str) -> exp.Expression:
-    """One statement parsed by sqlglot (GraphSQL dialect), errors with line and column."""
+def parse_sqlglot(text: str, *, plain: bool = False) -> exp.Expression:
+    """One statement parsed by sqlglot (GraphSQL dialect; ``plain``: DuckDB's, without
+    graphdb's own statements), errors with line and column."""
+    dialect = _PLAIN if plain else _DIALECT
     try:
-        tokens = _DIALECT.tokenize(text)
+        tokens = dialect.tokenize(text)
         _check_nesting(tokens)
-        statements = [s for s in _DIALECT.parser().parse(tokens, text) if s is not None]
+        statements = [s for s in dialect.parser().parse(tokens, text) if s is not None]
     except SqlglotParseError as err:
         duckdb_error = relational_syntax_error(text)
         if duckdb_error is not None:
@@ -208,3 +221,9 @@ def split_statements(text: str) -> list[str]:
         i += 1
     pieces.append("".join(current))
     return pieces
+
+
+def split_script(text: str) -> list[str]:
+    """The statements of a script (``CREATE TABLE t (...); INSERT INTO t ...``), without the
+    empty ones (only a ``;``, spaces or comments)."""
+    return [piece for piece in split_statements(text) if _strip(piece)]

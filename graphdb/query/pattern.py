@@ -11,6 +11,7 @@ around it.
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from sqlglot import exp
@@ -18,14 +19,23 @@ from sqlglot import exp
 from graphdb.executor.graph_tables import POSITION, table_name
 from graphdb.executor.pattern import PATH_COLUMNS
 from graphdb.executor.plan import GraphTableScan, Hop, PatternMatch, RelationalQuery
-from graphdb.executor.property_graph import PropertySchema
+from graphdb.executor.property_graph import PropertySchema, visible
 
 from ..errors import BinderError, NotSupportedError
+from .conditions import conjuncts
 from .dialect import UNBOUNDED, EdgePattern, GraphTable, NodePattern
 from .labels import label_set
+from .pattern_surface import (
+    EDGE_POSITION,
+    VERTEX_ID,
+    bind_patterns,
+    element_ids,
+    expand_outputs,
+    uses_position,
+)
 from .tables import Context, suggest
 
-__all__ = ["bind_graph_table", "output_name"]
+__all__ = ["bind_graph_table", "conjuncts", "output_name"]
 
 _FLIP = {"out": "in", "in": "out", "both": "both"}
 
@@ -37,17 +47,6 @@ def output_name(node: exp.Expression) -> str:
     if isinstance(node, exp.Column):
         return node.name
     return node.sql()
-
-
-def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
-    """The AND-ed parts of a condition (none for None)."""
-    if node is None:
-        return []
-    if isinstance(node, exp.And):
-        return conjuncts(node.this) + conjuncts(node.expression)
-    if isinstance(node, exp.Paren) and isinstance(node.this, exp.And):
-        return conjuncts(node.this)
-    return [node]
 
 
 def _pattern_text(table: GraphTable) -> str:
@@ -134,11 +133,26 @@ def _path_functions(node: exp.Expression, path: str | None) -> exp.Expression:
                 return exp.column(_PATH_FUNCTIONS[name.lower()], table=path)
         if isinstance(part, exp.Column) and not part.table and part.name.lower() == path.lower():
             raise BinderError(f"'{part.name}' is a path: use vertices({part.name}), "
-                              f"edges({part.name}), path_length({part.name}) or "
-                              f"cost({part.name})")
+                              f"edges({part.name}), path_length({part.name}), "
+                              f"element_id({part.name}) or cost({part.name})")
         return part
 
     return node.transform(rename)
+
+
+def _default_columns(pattern: list, vertices: list[str], edges: list[str],
+                     property_graph: bool) -> list[exp.Expression]:
+    """The output of a GRAPH_TABLE without COLUMNS: on a property graph every property of each
+    named variable, in the pattern's order (``x.*`` each, as DuckPGQ reads it); on a graph, the
+    id of each named vertex."""
+    if not property_graph:
+        return [exp.alias_(exp.column("id", v), v) for v in dict.fromkeys(vertices)
+                if not v.startswith("__")]
+    named = set(vertices) | set(edges)
+    order = [item.this.name for item in pattern if item.this is not None
+             and item.this.name in named and not item.this.name.startswith("__")]
+    return [exp.Column(this=exp.Star(), table=exp.to_identifier(v))
+            for v in dict.fromkeys(order)]
 
 
 class _Labels:
@@ -152,8 +166,8 @@ class _Labels:
         self.of: dict[str, tuple[str, ...]] = {}  # variable -> its labels (all: absent)
         self.kind: dict[str, str] = {}  # variable -> "vertex" | "edge"
         self.edge_at: dict[int, str] = {}  # pattern position -> its edge variable
-        vertex_names = [v.name for v in schema.vertex_labels] if schema else []
-        edge_names = [e.name for e in schema.edge_labels] if schema else []
+        vertex_names = [(v.name, v.label_names) for v in schema.vertex_labels] if schema else []
+        edge_names = [(e.name, e.label_names) for e in schema.edge_labels] if schema else []
 
         def note(variable: str, text: str | None, kind: str) -> None:
             self.kind[variable] = kind
@@ -164,6 +178,13 @@ class _Labels:
                                   f"labels ({text}); CREATE PROPERTY GRAPH makes a graph of "
                                   "labelled vertex and edge tables")
             names = vertex_names if kind == "vertex" else edge_names
+            by_rows = {n.lower() for v in schema.vertex_labels for n in v.row_labels}
+            named = {t.lower() for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+            if by_rows & named:
+                raise NotSupportedError(
+                    f"label {sorted(by_rows & named)[0]} of graph '{graph}' is given to rows by a "
+                    "column's value (LABEL ... IN column (...)), which patterns do not match "
+                    "yet; filter on that column instead")
             found = label_set(text, names, f"{kind} labels of graph '{graph}'")
             self.of[variable] = tuple(n for n in self.of.get(variable, found) if n in found)
 
@@ -195,10 +216,20 @@ class _Labels:
         vertex = self.kind[variable] == "vertex"
         for name in self._labels(variable):
             label = self.schema.vertex_label(name) if vertex else self.schema.edge_label(name)
-            found.update(dict.fromkeys(label.properties))
+            found.update(dict.fromkeys(visible(label.properties)))
         lower = {p.lower() for p in found}
         extras = ("id", "label") if vertex else ("src", "dst", "label")
         return list(found) + [e for e in extras if e not in lower]
+
+    def own_properties(self, variable: str) -> list[str]:
+        """The properties of a variable's labels (without the extras every vertex or edge
+        has): what ``x.*`` shows."""
+        found: dict[str, None] = {}
+        vertex = self.kind[variable] == "vertex"
+        for name in self._labels(variable):
+            label = self.schema.vertex_label(name) if vertex else self.schema.edge_label(name)
+            found.update(dict.fromkeys(visible(label.properties)))
+        return list(found)
 
     def _columns(self, variable: str, prop: str) -> tuple[str, ...]:
         labels = self._labels(variable)
@@ -325,14 +356,22 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
     ``generate`` writes an expression as SQL (parameters filled in), ``vertices_name(graph)``
     names a graph's vertex table, ``fresh()`` names the operator's result, ``value(node)`` is
     ``(the value,)`` of a literal or a parameter, else None."""
+    if table.args.get("also"):  # MATCH p1, p2, ...: each bound alone, then joined
+        return bind_patterns(table, lambda one: bind_graph_table(
+            one, ctx, generate, vertices_name, fresh, value), generate,
+            lambda one, variable: shown_properties(one, ctx, variable))
     graph = ctx.graph(table.this.name)
     entry = ctx.catalog.get(graph)
-    pattern = list(table.args["pattern"])
     path = table.args["path"].name if table.args.get("path") is not None else None
     prefix, k = table.args.get("prefix"), table.args.get("k")
     mode, k = {None: ("walk", 1), "any": ("any", k or 1), "any_shortest": ("any", 1),
                "shortest": ("any", k), "all_shortest": ("all_shortest", 1)}[prefix]
-    vertices, edges, single, inner = _var_names(pattern, path)
+    vertices, edges, single, inner = _var_names(list(table.args["pattern"]), path)
+    kinds = {**{v: "vertex" for v in vertices + inner}, **{e: "edge" for e in edges}}
+    if path is not None:
+        kinds[path] = "path"
+    table = element_ids(table, kinds)
+    pattern = list(table.args["pattern"])
     hops_at = [i for i, item in enumerate(pattern) if isinstance(item, EdgePattern)]
     for i in hops_at:
         low, high = pattern[i].args["low"], pattern[i].args["high"]
@@ -371,6 +410,11 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         columns.update({e: edge_cols for e in edges})
     if path is not None:
         columns[path] = list(PATH_COLUMNS)
+    if uses_position(table):  # element_id
+        for e in edges:
+            columns[e] = list(columns[e]) + [EDGE_POSITION]
+        for v in dict.fromkeys(vertices + inner):
+            columns[v] = list(columns[v]) + [VERTEX_ID]
     scope = _Scope(columns)
 
     def variables(node: exp.Expression) -> set[str]:
@@ -506,9 +550,10 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                         name if name and single[name] else None, **found))
 
     rest = [c for c in rest if not any(c is t for t in taken)]
-    outputs = table.args.get("columns") or [exp.alias_(exp.column("id", v), v)
-                                            for v in dict.fromkeys(vertices)
-                                            if not v.startswith("__")]
+    outputs = table.args.get("columns") or _default_columns(
+        pattern, vertices, edges, labels.schema is not None)
+    outputs = expand_outputs(outputs, labels.own_properties if labels.schema is not None
+                             else lambda v: columns[v], kinds, path)
     outputs = [_path_functions(c, path) for c in outputs]
     names = [_output_of(c, path, table).lower() for c in outputs]
     referenced: set[tuple[str, str]] = set()
@@ -570,6 +615,19 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                        for c in outputs)
     where = (" WHERE " + " AND ".join(f"({over_result(c)})" for c in rest)) if rest else ""
     return f"(SELECT {select} FROM {result} AS __pattern{where}) AS {alias_sql}", inputs
+
+
+def shown_properties(table: GraphTable, ctx: Context, variable: str) -> list[str]:
+    """The properties ``variable`` of ``table``'s pattern shows in ``x.*``: its labels' (a
+    property graph's), or the graph's vertex or edge columns."""
+    graph = ctx.graph(table.this.name)
+    path = table.args["path"].name if table.args.get("path") is not None else None
+    pattern = list(table.args["pattern"])
+    vertices, edges, _single, inner = _var_names(pattern, path)
+    labels = _Labels(ctx.schema(graph), graph, pattern, vertices)
+    if labels.schema is not None:
+        return labels.own_properties(variable)
+    return ctx.graph_columns(graph, "vertices" if variable in vertices + inner else "edges")
 
 
 def _path_output(column: exp.Column, table: GraphTable) -> str:

@@ -2,23 +2,29 @@
 
 ::
 
-    CREATE [OR REPLACE] [UNDIRECTED] PROPERTY GRAPH social
+    CREATE [OR REPLACE] [UNDIRECTED] PROPERTY GRAPH [IF NOT EXISTS] social
       VERTEX TABLES (
-        persons KEY (id) LABEL Person PROPERTIES (id, name, birthday),
-        'companies.parquet' AS companies KEY (id) LABEL Company
+        persons KEY (id) LABEL Person PROPERTIES (id, name, birthday AS born),
+        'companies.parquet' AS companies KEY (id) LABEL Company LABEL Organisation,
+        cities NO PROPERTIES
       )
       EDGE TABLES (
         knows SOURCE KEY (person1) REFERENCES persons (id)
               DESTINATION KEY (person2) REFERENCES persons (id) LABEL knows,
-        work_at SOURCE KEY (person) REFERENCES persons DESTINATION KEY (company)
-                REFERENCES companies PROPERTIES ARE ALL COLUMNS
+        work_at SOURCE persons DESTINATION companies
+                PROPERTIES ARE ALL COLUMNS EXCEPT (note)
       )
 
-A table is a table of the connection (registered, a graph's ``g.vertices`` or ``g.Person``) or a
-quoted file DuckDB reads (CSV, Parquet, JSON; give it a name with AS). The label defaults to the
-table's name, the key to its first column, the properties to all its columns (an edge table's
-but its two key columns). Each table has one label. ``UNDIRECTED`` (graphdb's, not SQL/PGQ's)
-stores every edge both ways, as ``graphdb ingest --undirected``.
+A table is a stored table (CREATE TABLE: writes to it reach the graph), a table of the
+connection (registered, a graph's ``g.vertices`` or ``g.Person``) or a quoted file DuckDB reads
+(CSV, Parquet, JSON; give it a name with AS). A table's labels default to its name (its AS
+name), its properties to all its columns; ``LABEL`` may be given several times (each a label
+of every row of the table), ``DEFAULT LABEL`` is its name, ``PROPERTIES (col AS name)`` renames.
+A vertex table's key defaults to its primary key, else to the column its edge tables
+reference, else to its first column (a stored table: its rows' identity). An edge table's
+``SOURCE persons`` without KEY takes its foreign key to persons. ``UNDIRECTED`` (graphdb's, not
+SQL/PGQ's) stores every edge both ways, as ``graphdb ingest --undirected``. ``NODE TABLES`` and
+``RELATIONSHIP TABLES`` are accepted for VERTEX and EDGE TABLES.
 """
 
 from __future__ import annotations
@@ -33,9 +39,10 @@ from .copy import TokenReader
 __all__ = ["parse_create_property_graph"]
 
 _USAGE = ("CREATE [OR REPLACE] PROPERTY GRAPH name VERTEX TABLES (table [AS name] [KEY (column)] "
-          "[LABEL label] [PROPERTIES (...)], ...) [EDGE TABLES (table SOURCE KEY (column) "
-          "REFERENCES vertex_table DESTINATION KEY (column) REFERENCES vertex_table [LABEL "
-          "label], ...)]")
+          "[LABEL label ...] [PROPERTIES (...) | PROPERTIES ARE ALL COLUMNS [EXCEPT (...)] | NO "
+          "PROPERTIES], ...) [EDGE TABLES (table SOURCE [KEY (column) REFERENCES] vertex_table "
+          "DESTINATION [KEY (column) REFERENCES] vertex_table [LABEL label ...] [PROPERTIES ...], "
+          "...)]")
 
 
 def _columns(r: TokenReader) -> list[str]:
@@ -77,29 +84,73 @@ def _table(r: TokenReader) -> dict[str, Any]:
         name = r.name("table name")
     if name is None:
         raise r.error(f"a file ('{source}') needs a name: '{source}' AS persons")
-    return {"table": source, "file": quoted, "name": name}
+    return {"table": source, "file": quoted, "name": name.strip('"')}
+
+
+def _property_list(r: TokenReader) -> list[tuple[str, str]]:
+    """``(column [AS name], ...)``: (property, column) each."""
+    if not _punct(r, TokenType.L_PAREN):
+        raise r.error("expected '(' after PROPERTIES")
+    found = []
+    while True:
+        token = r.peek()
+        if token is not None and token.token_type == TokenType.STAR:
+            raise r.error("PROPERTIES (*) is not SQL/PGQ: write PROPERTIES ALL COLUMNS, or leave "
+                          "the clause out")
+        column = r.name("column name").strip('"')
+        prop = r.name("property name").strip('"') if r.word("AS") else column
+        found.append((prop, column))
+        if _punct(r, TokenType.COMMA):
+            continue
+        if _punct(r, TokenType.R_PAREN):
+            return found
+        raise r.error("expected ',' or ')'")
+
+
+def _properties(r: TokenReader, item: dict) -> bool:
+    """A properties clause (added to the element's properties); False when there is none."""
+    if r.word("NO"):
+        r.expect("PROPERTIES")
+        item.setdefault("properties", [])
+        return True
+    if not r.word("PROPERTIES"):
+        return False
+    if r.word("ARE") or (r.peek() is not None and r.peek().text.upper() == "ALL"):
+        r.expect("ALL")
+        r.expect("COLUMNS")
+        item["all_columns"] = True
+        if r.word("EXCEPT"):
+            item["except"] = [c for c in _columns(r)]
+        return True
+    item.setdefault("properties", []).extend(_property_list(r))
+    return True
 
 
 def _label_and_properties(r: TokenReader, item: dict) -> None:
+    """``[PROPERTIES ...] [LABEL name [PROPERTIES ...] | DEFAULT LABEL [...]] ...``: the
+    element's labels (its name without any) and properties (all its columns without a
+    clause)."""
+    labels = item.setdefault("labels", [])
     while True:
         if r.word("LABEL"):
-            if item.get("label"):
-                raise r.error("a table has one label here")
-            item["label"] = r.name("label")
+            label = r.name("label").strip('"')
+            if r.word("IN"):  # DuckPGQ's labels chosen per row by a column's value
+                r.name("column")
+                item.setdefault("row_labels", []).extend(c.strip('"') for c in _columns(r))
+            if label.lower() in (n.lower() for n in labels):
+                raise r.error(f"label {label} is given twice to one table")
+            labels.append(label)
         elif r.word("DEFAULT"):
             r.expect("LABEL")
-        elif r.word("NO"):
-            r.expect("PROPERTIES")
-            item["properties"] = []
-        elif r.word("PROPERTIES"):
-            if r.word("ARE"):
-                r.expect("ALL")
-                r.expect("COLUMNS")
-                item["properties"] = None
-            else:
-                item["properties"] = _columns(r)
-        else:
-            return
+            labels.append(None)  # the table's name
+        elif not _properties(r, item):
+            break
+    item["labels"] = [label if label is not None else item["name"] for label in labels]
+    item["label"] = item["labels"][0] if item["labels"] else None
+    if not item.get("all_columns") and "properties" not in item:
+        item["all_columns"] = True
+    if item.get("all_columns"):
+        item["properties"] = None
 
 
 def _references(r: TokenReader) -> tuple[str, str | None]:
@@ -115,33 +166,43 @@ def _references(r: TokenReader) -> tuple[str, str | None]:
     return name, column
 
 
+def _endpoint(r: TokenReader, item: dict, side: str) -> None:
+    """``SOURCE KEY (column) REFERENCES table [(column)]`` or ``SOURCE table`` (its key
+    columns from the edge table's foreign key to it)."""
+    r.expect(side.upper())
+    if r.word("KEY"):
+        token = r.peek()
+        keys = _columns(r) if token is not None and token.token_type == TokenType.L_PAREN \
+            else [r.name("key column").strip('"')]
+        if len(keys) != 1:
+            raise r.error(f"{side.upper()} KEY of one column")
+        item[f"{side}_key"] = keys[0]
+        item[side], item[f"{side}_column"] = _references(r)
+    else:
+        item[f"{side}_key"] = None
+        item[side], item[f"{side}_column"] = r.name("vertex table"), None
+
+
 def _list(r: TokenReader, edge: bool) -> list[dict]:
     if not _punct(r, TokenType.L_PAREN):
         raise r.error("expected '(' before the tables")
     items = []
     while True:
         item = _table(r)
-        item["properties"] = None
         if r.word("KEY"):
             keys = _columns(r)
-            if len(keys) != 1:
+            if len(keys) != 1 and not edge:
                 raise r.error("a key of one column")
-            item["key"] = keys[0]
+            item["key"] = keys[0] if not edge else None
         if edge:
-            r.expect("SOURCE")
-            r.expect("KEY")
-            source = _columns(r)
-            item["source"], item["source_column"] = _references(r)
-            r.expect("DESTINATION")
-            r.expect("KEY")
-            destination = _columns(r)
-            item["destination"], item["destination_column"] = _references(r)
-            if len(source) != 1 or len(destination) != 1:
-                raise r.error("SOURCE KEY and DESTINATION KEY of one column each")
-            item["source_key"], item["destination_key"] = source[0], destination[0]
+            _endpoint(r, item, "source")
+            _endpoint(r, item, "destination")
         _label_and_properties(r, item)
         items.append(item)
         if _punct(r, TokenType.COMMA):
+            token = r.peek()
+            if token is not None and token.token_type == TokenType.R_PAREN:
+                raise r.error("a ',' before ')'")
             continue
         if _punct(r, TokenType.R_PAREN):
             return items
@@ -160,11 +221,11 @@ def parse_create_property_graph(text: str) -> dict[str, Any]:
     r.expect("GRAPH")
     if_not_exists = r.phrase("IF", "NOT", "EXISTS")
     graph = r.name("graph name")
-    r.expect("VERTEX")
+    r.expect("VERTEX", "NODE")
     r.expect("TABLES")
     vertices = _list(r, edge=False)
     edges = []
-    if r.word("EDGE"):
+    if r.word("EDGE", "RELATIONSHIP"):
         r.expect("TABLES")
         edges = _list(r, edge=True)
     token = r.peek()

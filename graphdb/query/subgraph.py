@@ -56,11 +56,16 @@ def subgraph_labels(node: SubgraphRef, schema: PropertySchema | None, graph: str
     edge = [e.name for e in schema.edge_labels]
     chosen_v, chosen_e = set(), set()
     for name in names:
-        found = [v for v in vertex if v.lower() == name.lower()]
-        found_e = [e for e in edge if e.lower() == name.lower()]
+        lower = name.lower()
+        found = [v.name for v in schema.vertex_labels
+                 if v.name.lower() == lower or lower in (n.lower() for n in v.label_names)]
+        found_e = [e.name for e in schema.edge_labels
+                   if e.name.lower() == lower or lower in (n.lower() for n in e.label_names)]
         if not found and not found_e:
+            known = [n for item in schema.vertex_labels + schema.edge_labels
+                     for n in item.label_names]
             raise BinderError(f"GRAPH {graph} LABELS: no label '{name}'"
-                              + suggest(name, vertex + edge, "labels"))
+                              + suggest(name, known, "labels"))
         chosen_v.update(found)
         chosen_e.update(found_e)
     if chosen_e and not chosen_v:

@@ -52,6 +52,12 @@ class Context:
     builtins: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
     tables: dict[str, pa.Table | PlanNode] = field(default_factory=dict)
 
+    def information_schema(self, view: str) -> pa.Table:
+        """The rows of ``information_schema.<view>`` (:mod:`graphdb.information_schema`)."""
+        from ..information_schema import information_schema
+
+        return information_schema(self.catalog, self.tables, view)
+
     def graph(self, name: str) -> str:
         """The catalog's spelling of graph ``name`` (raises with suggestions)."""
         return self.catalog.get(name).name

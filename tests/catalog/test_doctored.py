@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import graphdb
-from graphdb.catalog.entries import _canonical
+from graphdb.catalog.records import canonical
 from graphdb.storage.blocks import block_key, seal, unpack_block
 from graphdb.storage.checksum import checksum, default_algorithm
 
@@ -118,7 +118,7 @@ def edit_entry(db: Path, name: str, change, reseal: bool = True, text=None) -> N
     if reseal:
         data.pop("seal", None)
         algorithm = default_algorithm()
-        data["seal"] = [algorithm, checksum(_canonical(data), algorithm)]
+        data["seal"] = [algorithm, checksum(canonical(data), algorithm)]
     raw.put("catalog", name.encode(), text if text is not None else json.dumps(data).encode())
     raw.close()
 

@@ -12,6 +12,7 @@ module          statements
 ``transaction`` BEGIN, COMMIT, ROLLBACK
 ``maintenance`` CHECKPOINT, VACUUM
 ``explain``     EXPLAIN [ANALYZE]
+``tables``      CREATE/DROP/ALTER TABLE, TRUNCATE, COPY t FROM, views, schemas, SHOW TABLES
 ============== ========================================================================
 
 A handler binds its statement into a logical plan (:meth:`Handler.plan`: nodes of
@@ -46,7 +47,7 @@ __all__ = ["FAMILIES", "Handler", "handler_for", "handlers"]
 
 #: The handler modules of this package, one per family of statements.
 FAMILIES = ("query", "write", "ddl", "copy", "settings", "transaction", "maintenance",
-            "explain")
+            "explain", "tables")
 
 
 class Handler:
@@ -94,6 +95,11 @@ class Handler:
         else:
             table = session.run(self.plan(session, statement, parameters, snapshot), snapshot)
         return self.finish(session, statement, table)
+
+    def explains(self, session: "Session", statement: "Statement") -> bool:
+        """Whether EXPLAIN shows this statement (:attr:`explainable`, unless the statement's
+        target says otherwise)."""
+        return self.explainable
 
     def uses_lease(self, statement: "Statement") -> bool:
         """Whether this statement binds under the catalog's lease (see :attr:`leased`)."""

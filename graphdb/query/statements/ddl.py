@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from graphdb.executor.plan import CreateGraph, CreatePropertyGraph, DropGraph, PlanNode, TableSource
+from graphdb.executor.plan import CreateGraph, DropGraph, PlanNode
 
 from ...errors import InvalidInputError
 from .. import grammar
 from . import Handler
-from .copy import Load, query_plan
+from .copy import Load
 from .maintenance import outside_transaction
 
 if TYPE_CHECKING:
@@ -97,46 +97,14 @@ class CreatePropertyGraphHandler(Load):
 
         refuse_existing(graph)
 
+    def check(self, session: "Session", statement: "Statement") -> None:
+        outside_transaction(session, "CREATE PROPERTY GRAPH")
+
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:
-        from ...loading import check_graph_name
-        from ...property_graphs import file_rows
+        from ...property_graphs import plan_statement
 
-        parts = statement.ast.spec
-        check_graph_name(parts["graph"])
-
-        def rows(item: dict) -> PlanNode:
-            if item["file"]:
-                return file_rows(item["table"])
-            return query_plan(session, f"SELECT * FROM {item['table']}", snapshot)
-
-        vertex_keys = {v["name"].lower(): v.get("key") for v in parts["vertices"]}
-        for e in parts["edges"]:
-            for side in ("source", "destination"):
-                referenced = e[side].lower()
-                column = e.get(f"{side}_column")
-                if referenced not in vertex_keys or column is None:
-                    continue
-                key = vertex_keys[referenced]
-                if key is not None and column.lower() != key.lower():
-                    raise InvalidInputError(f"edge table {e['name']}: REFERENCES {e[side]} "
-                                            f"({column}), but its key is {key}")
-                if key is None:
-                    vertex_keys[referenced] = column
-        vertex_tables = tuple(TableSource(v["name"], rows(v), v.get("label"),
-                                          vertex_keys[v["name"].lower()], _names(v))
-                              for v in parts["vertices"])
-        edge_tables = tuple(TableSource(e["name"], rows(e), e.get("label"), e.get("key"),
-                                        _names(e), e["source"], e["destination"],
-                                        e["source_key"], e["destination_key"])
-                            for e in parts["edges"])
-        return CreatePropertyGraph(parts["graph"], vertex_tables, edge_tables,
-                                   parts["undirected"], parts["replace"],
-                                   session_progress(session))
-
-
-def _names(item: dict) -> tuple[str, ...] | None:
-    return None if item["properties"] is None else tuple(item["properties"])
+        return plan_statement(session, statement.ast.spec, snapshot)
 
 
 def session_progress(session: "Session"):

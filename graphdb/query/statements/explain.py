@@ -34,6 +34,9 @@ class Explain(Handler):
         handler = handler_for(inner.ast)
         if not handler.explainable:
             raise BinderError(f"EXPLAIN shows how a query runs; {handler.shown} is not a query")
+        if not handler.explains(session, inner):
+            raise BinderError(f"EXPLAIN does not show {handler.shown} of a stored table yet (its "
+                              "write is not a plan); EXPLAIN shows writes to graphs")
         if parameters and not handler.parameters:
             raise InvalidInputError(f"{handler.shown} takes no parameters")
         handler.check(session, inner)

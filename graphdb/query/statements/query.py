@@ -72,6 +72,13 @@ class Describe(Handler):
         from ..parser import parse
 
         kind, target = describe_target(statement.ast, statement.text)
+        if kind in ("graph", "table"):  # a stored table: its columns and constraints
+            from ..table_statements import describe_table
+
+            found = describe_table(session, target if kind == "graph" else
+                                   statement.ast.this.sql(dialect="duckdb").replace('"', ""))
+            if found is not None:
+                return ValuesScan("describe", found)
         if kind == "graph":
             return DescribeGraph(snapshot.get(target).name)
         if kind == "table":

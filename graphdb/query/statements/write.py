@@ -39,8 +39,10 @@ from graphdb.executor.writes.target import property_graph_refusal, table_columns
 
 from ...errors import BinderError, InvalidInputError
 from ..dialect import GraphSQL, GraphTable
+from ..fast_values import FastValues, fill
 from ..grammar import DetachDelete
 from ..parameters import Parameters, placeholders
+from ..values import NotConstant, bind_parameters, constant_value, is_simple, rows_table
 from . import Handler
 
 if TYPE_CHECKING:
@@ -55,19 +57,32 @@ __all__ = ["HANDLERS", "bind_parameters", "insert_values", "values_plan"]
 TARGET = "__graphdb_target"
 
 
-class _NotConstant(Exception):
-    pass
-
-
 class Write(Handler):
     """What INSERT, DELETE and UPDATE share: a writable database; after an autocommit, the
-    background compaction of what it made due."""
+    background compaction of what it made due. A write to a stored table (CREATE TABLE, or a
+    property graph's ``g.Label`` of one) is carried out by :mod:`graphdb.query.table_writes`,
+    the graphs over that table following in the same transaction."""
 
     parameters = True
     explainable = True
 
     def check(self, session: "Session", statement: "Statement") -> None:
         session.writable()
+
+    def explains(self, session: "Session", statement: "Statement") -> bool:
+        return stored_table(session, statement.ast) is None
+
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        table = stored_table(session, statement.ast)
+        if table is None:
+            return super().execute(session, statement, parameters)
+        from ..table_writes import write_table
+
+        self.check(session, statement)
+        count = write_table(session, statement, parameters)
+        return self.finish(session, statement, pa.table({"Count": pa.array([count],
+                                                                            pa.int64())}))
 
     def finish(self, session: "Session", statement: "Statement", table: pa.Table
                ) -> tuple[pa.Table, str | None]:
@@ -80,7 +95,7 @@ class Insert(Write):
     kind = "insert"
 
     def uses_lease(self, statement: "Statement") -> bool:
-        return not isinstance(statement.ast.expression, exp.Values)  # (no query: no lease)
+        return not isinstance(statement.ast.expression, (exp.Values, FastValues))  # (no query)
 
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:
@@ -99,6 +114,14 @@ class Insert(Write):
             return [_column(c, name, table, every) for c in written] if written else every
 
         source = ast.expression
+        if isinstance(source, FastValues):  # literal rows read without the general parser
+            if written is not None and source.args["width"] != len(written):
+                raise BinderError(f"a VALUES row has {source.args['width']} values for the "
+                                  f"{len(written)} columns ({', '.join(written)})")
+            names = written or [f"c{i}" for i in range(source.args["width"])]
+            return InsertRows(graph, table, None if written is None else tuple(written),
+                              ValuesScan("values", rows_table(source.rows(parameters), names)),
+                              values=True)
         if isinstance(source, exp.Values):
             rows = values_plan(session, source, parameters, written, columns, snapshot)
             return InsertRows(graph, table, None if written is None else tuple(written), rows,
@@ -165,6 +188,15 @@ class Update(Picking):
 
 
 # -- binding ------------------------------------------------------------------------------------
+def stored_table(session: "Session", ast: exp.Expression) -> str | None:
+    """The stored table a write statement writes to (``g.Person`` of a property graph: the
+    table it is built over), or None for a graph's own ``g.edges`` / ``g.vertices``."""
+    from ..table_writes import table_target
+
+    node = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
+    return table_target(session, node)
+
+
 def _written_target(ast: exp.Expression, kind: str) -> tuple[str, str]:
     """(graph as written, 'edges' | 'vertices') a write statement writes to."""
     node = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
@@ -227,45 +259,7 @@ def _picking(session: "Session", graph: str, table: str, bound: exp.Expression,
     return _query(session, query, snapshot, {TARGET: TargetRows(graph, table)})
 
 
-def bind_parameters(ast: exp.Expression, parameters: Any) -> exp.Expression:
-    """A copy of ``ast`` with its parameters (``?``, ``$1``, ``$name``) replaced by their
-    values as literals."""
-    import sqlglot
-
-    values = Parameters(ast, parameters)
-
-    def replace(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, (exp.Placeholder, exp.Parameter)):
-            return sqlglot.parse_one(values.sql(node), read="duckdb")
-        return node
-
-    return ast.transform(replace)
-
-
 # -- VALUES -------------------------------------------------------------------------------------
-def _constant(node: exp.Expression, params: Parameters) -> Any:
-    if isinstance(node, (exp.Placeholder, exp.Parameter)):
-        return params.value(node)
-    if isinstance(node, exp.Literal):
-        if node.is_string:
-            return node.this
-        try:
-            return int(node.this)
-        except ValueError:
-            return float(node.this)
-    if isinstance(node, exp.Neg):
-        value = _constant(node.this, params)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return -value
-    if isinstance(node, exp.Boolean):
-        return node.this
-    if isinstance(node, exp.Null):
-        return None
-    if isinstance(node, exp.Paren):
-        return _constant(node.this, params)
-    raise _NotConstant
-
-
 def values_plan(session: "Session", values: exp.Values, parameters: Any,
                 written: list[str] | None, columns: Callable[[], list[str]],
                 snapshot: "StatementCatalog") -> PlanNode:
@@ -284,56 +278,51 @@ def values_plan(session: "Session", values: exp.Values, parameters: Any,
     names = written if written is not None else [f"c{i}" for i in range(width)]
     params = Parameters(values, parameters)
     try:
-        data = [[_constant(node, params) for node in row.expressions] for row in rows]
-    except _NotConstant:
+        data = [[constant_value(node, params) for node in row.expressions] for row in rows]
+    except NotConstant:
         bound = bind_parameters(values, parameters)
         aliases = [f"c{i}" for i in range(width)]
         bound.set("alias", exp.TableAlias(this=exp.to_identifier("__graphdb_values"),
                                           columns=[exp.to_identifier(n) for n in aliases]))
         return _query(session, exp.select("*").from_(bound), snapshot)
-    return ValuesScan("values", _table_of_rows(data, names, columns))
-
-
-def _table_of_rows(data: list[list[Any]], names: list[str],
-                   columns: Callable[[], list[str]] | None = None) -> pa.Table:
-    arrays = []
-    for i, name in enumerate(names):
-        values = [row[i] for row in data]
-        try:
-            arrays.append(pa.array(values))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            if columns is not None:
-                every = columns()
-                name = every[i] if i < len(every) else name
-            raise InvalidInputError(f"column {name}: the values {values[:3]!r} are not of one "
-                                    "type") from None
-    return pa.table(arrays, names=names)
-
-
-def _simple(node: exp.Expression) -> bool:
-    """Whether :func:`_constant` reads ``node`` (a literal, a parameter, a signed number)."""
-    if isinstance(node, (exp.Placeholder, exp.Parameter, exp.Literal, exp.Boolean, exp.Null)):
-        return True
-    if isinstance(node, (exp.Neg, exp.Paren)):
-        return _simple(node.this)
-    return False
+    try:
+        return ValuesScan("values", rows_table(data, names))
+    except InvalidInputError:
+        every = columns()
+        if len(every) == len(names):  # the message names the table's columns
+            rows_table(data, every)
+        raise
 
 
 def insert_values(session: "Session", statement: "Statement", seq_of_parameters
-                  ) -> PlanNode | None:
+                  ) -> PlanNode | pa.Table | None:
     """``executemany`` of an INSERT of one VALUES row of constants and parameters: the plan
-    inserting every parameter set's row in one statement; None for any other statement."""
+    inserting every parameter set's row in one statement (of a stored table: the rows are
+    inserted here, and the result is its count); None for any other statement."""
     ast = statement.ast
     if not isinstance(ast, exp.Insert):
         return None
     source = ast.expression
-    if not isinstance(source, exp.Values) or len(source.expressions) != 1 or \
-            not all(_simple(n) for n in source.expressions[0].expressions):
+    if isinstance(source, FastValues) and source.args["rows"] == 1:
+        row = source.template()
+        data = [fill(row, parameters) for parameters in seq_of_parameters]
+    elif not isinstance(source, exp.Values) or len(source.expressions) != 1 or \
+            not all(is_simple(n) for n in source.expressions[0].expressions):
         return None
-    row = source.expressions[0].expressions
-    nodes = tuple(placeholders(source))
-    data = [[_constant(node, Parameters(source, parameters, nodes)) for node in row]
-            for parameters in seq_of_parameters]
+    else:
+        row = source.expressions[0].expressions
+        nodes = tuple(placeholders(source))
+        data = [[constant_value(node, Parameters(source, parameters, nodes)) for node in row]
+                for parameters in seq_of_parameters]
+    stored = stored_table(session, ast)
+    if stored is not None:  # a stored table's rows, inserted here
+        from ..table_writes import insert_values as insert_table_values
+
+        session.writable()
+        given = [c.name for c in ast.this.expressions] if isinstance(ast.this, exp.Schema) \
+            else None
+        count = insert_table_values(session, stored, given, data)
+        return pa.table({"Count": pa.array([count], pa.int64())})
     graph, table, columns = _target(ast, "insert", session.snapshot())
     if isinstance(ast.this, exp.Schema):
         columns = [_column(c.name, graph, table, columns) for c in ast.this.expressions]
@@ -341,7 +330,7 @@ def insert_values(session: "Session", statement: "Statement", seq_of_parameters
         raise BinderError(f"the VALUES row has {len(row)} values for the {len(columns)} "
                           f"columns ({', '.join(columns)})")
     return InsertRows(graph, table, tuple(columns),
-                      ValuesScan("values", _table_of_rows(data, columns)))
+                      ValuesScan("values", rows_table(data, columns)))
 
 
 HANDLERS = {exp.Insert: Insert(), exp.Delete: Delete(), exp.Update: Update()}

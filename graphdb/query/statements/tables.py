@@ -1,0 +1,137 @@
+"""Tables, views and schemas: CREATE/DROP/ALTER TABLE, TRUNCATE, COPY t FROM, CREATE/DROP VIEW,
+CREATE/DROP SCHEMA (run by :mod:`graphdb.query.table_statements`), SHOW TABLES and SHOW
+PROPERTY GRAPHS.
+
+The definitions change the catalog's table entries inside the session's write transaction
+(:mod:`graphdb.catalog.tables`); a ``COPY t FROM`` of a name that is a graph, not a table, is
+that graph's load (:mod:`.copy`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from graphdb.executor.plan import PlanNode, ValuesScan
+
+from .. import grammar
+from ..table_sql import NODES, TABLE_KINDS
+from . import Handler
+
+if TYPE_CHECKING:
+    from graphdb.executor.snapshot import StatementCatalog
+
+    from ...session import Session
+    from ..parser import Statement
+
+__all__ = ["HANDLERS"]
+
+
+class TableDefinition(Handler):
+    """A statement of tables, views or schemas: carried out by
+    :func:`graphdb.query.table_statements.execute_table_statement`."""
+
+    leased = False
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.parameters = kind == "create_table"  # CREATE TABLE t AS SELECT ... WHERE x = ?
+
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        from ..table_statements import execute_table_statement
+
+        return execute_table_statement(session, statement.ast.command, parameters)
+
+
+class CopyFrom(TableDefinition):
+    """``COPY t FROM 'file'``: a stored table's rows, or else graph ``t``'s load."""
+
+    def files(self, statement: "Statement") -> str | None:
+        return "COPY ... FROM reads a file"
+
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        command = statement.ast.command
+        if session.catalog.tables_now().find(command.name) is not None:
+            return super().execute(session, statement, parameters)
+        from ..copy import parse_copy
+        from ..parser import Statement
+        from . import handler_for
+
+        parts = parse_copy(statement.text)
+        load = Statement(grammar.LoadGraph(this=parts["graph"], spec={
+            "path": parts["path"], "options": parts["options"]}), statement.text)
+        return handler_for(load.ast).execute(session, load, parameters)
+
+
+class ImportDatabase(Handler):
+    """``IMPORT DATABASE 'dir'``: the directory's schema.sql, then its load.sql (DuckDB's
+    ``EXPORT DATABASE`` writes them), each statement run as the session runs any; a file a
+    ``COPY ... FROM`` names that is not there is looked for in the directory."""
+
+    kind = "import_database"
+    leased = False
+
+    def files(self, statement: "Statement") -> str | None:
+        return "IMPORT DATABASE reads files"
+
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        import os
+        import re
+
+        from ...errors import InvalidInputError
+        from ..parser import parse, split_script
+
+        directory = statement.ast.name
+        if not os.path.isdir(directory):
+            raise InvalidInputError(f"IMPORT DATABASE: '{directory}' is no directory")
+        count = 0
+        for script in ("schema.sql", "load.sql"):
+            path = os.path.join(directory, script)
+            if not os.path.exists(path):
+                continue
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for piece in split_script(text):
+                def here(match: re.Match) -> str:
+                    name = match.group(2).replace("''", "'")
+                    if not os.path.exists(name):
+                        moved = os.path.join(directory, os.path.basename(name))
+                        if os.path.exists(moved):
+                            name = moved
+                    return match.group(1) + "'" + name.replace("'", "''") + "'"
+
+                piece = re.sub(r"(?is)^(\s*COPY\s+\S+\s+FROM\s+)'((?:[^']|'')*)'", here, piece)
+                session.execute(parse(piece))
+                count += 1
+        return pa.table({}), f"imported '{directory}': {count} statements"
+
+
+class ShowTables(Handler):
+    """``SHOW TABLES`` (the stored tables, views and registered tables) and ``SHOW PROPERTY
+    GRAPHS`` (each property graph with its labels and tables)."""
+
+    explainable = True
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def plan(self, session: "Session", statement: "Statement", parameters: Any,
+             snapshot: "StatementCatalog") -> PlanNode:
+        if self.kind == "show_tables":
+            from ..table_statements import show_tables
+
+            return ValuesScan("tables", show_tables(session))
+        from ...property_graphs import show_property_graphs
+
+        return ValuesScan("property_graphs", show_property_graphs(session))
+
+
+HANDLERS: dict[type, Handler] = {NODES[kind]: TableDefinition(kind) for kind in TABLE_KINDS}
+HANDLERS[NODES["copy_from"]] = CopyFrom("copy_from")
+HANDLERS[grammar.ImportDatabase] = ImportDatabase()
+HANDLERS.update({NODES[kind]: ShowTables(kind) for kind in ("show_tables",
+                                                            "show_property_graphs")})

@@ -1,0 +1,708 @@
+"""Statements on tables, views and schemas (parsed by :mod:`graphdb.query.table_sql`).
+
+Tables are stored in the database (:mod:`graphdb.catalog.tables`): CREATE TABLE declares the
+columns (any type DuckDB knows, resolved by it, :mod:`.table_types`) and constraints (PRIMARY
+KEY, NOT NULL, UNIQUE, DEFAULT, CHECK, FOREIGN KEY ... REFERENCES); CREATE TABLE AS stores a
+query's rows; DROP, ALTER (ADD, DROP, RENAME COLUMN, RENAME TO) and TRUNCATE change them. Each
+is part of the connection's write transaction, like INSERT (BEGIN ... ROLLBACK undoes a CREATE
+TABLE too). A table a property graph is built over cannot be dropped, renamed or altered
+while the graph exists (the error names the graph).
+
+Views (CREATE VIEW) keep their query's text and are expanded where a query names them;
+schemas (CREATE SCHEMA) are namespaces for tables (``s.t``). Both are stored at once (not
+transactional). SHOW TABLES, DESCRIBE t and ``information_schema`` list them.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from graphdb.catalog.tables import (
+    MAIN,
+    Column,
+    ForeignKey,
+    TableEntry,
+    ViewEntry,
+    new_generation,
+    rebased,
+    split_name,
+    valid_table_name,
+)
+from graphdb.catalog.tables.entries import schema_bytes
+from graphdb.catalog.tables.store import TABLES_DB, table_key
+
+from ..errors import BinderError, CatalogError, InvalidInputError
+from ..table_types import duckdb_types, resolve_types
+from .values import run_text
+
+if TYPE_CHECKING:
+    from ..session import Session
+    from .table_sql import TableCommand as Statement
+
+__all__ = ["create_table_from", "describe_table", "execute_table_statement",
+           "maybe_compact_tables", "show_tables"]
+
+#: A table is rewritten as a new base generation when its delta records hold more rows than
+#: this share of its base (and at least MIN_COMPACT rows): what a scan merges stays small.
+COMPACT_SHARE = 0.5
+MIN_COMPACT = 50_000
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def execute_table_statement(session: "Session", statement: "Statement", parameters: Any
+                            ) -> tuple[pa.Table, str | None]:
+    """Run a table, view or schema statement; (result, message)."""
+    kind = statement.kind
+    if parameters and kind not in ("create_table",):
+        raise InvalidInputError(f"{kind.replace('_', ' ').upper()} takes no parameters")
+    if statement.explain:
+        raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
+                          "is not a query")
+    session.writable()
+    handler = globals()["_" + kind]
+    return handler(session, statement, parameters)
+
+
+def _writes(session: "Session"):
+    return session.transaction.writer.tables
+
+
+def _statement(session: "Session"):
+    """The write transaction's statement scope (commits unless BEGIN was given)."""
+    return session.transaction.writer.statement()
+
+
+def _after(session: "Session") -> None:
+    writer = session.transaction.writer
+    if not writer.in_transaction:
+        maybe_compact_tables(session, writer.tables.committed)
+
+
+def _check_schema(session: "Session", name: str) -> None:
+    schema, _ = split_name(name)
+    if schema.lower() != MAIN and schema.lower() not in (
+            s.lower() for s in session.catalog.tables_now().schemas()):
+        raise CatalogError(f"schema '{schema}' does not exist; CREATE SCHEMA {schema} first")
+
+
+def _valid(name: str) -> str:
+    if not valid_table_name(name):
+        raise InvalidInputError(f"invalid table name '{name[:80]}': letters, digits and "
+                                "underscores, starting with a letter or underscore, optionally "
+                                "after a schema (s.t)")
+    schema, table = split_name(name)
+    return table if schema.lower() == MAIN else name
+
+
+# -- CREATE TABLE -------------------------------------------------------------------------------
+def _create_table(session: "Session", statement: "Statement", parameters: Any):
+    options = statement.options
+    name = _valid(statement.name)
+    _check_schema(session, name)
+    with _statement(session):
+        writes = _writes(session)
+        existing = writes.find(name)
+        if existing is not None and not options["replace"]:
+            if options["if_not_exists"]:
+                return pa.table({}), f"table '{existing.name}' exists; nothing created"
+            raise CatalogError(f"table '{existing.name}' already exists: CREATE OR REPLACE "
+                               f"TABLE {name} ..., or DROP TABLE {name} first")
+        if existing is not None:
+            _refuse_if_graph(session, existing.name, "replace")
+        if "query" in options:
+            rows = run_text(session, options["query"], parameters)
+            entry = _entry_of_rows(session, name, rows, "CREATE TABLE AS")
+            table_id, files = new_generation(session.catalog, rows)
+            entry = entry.with_changes(table_id=table_id, files=files, base_rows=rows.num_rows,
+                                       rows=rows.num_rows)
+            writes.create(entry, replace=options["replace"])
+            message = f"created table '{entry.name}' ({rows.num_rows:,} rows)"
+        else:
+            entry = _declared(session, name, statement.ast)
+            writes.create(entry, replace=options["replace"])
+            message = f"created table '{entry.name}'"
+    _after(session)
+    return pa.table({}), message
+
+
+def _entry_of_rows(session: "Session", name: str, rows: pa.Table, source: str,
+                   primary_key: tuple[str, ...] = ()) -> TableEntry:
+    """The entry of a new table holding ``rows`` (its columns and types as they are)."""
+    names = rows.column_names
+    if len({n.lower() for n in names}) != len(names):
+        raise InvalidInputError(f"table {name}: two columns have the same name "
+                                f"({', '.join(names)})")
+    if any(not n for n in names):
+        raise InvalidInputError(f"table {name}: a column has no name")
+    types = duckdb_types(session, rows)
+    schema = pa.schema([pa.field(f.name, f.type) for f in rows.schema])
+    columns = tuple(Column(n, t, n not in primary_key) for n, t in zip(names, types))
+    return TableEntry(name=name, table_id="0" * 32, arrow_schema=schema_bytes(schema),
+                      columns=columns, created=time.time(), primary_key=primary_key,
+                      source=source)
+
+
+def _names(node) -> tuple[str, ...]:
+    if isinstance(node, exp.Schema):
+        return tuple(i.name for i in node.expressions)
+    return tuple(i.name for i in node)
+
+
+def _declared(session: "Session", name: str, ast: exp.Create) -> TableEntry:
+    """The entry of ``CREATE TABLE name (columns, constraints)``."""
+    defs, primary, unique, foreign, checks = [], (), [], [], []
+    nullable: dict[str, bool] = {}
+    defaults: dict[str, str] = {}
+    for item in ast.this.expressions:
+        if isinstance(item, exp.ColumnDef):
+            column = item.name
+            if item.args.get("kind") is None:
+                raise InvalidInputError(f"column {column} of table {name} needs a type")
+            defs.append((column, item.args["kind"].sql(dialect="duckdb")))
+            nullable[column] = True
+            for constraint in item.args.get("constraints") or []:
+                kind = constraint.args.get("kind")
+                if isinstance(kind, exp.NotNullColumnConstraint):
+                    nullable[column] = bool(kind.args.get("allow_null"))
+                elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
+                    if primary:
+                        raise InvalidInputError(f"table {name} has two primary keys")
+                    primary = (column,)
+                elif isinstance(kind, exp.UniqueColumnConstraint):
+                    unique.append((column,))
+                elif isinstance(kind, exp.DefaultColumnConstraint):
+                    defaults[column] = kind.this.sql(dialect="duckdb")
+                elif isinstance(kind, exp.CheckColumnConstraint):
+                    checks.append(kind.this.sql(dialect="duckdb"))
+                elif isinstance(kind, exp.Reference):
+                    target = kind.this
+                    table = target.this if isinstance(target, exp.Schema) else target
+                    refs = _names(target) if isinstance(target, exp.Schema) else ()
+                    foreign.append(ForeignKey((column,), _table_name(table), refs))
+        elif isinstance(item, exp.PrimaryKey):
+            if primary:
+                raise InvalidInputError(f"table {name} has two primary keys")
+            primary = tuple(e.name for e in item.expressions)
+        elif isinstance(item, exp.UniqueColumnConstraint):
+            unique.append(_names(item.this))
+        elif isinstance(item, exp.ForeignKey):
+            target = item.args["reference"].this
+            table = target.this if isinstance(target, exp.Schema) else target
+            refs = _names(target) if isinstance(target, exp.Schema) else ()
+            foreign.append(ForeignKey(tuple(e.name for e in item.expressions),
+                                      _table_name(table), refs))
+        elif isinstance(item, exp.CheckColumnConstraint):
+            checks.append(item.this.sql(dialect="duckdb"))
+        elif isinstance(item, exp.Constraint):
+            for inner in item.expressions:
+                if isinstance(inner, exp.CheckColumnConstraint):
+                    checks.append(inner.this.sql(dialect="duckdb"))
+                elif isinstance(inner, exp.PrimaryKey):
+                    primary = tuple(e.name for e in inner.expressions)
+                elif isinstance(inner, exp.UniqueColumnConstraint):
+                    unique.append(_names(inner.this))
+        else:
+            raise InvalidInputError(f"CREATE TABLE {name}: unsupported item {item.sql()[:60]}")
+    if not defs:
+        raise InvalidInputError(f"table {name} needs at least one column")
+    names = [c for c, _ in defs]
+    if len({n.lower() for n in names}) != len(names):
+        raise InvalidInputError(f"table {name}: a column is declared twice")
+    lookup = {n.lower(): n for n in names}
+
+    def known(columns: tuple[str, ...], what: str) -> tuple[str, ...]:
+        out = []
+        for c in columns:
+            if c.lower() not in lookup:
+                raise InvalidInputError(f"table {name}: {what} names column '{c}', which it "
+                                        "does not have")
+            out.append(lookup[c.lower()])
+        return tuple(out)
+
+    primary = known(primary, "the primary key")
+    unique = [known(u, "a UNIQUE constraint") for u in unique]
+    unique = [u for u in dict.fromkeys(unique) if u != primary]
+    foreign = [ForeignKey(known(f.columns, "a foreign key"), f.table, f.references)
+               for f in foreign]
+    for fk in foreign:
+        _resolve_reference(session, name, fk)
+    foreign = [_with_references(session, name, fk) for fk in foreign]
+    arrow, canonical = resolve_types(session, [t for _, t in defs])
+    for column, text in defaults.items():  # checked now: a bad default fails the CREATE
+        resolve_default(session, text, dict(zip(names, canonical))[column], name, column)
+    schema = pa.schema([pa.field(n, t) for n, t in zip(names, arrow)])
+    columns = tuple(Column(n, t, nullable[n] and n not in primary, defaults.get(n))
+                    for n, t in zip(names, canonical))
+    return TableEntry(name=name, table_id=new_generation(session.catalog, None)[0],
+                      arrow_schema=schema_bytes(schema), columns=columns, created=time.time(),
+                      primary_key=primary, unique=tuple(unique), foreign_keys=tuple(foreign),
+                      checks=tuple(checks), source="CREATE TABLE")
+
+
+def resolve_default(session: "Session", text: str, type_: str, table: str, column: str) -> None:
+    try:
+        session.runner.sql.run(f"SELECT CAST({text} AS {type_}) AS v", {})
+    except Exception as exc:
+        from ..errors import translate
+
+        raise InvalidInputError(f"table {table}: the default of column {column} ({text}) is "
+                                f"not a {type_}: {translate(exc)}") from None
+
+
+def _table_name(table: exp.Table) -> str:
+    db = table.args.get("db")
+    return f"{db.name}.{table.name}" if db is not None else table.name
+
+
+def _resolve_reference(session: "Session", name: str, fk: ForeignKey) -> None:
+    if fk.table.lower() == name.lower():
+        return
+    if _writes(session).find(fk.table) is None:
+        raise CatalogError(f"table {name}: its foreign key references table '{fk.table}', "
+                           "which does not exist")
+
+
+def _with_references(session: "Session", name: str, fk: ForeignKey) -> ForeignKey:
+    """A foreign key without its referenced columns references the primary key; the columns
+    it references are the referenced table's primary key or UNIQUE."""
+    if fk.references:
+        if fk.table.lower() == name.lower():
+            return fk
+        referenced = _writes(session).entry(fk.table)
+        keys = [tuple(c.lower() for c in k) for k in (referenced.primary_key, *referenced.unique)
+                if k]
+        if tuple(c.lower() for c in fk.references) not in keys:
+            raise InvalidInputError(f"table {name}: its foreign key references "
+                                    f"{referenced.name} ({', '.join(fk.references)}), which is "
+                                    "no primary key or UNIQUE column set of it")
+        return fk
+    if fk.table.lower() == name.lower():
+        raise InvalidInputError(f"table {name}: name the referenced columns of its foreign key")
+    referenced = _writes(session).entry(fk.table)
+    if not referenced.primary_key:
+        raise InvalidInputError(f"table {name}: table {referenced.name} has no primary key for "
+                                "its foreign key to reference; name the columns")
+    return ForeignKey(fk.columns, fk.table, referenced.primary_key)
+
+
+def create_table_from(session: "Session", name: str, rows: pa.Table, *, replace: bool = False,
+                      primary_key: tuple[str, ...] = ()) -> TableEntry:
+    """Store ``rows`` as table ``name`` (``Connection.create_table``)."""
+    name = _valid(name)
+    _check_schema(session, name)
+    session.writable()
+    with _statement(session):
+        writes = _writes(session)
+        existing = writes.find(name)
+        if existing is not None and not replace:
+            raise CatalogError(f"table '{existing.name}' already exists (replace=True replaces "
+                               "it)")
+        if existing is not None:
+            _refuse_if_graph(session, existing.name, "replace")
+        if primary_key:
+            missing = [k for k in primary_key if k not in rows.column_names]
+            if missing:
+                raise InvalidInputError(f"table {name}: no column {missing[0]} for the primary "
+                                        "key")
+        entry = _entry_of_rows(session, name, rows, "create_table()", tuple(primary_key))
+        if primary_key:
+            _check_key(name, rows, tuple(primary_key))
+        table_id, files = new_generation(session.catalog, rows)
+        entry = writes.create(entry.with_changes(table_id=table_id, files=files,
+                                                 base_rows=rows.num_rows, rows=rows.num_rows),
+                              replace=True)
+    _after(session)
+    return entry
+
+
+def _check_key(name: str, rows: pa.Table, key: tuple[str, ...]) -> None:
+    """The rows of a new table keep its primary key: no NULL, no value twice."""
+    from ..errors import IntegrityError
+
+    for column in key:
+        if rows.column(column).null_count:
+            raise IntegrityError(f"NOT NULL constraint failed: {name}.{column}")
+    if rows.num_rows and rows.group_by(list(key)).aggregate([]).num_rows != rows.num_rows:
+        raise IntegrityError(f"duplicate key in the primary key ({', '.join(key)}) of table "
+                             f"{name}")
+
+
+# -- DROP, ALTER, TRUNCATE ----------------------------------------------------------------------
+def _refuse_if_graph(session: "Session", table: str, what: str) -> None:
+    from ..graph_sync import graphs_over
+
+    graphs = graphs_over(session, table)
+    if graphs:
+        raise CatalogError(f"cannot {what} table '{table}': property graph "
+                           f"{', '.join(repr(g) for g in graphs)} is built over it; DROP "
+                           f"PROPERTY GRAPH {graphs[0]} first")
+
+
+def _drop_table(session: "Session", statement: "Statement", parameters: Any):
+    dropped = []
+    with _statement(session):
+        writes = _writes(session)
+        for name in statement.options["names"]:
+            entry = writes.find(name)
+            if entry is None:
+                if statement.if_exists:
+                    continue
+                if session.catalog.tables_now().find_view(name) is not None:
+                    raise CatalogError(f"'{name}' is a view: DROP VIEW {name}")
+                writes.entry(name)  # raises TableNotFound with suggestions
+            _refuse_if_graph(session, entry.name, "drop")
+            _refuse_if_referenced(session, entry)
+            writes.drop(entry.name)
+            dropped.append(entry.name)
+    _after(session)
+    if not dropped:
+        return pa.table({}), "no table dropped"
+    return pa.table({}), "dropped table " + ", ".join(f"'{n}'" for n in dropped)
+
+
+def _refuse_if_referenced(session: "Session", entry: TableEntry) -> None:
+    writes = _writes(session)
+    for name in writes.names():
+        other = writes.find(name)
+        if other is None or other.name.lower() == entry.name.lower():
+            continue
+        if any(fk.table.lower() == entry.name.lower() for fk in other.foreign_keys):
+            raise CatalogError(f"cannot drop table '{entry.name}': table '{other.name}' has a "
+                               "foreign key referencing it")
+
+
+def _truncate(session: "Session", statement: "Statement", parameters: Any):
+    from .table_writes import delete_rows
+
+    count = delete_rows(session, statement.name)
+    return pa.table({"Count": pa.array([count], pa.int64())}), None
+
+
+def _alter_table(session: "Session", statement: "Statement", parameters: Any):
+    ast = statement.ast
+    with _statement(session):
+        writes = _writes(session)
+        entry = writes.find(statement.name)
+        if entry is None:
+            if statement.if_exists:
+                return pa.table({}), f"table '{statement.name}' does not exist; nothing altered"
+            writes.entry(statement.name)
+        _refuse_if_graph(session, entry.name, "alter")
+        messages = []
+        for action in ast.args.get("actions") or []:
+            entry, message = _alter(session, entry, action)
+            messages.append(message)
+    _after(session)
+    return pa.table({}), "; ".join(messages)
+
+
+def _rows_of(session: "Session", entry: TableEntry) -> pa.Table:
+    return session.catalog.tables.view(entry).table
+
+
+def _rewrite(session: "Session", entry: TableEntry, rows: pa.Table, **changes) -> TableEntry:
+    """``entry`` as a new generation holding ``rows`` (its live rows changed: its schema and
+    columns as changed), their row ids kept."""
+    new = rebased(session.catalog, entry, rows, arrow_schema=schema_bytes(rows.schema), **changes)
+    return _writes(session).create(new, replace=True)
+
+
+def _alter(session: "Session", entry: TableEntry, action) -> tuple[TableEntry, str]:
+    names = [c.name for c in entry.columns]
+    if isinstance(action, exp.ColumnDef):  # ADD COLUMN
+        column = action.name
+        if column.lower() in (n.lower() for n in names):
+            if action.args.get("exists"):
+                return entry, f"column {column} exists"
+            raise CatalogError(f"table {entry.name} has a column '{column}' already")
+        text = action.args["kind"].sql(dialect="duckdb")
+        (arrow,), (canonical,) = resolve_types(session, [text])
+        default, nullable = None, True
+        for constraint in action.args.get("constraints") or []:
+            kind = constraint.args.get("kind")
+            if isinstance(kind, exp.DefaultColumnConstraint):
+                default = kind.this.sql(dialect="duckdb")
+            elif isinstance(kind, exp.NotNullColumnConstraint):
+                nullable = False
+            else:
+                raise InvalidInputError(f"ALTER TABLE ... ADD COLUMN takes a type, DEFAULT and "
+                                        f"NOT NULL, not {constraint.sql()}")
+        rows = _rows_of(session, entry)
+        if default is not None:
+            resolve_default(session, default, canonical, entry.name, column)
+            value, _ = session.runner.sql.run(
+                f"SELECT CAST({default} AS {canonical}) AS v FROM range({rows.num_rows})", {})
+            values = value.column(0).cast(arrow)
+        else:
+            values = pa.nulls(rows.num_rows, arrow)
+        if not nullable and values.null_count:
+            raise InvalidInputError(f"cannot add NOT NULL column {column} without a DEFAULT to "
+                                    f"table {entry.name} with rows")
+        rows = rows.append_column(pa.field(column, arrow), values)
+        new = _rewrite(session, entry, rows, columns=entry.columns + (
+            Column(column, canonical, nullable, default),))
+        return new, f"added column {column} to table {entry.name}"
+    if isinstance(action, exp.Drop):  # DROP COLUMN
+        target = action.args["tables"][0].name if action.args.get("tables") else action.name
+        found = [n for n in names if n.lower() == target.lower()]
+        if not found:
+            if action.args.get("exists"):
+                return entry, f"column {target} does not exist"
+            raise CatalogError(f"table {entry.name} has no column '{target}'")
+        column = found[0]
+        if column in entry.primary_key or any(column in u for u in entry.unique) or any(
+                column in fk.columns for fk in entry.foreign_keys):
+            raise CatalogError(f"cannot drop column {column} of table {entry.name}: a key or "
+                               "constraint uses it")
+        if len(names) == 1:
+            raise CatalogError(f"cannot drop the only column of table {entry.name}")
+        rows = _rows_of(session, entry).drop_columns([column])
+        new = _rewrite(session, entry, rows,
+                       columns=tuple(c for c in entry.columns if c.name != column))
+        return new, f"dropped column {column} of table {entry.name}"
+    if isinstance(action, exp.RenameColumn):
+        old, to = action.this.name, action.args["to"].name
+        found = [n for n in names if n.lower() == old.lower()]
+        if not found:
+            raise CatalogError(f"table {entry.name} has no column '{old}'")
+        if to.lower() in (n.lower() for n in names if n != found[0]):
+            raise CatalogError(f"table {entry.name} has a column '{to}' already")
+
+        def rename(columns):
+            return tuple(to if c == found[0] else c for c in columns)
+
+        rows = _rows_of(session, entry)
+        rows = rows.rename_columns([to if n == found[0] else n for n in rows.column_names])
+        new = _rewrite(session, entry, rows, columns=tuple(
+            Column(to, c.type, c.nullable, c.default) if c.name == found[0] else c
+            for c in entry.columns), primary_key=rename(entry.primary_key),
+            unique=tuple(rename(u) for u in entry.unique),
+            foreign_keys=tuple(ForeignKey(rename(f.columns), f.table, f.references)
+                               for f in entry.foreign_keys))
+        return new, f"renamed column {found[0]} of table {entry.name} to {to}"
+    if isinstance(action, exp.AlterRename):
+        to = _table_name(action.this)
+        to = _valid(to)
+        writes = _writes(session)
+        if writes.find(to) is not None:
+            raise CatalogError(f"table '{to}' already exists")
+        writes.drop(entry.name)
+        new = writes.create(entry.with_changes(name=to), fresh=False)
+        return new, f"renamed table {entry.name} to {to}"
+    raise InvalidInputError(f"ALTER TABLE: unsupported action {action.sql()[:60]}; ADD COLUMN, "
+                            "DROP COLUMN, RENAME COLUMN a TO b and RENAME TO are supported")
+
+
+# -- views and schemas --------------------------------------------------------------------------
+def _put(session: "Session", key: bytes, value: bytes | None) -> None:
+    env = session.catalog.env
+    db = env.db(TABLES_DB)
+    if session.transaction.writer.in_transaction:
+        raise InvalidInputError("CREATE/DROP VIEW and SCHEMA run outside a transaction: "
+                                "COMMIT or ROLLBACK first")
+
+    def commit(txn):
+        if value is None:
+            txn.delete(key, db=db)
+        else:
+            txn.put(key, value, db=db)
+
+    with env.writer_lock():
+        env.write(commit)
+
+
+def _create_view(session: "Session", statement: "Statement", parameters: Any):
+    options = statement.options
+    name = _valid(statement.name)
+    _check_schema(session, name)
+    tables = session.catalog.tables_now()
+    existing = tables.find_view(name)
+    if existing is not None and not options["replace"]:
+        if options["if_not_exists"]:
+            return pa.table({}), f"view '{existing.name}' exists; nothing created"
+        raise CatalogError(f"view '{existing.name}' already exists: CREATE OR REPLACE VIEW")
+    if tables.find(name) is not None:
+        raise CatalogError(f"'{name}' is a table; a view needs another name")
+    result = run_text(session, options["query"] + " LIMIT 0")  # it must bind now
+    columns = tuple(options["columns"])
+    if columns and len(columns) > result.num_columns:
+        raise InvalidInputError(f"view {name} names {len(columns)} columns; its query gives "
+                                f"{result.num_columns}")
+    names = list(columns) + result.column_names[len(columns):]
+    output = tuple(zip(names, duckdb_types(session, result)))
+    if existing is not None:
+        _put(session, table_key(existing.name, b"v/"), None)
+    _put(session, table_key(name, b"v/"),
+         ViewEntry(name, options["query"], columns, output).to_json())
+    return pa.table({}), f"created view '{name}'"
+
+
+def _drop_view(session: "Session", statement: "Statement", parameters: Any):
+    dropped = []
+    for name in statement.options["names"]:
+        view = session.catalog.tables_now().find_view(name)
+        if view is None:
+            if statement.if_exists:
+                continue
+            raise CatalogError(f"view '{name}' does not exist")
+        _put(session, table_key(view.name, b"v/"), None)
+        dropped.append(view.name)
+    return pa.table({}), ("dropped view " + ", ".join(dropped)) if dropped else "no view dropped"
+
+
+def _create_schema(session: "Session", statement: "Statement", parameters: Any):
+    name = statement.name
+    if not valid_table_name(name) or "." in name:
+        raise InvalidInputError(f"invalid schema name '{name[:80]}'")
+    known = [s for s in session.catalog.tables_now().schemas() if s.lower() == name.lower()]
+    if known or name.lower() in (MAIN, "information_schema"):
+        if statement.if_exists:
+            return pa.table({}), f"schema '{name}' exists; nothing created"
+        raise CatalogError(f"schema '{name}' already exists")
+    from graphdb.catalog.tables.entries import seal_json
+
+    _put(session, table_key(name, b"s/"), seal_json({"created": time.time()}))
+    return pa.table({}), f"created schema '{name}'"
+
+
+def _drop_schema(session: "Session", statement: "Statement", parameters: Any):
+    tables = session.catalog.tables_now()
+    dropped = []
+    for name in statement.options["names"]:
+        known = [s for s in tables.schemas() if s.lower() == name.lower()]
+        if not known:
+            if statement.if_exists:
+                continue
+            raise CatalogError(f"schema '{name}' does not exist")
+        inside = [t for t in tables.names() if split_name(t)[0].lower() == name.lower()] + [
+            v for v in tables.view_names() if split_name(v)[0].lower() == name.lower()]
+        if inside and not statement.options["cascade"]:
+            raise CatalogError(f"schema '{known[0]}' is not empty ({', '.join(inside)}); DROP "
+                               f"SCHEMA {known[0]} CASCADE drops them too")
+        for item in inside:
+            if tables.find(item) is not None:
+                with _statement(session):
+                    _refuse_if_graph(session, item, "drop")
+                    _writes(session).drop(item)
+            else:
+                _put(session, table_key(item, b"v/"), None)
+        _put(session, table_key(known[0], b"s/"), None)
+        dropped.append(known[0])
+    return pa.table({}), ("dropped schema " + ", ".join(dropped)) if dropped else \
+        "no schema dropped"
+
+
+# -- COPY t FROM --------------------------------------------------------------------------------
+def _copy_from(session: "Session", statement: "Statement", parameters: Any):
+    from .table_writes import insert_rows
+
+    entry = session.catalog.tables_now().find(statement.name)
+    if entry is None:  # COPY g FROM 'edges': a graph's load
+        from ..loading import load_statement
+        from .parser import parse
+
+        load = parse(statement.text)
+        if load.kind == "copy_from":
+            from .copy import parse_copy
+
+            parts = parse_copy(statement.text)
+            load = type(statement)("load_graph", None, statement.text, name=parts["graph"],
+                                   path=parts["path"], options=parts["options"])
+        return pa.table({}), load_statement(session, load)
+    options = statement.options["options"]
+    if options is None:
+        raise InvalidInputError(f"COPY {statement.name} FROM: unknown options for a table")
+    path = "'" + statement.path.replace("'", "''") + "'"
+    rows = read_file(session, path, options)
+    columns = statement.options["columns"]
+    if columns:
+        if len(columns) != rows.num_columns:
+            raise InvalidInputError(f"COPY {entry.name} ({', '.join(columns)}): the file has "
+                                    f"{rows.num_columns} columns")
+        rows = rows.rename_columns(columns)
+    else:
+        names = [c.name for c in entry.columns]
+        if rows.num_columns != len(names):
+            raise InvalidInputError(f"COPY {entry.name} FROM: the file has {rows.num_columns} "
+                                    f"columns, the table {len(names)} ({', '.join(names)})")
+        rows = rows.rename_columns(names)
+    count = insert_rows(session, entry.name, rows)
+    return pa.table({"Count": pa.array([count], pa.int64())}), None
+
+
+def read_file(session: "Session", path: str, options: dict) -> pa.Table:
+    """A file's rows as DuckDB reads them (CSV, Parquet, JSON, by FORMAT or the extension)."""
+    kind = str(options.get("format", "")).lower()
+    lower = path.lower()
+    if not kind:
+        kind = "parquet" if ".parquet" in lower else "json" if ".json" in lower else "csv"
+    args = []
+    for key, value in options.items():
+        if key == "format":
+            continue
+        if key in ("delimiter", "delim", "sep"):
+            key = "delim"
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, (int, float)):
+            text = str(value)
+        else:
+            text = "'" + str(value).replace("'", "''") + "'"
+        args.append(f"{key} = {text}")
+    reader = {"csv": "read_csv", "parquet": "read_parquet", "json": "read_json"}.get(kind)
+    if reader is None:
+        raise InvalidInputError(f"COPY FROM: FORMAT must be csv, parquet or json, not {kind!r}")
+    if kind == "csv" and not any(a.startswith("header") for a in args):
+        args.append("header = false")
+    sql = f"SELECT * FROM {reader}({', '.join([path] + args)})"
+    rows, _ = session.runner.sql.run(sql, {})
+    return rows
+
+
+# -- SHOW TABLES, DESCRIBE ----------------------------------------------------------------------
+def show_tables(session: "Session") -> pa.Table:
+    """``SHOW TABLES``: the stored tables and views (and the tables the program registered)."""
+    tables = session.catalog.tables_now()
+    names = sorted(set(tables.names()) | set(tables.view_names()) | set(session.tables))
+    return pa.table({"name": pa.array(names, pa.string())})
+
+
+def describe_table(session: "Session", name: str) -> pa.Table | None:
+    """``DESCRIBE t`` of a stored table (DuckDB's columns); None when ``name`` is none."""
+    entry = session.catalog.tables_now().find(name)
+    if entry is None:
+        return None
+    keys = set(entry.primary_key)
+    unique = {c for u in entry.unique for c in u}
+    return pa.table({
+        "column_name": [c.name for c in entry.columns],
+        "column_type": [c.type for c in entry.columns],
+        "null": ["YES" if c.nullable else "NO" for c in entry.columns],
+        "key": ["PRI" if c.name in keys else "UNI" if c.name in unique else None
+                for c in entry.columns],
+        "default": [c.default for c in entry.columns],
+        "extra": pa.nulls(len(entry.columns), pa.string()),
+    })
+
+
+# -- compaction ---------------------------------------------------------------------------------
+def maybe_compact_tables(session: "Session", committed: dict) -> None:
+    """Tables whose delta outgrew their base get a new base generation (the live rows)."""
+    for name, entry in committed.items():
+        if entry is None or not entry.changed:
+            continue
+        delta_rows = entry.delta.get("appended", 0) + entry.delta.get("deleted", 0)
+        if delta_rows < max(MIN_COMPACT, COMPACT_SHARE * entry.base_rows):
+            continue
+        with session.transaction.writer.statement():
+            current = _writes(session).find(name)
+            if current is None or current.table_id != entry.table_id:
+                continue
+            _writes(session).create(rebased(session.catalog, current), replace=True)

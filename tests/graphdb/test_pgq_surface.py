@@ -1,0 +1,278 @@
+"""SQL/PGQ as its users write it: the school example (tables made with CREATE TABLE, a property
+graph over them), each GRAPH_TABLE checked against the same question as joins of the tables in
+DuckDB, an independent engine, or against the rows worked out by hand."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+import graphdb
+
+TABLES = """
+CREATE TABLE Student(id BIGINT, name VARCHAR);
+INSERT INTO Student VALUES (0, 'Daniel'), (1, 'Tavneet'), (2, 'Gabor'), (3, 'Peter'), (4, 'David');
+CREATE TABLE know(src BIGINT, dst BIGINT, createDate BIGINT);
+INSERT INTO know VALUES (0,1, 10), (0,2, 11), (0,3, 12), (3,0, 13), (1,2, 14), (1,3, 15),
+                        (2,3, 16), (4,3, 17);
+CREATE TABLE School(name VARCHAR, Id BIGINT, Kind VARCHAR);
+INSERT INTO School VALUES ('VU', 0, 'University'), ('UVA', 1, 'University');
+CREATE TABLE StudyAt(personId BIGINT, schoolId BIGINT);
+INSERT INTO StudyAt VALUES (0, 0), (1, 0), (2, 1), (3, 1), (4, 1);
+"""
+
+GRAPH = """
+CREATE PROPERTY GRAPH pg
+VERTEX TABLES (
+    Student PROPERTIES ( id, name ) LABEL Person,
+    School LABEL SCHOOL
+    )
+EDGE TABLES (
+    know    SOURCE KEY ( src ) REFERENCES Student ( id )
+            DESTINATION KEY ( dst ) REFERENCES Student ( id )
+            LABEL Knows,
+    studyAt SOURCE KEY ( personId ) REFERENCES Student ( id )
+            DESTINATION KEY ( SchoolId ) REFERENCES School ( id )
+            LABEL StudyAt
+    )
+"""
+
+
+@pytest.fixture(scope="module")
+def both():
+    with graphdb.connect() as con:
+        con.execute(TABLES)
+        con.execute(GRAPH)
+        ref = duckdb.connect()
+        ref.execute(TABLES)
+        yield con, ref
+
+
+def same(both, pgq: str, joins: str) -> list:
+    con, ref = both
+    mine = sorted(con.execute(pgq).fetchall(), key=repr)
+    assert mine == sorted(ref.execute(joins).fetchall(), key=repr), pgq
+    return mine
+
+
+def test_labels_and_directions(both):
+    same(both, "SELECT study.name, study.school FROM GRAPH_TABLE (pg MATCH (a:Person)-[s:StudyAt]->"
+               "(b:School) WHERE a.name = 'Daniel' COLUMNS (a.name as name, b.name as school)) "
+               "study",
+         "SELECT s.name, c.name FROM Student s JOIN StudyAt t ON t.personId = s.id "
+         "JOIN School c ON c.Id = t.schoolId WHERE s.name = 'Daniel'")
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:PERSON)-[k:knows]->(b:person) "
+               "COLUMNS (a.name as a_name, b.name as b_name))",
+         "SELECT a.name, b.name FROM know k JOIN Student a ON a.id = k.src "
+         "JOIN Student b ON b.id = k.dst")
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)<-[k:Knows]-(b:Person) "
+               "WHERE a.name = 'Peter' COLUMNS (a.name, b.name AS b))",
+         "SELECT a.name, b.name FROM know k JOIN Student a ON a.id = k.dst "
+         "JOIN Student b ON b.id = k.src WHERE a.name = 'Peter'")
+    either = ("SELECT a.name, b.name FROM know k JOIN Student a ON a.id IN (k.src, k.dst) "
+              "JOIN Student b ON b.id = CASE WHEN a.id = k.src THEN k.dst ELSE k.src END "
+              "WHERE a.name = 'Peter'")
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]-(b:Person) "
+               "WHERE a.name = 'Peter' COLUMNS (a.name, b.name AS b))", either)
+    # <-[]-> points left or right: any direction, as -[]- (SQL/PGQ)
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)<-[k:Knows]->(b:Person) "
+               "WHERE a.name = 'Peter' COLUMNS (a.name, b.name AS b))", either)
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)<->(b:Person) "
+               "WHERE a.name = 'Peter' COLUMNS (a.name, b.name AS b))", either)
+
+
+def test_triangles_and_aggregates(both):
+    rows = same(both, "SELECT a_name, b_name, c_name FROM GRAPH_TABLE (pg MATCH (a:Person)-"
+                      "[k:Knows]->(b:Person)-[k2:Knows]->(c:Person)-[k3:Knows]->(a:Person) "
+                      "COLUMNS (a.name as a_name, b.name as b_name, c.name as c_name))",
+                "SELECT a.name, b.name, c.name FROM know x JOIN know y ON y.src = x.dst "
+                "JOIN know z ON z.src = y.dst AND z.dst = x.src JOIN Student a ON a.id = x.src "
+                "JOIN Student b ON b.id = x.dst JOIN Student c ON c.id = y.dst")
+    assert len(rows) == 6  # as the example says: three triangles, each from its three corners
+    con, _ = both
+    assert con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:PERSON)-[k:knows]->(b:person) "
+                       "COLUMNS (avg(a.id)))").fetchall() == [(1.375,)]
+
+
+def test_all_properties_and_bare_variables(both):
+    con, _ = both
+    rows = con.execute("FROM GRAPH_TABLE (pg MATCH (a:PERSON)-[k:knows]->(b:person) "
+                       "COLUMNS (a.*)) study ORDER BY study.id, study.name").fetchall()
+    assert rows == [(0, "Daniel")] * 3 + [(1, "Tavneet")] * 2 + [
+        (2, "Gabor"), (3, "Peter"), (4, "David")]
+    rows = con.execute("FROM GRAPH_TABLE (pg MATCH (a:PERSON)-[k:knows]->(b:person) WHERE "
+                       "k.createDate = 10 COLUMNS (a, k, b)) study").fetchall()
+    assert rows == [({"id": 0, "name": "Daniel"}, {"src": 0, "dst": 1, "createDate": 10},
+                     {"id": 1, "name": "Tavneet"})]
+    names = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (s:School) COLUMNS (s.*)) "
+                        "LIMIT 0").description
+    assert [d[0] for d in names] == ["name", "Id", "Kind"]
+
+
+def test_element_id_optional_hops_and_several_patterns(both):
+    con, ref = both
+    ids = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b) "
+                      "COLUMNS (element_id(a) AS a, element_id(k) AS k, element_id(b) AS b))"
+                      ).fetchall()
+    assert len({k for _, k, _ in ids}) == 8  # one per edge
+    vertices = {a for a, _, _ in ids} | {b for _, _, b in ids}
+    assert not {k for _, k, _ in ids} & vertices
+    schools = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (s:School) COLUMNS "
+                          "(element_id(s)))").fetchall()
+    assert len(schools) == 2 and not {s for (s,) in schools} & vertices  # Person 0, School 0
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->?(b:Person) "
+               "WHERE a.name = 'David' COLUMNS (a.name, b.name AS b))",
+         "SELECT 'David', 'David' UNION ALL SELECT 'David', b.name FROM know k JOIN Student b "
+         "ON b.id = k.dst WHERE k.src = 4")
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[:StudyAt]->(s:School), "
+               "(b:Person)-[:StudyAt]->(s) WHERE a.name = 'Daniel' AND a.id <> b.id "
+               "COLUMNS (a.name AS a, b.name AS b, s.name AS school))",
+         "SELECT a.name, b.name, c.name FROM StudyAt x JOIN StudyAt y ON y.schoolId = "
+         "x.schoolId AND y.personId <> x.personId JOIN Student a ON a.id = x.personId "
+         "JOIN Student b ON b.id = y.personId JOIN School c ON c.Id = x.schoolId "
+         "WHERE a.name = 'Daniel'")
+    same(both, "SELECT count(*) FROM GRAPH_TABLE (pg MATCH (a:Person)-[:Knows]->(b:Person), "
+               "(a)-[:StudyAt]->(s:School), (b)-[:StudyAt]->(s))",
+         "SELECT count(*) FROM know k JOIN StudyAt x ON x.personId = k.src "
+         "JOIN StudyAt y ON y.personId = k.dst AND y.schoolId = x.schoolId")
+
+
+def test_several_patterns_share_vertices_by_identity(both):
+    con, _ = both
+    # s is labelled in one pattern only; Person 0 and School 0 share a key, not an identity
+    rows = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[:StudyAt]->(s:School), "
+                       "(b:Person)-[:StudyAt]->(s) WHERE a.id = 0 AND b.id <> 0 "
+                       "COLUMNS (b.*, s, element_id(s) AS e))").fetchall()
+    assert rows == [(1, "Tavneet", {"name": "VU", "Id": 0, "Kind": "University"}, "SCHOOL:0")]
+
+
+def test_labels_a_column_gives_rows_are_refused_not_matched(both):
+    con, _ = both
+    con.execute("CREATE TABLE Org (name VARCHAR, kind BIGINT)")
+    con.execute("INSERT INTO Org VALUES ('a', 1), ('b', 2)")
+    con.execute("CREATE PROPERTY GRAPH orgs VERTEX TABLES (Org PROPERTIES ARE ALL COLUMNS "
+                "EXCEPT (kind) LABEL Org IN kind (Company, Club))")
+    assert sorted(con.execute("SELECT * FROM GRAPH_TABLE (orgs MATCH (o:Org) COLUMNS (o.*))"
+                              ).fetchall()) == [("a",), ("b",)]
+    with pytest.raises(graphdb.NotSupportedError, match="column's value"):
+        con.execute("SELECT * FROM GRAPH_TABLE (orgs MATCH (o:Club) COLUMNS (o.name))")
+    con.execute("DROP PROPERTY GRAPH orgs")
+
+
+def test_describe_show_and_drop(both):
+    con, _ = both
+    shown = con.execute("SHOW PROPERTY GRAPHS").fetchall()
+    assert shown[0][:3] == ("pg", "Person, SCHOOL", "Knows, StudyAt")
+    assert "table Student" in dict(con.execute("DESCRIBE pg").fetchall())["vertex label Person"]
+    con.execute("CREATE PROPERTY GRAPH gone VERTEX TABLES (Student)")
+    con.execute("DROP PROPERTY GRAPH gone")
+    with pytest.raises(graphdb.CatalogError):
+        con.execute("DROP PROPERTY GRAPH gone")
+    con.execute("DROP PROPERTY GRAPH IF EXISTS gone")
+
+
+def test_duckpgq_dash_and_describe_property_graph(both):
+    """DuckPGQ's scripts write '-' before the statements its parser takes."""
+    same(both, "-FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) WHERE a.name = "
+               "'Daniel' COLUMNS (b.name))",
+         "SELECT b.name FROM know k JOIN Student a ON a.id = k.src JOIN Student b ON "
+         "b.id = k.dst WHERE a.name = 'Daniel'")
+    con, _ = both
+    assert con.execute("DESCRIBE PROPERTY GRAPH pg").fetchall() == \
+        con.execute("DESCRIBE pg").fetchall()
+
+
+def test_anonymous_elements_with_is_labels(both):
+    """``-[IS label]->`` and ``(IS label)``: an element with a label and no variable."""
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a IS Person)-[IS Knows]->(IS Person)"
+               "-[IS StudyAt]->(s IS SCHOOL) COLUMNS (a.name, s.name AS school))",
+         "SELECT a.name, s.name FROM know k JOIN Student a ON a.id = k.src "
+         "JOIN StudyAt t ON t.personId = k.dst JOIN School s ON s.id = t.schoolId")
+
+
+def test_same_and_all_different(both):
+    """SQL/PGQ's element predicates: SAME(x, y) (one element), ALL_DIFFERENT(x, y, ...)."""
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[e:Knows]->(b:Person)-[f:Knows]->"
+               "(c:Person) WHERE ALL_DIFFERENT(a, b, c) COLUMNS (a.id AS a, b.id AS b, c.id AS c))",
+         "SELECT k1.src, k1.dst, k2.dst FROM know k1 JOIN know k2 ON k2.src = k1.dst "
+         "WHERE k1.src <> k1.dst AND k2.dst <> k1.src AND k2.dst <> k1.dst")
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[e:Knows]->(b:Person)-[f:Knows]->"
+               "(c:Person) WHERE SAME(a, c) COLUMNS (a.id AS a, b.id AS b))",
+         "SELECT k1.src, k1.dst FROM know k1 JOIN know k2 ON k2.src = k1.dst AND k2.dst = k1.src")
+    # an edge walked back over the same edge: excluded by ALL_DIFFERENT on the edges
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[e:Knows]-(b:Person)-[f:Knows]-"
+               "(c:Person) WHERE ALL_DIFFERENT(e, f) COLUMNS (a.id AS a, c.id AS c))",
+         "WITH u AS (SELECT rowid AS r, src AS x, dst AS y FROM know UNION ALL "
+         "SELECT rowid, dst, src FROM know) "
+         "SELECT u1.x, u2.y FROM u u1 JOIN u u2 ON u2.x = u1.y AND u2.r <> u1.r")
+
+
+def test_element_id_of_a_path(both):
+    """element_id(p): the path's vertices (their keys) and edges (their rows in the edge table)
+    interleaved, checked against networkx's shortest paths (unique from David)."""
+    import networkx as nx
+
+    con, ref = both
+    rows = ref.execute("SELECT rowid, src, dst FROM know").fetchall()
+    g = nx.DiGraph()
+    g.add_edges_from((s, d, {"row": r}) for r, s, d in rows)
+    expected = []
+    for target, path in nx.single_source_shortest_path(g, 4).items():
+        if target == 4:
+            continue
+        elements = [path[0]]
+        for u, v in zip(path, path[1:]):
+            elements += [g.edges[u, v]["row"], v]
+        expected.append((target, len(path) - 1, elements))
+    got = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH p = ANY SHORTEST (a:Person)-[k:Knows]->"
+                      "{1,3}(b:Person) WHERE a.id = 4 COLUMNS (b.id, path_length(p), "
+                      "element_id(p)))").fetchall()
+    assert sorted(got) == sorted(expected)
+
+
+def test_no_columns_gives_every_property(both):
+    """A GRAPH_TABLE without COLUMNS on a property graph: each named variable's properties."""
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person))",
+         "SELECT a.id, a.name, k.src, k.dst, k.createDate, b.id, b.name FROM know k "
+         "JOIN Student a ON a.id = k.src JOIN Student b ON b.id = k.dst")
+
+
+def test_import_database_of_duckdb_export(tmp_path):
+    """IMPORT DATABASE runs the schema.sql and load.sql DuckDB's EXPORT DATABASE wrote."""
+    ref = duckdb.connect()
+    ref.execute(TABLES)
+    ref.execute(f"EXPORT DATABASE '{tmp_path / 'export'}'")
+    with graphdb.connect() as con:
+        con.execute(f"IMPORT DATABASE '{tmp_path / 'export'}'")
+        for table in ("Student", "know", "School", "StudyAt"):
+            query = f"SELECT * FROM {table} ORDER BY ALL"
+            assert con.execute(query).fetchall() == ref.execute(query).fetchall()
+        con.execute(GRAPH)
+        assert len(con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->"
+                               "(b:Person) COLUMNS (a.id))").fetchall()) == 8
+
+
+def test_element_id_lists_vertex_rows_not_keys():
+    """A vertex in element_id(p) is its row in its table (DuckDB's rowid), whatever its key."""
+    script = ("CREATE TABLE nodes (id INTEGER); CREATE TABLE edges (src INTEGER, dst INTEGER);"
+              "INSERT INTO nodes VALUES (30), (10), (20);"
+              "INSERT INTO edges VALUES (10, 20), (20, 30), (30, 10);")
+    ref = duckdb.connect()
+    ref.execute(script)
+    rowid = dict(ref.execute("SELECT id, rowid FROM nodes").fetchall())
+    edge_row = {(s, d): r for r, s, d in ref.execute("SELECT rowid, src, dst FROM edges").fetchall()}
+    with graphdb.connect() as con:
+        con.execute(script)
+        con.execute("CREATE PROPERTY GRAPH t VERTEX TABLES (nodes LABEL N) EDGE TABLES (edges "
+                    "SOURCE KEY (src) REFERENCES nodes (id) DESTINATION KEY (dst) REFERENCES "
+                    "nodes (id) LABEL E)")
+        got = con.execute("SELECT * FROM GRAPH_TABLE (t MATCH p = ANY SHORTEST (a:N)-[e:E]->+"
+                          "(b:N) WHERE a.id = 10 COLUMNS (b.id, element_id(p)))").fetchall()
+    walk = {20: [10, 20], 30: [10, 20, 30], 10: [10, 20, 30, 10]}
+    expected = []
+    for target, path in walk.items():
+        elements = [rowid[path[0]]]
+        for u, v in zip(path, path[1:]):
+            elements += [edge_row[u, v], rowid[v]]
+        expected.append((target, elements))
+    assert sorted(got) == sorted(expected)
