@@ -44,7 +44,7 @@ from .entries import GraphEntry
 from .errors import CorruptGraph
 from .records import decode_table, encode_table
 
-__all__ = ["DeltaLog", "DeltaView", "Op", "decode_op", "encode_op"]
+__all__ = ["DeltaLog", "DeltaView", "LogChanges", "Op", "decode_op", "encode_op"]
 
 OPS = ("add_vertices", "add_edges", "delete_edges", "delete_vertices", "update_vertices")
 #: Versions a log keeps materialized (the newest, and what readers of older ones ask for).
@@ -134,6 +134,26 @@ def _concat(parts):
         return pa.concat_tables(parts).combine_chunks()
     return pa.concat_arrays([p.combine_chunks() if isinstance(p, pa.ChunkedArray) else p
                              for p in parts])
+
+
+@dataclass(frozen=True)
+class LogChanges:
+    """The topology changes of a run of records (:meth:`DeltaLog.changes`), on dense ids.
+
+    ``vertex_ranks[i]``: how many base ids are smaller than new vertex ``i``'s id
+    (``vertex_ids[i]``); delta edges ``first_edge + i`` join ``src[i]`` to ``dst[i]``;
+    ``edge_deletes``: base out-CSR positions (>= 0) and delta edges ``d`` as ``-(d + 1)``.
+    Property changes are not topology and are left out.
+    """
+
+    vertex_ranks: np.ndarray
+    vertex_ids: pa.Array
+    first_edge: int
+    src: np.ndarray
+    dst: np.ndarray
+    weights: np.ndarray | None
+    edge_deletes: np.ndarray
+    vertex_deletes: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -293,6 +313,27 @@ class DeltaLog:
     def edge_deletes(self) -> np.ndarray:
         """Every edge deletion recorded (base positions >= 0, delta edges as -1 - index)."""
         return self._edel.view(self._edel.n)
+
+    def changes(self, first: int, last: int) -> "LogChanges":
+        """What records ``first + 1 .. last`` did, as copies of the log's arrays (O(records)):
+        how a reader carries what it built for version ``first`` over to version ``last``
+        without materializing the whole view (:mod:`graphdb.executor.overlay`)."""
+        with self.lock:
+            if not 0 <= first <= last <= self.version:
+                raise ValueError(f"versions {first}..{last} are not in this log "
+                                 f"(0..{self.version})")
+            a, b = self.lengths[first], self.lengths[last]
+            ew = self._ew
+            return LogChanges(
+                vertex_ranks=self._vpos.view(b.vertices)[a.vertices:].copy(),
+                vertex_ids=_plain(self._vids.prefix(b.vertices), self.id_type)
+                .slice(a.vertices),
+                first_edge=a.edges,
+                src=self._esrc.view(b.edges)[a.edges:].copy(),
+                dst=self._edst.view(b.edges)[a.edges:].copy(),
+                weights=None if ew is None else ew.view(b.edges)[a.edges:].copy(),
+                edge_deletes=self._edel.view(b.edge_deletes)[a.edge_deletes:].copy(),
+                vertex_deletes=self._vdel.view(b.vertex_deletes)[a.vertex_deletes:].copy())
 
     def truncate(self, version: int) -> None:
         """Forget the records after ``version`` (a rolled back transaction's)."""

@@ -27,6 +27,7 @@ __all__ = [
     "check_source",
     "check_weight",
     "edge_weights",
+    "kernel_adjacency",
     "kernel_csr",
 ]
 
@@ -58,6 +59,18 @@ def kernel_csr(graph: Graph, direction: str = "out") -> tuple[np.ndarray, np.nda
     csr = graph.csr(direction)
     return graph.derived(f"kernel_csr:{direction}", lambda: unsigned_pair(csr.offsets,
                                                                             csr.targets))
+
+
+def kernel_adjacency(graph: Graph, direction: str = "out"):
+    """The out- or in-edges as the compiled kernels read them: an
+    :class:`~graphdb.executor.operators.adjacency.Adjacency`, a changed version's base and delta
+    unmerged where the graph keeps them so (:meth:`DeltaGraph.adjacency
+    <graphdb.executor.delta.DeltaGraph.adjacency>`), else the CSR of :func:`kernel_csr`."""
+    from ..operators.adjacency import plain
+
+    overlay = getattr(graph, "adjacency", None)
+    found = overlay(direction) if overlay is not None else None
+    return found if found is not None else plain(*kernel_csr(graph, direction))
 
 
 class _GraphWeights:

@@ -108,5 +108,6 @@ def _insert_vertices(target: Target, rows: pa.Table) -> int:
                               "already (UPDATE changes its properties)")
     props = pa.schema([f for f in target.vertex_schema if f.name != "id"])
     table = pa.table([ids] + target.properties(rows, props), names=["id"] + props.names)
+    table = table.sort_by("id")  # in id order, as dense_of adds them
     target.apply([Op("add_vertices", table)])
     return rows.num_rows

@@ -136,7 +136,9 @@ class Target:
         missing = dense < 0
         if create and missing.any():
             absent = ids.filter(pa.array(missing))
-            new = pc.unique(absent)
+            # in id order: a version whose new ids follow the older ones in the order they
+            # were added is read without a merge (graphdb.executor.overlay)
+            new = pc.unique(absent).sort()
             props = [pa.nulls(len(new), f.type) for f in self.vertex_schema if f.name != "id"]
             names = [f.name for f in self.vertex_schema if f.name != "id"]
             ops.append(Op("add_vertices", pa.table([new] + props, names=["id"] + names)))

@@ -22,7 +22,8 @@ from graphdb.storage.compiled import KernelSet
 
 from ...abi import DIRECTION_ALPHA, DIRECTION_BETA
 from ...graph import Graph
-from ..common import check_source, kernel_csr, per_source
+from ...operators.adjacency import base_span, degree, delta_span, live
+from ..common import check_source, kernel_adjacency, per_source
 from ..spec import AlgorithmOutput, OperatorConfig
 
 __all__ = ["KERNELS", "as_khop", "bfs", "bfs_depths", "bfs_levels", "bfs_many", "bfs_search",
@@ -73,10 +74,32 @@ def _save_level(state, lo, hi, level, unexplored, frontier_edges):
     state[FRONTIER_EDGES] = frontier_edges
 
 
+@KERNELS.kernel(inline="always")
+def _claim(w, visited, queue, depth, tail, child, out):
+    """Visit ``w`` from the current level if it is new: (new tail, its edges or 0)."""
+    if _test_and_set(visited, np.uint64(w)):
+        queue[tail] = w
+        depth[tail] = child
+        return tail + 1, degree(out, np.uint64(w))
+    return tail, np.int64(0)
+
+
+@KERNELS.kernel(inline="always")
+def _has_parent(inn, frontier, v):
+    """Whether one of ``v``'s in-neighbours is in ``frontier`` (stops at the first)."""
+    lo, hi = base_span(inn, v)
+    for e in range(lo, hi):
+        if live(inn, e) and _is_set(frontier, np.uint64(inn.targets[e])):
+            return True
+    lo, hi = delta_span(inn, v)
+    for k in range(lo, hi):
+        if _is_set(frontier, np.uint64(inn.dtargets[k])):
+            return True
+    return False
+
+
 @KERNELS.kernel()
-def bfs_kernel(
-    out_off, out_tgt, in_off, in_tgt, have_in, visited, queue, depth, state, max_depth, alpha, beta
-):
+def bfs_kernel(out, inn, have_in, visited, queue, depth, state, max_depth, alpha, beta):
     """Level-synchronous, direction-optimizing BFS (Beamer et al., SC'12).
 
     Top-down levels walk the frontier's out-edges; bottom-up levels let every unvisited vertex
@@ -87,13 +110,14 @@ def bfs_kernel(
 
     Parameters
     ----------
-    out_off, out_tgt : uint64, uint32/uint64 arrays
-        The out-CSR.
-    in_off, in_tgt : same types
-        The in-CSR (the out-CSR again for an undirected graph); unused while ``have_in`` is
-        false.
+    out : Adjacency
+        The out-edges (:mod:`graphdb.executor.operators.adjacency`: a stored CSR, or a changed
+        version's base and delta).
+    inn : Adjacency
+        The in-edges (the out-edges again for an undirected graph); unused while ``have_in``
+        is false.
     have_in : bool
-        Whether the in-CSR was passed. Without it the search returns
+        Whether the in-edges were passed. Without them the search returns
         :data:`BFS_NEEDS_IN_EDGES` at the first level it would run bottom-up, with ``state``
         saved, so the caller can load the in-edges and call again to resume.
     visited : uint64 array
@@ -153,24 +177,26 @@ def bfs_kernel(
                 for v in range(first, last):
                     if _is_set(visited, v):
                         continue
-                    for e in range(in_off[v], in_off[v + _ONE]):
-                        if _is_set(frontier, np.uint64(in_tgt[e])):
-                            _test_and_set(visited, v)
-                            queue[tail] = v
-                            depth[tail] = child
-                            tail += 1
-                            found_edges += np.int64(out_off[v + _ONE] - out_off[v])
-                            break
+                    if _has_parent(inn, frontier, v):
+                        _test_and_set(visited, v)
+                        queue[tail] = v
+                        depth[tail] = child
+                        tail += 1
+                        found_edges += degree(out, v)
         else:
             for i in range(lo, hi):
                 u = np.uint64(queue[i])
-                for e in range(out_off[u], out_off[u + _ONE]):
-                    w = out_tgt[e]
-                    if _test_and_set(visited, np.uint64(w)):
-                        queue[tail] = w
-                        depth[tail] = child
-                        tail += 1
-                        found_edges += np.int64(out_off[w + _ONE] - out_off[w])
+                b0, b1 = base_span(out, u)
+                for e in range(b0, b1):
+                    if live(out, e):
+                        tail, edges = _claim(out.targets[e], visited, queue, depth, tail,
+                                             child, out)
+                        found_edges += edges
+                d0, d1 = delta_span(out, u)
+                for k in range(d0, d1):
+                    tail, edges = _claim(out.dtargets[k], visited, queue, depth, tail, child,
+                                         out)
+                    found_edges += edges
         unexplored -= found_edges
         frontier_edges = found_edges
         lo = hi
@@ -216,27 +242,25 @@ def bfs_search(
         How many levels ran bottom-up (over the in-edges).
     """
     n = graph.num_vertices
-    out_off, out_tgt = kernel_csr(graph, "out")
-    dtype = np.int32 if out_tgt.dtype == np.uint32 else np.int64
+    out = kernel_adjacency(graph, "out")
+    dtype = np.int32 if out.targets.dtype == np.uint32 else np.int64
     queue = np.empty(n, dtype=dtype)
     depth = np.empty(n, dtype=dtype)
     visited = np.zeros((n + 63) // 64, dtype=np.uint64)
     visited[source >> 6] = np.uint64(1) << np.uint64(source & 63)
     queue[0], depth[0] = source, 0
-    degree = int(out_off[source + 1] - out_off[source])
-    state = np.array([0, 1, 0, len(out_tgt) - degree, degree, 0], dtype=np.int64)
+    first_edges = int(out.degree[source] if out.degree.size
+                      else out.offsets[source + 1] - out.offsets[source])
+    state = np.array([0, 1, 0, graph.num_edges - first_edges, first_edges, 0], dtype=np.int64)
     limit = n if max_depth is None else min(int(max_depth), n)
     have_in = not graph.directed or graph.in_csr_loaded
-    in_off, in_tgt = kernel_csr(graph, "in") if have_in else (out_off, out_tgt)
-    kernels = KERNELS.for_work(n + len(out_tgt))
-    status = kernels.bfs_kernel(
-        out_off, out_tgt, in_off, in_tgt, have_in, visited, queue, depth, state, limit, DIRECTION_ALPHA, DIRECTION_BETA
-    )
+    inn = kernel_adjacency(graph, "in") if have_in else out
+    kernels = KERNELS.for_work(n + graph.num_edges)
+    status = kernels.bfs_kernel(out, inn, have_in, visited, queue, depth, state, limit,
+                                DIRECTION_ALPHA, DIRECTION_BETA)
     if status == BFS_NEEDS_IN_EDGES:  # resume where it stopped, with the in-edges
-        in_off, in_tgt = kernel_csr(graph, "in")
-        kernels.bfs_kernel(
-            out_off, out_tgt, in_off, in_tgt, True, visited, queue, depth, state, limit, DIRECTION_ALPHA, DIRECTION_BETA
-        )
+        kernels.bfs_kernel(out, kernel_adjacency(graph, "in"), True, visited, queue, depth,
+                           state, limit, DIRECTION_ALPHA, DIRECTION_BETA)
     reached = int(state[HI])
     return queue[:reached], depth[:reached], int(state[BOTTOM_UP_LEVELS])
 

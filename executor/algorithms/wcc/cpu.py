@@ -18,7 +18,8 @@ import numpy as np
 from graphdb.storage.compiled import KernelSet
 
 from ...graph import Graph
-from ..common import kernel_csr
+from ...operators.adjacency import base_span, delta_span, live
+from ..common import kernel_adjacency
 from ..spec import AlgorithmOutput, OperatorConfig
 
 __all__ = ["KERNELS", "wcc", "wcc_components"]
@@ -40,14 +41,28 @@ def _root(parent, x):
         x = np.uint64(g)
 
 
+@KERNELS.kernel(inline="always")
+def _union(parent, v, w, skip_upper):
+    """Join the components of ``v`` and ``w`` (the larger root under the smaller)."""
+    if skip_upper and w >= v:
+        return
+    a = _root(parent, v)
+    b = _root(parent, w)
+    if a < b:
+        parent[b] = a
+    elif b < a:
+        parent[a] = b
+
+
 @KERNELS.kernel()
-def components(off, tgt, skip_upper, parent):
+def components(adj, skip_upper, parent):
     """Weakly connected components by union-find over the out-edges, in one pass.
 
     Each component is named by its smallest vertex: a union hangs the larger root under the
     smaller, so ``parent[x] <= x`` always holds, and a final ascending pass turns every
     ``parent`` into its root with one read. The edges are scanned in CSR order, which on a
-    mesh keeps the union-find's reads near each other. ``skip_upper``: the CSR stores each
+    mesh keeps the union-find's reads near each other. ``adj``: the out-edges
+    (:mod:`graphdb.executor.operators.adjacency`). ``skip_upper``: the CSR stores each
     undirected edge both ways, so only ``w < v`` needs a union. ``parent`` is int64 of |V|
     entries (overwritten); it receives the component of each vertex.
     """
@@ -56,16 +71,13 @@ def components(off, tgt, skip_upper, parent):
         parent[v] = v
     for v in range(n):
         vv = np.uint64(v)
-        for e in range(off[vv], off[vv + _ONE]):
-            w = np.uint64(tgt[e])
-            if skip_upper and w >= vv:
-                continue
-            a = _root(parent, vv)
-            b = _root(parent, w)
-            if a < b:
-                parent[b] = a
-            elif b < a:
-                parent[a] = b
+        lo, hi = base_span(adj, vv)
+        for e in range(lo, hi):
+            if live(adj, e):
+                _union(parent, vv, np.uint64(adj.targets[e]), skip_upper)
+        lo, hi = delta_span(adj, vv)
+        for k in range(lo, hi):
+            _union(parent, vv, np.uint64(adj.dtargets[k]), skip_upper)
     for v in range(n):
         parent[v] = parent[np.uint64(parent[v])]
     return parent
@@ -79,10 +91,10 @@ def wcc_components(graph: Graph) -> np.ndarray:
     numpy.ndarray
         int64 per vertex: the smallest internal id in its component.
     """
-    off, tgt = kernel_csr(graph, "out")
+    adj = kernel_adjacency(graph, "out")
     component = np.empty(graph.num_vertices, dtype=np.int64)
-    kernels = KERNELS.for_work(graph.num_vertices + len(tgt))
-    return kernels.components(off, tgt, not graph.directed, component)
+    kernels = KERNELS.for_work(graph.num_vertices + graph.num_edges)
+    return kernels.components(adj, not graph.directed, component)
 
 
 def wcc(graph: Graph, config: OperatorConfig) -> AlgorithmOutput:

@@ -78,12 +78,13 @@ class _HostForest:
         self.links = None
 
     def link_first(self) -> None:
+        from ...operators.adjacency import plain
         from ..common import unsigned_pair
         from .cpu import KERNELS
 
         off, tgt = unsigned_pair(self.shard.out.offsets, self.shard.out.targets)
         KERNELS.for_work(self.n + self.shard.out.num_edges).components(
-            off, tgt, not self.directed, self.parent)
+            plain(off, tgt), not self.directed, self.parent)
 
     def keep_links(self) -> None:
         self.links = self.parent.copy()
@@ -107,14 +108,15 @@ class _HostForest:
     def replay(self) -> None:
         """Union of the merged forest and this rank's links: the union-find over the edges
         ``v -> parent[v]`` and ``v -> link[v]``."""
+        from ...operators.adjacency import plain
         from .cpu import KERNELS
 
         n = self.n
         offsets = np.arange(0, 2 * n + 1, 2, dtype=np.int64)
         targets = np.empty(2 * n, dtype=np.int64)
         targets[0::2], targets[1::2] = self.parent, self.links
-        KERNELS.for_work(3 * n).components(offsets.view(np.uint64), targets.view(np.uint64),
-                                           False, self.parent)
+        KERNELS.for_work(3 * n).components(plain(offsets.view(np.uint64),
+                                                 targets.view(np.uint64)), False, self.parent)
 
 
 class _GpuForest:
