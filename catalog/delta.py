@@ -142,7 +142,8 @@ class LogChanges:
 
     ``vertex_ranks[i]``: how many base ids are smaller than new vertex ``i``'s id
     (``vertex_ids[i]``); delta edges ``first_edge + i`` join ``src[i]`` to ``dst[i]``;
-    ``edge_deletes``: base out-CSR positions (>= 0) and delta edges ``d`` as ``-(d + 1)``.
+    ``edge_deletes``: base out-CSR positions (>= 0) and delta edges ``d`` as ``-(d + 1)``,
+    the ends of those delta edges in ``deleted_src``, ``deleted_dst`` (in the same order).
     Property changes are not topology and are left out.
     """
 
@@ -153,6 +154,8 @@ class LogChanges:
     dst: np.ndarray
     weights: np.ndarray | None
     edge_deletes: np.ndarray
+    deleted_src: np.ndarray
+    deleted_dst: np.ndarray
     vertex_deletes: np.ndarray
 
 
@@ -324,6 +327,8 @@ class DeltaLog:
                                  f"(0..{self.version})")
             a, b = self.lengths[first], self.lengths[last]
             ew = self._ew
+            deletes = self._edel.view(b.edge_deletes)[a.edge_deletes:].copy()
+            gone = -deletes[deletes < 0] - 1
             return LogChanges(
                 vertex_ranks=self._vpos.view(b.vertices)[a.vertices:].copy(),
                 vertex_ids=_plain(self._vids.prefix(b.vertices), self.id_type)
@@ -332,8 +337,15 @@ class DeltaLog:
                 src=self._esrc.view(b.edges)[a.edges:].copy(),
                 dst=self._edst.view(b.edges)[a.edges:].copy(),
                 weights=None if ew is None else ew.view(b.edges)[a.edges:].copy(),
-                edge_deletes=self._edel.view(b.edge_deletes)[a.edge_deletes:].copy(),
+                edge_deletes=deletes,
+                deleted_src=self._esrc.view(b.edges)[gone],
+                deleted_dst=self._edst.view(b.edges)[gone],
                 vertex_deletes=self._vdel.view(b.vertex_deletes)[a.vertex_deletes:].copy())
+
+    def new_ids(self, version: int) -> pa.Array:
+        """The ids of the vertices added up to ``version``, in the order they were added."""
+        with self.lock:
+            return _plain(self._vids.prefix(self.lengths[version].vertices), self.id_type)
 
     def truncate(self, version: int) -> None:
         """Forget the records after ``version`` (a rolled back transaction's)."""

@@ -9,7 +9,8 @@ That is exactly the row a fresh ingest of the same edges builds (it keeps input 
 row, the base's edges having come first), so every algorithm answers what it answers on a fresh
 load. A directed graph's in-CSR deletes, for each deleted out-edge ``u -> v`` (weight ``w``), one
 entry ``u`` (weight ``w``) of base in-row ``v`` (:func:`in_tombstones`; equal entries are
-interchangeable there). An undirected delta edge is entered in both rows (a self loop once).
+interchangeable there). An undirected delta edge is entered in both rows (a self loop once); a
+row's delta entries are in the order their edges were added, whichever end the row is.
 
 :func:`plan_direction` computes the merged offsets and the delta's own CSR (O(V + delta));
 :func:`merge_payload` places one array (targets, weights) with a compiled row-parallel pass on the
@@ -155,7 +156,11 @@ def plan_direction(view: DeltaView, direction: str, base_offsets: np.ndarray,
             [view.weights, view.weights[~loop]])
         origin = np.concatenate([-view.edge_ids - 1, -view.edge_ids[~loop] - 1])
     view_rows = lut[rows]
-    order = np.argsort(view_rows, kind="stable")
+    if base.directed:
+        order = np.argsort(view_rows, kind="stable")
+    else:  # a row's entries in the order their edges were added, either end's alike
+        added = np.arange(len(view.src), dtype=np.int64)
+        order = np.lexsort((np.concatenate([added, added[~loop]]), view_rows))
     view_rows = view_rows[order]
     dcounts = np.bincount(view_rows, minlength=n)[:n]
     doffsets = np.zeros(n + 1, dtype=np.int64)

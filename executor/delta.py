@@ -85,7 +85,7 @@ class DeltaGraph(Graph):
 
             offsets, targets, inn = base_arrays(base)
         return overlay.BaseArrays(base.num_vertices, base.num_edges, base.directed,
-                                  base.weighted, offsets, targets, inn)
+                                  base.weighted, self.id_dtype(), offsets, targets, inn)
 
     def _carry(self, device: str) -> overlay.VersionDelta | None:
         entry, ops = self.entry, self._ops(device)
@@ -95,7 +95,10 @@ class DeltaGraph(Graph):
         changes = self.catalog.versions.log(entry).changes(start.version, entry.version)
         where = (f"the delta records {start.version + 1}..{entry.version} of graph "
                  f"'{entry.name}'")
-        state = overlay.advance(start, changes, entry.version, base, ops, where)
+        held = self.residency.peek(self.base.key, device, "overlay:transpose") \
+            if self.directed else None
+        state = overlay.advance(start, changes, entry.version, base, ops, where,
+                                None if held is None else held[1])
         if state is None:
             return None
         if (state.num_vertices, state.num_edges) != (entry.num_vertices, entry.num_edges):
@@ -124,16 +127,11 @@ class DeltaGraph(Graph):
 
         return base.derived("overlay:transpose", build)
 
-    def delta_rows(self, direction: str, device: str = "cpu") -> overlay.DeltaRows:
-        direction = self.stored_direction(direction)
-        state = self.version_delta(device)
-        return self.derived(f"overlay:rows:{direction}", lambda: overlay.delta_rows(
-            state, direction, self.directed, self.id_dtype(), self._ops(device)),
-            device=device)
-
     def in_tombstones(self, device: str = "cpu"):
         """The bitmap of deleted positions of the transposed in-CSR (directed graphs)."""
         state = self.version_delta(device)
+        if state.in_tomb is not None or not len(state.positions):
+            return state.in_tomb
         return self.derived("overlay:in_tomb", lambda: overlay.in_tombstones(
             state, self.transposed(device)[1], self.base.num_edges, self._ops(device)),
             device=device)
@@ -151,19 +149,25 @@ class DeltaGraph(Graph):
             if direction == "out":
                 csr = base.csr("out")
                 offsets, targets, tomb = csr.offsets, csr.targets, state.tomb
-                degree = state.out_degree
             else:
                 offsets, targets = base.array("in_offsets"), self.transposed()[0]
-                tomb, degree = self.in_tombstones(), state.in_degree
-            rows = self.delta_rows(direction)
+                tomb = self.in_tombstones()
+            rows = state.rows(direction)
             unsigned = np.uint32 if targets.dtype == np.int32 else np.uint64
             empty = np.zeros(0, dtype=np.uint64)
             return Adjacency(np.ascontiguousarray(offsets, np.int64).view(np.uint64),
                              targets.view(unsigned), np.uint64(base.num_vertices),
-                             degree, empty if tomb is None else tomb,
+                             state.degrees(direction), empty if tomb is None else tomb,
                              rows.offsets.view(np.uint64), rows.targets.view(unsigned))
 
         return self.derived(f"overlay:adjacency:{direction}", build)
+
+    def new_ids(self) -> pa.Array | None:
+        """The user's ids of the vertices added since the base, in internal order, when the
+        version is read unmerged (None otherwise: its view orders the ids)."""
+        if self.version_delta() is None:
+            return None
+        return self.catalog.versions.log(self.entry).new_ids(self.entry.version)
 
     @property
     def in_csr_loaded(self) -> bool:
@@ -215,13 +219,13 @@ class DeltaGraph(Graph):
         """A merged array from the version's state (see the module docstring); the in-CSR is
         the transposed base's, merged the same way."""
         state = self.version_delta()
-        degree = state.out_degree if direction == "out" else state.in_degree
+        degree = state.degrees(direction)
         offsets = self.derived(f"overlay:offsets:{direction}", lambda: np.concatenate(
             ([0], np.cumsum(degree))).astype(np.int64))
         if kind == "offsets":
             return offsets
         base = self.base
-        rows = self.delta_rows(direction)
+        rows = state.rows(direction)
         if direction == "out":
             base_offsets, tomb = base.array("out_offsets"), state.tomb
             values = base.array(f"out_{kind}")

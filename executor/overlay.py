@@ -3,28 +3,34 @@
 A write makes a new version of a graph (:mod:`graphdb.catalog.delta`). Merging the delta into
 the base's CSR costs a pass over every edge, and doing it for each version made the first query
 after a write 160-380 times a warm BFS on R-MAT 20. Instead, a version is kept here as what it
-changes, in the arrays of the device that reads it (numpy or CuPy):
+changes (:class:`VersionDelta`), in the arrays of the device that reads it (numpy or CuPy):
 
-- ``tomb``: a bitmap over the base's out-CSR positions, set where a stored edge was deleted;
-- the live delta edges (``edge`` ids, ``src``, ``dst``, ``weight``), in the order they were added;
+- ``tomb``: a bitmap over the base's out-CSR positions, set where a stored edge was deleted
+  (``positions`` lists them); ``in_tomb`` the same over the base's in-CSR;
+- the live delta edges as a small CSR per direction (:class:`DeltaRows`), each row's entries in
+  the order their edges were added;
 - the merged out- and in-degree of every vertex.
 
 The operators that read a version often (BFS, PageRank, WCC: :mod:`.operators.adjacency`) walk
-each row as the base's row without its deleted positions, then the row's delta entries
-(:func:`delta_rows`, a small CSR built per version and direction). A directed graph's in-edges
-are read through the *transposition* of the base's out-CSR (:func:`transpose`, once per base
-generation and device): its position of every out-edge is known, so deleting an out-edge
-deletes exactly one in-entry (:func:`in_tombstones`), with no search. What every other operator
-reads, the merged CSR, is built from the same pieces in one compiled pass (on a GPU, on the
-device, from the resident base and the uploaded delta).
+each row as the base's row without its deleted positions, then the row's delta entries. A
+directed graph's in-edges are read through the *transposition* of the base's out-CSR (built once
+per base generation and device): it knows the in-position of every out-edge, so deleting an
+out-edge deletes exactly one in-entry, with no search. The merged CSR that every other operator
+reads is built from the same pieces in one compiled pass (on a GPU, on the device, from the
+resident base and the uploaded delta).
 
-A version's state is carried over from the newest state of an earlier version of the same base
-that is still held (:class:`Chain`) by the records between them (:meth:`DeltaLog.changes`):
-a write of a few rows costs the next query a few array copies, not a pass over the delta, and
-nothing in proportion to the graph's edges. A version whose vertices are no longer the base's
-followed by the new ones in id order (a vertex was deleted, or a new id sorts before an older
-one) has no state (``None``): its readers merge it as a whole
-(:mod:`graphdb.executor.delta`).
+A version's state is carried over from the newest state held of an earlier version of the same
+base (:class:`Chain`) by the records between them (:meth:`DeltaLog.changes`): the bitmaps and
+degrees are copied and patched, the delta rows spliced (old rows copied around the entries
+removed, the new entries put in), so the first query after a write of a few rows costs a few
+memory copies of the version's per-vertex arrays, nothing in proportion to the graph's edges or
+sorted over the whole delta. A version whose vertices are no longer the base's followed by the
+new ones in id order (a vertex was deleted, or a new id sorts before an older one) has no state
+(``None``): it is merged whole (:mod:`graphdb.executor.delta`).
+
+The operations a state is carried over with are one interface per device: :class:`HostOps`
+(numpy and compiled loops, :mod:`.overlay_host`) and the GPU's (CuPy and raw kernels,
+:mod:`.overlay_gpu`); the logic here is written once over them.
 """
 
 from __future__ import annotations
@@ -38,17 +44,28 @@ import numpy as np
 
 from graphdb.catalog import CorruptGraph
 from graphdb.catalog.delta import LogChanges
-from graphdb.storage.compiled import KernelSet
 
-__all__ = ["KERNELS", "BaseArrays", "Chain", "DeltaRows", "HostOps", "VersionDelta", "advance",
-           "delta_rows", "empty_delta", "in_tombstones", "transpose"]
+from .overlay_host import HostOps
 
-KERNELS = KernelSet(__name__)
-prange = range  # numba.prange once compiled
+__all__ = ["BaseArrays", "Chain", "DeltaRows", "HostOps", "VersionDelta", "advance",
+           "empty_delta", "in_tombstones", "splice_xp", "transpose"]
 
-_ONE = np.uint64(1)
-_SIX = np.uint64(6)
-_LOW6 = np.uint64(63)
+
+@dataclass(frozen=True)
+class DeltaRows:
+    """The delta entries of one direction as a CSR over the version's vertices: row ``v``'s
+    entries ``targets[offsets[v]:offsets[v + 1]]``, in the order their edges were added
+    (``edges``: the delta edge ids, ascending within a row)."""
+
+    offsets: Any  # int64, V + 1
+    targets: Any  # the base's id dtype
+    weights: Any  # float64 or None
+    edges: Any  # int64
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in (self.offsets, self.targets, self.weights, self.edges)
+                   if a is not None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,48 +77,40 @@ class VersionDelta:
     num_edges: int  # stored edges of the version (an undirected edge twice)
     last_id: Any  # the largest vertex id added since the base (a Python value), or None
     tomb: Any  # uint64 bitmap over the base's out-CSR positions; None while none is deleted
-    deleted: int  # base positions deleted
-    edge: Any  # int64: the live delta edges' ids (ascending: the order they were added)
-    src: Any  # int64 dense ids
-    dst: Any
-    weight: Any  # float64, or None on an unweighted graph
+    positions: Any  # int64: the deleted base positions, in the order they were deleted
+    in_tomb: Any  # bitmap over the transposed in-CSR's positions (None: none, or not carried)
     out_degree: Any  # int64 per vertex, merged
     in_degree: Any  # int64 per vertex, merged (None on an undirected graph: the out-degree)
+    out_rows: DeltaRows
+    in_rows: DeltaRows | None  # None on an undirected graph: the out-rows
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.tomb, self.edge, self.src, self.dst, self.weight, self.out_degree,
-                  self.in_degree)
-        return sum(int(a.nbytes) for a in arrays if a is not None)
+        arrays = (self.tomb, self.positions, self.in_tomb, self.out_degree, self.in_degree)
+        return sum(int(a.nbytes) for a in arrays if a is not None) + self.out_rows.nbytes + \
+            (self.in_rows.nbytes if self.in_rows is not None else 0)
+
+    def rows(self, direction: str) -> DeltaRows:
+        return self.out_rows if direction == "out" or self.in_rows is None else self.in_rows
+
+    def degrees(self, direction: str):
+        return self.out_degree if direction == "out" or self.in_degree is None \
+            else self.in_degree
 
 
 @dataclass(frozen=True)
 class BaseArrays:
-    """What carrying a state over reads of the base: its sizes and its out-CSR, on the device of
-    the state."""
+    """What carrying a state over reads of the base: its sizes and its CSR offsets and
+    out-targets, on the device of the state."""
 
     num_vertices: int
     num_edges: int
     directed: bool
     weighted: bool
+    id_dtype: np.dtype
     out_offsets: Any
     out_targets: Any
     in_offsets: Any  # the stored in-offsets (in-degrees), None on an undirected graph
-
-
-@dataclass(frozen=True)
-class DeltaRows:
-    """The delta entries of one direction as a CSR over the version's vertices: row ``v``'s
-    entries ``targets[offsets[v]:offsets[v + 1]]``, in the order they were added."""
-
-    offsets: Any  # int64, V + 1
-    targets: Any  # the base's id dtype
-    weights: Any  # float64 or None
-
-    @property
-    def nbytes(self) -> int:
-        return sum(int(a.nbytes) for a in (self.offsets, self.targets, self.weights)
-                   if a is not None)
 
 
 class Chain:
@@ -131,218 +140,38 @@ class Chain:
             self._states[state.version] = weakref.ref(state)
 
 
-# -- the operations a state is carried over with, per device ----------------------------------
-class HostOps:
-    """The host's: numpy, with compiled loops where numpy would sort or scatter slowly."""
-
-    xp = np
-
-    @staticmethod
-    def asarray(values, dtype=None):
-        return np.asarray(values, dtype=dtype)
-
-    @staticmethod
-    def rows_of(offsets, positions):
-        """The row of each CSR position."""
-        rows = np.empty(len(positions), dtype=np.int64)
-        kernels = KERNELS.for_work(len(offsets) + len(positions), parallel=True)
-        kernels.rows_of(np.asarray(offsets, dtype=np.int64), positions, rows)
-        return rows
-
-    @staticmethod
-    def set_bits(bits, positions) -> int:
-        """Set bit ``p`` for each position; how many were set already."""
-        kernels = KERNELS.for_work(len(positions))
-        return int(kernels.set_bits(bits, positions))
-
-    @staticmethod
-    def add_at(values, index, amount: int) -> None:
-        """``values[index] += amount``, repeated indices counted each time."""
-        kernels = KERNELS.for_work(len(index))
-        kernels.add_at(values, index, amount)
-
-    @staticmethod
-    def group(rows, n: int):
-        """(offsets, order): a stable counting sort of ``rows`` (values < n)."""
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        order = np.empty(len(rows), dtype=np.int64)
-        kernels = KERNELS.for_work(n + len(rows))
-        kernels.group_rows(rows, offsets, order)
-        return offsets, order
-
-    @staticmethod
-    def transpose(out_offsets, out_targets, in_offsets):
-        """(sources, where): the base's in-CSR as the out-CSR transposed (sources ascending in
-        each row) and the position each out-edge has there."""
-        sources = np.empty(len(out_targets), dtype=out_targets.dtype)
-        where = np.empty(len(out_targets), dtype=np.int64)
-        kernels = KERNELS.for_work(len(out_offsets) + len(out_targets))
-        ok = kernels.transpose_csr(np.asarray(out_offsets, dtype=np.int64), out_targets,
-                                   np.asarray(in_offsets, dtype=np.int64), sources, where)
-        return (sources, where) if ok else None
-
-    @staticmethod
-    def merge(offsets, nbase: int, base_offsets, base_values, tomb, delta_offsets,
-              delta_values):
-        """One merged array: row ``r`` is base row ``r`` without the positions set in ``tomb``,
-        then its delta entries (rows in parallel); None where a row's length is not
-        ``offsets``' (the state does not fit the base)."""
-        out = np.empty(int(offsets[-1]), dtype=base_values.dtype)
-        kernels = KERNELS.for_work(len(offsets) + len(out), parallel=True)
-        bad = kernels.merge_rows(offsets, np.int64(nbase), np.asarray(base_offsets, np.int64),
-                                 base_values, _NO_BITS if tomb is None else tomb,
-                                 delta_offsets, delta_values.astype(base_values.dtype,
-                                                                    copy=False), out)
-        return None if bad else out
-
-    @staticmethod
-    def in_tombstones(tomb, where, in_edges: int):
-        """The bitmap over in-CSR positions of the out-positions set in ``tomb``."""
-        bits = np.zeros(_words(in_edges), dtype=np.uint64)
-        kernels = KERNELS.for_work(len(tomb) + len(where))
-        kernels.map_bits(tomb, where, bits)
-        return bits
-
-
-_NO_BITS = np.zeros(0, dtype=np.uint64)
-
-
 def _words(bits: int) -> int:
     return (int(bits) + 63) // 64
 
 
-@KERNELS.kernel(parallel=True)
-def rows_of(offsets, positions, rows):
-    """``rows[i]``: the row whose span holds ``positions[i]`` (binary search, rows in
-    parallel)."""
-    last = offsets.size - 2
-    for i in prange(positions.size):
-        p = positions[i]
-        lo = 0
-        hi = last
-        while lo < hi:  # the last row starting at or before p
-            mid = (lo + hi + 1) >> 1
-            if offsets[mid] <= p:
-                lo = mid
-            else:
-                hi = mid - 1
-        rows[i] = lo
-
-
-@KERNELS.kernel()
-def set_bits(bits, positions):
-    again = 0
-    for i in range(positions.size):
-        p = np.uint64(positions[i])
-        word = p >> _SIX
-        mask = _ONE << (p & _LOW6)
-        if bits[word] & mask:
-            again += 1
-        bits[word] |= mask
-    return again
-
-
-@KERNELS.kernel()
-def add_at(values, index, amount):
-    for i in range(index.size):
-        values[index[i]] += amount
-
-
-@KERNELS.kernel()
-def group_rows(rows, offsets, order):
-    """Counting sort: ``offsets`` (zeroed, n + 1) receives the row offsets and ``order`` the
-    positions of ``rows`` row by row, each row's in their first order."""
-    n = offsets.size - 1
-    for i in range(rows.size):
-        offsets[rows[i] + 1] += 1
-    for r in range(n):
-        offsets[r + 1] += offsets[r]
-    cursor = offsets[:n].copy()
-    for i in range(rows.size):
-        r = rows[i]
-        order[cursor[r]] = i
-        cursor[r] += 1
-
-
-@KERNELS.kernel()
-def transpose_csr(out_off, out_tgt, in_off, sources, where):
-    """Counting sort of the out-edges by target into the stored in-offsets; False when the
-    offsets do not fit the targets (a damaged base: nothing is written out of bounds)."""
-    n = in_off.size - 1
-    cursor = in_off[:n].copy()
-    for u in range(out_off.size - 1):
-        for e in range(out_off[u], out_off[u + 1]):
-            v = out_tgt[e]
-            if v < 0 or v >= n:
-                return False
-            p = cursor[v]
-            if p >= in_off[v + 1]:
-                return False
-            cursor[v] = p + 1
-            sources[p] = u
-            where[e] = p
-    for v in range(n):
-        if cursor[v] != in_off[v + 1]:
-            return False
-    return True
-
-
-@KERNELS.kernel(parallel=True)
-def merge_rows(offsets, nbase, base_off, base_vals, tomb, doff, dvals, out):
-    """See :meth:`HostOps.merge`; returns the number of rows whose length was not
-    ``offsets``'."""
-    bad = 0
-    for r in prange(offsets.size - 1):
-        pos = offsets[r]
-        if r < nbase:
-            for e in range(base_off[r], base_off[r + 1]):
-                bit = np.uint64(e)
-                if tomb.size > 0 and ((tomb[bit >> _SIX] >> (bit & _LOW6)) & _ONE) == _ONE:
-                    continue
-                if pos < offsets[r + 1]:
-                    out[pos] = base_vals[e]
-                pos += 1
-        for k in range(doff[r], doff[r + 1]):
-            if pos < offsets[r + 1]:
-                out[pos] = dvals[k]
-            pos += 1
-        if pos != offsets[r + 1]:
-            bad += 1
-    return bad
-
-
-@KERNELS.kernel()
-def map_bits(tomb, where, bits):
-    """Set ``bits[where[p]]`` for every bit ``p`` set in ``tomb``."""
-    for word in range(tomb.size):
-        value = tomb[word]
-        if value == 0:
-            continue
-        first = np.uint64(word) << _SIX
-        for b in range(64):
-            if (value >> np.uint64(b)) & _ONE:
-                q = np.uint64(where[first + np.uint64(b)])
-                bits[q >> _SIX] |= _ONE << (q & _LOW6)
-
-
-# -- carrying a state over ----------------------------------------------------------------------
 def empty_delta(base: BaseArrays, ops) -> VersionDelta:
     """The state of version 0: the base itself."""
     xp = ops.xp
     out_degree = xp.diff(ops.asarray(base.out_offsets, np.int64))
     in_degree = xp.diff(ops.asarray(base.in_offsets, np.int64)) if base.directed else None
     none = xp.zeros(0, dtype=np.int64)
+
+    def rows() -> DeltaRows:
+        return DeltaRows(xp.zeros(base.num_vertices + 1, dtype=np.int64),
+                         xp.zeros(0, dtype=base.id_dtype),
+                         xp.zeros(0, dtype=np.float64) if base.weighted else None, none)
+
     return VersionDelta(version=0, num_vertices=base.num_vertices, num_edges=base.num_edges,
-                        last_id=None, tomb=None, deleted=0, edge=none, src=none, dst=none,
-                        weight=xp.zeros(0, dtype=np.float64) if base.weighted else None,
-                        out_degree=out_degree, in_degree=in_degree)
+                        last_id=None, tomb=None, positions=none, in_tomb=None,
+                        out_degree=out_degree, in_degree=in_degree, out_rows=rows(),
+                        in_rows=rows() if base.directed else None)
+
+
+def _corrupt(where: str, what: str) -> CorruptGraph:
+    return CorruptGraph(f"{where} {what}", file="meta.lmdb/data.mdb")
 
 
 def advance(prev: VersionDelta, changes: LogChanges, version: int, base: BaseArrays, ops,
-            where: str) -> VersionDelta | None:
+            where: str, transposed: Any = None) -> VersionDelta | None:
     """``prev`` carried over by ``changes`` to ``version``; None when the version's vertices
     are no longer the base's followed by the new ones in id order (see the module docstring).
-    ``where`` names the records in errors."""
+    ``transposed``: the base's in-position of every out-edge where it is held (the in-bitmap is
+    then carried too). ``where`` names the records in errors."""
     xp = ops.xp
     if len(changes.vertex_deletes):
         return None
@@ -357,10 +186,10 @@ def advance(prev: VersionDelta, changes: LogChanges, version: int, base: BaseArr
             return None  # a new id sorts before an older new one
         last_id = ids[-1]
     n = prev.num_vertices + added
+    directed = base.directed
     grow = xp.zeros(added, dtype=np.int64)
     out_degree = xp.concatenate([prev.out_degree, grow])
     in_degree = None if prev.in_degree is None else xp.concatenate([prev.in_degree, grow])
-    directed = base.directed
 
     def count(src, dst, amount: int) -> None:
         if directed:
@@ -370,86 +199,144 @@ def advance(prev: VersionDelta, changes: LogChanges, version: int, base: BaseArr
             ops.add_at(out_degree, src, amount)
             ops.add_at(out_degree, dst[dst != src], amount)
 
-    edge, src, dst, weight = prev.edge, prev.src, prev.dst, prev.weight
-    total = prev.num_edges
-    if len(changes.src):
-        new_src = ops.asarray(changes.src, np.int64)
-        new_dst = ops.asarray(changes.dst, np.int64)
-        if min(int(changes.src.min()), int(changes.dst.min())) < 0 or \
-                max(int(changes.src.max()), int(changes.dst.max())) >= n:
-            raise CorruptGraph(f"{where} add an edge to a vertex that does not exist",
-                               file="meta.lmdb/data.mdb")
-        ids = xp.arange(changes.first_edge, changes.first_edge + len(changes.src),
-                        dtype=np.int64)
-        edge = xp.concatenate([edge, ids])
-        src = xp.concatenate([src, new_src])
-        dst = xp.concatenate([dst, new_dst])
-        if weight is not None:
-            weight = xp.concatenate([weight, ops.asarray(changes.weights, np.float64)])
-        count(new_src, new_dst, 1)
-        total += len(changes.src) if directed else \
-            2 * len(changes.src) - int(np.count_nonzero(changes.src == changes.dst))
+    def stored(src: np.ndarray, dst: np.ndarray) -> int:
+        return len(src) if directed else 2 * len(src) - int(np.count_nonzero(src == dst))
 
+    total = prev.num_edges
+    src, dst = changes.src, changes.dst
+    if len(src):
+        if min(int(src.min()), int(dst.min())) < 0 or max(int(src.max()), int(dst.max())) >= n:
+            raise _corrupt(where, "add an edge to a vertex that does not exist")
+        count(ops.asarray(src, np.int64), ops.asarray(dst, np.int64), 1)
+        total += stored(src, dst)
     deletes = changes.edge_deletes
-    tomb, deleted = prev.tomb, prev.deleted
-    positions = deletes[deletes >= 0]
-    if positions.size:
-        if int(positions.max()) >= base.num_edges:
-            raise CorruptGraph(f"{where} delete an edge that does not exist",
-                               file="meta.lmdb/data.mdb")
-        tomb = (xp.zeros(_words(base.num_edges), dtype=np.uint64) if tomb is None
-                else tomb.copy())
-        on_device = ops.asarray(positions, np.int64)
-        if ops.set_bits(tomb, on_device):
-            raise CorruptGraph(f"{where} delete an edge twice", file="meta.lmdb/data.mdb")
-        deleted += int(positions.size)
-        total -= int(positions.size)
-        ops.add_at(out_degree, ops.rows_of(base.out_offsets, on_device), -1)
-        if directed:
-            ops.add_at(in_degree, base.out_targets[on_device].astype(np.int64), -1)
     gone = -deletes[deletes < 0] - 1
     if gone.size:
-        gone = ops.asarray(np.sort(gone), np.int64)
-        at = xp.searchsorted(edge, gone)
-        hit = at < len(edge)
-        if not bool(hit.all()) or not bool((edge[at[hit]] == gone).all()) or \
-                bool((gone[1:] == gone[:-1]).any()):
-            raise CorruptGraph(f"{where} delete a delta edge that is not there",
-                               file="meta.lmdb/data.mdb")
-        count(src[at], dst[at], -1)
-        total -= len(gone) if directed else \
-            2 * len(gone) - int((src[at] == dst[at]).sum())
-        keep = xp.ones(len(edge), dtype=bool)
-        keep[at] = False
-        edge, src, dst = edge[keep], src[keep], dst[keep]
-        weight = None if weight is None else weight[keep]
-    return VersionDelta(version=version, num_vertices=n, num_edges=total, last_id=last_id,
-                        tomb=tomb, deleted=deleted, edge=edge, src=src, dst=dst,
-                        weight=weight, out_degree=out_degree, in_degree=in_degree)
+        if np.unique(gone).size != gone.size:
+            raise _corrupt(where, "delete a delta edge twice")
+        if int(gone.max()) >= changes.first_edge + len(src):
+            raise _corrupt(where, "delete a delta edge that is not there")
+        count(ops.asarray(changes.deleted_src, np.int64),
+              ops.asarray(changes.deleted_dst, np.int64), -1)
+        total -= stored(changes.deleted_src, changes.deleted_dst)
 
+    tomb, positions, in_tomb = prev.tomb, prev.positions, prev.in_tomb
+    if transposed is not None and in_tomb is None and len(positions):
+        in_tomb = ops.map_bits(None, transposed, positions, base.num_edges)
+    new = deletes[deletes >= 0]
+    if new.size:
+        if int(new.max()) >= base.num_edges:
+            raise _corrupt(where, "delete an edge that does not exist")
+        tomb = (xp.zeros(_words(base.num_edges), dtype=np.uint64) if tomb is None
+                else tomb.copy())
+        new = ops.asarray(new, np.int64)
+        if ops.set_bits(tomb, new):
+            raise _corrupt(where, "delete an edge twice")
+        positions = xp.concatenate([positions, new])
+        total -= int(new.size)
+        ops.add_at(out_degree, ops.rows_of(base.out_offsets, new), -1)
+        if directed:
+            ops.add_at(in_degree, base.out_targets[new].astype(np.int64), -1)
+        in_tomb = None if transposed is None else \
+            ops.map_bits(in_tomb, transposed, new, base.num_edges)
 
-def delta_rows(state: VersionDelta, direction: str, directed: bool, id_dtype, ops) -> DeltaRows:
-    """The delta entries of ``direction`` ('out', or 'in' of a directed graph) by row. An
-    undirected edge is entered in both rows (a self loop once): its own row's entries first,
-    as the merged CSR has them (:mod:`graphdb.catalog.merge`)."""
-    xp = ops.xp
+    # the delta rows: the new edges in, the deleted delta edges (added before or now) out
+    first = changes.first_edge
+    edge_ids = np.arange(first, first + len(src), dtype=np.int64)
+    keep = ~np.isin(edge_ids, gone) if gone.size else slice(None)
+    removed = np.sort(gone[gone < first])
+    weights = changes.weights
+
+    old = gone < first
+    gone_src, gone_dst = changes.deleted_src[old], changes.deleted_dst[old]
+
+    def splice(rows: DeltaRows, from_: np.ndarray, to: np.ndarray, removed_rows: np.ndarray,
+               expected: int) -> DeltaRows:
+        ids, w = edge_ids[keep], None if weights is None else weights[keep]
+        from_, to = from_[keep], to[keep]
+        if not directed:  # both rows, a self loop once
+            back = from_ != to
+            from_, to = np.concatenate([from_, to[back]]), np.concatenate([to, from_[back]])
+            ids = np.concatenate([ids, ids[back]])
+            w = None if w is None else np.concatenate([w, w[back]])
+        order = np.lexsort((ids, from_))  # by row, then in the order added
+        out, dropped = ops.splice(rows, n, removed, removed_rows, from_[order], to[order].astype(
+            base.id_dtype), None if w is None else w[order], ids[order])
+        if dropped != expected:
+            raise _corrupt(where, "delete a delta edge that is not there")
+        return out
+
     if directed:
-        rows, targets = (state.src, state.dst) if direction == "out" else (state.dst, state.src)
-        weights = state.weight
+        out_rows = splice(prev.out_rows, src, dst, gone_src, len(gone_src))
+        in_rows = None if prev.in_rows is None else \
+            splice(prev.in_rows, dst, src, gone_dst, len(gone_src))
     else:
-        back = state.src != state.dst
-        rows = xp.concatenate([state.src, state.dst[back]])
-        targets = xp.concatenate([state.dst, state.src[back]])
-        weights = None if state.weight is None else \
-            xp.concatenate([state.weight, state.weight[back]])
-    offsets, order = ops.group(rows, state.num_vertices)
-    return DeltaRows(offsets, targets[order].astype(id_dtype),
-                     None if weights is None else weights[order])
+        out_rows = splice(prev.out_rows, src, dst, np.concatenate([gone_src, gone_dst]),
+                          stored(gone_src, gone_dst))
+        in_rows = None
+    if int(out_rows.offsets[-1]) + base.num_edges - len(positions) != total:
+        raise _corrupt(where, f"leave {total} stored edges where the rows hold another number")
+    return VersionDelta(version=version, num_vertices=n, num_edges=total, last_id=last_id,
+                        tomb=tomb, positions=positions, in_tomb=in_tomb,
+                        out_degree=out_degree, in_degree=in_degree, out_rows=out_rows,
+                        in_rows=in_rows)
+
+
+def splice_xp(xp, rows: DeltaRows, n: int, removed, add_rows, add_targets, add_weights,
+              add_edges) -> tuple[DeltaRows, int]:
+    """:meth:`HostOps.splice` in vectorized form for any array module (the GPU's; the tests
+    run it with numpy beside the compiled one): the entries of ``removed`` edges found by a
+    search among them, each added entry put after its row's old ones, the old entries kept
+    filling the other slots in order."""
+    old = rows.offsets
+    if not len(removed) and not len(add_rows):
+        if len(old) == n + 1:
+            return rows, 0
+        return DeltaRows(xp.concatenate([old, xp.full(n + 1 - len(old), old[-1])]),
+                         rows.targets, rows.weights, rows.edges), 0
+    degree = xp.zeros(n, dtype=np.int64)
+    degree[:len(old) - 1] = xp.diff(old)
+    keep, dropped = None, 0
+    if len(removed):
+        removed = xp.asarray(removed, dtype=np.int64)
+        at = xp.minimum(xp.searchsorted(removed, rows.edges), len(removed) - 1)
+        drop = removed[at] == rows.edges
+        dropped = int(drop.sum())
+        if dropped:
+            keep = ~drop
+            rows_of = xp.searchsorted(old, xp.flatnonzero(drop), side="right") - 1
+            degree -= xp.bincount(rows_of, minlength=n)[:n]
+    k = len(add_rows)
+    if k:
+        add_rows = xp.asarray(add_rows, dtype=np.int64)
+        degree += xp.bincount(add_rows, minlength=n)[:n]
+    offsets = xp.zeros(n + 1, dtype=np.int64)
+    xp.cumsum(degree, out=offsets[1:])
+    size = len(rows.targets) - dropped + k
+    free = xp.ones(size, dtype=bool)
+    pos = None
+    if k:
+        first = xp.searchsorted(add_rows, add_rows, side="left")
+        count = xp.searchsorted(add_rows, add_rows, side="right") - first
+        pos = offsets[add_rows + 1] - count + (xp.arange(k) - first)
+        free[pos] = False
+
+    def place(old_values, new_values, dtype):
+        out = xp.empty(size, dtype=dtype)
+        out[free] = old_values if keep is None else old_values[keep]
+        if k:
+            out[pos] = xp.asarray(new_values, dtype=dtype)
+        return out
+
+    weights = None if rows.weights is None else place(rows.weights, add_weights, np.float64)
+    return DeltaRows(offsets, place(rows.targets, add_targets, rows.targets.dtype), weights,
+                     place(rows.edges, add_edges, np.int64)), dropped
 
 
 def transpose(ops, out_offsets, out_targets, in_offsets, name: str):
-    """:meth:`HostOps.transpose` (or the device's), CorruptGraph where the stored in-offsets do
-    not count the out-edges' targets."""
+    """(sources, where): the base's in-CSR as its out-CSR transposed (sources ascending in each
+    row) and the in-position of every out-edge; CorruptGraph where the stored in-offsets do not
+    count the out-edges' targets."""
     found = ops.transpose(out_offsets, out_targets, in_offsets)
     if found is None:
         raise CorruptGraph(f"graph '{name}': the stored in-offsets do not count the out-edges' "
@@ -457,10 +344,9 @@ def transpose(ops, out_offsets, out_targets, in_offsets, name: str):
     return found
 
 
-def in_tombstones(state: VersionDelta, where, in_edges: int, ops):
-    """The bitmap over the transposed in-CSR's positions of the version's deleted edges, or
-    None while none is deleted."""
-    if state.tomb is None:
-        return None
-    return ops.in_tombstones(state.tomb, where, in_edges)
-
+def in_tombstones(state: VersionDelta, transposed, in_edges: int, ops):
+    """The bitmap over the transposed in-CSR's positions of the version's deleted edges (None
+    while none is deleted)."""
+    if state.in_tomb is not None or not len(state.positions):
+        return state.in_tomb
+    return ops.map_bits(None, transposed, state.positions, in_edges)

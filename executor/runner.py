@@ -225,8 +225,21 @@ class Runner:
         if schema is not None:
             return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids", lambda: schema.ids(
                 self.graph_table(entry, "stored_vertices"), graph=entry.name))
-        return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids", lambda: VertexIds(
-            self.catalog.vertex_ids(entry), entry.name, entry.id_type))
+        return RESIDENCY.get(graph_key(self.catalog, entry), "cpu", "ids",
+                             lambda: self._version_ids(entry))
+
+    def _version_ids(self, entry: GraphEntry) -> VertexIds:
+        """A version read unmerged has the base's ids, then its new vertices' (in id order):
+        no view of the version is materialized for them."""
+        if entry.changed:
+            new = getattr(self.graph(entry), "new_ids", lambda: None)()
+            if new is not None:
+                base = self.vertex_ids(entry.base)
+                if not len(new):
+                    return base
+                return VertexIds(pa.concat_arrays([base.ids, new.cast(base.ids.type)]),
+                                 entry.name, entry.id_type)
+        return VertexIds(self.catalog.vertex_ids(entry), entry.name, entry.id_type)
 
     def graph_table(self, entry: GraphEntry, which: str) -> pa.Table:
         """``g.vertices`` / ``g.edges`` / ``g.adjacency`` of a graph version, whole; of a property

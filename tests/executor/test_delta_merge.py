@@ -122,6 +122,7 @@ def test_device_merge_with_numpy_standing_in_for_cupy(monkeypatch):
     con, _edges = _build(True, 5)
     graph = con.session.runner.graph(con.catalog.get("g"))
     monkeypatch.setattr(runtime, "cp", lambda: np)
+    monkeypatch.setattr(runtime, "device_name", lambda: "gpu:0")
 
     class Resident:
         def __init__(self, csr):

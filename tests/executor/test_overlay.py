@@ -14,8 +14,6 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
-import scipy.sparse as sp
-from scipy.sparse import csgraph
 
 import graphdb
 from graphdb.catalog import CorruptGraph
@@ -23,110 +21,7 @@ from graphdb.executor import overlay
 from graphdb.executor.algorithms.bfs import cpu as bfs_cpu
 from graphdb.executor.delta import DeltaGraph
 
-N = 1500
-
-
-class Model:
-    """The graph as plain arrays, changed by the writes' definitions."""
-
-    def __init__(self, rng, directed: bool, n: int = N, m: int = 12000):
-        self.directed = directed
-        self.src = rng.integers(0, n, m)
-        self.dst = rng.integers(0, n, m)
-        self.weight = rng.integers(1, 9, m).astype(np.float64)
-        self.ids = np.arange(n)
-
-    def table(self) -> pa.Table:
-        return pa.table({"src": self.src, "dst": self.dst, "weight": self.weight})
-
-    def add(self, src, dst, weight=None) -> None:
-        weight = np.ones(len(src)) if weight is None else weight
-        self.src = np.concatenate([self.src, src])
-        self.dst = np.concatenate([self.dst, dst])
-        self.weight = np.concatenate([self.weight, weight])
-        self.ids = np.union1d(self.ids, np.concatenate([src, dst]))
-
-    def keep(self, mask) -> None:
-        self.src, self.dst, self.weight = self.src[mask], self.dst[mask], self.weight[mask]
-
-    def matrix(self):
-        n = len(self.ids)
-        s, d = np.searchsorted(self.ids, self.src), np.searchsorted(self.ids, self.dst)
-        return sp.csr_array((np.ones(len(s)), (s, d)), shape=(n, n))
-
-
-def _write(con, model: Model, rng, step: int) -> None:
-    """One write of a random kind, applied to the model too."""
-    kind = step % 5
-    top = int(model.ids.max()) + 1
-    if kind == 0:  # a batch from Arrow, a few new vertices (ids after the others)
-        k = 300
-        known = np.append(model.ids, [top, top + 1, top + 2])
-        src, dst = rng.choice(known, k), rng.choice(known, k)
-        weight = rng.integers(1, 9, k).astype(np.float64)
-        con.insert_edges("g", pa.table({"src": src, "dst": dst, "weight": weight}))
-        model.add(src, dst, weight)
-    elif kind == 1:  # delete by a predicate: stored and inserted edges alike
-        mod = int(rng.integers(7, 13))
-        con.execute(f"DELETE FROM g.edges WHERE (src * 7 + dst) % {mod} = 0")
-        keep = (model.src * 7 + model.dst) % mod != 0
-        if not model.directed:  # an undirected edge is a row both ways round
-            keep &= (model.dst * 7 + model.src) % mod != 0
-        model.keep(keep)
-    elif kind == 2:  # re-insert edges like the deleted ones, single rows with parameters
-        for _ in range(5):
-            s, d = int(rng.choice(model.ids)), int(rng.choice(model.ids))
-            con.execute("INSERT INTO g.edges VALUES (?, ?, ?)", [s, d, 2.0])
-            model.add(np.array([s]), np.array([d]), np.array([2.0]))
-    elif kind == 3:  # a new isolated vertex, and a property change
-        con.execute("INSERT INTO g.vertices (id) VALUES (?)", [top + 10])
-        model.ids = np.append(model.ids, top + 10)
-        con.execute("UPDATE g.edges SET weight = weight + 1 WHERE src = ?", [int(model.src[0])])
-        model.weight[model.src == model.src[0]] += 1
-    else:  # every edge of one vertex
-        v = int(rng.choice(model.src))
-        con.execute("DELETE FROM g.edges WHERE src = ?", [v])
-        model.keep(model.src != v if model.directed else
-                   (model.src != v) & (model.dst != v))
-
-
-def _answers(con, source) -> dict:
-    return {
-        "bfs": sorted(con.execute(f"SELECT vertex, depth FROM bfs(g, {source})").fetchall()),
-        "wcc": sorted(con.execute("SELECT vertex, component FROM wcc(g)").fetchall()),
-        "pagerank": dict(con.execute("SELECT vertex, rank FROM pagerank(g)").fetchall()),
-    }
-
-
-def _same(mine: dict, theirs: dict) -> None:
-    assert mine["bfs"] == theirs["bfs"]
-    assert mine["wcc"] == theirs["wcc"]
-    assert mine["pagerank"].keys() == theirs["pagerank"].keys()
-    a = np.array([mine["pagerank"][k] for k in sorted(mine["pagerank"])])
-    b = np.array([theirs["pagerank"][k] for k in sorted(theirs["pagerank"])])
-    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-15)
-
-
-def _fresh(model: Model):
-    fresh = graphdb.connect()
-    fresh.ingest("g", model.table(), vertices=pa.table({"id": model.ids}),
-                 undirected=not model.directed)
-    return fresh
-
-
-def _scipy(model: Model, source) -> dict:
-    matrix = model.matrix()
-    if not model.directed:
-        matrix = matrix + matrix.T
-    s = int(np.searchsorted(model.ids, source))
-    depth = csgraph.shortest_path(matrix, unweighted=True, indices=s, directed=True)
-    bfs = sorted((int(model.ids[v]), int(d)) for v, d in enumerate(depth) if np.isfinite(d))
-    _, labels = csgraph.connected_components(matrix, directed=True, connection="weak")
-    first = {}
-    for v, label in enumerate(labels):  # each component by its smallest id
-        first.setdefault(label, int(model.ids[v]))
-    return {"bfs": bfs, "wcc": sorted((int(model.ids[v]), first[label])
-                                      for v, label in enumerate(labels))}
+from .overlay_cases import Model, answers, fresh_graph, same_answers, scipy_answers, write_step
 
 
 @pytest.mark.parametrize("directed", [True, False])
@@ -139,21 +34,21 @@ def test_unmerged_versions_answer_as_fresh_ingest_scipy_and_compacted(directed):
         con.execute("SET compaction_threshold = 0")
         source = int(model.src[0])
         for step in range(10):
-            _write(con, model, rng, step)
+            write_step(con, model, rng, step)
             if step % 3 == 2:
                 continue  # the next version carries over two writes at once
             entry = con.catalog.get("g")
             graph = con._runner.graph(entry)
             assert isinstance(graph, DeltaGraph) and graph.version_delta() is not None
-            mine = _answers(con, source)
-            with _fresh(model) as fresh:
-                _same(mine, _answers(fresh, source))
-            reference = _scipy(model, source)
+            mine = answers(con, source)
+            with fresh_graph(model) as fresh:
+                same_answers(mine, answers(fresh, source))
+            reference = scipy_answers(model, source)
             assert mine["bfs"] == reference["bfs"] and mine["wcc"] == reference["wcc"]
-        before = _answers(con, source)
+        before = answers(con, source)
         con.execute("CHECKPOINT g")
         assert not con.catalog.get("g").changed
-        _same(before, _answers(con, source))
+        same_answers(before, answers(con, source))
 
 
 @pytest.mark.parametrize("directed", [True, False])
@@ -165,7 +60,7 @@ def test_merged_arrays_from_the_state_are_the_catalogs_merge(directed):
                    undirected=not directed)
         con.execute("SET compaction_threshold = 0")
         for step in range(4):
-            _write(con, model, rng, step)
+            write_step(con, model, rng, step)
         entry = con.catalog.get("g")
         graph = con._runner.graph(entry)
         assert graph.version_delta() is not None
@@ -191,21 +86,24 @@ def test_states_carried_over_equal_states_built_from_scratch():
         con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}))
         con.execute("SET compaction_threshold = 0")
         for step in range(8):
-            _write(con, model, rng, step)
+            write_step(con, model, rng, step)
             graph = con._runner.graph(con.catalog.get("g"))
             carried = graph.version_delta()  # from the previous step's state
             graph.residency.forget(graph.key)
             graph.residency.forget(graph.base.key, prefix="overlay:chain")
             scratch = con._runner.graph(con.catalog.get("g")).version_delta()
             assert carried is not scratch
-            for name in ("edge", "src", "dst", "weight", "out_degree", "in_degree"):
-                np.testing.assert_array_equal(getattr(carried, name), getattr(scratch, name))
-            if carried.tomb is None:
-                assert scratch.tomb is None
-            else:
-                np.testing.assert_array_equal(carried.tomb, scratch.tomb)
-            assert (carried.num_vertices, carried.num_edges, carried.deleted) == \
-                (scratch.num_vertices, scratch.num_edges, scratch.deleted)
+            for name in ("positions", "out_degree", "in_degree", "tomb", "in_tomb"):
+                a, b = getattr(carried, name), getattr(scratch, name)
+                assert (a is None) == (b is None), name
+                if a is not None:
+                    np.testing.assert_array_equal(a, b)
+            for direction in ("out", "in"):
+                a, b = carried.rows(direction), scratch.rows(direction)
+                for name in ("offsets", "targets", "weights", "edges"):
+                    np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+            assert (carried.num_vertices, carried.num_edges) == \
+                (scratch.num_vertices, scratch.num_edges)
 
 
 def test_compiled_kernels_and_their_python_source_agree_on_a_version():
@@ -215,7 +113,7 @@ def test_compiled_kernels_and_their_python_source_agree_on_a_version():
         con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}))
         con.execute("SET compaction_threshold = 0")
         for step in range(5):
-            _write(con, model, rng, step)
+            write_step(con, model, rng, step)
         graph = con._runner.graph(con.catalog.get("g"))
         out, inn = graph.adjacency("out"), graph.adjacency("in")
         assert out.tomb.size and out.dtargets.size and inn.tomb.size
@@ -242,7 +140,7 @@ def test_a_deleted_vertex_falls_back_to_the_whole_merge():
     with graphdb.connect() as con:
         con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}))
         con.execute("SET compaction_threshold = 0")
-        _write(con, model, rng, 0)
+        write_step(con, model, rng, 0)
         v = int(model.ids[5])
         con.execute("DETACH DELETE FROM g.vertices WHERE id = ?", [v])
         model.keep((model.src != v) & (model.dst != v))
@@ -250,8 +148,8 @@ def test_a_deleted_vertex_falls_back_to_the_whole_merge():
         graph = con._runner.graph(con.catalog.get("g"))
         assert graph.version_delta() is None and graph.adjacency("out") is None
         source = int(model.src[0])
-        with _fresh(model) as fresh:
-            _same(_answers(con, source), _answers(fresh, source))
+        with fresh_graph(model) as fresh:
+            same_answers(answers(con, source), answers(fresh, source))
 
 
 def test_a_new_id_sorting_among_the_base_falls_back():
@@ -274,13 +172,14 @@ def test_a_new_id_sorting_among_the_base_falls_back():
 
 
 def test_a_state_that_does_not_fit_its_records_is_refused():
-    base = overlay.BaseArrays(3, 2, True, False, np.array([0, 1, 2, 2]), np.array([1, 2]),
-                              np.array([0, 0, 1, 2]))
+    base = overlay.BaseArrays(3, 2, True, False, np.dtype(np.int32), np.array([0, 1, 2, 2]),
+                              np.array([1, 2], dtype=np.int32), np.array([0, 0, 1, 2]))
     start = overlay.empty_delta(base, overlay.HostOps)
     twice = _changes(edge_deletes=np.array([0, 0]))
     with pytest.raises(CorruptGraph, match="twice"):
         overlay.advance(start, twice, 1, base, overlay.HostOps, "records")
-    missing = _changes(edge_deletes=np.array([-1]))
+    missing = _changes(edge_deletes=np.array([-1]), deleted_src=np.array([0]),
+                       deleted_dst=np.array([1]))
     with pytest.raises(CorruptGraph, match="not there"):
         overlay.advance(start, missing, 1, base, overlay.HostOps, "records")
     outside = _changes(src=np.array([0]), dst=np.array([7]))
@@ -293,6 +192,7 @@ def _changes(**given):
 
     empty = np.zeros(0, dtype=np.int64)
     fields = dict(vertex_ranks=empty, vertex_ids=pa.array([], pa.int64()), first_edge=0,
-                  src=empty, dst=empty, weights=None, edge_deletes=empty, vertex_deletes=empty)
+                  src=empty, dst=empty, weights=None, edge_deletes=empty, deleted_src=empty,
+                  deleted_dst=empty, vertex_deletes=empty)
     fields.update(given)
     return LogChanges(**fields)
