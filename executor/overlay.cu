@@ -61,3 +61,13 @@ __global__ void graphdb_overlay_merge(const i64* offsets, i64 n, i64 nbase, cons
     if (lane == 0 && pos != end) atomicAdd(bad, 1ULL);
   }
 }
+
+// sums[dst[i]] += sign[i] * values[src[i]] (float32): the edges a changed version adds (+1) or
+// deletes (-1) beside its base's, added to a pull's sums (PageRank on a changed graph).
+extern "C" __global__ void graphdb_overlay_scatter_add(float* sums, const i64* src,
+                                                       const i64* dst, const float* sign, i64 n,
+                                                       const float* values) {
+  const i64 stride = (i64)gridDim.x * blockDim.x;
+  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    atomicAdd(&sums[dst[i]], sign[i] * values[src[i]]);
+}

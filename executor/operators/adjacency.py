@@ -10,8 +10,10 @@ row ``v`` is the base row without its deleted positions, then the row's delta en
         ... adj.dtargets[k] ...
 
 For a graph without a delta (:func:`plain`) the extra arrays are empty and the checks fall
-through, so one compiled kernel serves both (the checks are loop-invariant branches). Index
-arrays are unsigned views, as everywhere in the compiled kernels (:mod:`graphdb.storage.compiled`).
+through, so one compiled kernel serves both. A kernel whose edge loop is tight walks a row with
+no deleted position (:func:`clean`: its few bitmap words are zero, always so without a delta)
+without the per-edge check. Index arrays are unsigned views, as everywhere in the compiled
+kernels (:mod:`graphdb.storage.compiled`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import numpy as np
 
 from graphdb.storage.compiled import KernelSet
 
-__all__ = ["KERNELS", "Adjacency", "base_span", "degree", "delta_span", "live", "plain"]
+__all__ = ["KERNELS", "Adjacency", "base_span", "clean", "degree", "delta_span", "live",
+           "plain"]
 
 KERNELS = KernelSet(__name__)
 
@@ -36,6 +39,7 @@ _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
 _SIX = np.uint64(6)
 _LOW6 = np.uint64(63)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _EMPTY_OFFSETS = np.zeros(0, dtype=np.uint64)
 _EMPTY_DEGREE = np.zeros(0, dtype=np.int64)
 
@@ -61,6 +65,25 @@ def live(adj, e):
     if adj.tomb.size == 0:
         return True
     return ((adj.tomb[e >> _SIX] >> (e & _LOW6)) & _ONE) == _ZERO
+
+
+@KERNELS.kernel(inline="always")
+def clean(adj, lo, hi):
+    """Whether no base position in ``lo..hi-1`` was deleted (a row's span)."""
+    if adj.tomb.size == 0 or lo >= hi:
+        return True
+    first = lo >> _SIX
+    last = (hi - _ONE) >> _SIX
+    for w in range(first, last + _ONE):
+        word = adj.tomb[w]
+        if word != _ZERO:
+            if w == first:
+                word &= _ALL << (lo & _LOW6)
+            if w == last:
+                word &= _ALL >> (_LOW6 - ((hi - _ONE) & _LOW6))
+            if word != _ZERO:
+                return False
+    return True
 
 
 @KERNELS.kernel(inline="always")

@@ -115,3 +115,29 @@ def test_gpu_operators_on_unmerged_versions_answer_as_fresh_ingest(directed):
         before = answers(con, source)
         con.execute("CHECKPOINT g")
         same_answers(before, answers(con, source), rel=1e-4)
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("reorder", [False, True])
+def test_pagerank_on_the_bases_partition_with_the_delta_beside_it(directed, reorder):
+    """The version's partition is the base's with the delta as corrections (no partition built
+    per version), relabelled or not, with vertices added since; ranks as the CPU's."""
+    from graphdb.executor.algorithms.pagerank import cpu, gpu
+
+    rng = np.random.default_rng(21)
+    model = Model(rng, directed)
+    with graphdb.connect() as con:
+        con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}),
+                   undirected=not directed)
+        con.execute("SET compaction_threshold = 0")
+        for step in range(6):
+            write_step(con, model, rng, step)
+            graph = con._runner.graph(con.catalog.get("g"))
+            layout = gpu.Layout(1 << 10 if reorder else 1 << 30, reorder)
+            part = gpu.partition_for(graph, layout)
+            assert part.corrections is not None
+            assert part.rowptr[0] is gpu.partition_for(graph.base, layout).rowptr[0]
+            ranks, _, _ = gpu.pagerank_gpu(graph, layout=layout)
+            want, _ = cpu.pagerank_ranks(graph)
+            np.testing.assert_allclose(ranks.get(), want, rtol=1e-4, atol=1e-9)
+            assert graph.num_vertices > graph.base.num_vertices or step < 1

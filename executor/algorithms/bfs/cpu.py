@@ -22,7 +22,7 @@ from graphdb.storage.compiled import KernelSet
 
 from ...abi import DIRECTION_ALPHA, DIRECTION_BETA
 from ...graph import Graph
-from ...operators.adjacency import base_span, degree, delta_span, live
+from ...operators.adjacency import base_span, clean, degree, delta_span, live
 from ..common import check_source, kernel_adjacency, per_source
 from ..spec import AlgorithmOutput, OperatorConfig
 
@@ -88,8 +88,9 @@ def _claim(w, visited, queue, depth, tail, child, out):
 def _has_parent(inn, frontier, v):
     """Whether one of ``v``'s in-neighbours is in ``frontier`` (stops at the first)."""
     lo, hi = base_span(inn, v)
+    whole = clean(inn, lo, hi)
     for e in range(lo, hi):
-        if live(inn, e) and _is_set(frontier, np.uint64(inn.targets[e])):
+        if _is_set(frontier, np.uint64(inn.targets[e])) and (whole or live(inn, e)):
             return True
     lo, hi = delta_span(inn, v)
     for k in range(lo, hi):
@@ -187,8 +188,9 @@ def bfs_kernel(out, inn, have_in, visited, queue, depth, state, max_depth, alpha
             for i in range(lo, hi):
                 u = np.uint64(queue[i])
                 b0, b1 = base_span(out, u)
+                whole = clean(out, b0, b1)
                 for e in range(b0, b1):
-                    if live(out, e):
+                    if whole or live(out, e):
                         tail, edges = _claim(out.targets[e], visited, queue, depth, tail,
                                              child, out)
                         found_edges += edges

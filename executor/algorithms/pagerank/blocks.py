@@ -70,6 +70,9 @@ class Partition:
     tiles: Tiles | None = None  # hot-source tiles (their edges are not in the blocks)
     dangling: int = 0  # vertices without out-edges
     cuts: np.ndarray | None = None
+    #: a changed version's edges beside its base's: (src, dst, sign) in partition ids
+    #: (:mod:`.delta_gpu`), or None
+    corrections: object = None
 
 
 def _group_width(edges: int, rows: int) -> int:

@@ -15,8 +15,7 @@ from graphdb.storage.compiled import KernelSet
 
 from ...cancel import checkpoint
 from ...graph import Graph
-from ...operators.adjacency import base_span, delta_span, live
-from ..common import kernel_adjacency
+from ..common import kernel_csr
 from ..spec import AlgorithmOutput, OperatorConfig
 
 __all__ = ["KERNELS", "inverse_out_degrees", "pagerank", "pagerank_ranks"]
@@ -79,26 +78,19 @@ def pagerank_init(rank, inverse_degree, contrib):
 
 @KERNELS.kernel(parallel=True)
 def pagerank_step(
-    inn, contrib, inverse_degree, rank, next_contrib, base, damping, write_rank, measure
+    in_off, in_src, contrib, inverse_degree, rank, next_contrib, base, damping, write_rank, measure
 ):
     """One pull iteration, fused with the update: each vertex gathers its in-neighbours'
-    contributions (``inn``: the in-edges, :mod:`graphdb.executor.operators.adjacency`) and
-    applies :func:`_update_vertex`. The ranks need not be written but in the last iteration
-    (``write_rank``): two |V|-sized passes fewer per iteration. ``measure`` (with
+    contributions and applies :func:`_update_vertex`. The ranks need not be written but in the
+    last iteration (``write_rank``): two |V|-sized passes fewer per iteration. ``measure`` (with
     ``write_rank``, ``rank`` holding the previous ranks) also sums the L1 change. Returns
     ``(dangling total of the new ranks, L1 change or 0)``."""
     dangling = 0.0
     change = 0.0
     for v in prange(next_contrib.size):
         s = 0.0
-        vv = np.uint64(v)
-        lo, hi = base_span(inn, vv)
-        for e in range(lo, hi):
-            if live(inn, e):
-                s += contrib[inn.targets[e]]
-        lo, hi = delta_span(inn, vv)
-        for k in range(lo, hi):
-            s += contrib[inn.dtargets[k]]
+        for e in range(in_off[v], in_off[v + 1]):
+            s += contrib[in_src[e]]
         d, c = _update_vertex(v, s, base, damping, inverse_degree, rank, next_contrib,
                               write_rank, measure)
         dangling += d
@@ -151,9 +143,9 @@ def pagerank_ranks(
     n = graph.num_vertices
     if n == 0:
         return np.zeros(0), 0
-    inn = kernel_adjacency(graph, "in")  # in-CSR targets are the edges' sources
+    in_off, in_src = kernel_csr(graph, "in")  # in-CSR targets are the edges' sources
     inverse = inverse_out_degrees(graph)
-    kernels = KERNELS.for_work(n + graph.num_edges, parallel=True)
+    kernels = KERNELS.for_work(n + len(in_src), parallel=True)
     rank = np.full(n, 1.0 / n)
     contrib, next_contrib = np.empty(n), np.empty(n)
     teleport = (1.0 - damping) / n
@@ -164,7 +156,7 @@ def pagerank_ranks(
         checkpoint()  # a cancelled query stops here, within one iteration
         last = i == max_iterations - 1
         dangling, change = kernels.pagerank_step(
-            inn, contrib, inverse, rank, next_contrib,
+            in_off, in_src, contrib, inverse, rank, next_contrib,
             teleport + damping * dangling / n, float(damping), measure or last, measure)
         iterations += 1
         contrib, next_contrib = next_contrib, contrib

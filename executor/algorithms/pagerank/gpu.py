@@ -95,9 +95,16 @@ class Pull:
         # them each block writes a partial per row and the merge adds the partials.
         self.tl = part.tiles if part.tiles is not None and part.tiles.items else None
         self.to_dense = self.tl is not None
+        # a changed version's delta, added into `dense` beside the blocks' sums (.delta_gpu)
+        self.fix = part.corrections
+        self.with_dense = self.to_dense or self.fix is not None
         self.partial = None if self.to_dense else cp.empty(max(part.rows_total, 1),
                                                            dtype=np.float32)
-        self.dense = cp.zeros(n, dtype=np.float32) if self.to_dense else None
+        self.dense = cp.zeros(n, dtype=np.float32) if self.with_dense else None
+        if self.fix is not None:
+            from ...overlay_gpu import OVERLAY
+
+            self.scatter_k = OVERLAY.function("graphdb_overlay_scatter_add")
         if self.tl is not None:
             self.tiles_k = PAGERANK.function("graphdb_pagerank_tiles")
             self.tile_smem = 4 * (self.tl.src + self.tl.dst)
@@ -135,12 +142,19 @@ class Pull:
                     part.heavy_start[b], np.int64(n_pieces), np.int32(CHUNK), contrib,
                     target, np.int32(1), np.int32(self.to_dense)))
 
+    def corrections(self, contrib) -> None:
+        """A changed version's edges beside its base's: added, or deleted taken back."""
+        fix = self.fix
+        if fix is not None and fix[0].size:
+            self.scatter_k((rt.grid_for(fix[0].size, THREADS),), (THREADS,), (
+                self.dense, fix[0], fix[1], fix[2], np.int64(fix[0].size), contrib))
+
     def merge(self, it: int, rank, contrib, scal, l1, *, track_change: bool, rank_mode: int,
               perm) -> None:
         part = self.part
         self.merge_k((self.merge_blocks,), (RANGE,), (
             np.int32(0 if self.to_dense else part.blocks), part.range_ptr, part.id_map_flat,
-            self.partial if self.partial is not None else contrib, np.int32(self.to_dense),
+            self.partial if self.partial is not None else contrib, np.int32(self.with_dense),
             self.dense if self.dense is not None else contrib, np.int64(self.n),
             np.int64(self.v_lo), np.int64(self.v_hi), part.out_degree,
             np.float64(self.damping), rank, contrib, scal, l1, np.int32(it),
@@ -149,7 +163,14 @@ class Pull:
 
 def partition_for(graph: Graph, layout: Layout) -> Partition:
     """The partition of ``graph``'s in-CSR for ``layout``, built once per graph version and
-    device and held by the residency owner."""
+    device and held by the residency owner; a changed version read unmerged takes its base's,
+    with its delta as corrections (:mod:`.delta_gpu`)."""
+    version = getattr(graph, "version_delta", None)
+    if version is not None and version(rt.device_name()) is not None:
+        from .delta_gpu import version_partition
+
+        return graph.derived(f"pagerank:partition:{layout}", lambda: version_partition(
+            graph, partition_for(graph.base, layout)), device=rt.device_name())
 
     def build() -> Partition:
         out = rt.device_csr(graph, "out")
@@ -210,6 +231,7 @@ def pagerank_gpu(graph: Graph, damping: float = 0.85, max_iterations: int = 20,
             checkpoint()  # no host sync: the launches stay queued
             pull.tiles(contrib)
             pull.blocks(contrib)
+            pull.corrections(contrib)
             last = fixed and it == max_iterations - 1
             rank_mode = 1 if not fixed else (0 if not last else 2 if permuted else 1)
             pull.merge(it, rank, contrib, scal, l1, track_change=tolerance > 0,

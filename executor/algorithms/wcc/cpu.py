@@ -18,7 +18,7 @@ import numpy as np
 from graphdb.storage.compiled import KernelSet
 
 from ...graph import Graph
-from ...operators.adjacency import base_span, delta_span, live
+from ...operators.adjacency import base_span, clean, delta_span, live
 from ..common import kernel_adjacency
 from ..spec import AlgorithmOutput, OperatorConfig
 
@@ -72,8 +72,9 @@ def components(adj, skip_upper, parent):
     for v in range(n):
         vv = np.uint64(v)
         lo, hi = base_span(adj, vv)
+        whole = clean(adj, lo, hi)
         for e in range(lo, hi):
-            if live(adj, e):
+            if whole or live(adj, e):
                 _union(parent, vv, np.uint64(adj.targets[e]), skip_upper)
         lo, hi = delta_span(adj, vv)
         for k in range(lo, hi):
