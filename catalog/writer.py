@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -84,14 +83,19 @@ class Writer:
         self.explicit = True
 
     def commit(self) -> list[GraphEntry]:
-        """Make the transaction's changes durable; returns the committed entries."""
+        """Make the transaction's changes durable; returns the committed entries. The writer
+        lock goes before the commit is waited durable (the next writer's commit goes on
+        meanwhile, and one sync covers both: storage.durability)."""
+        wrote = bool(self._changed) or self.tables.changed  # (all it commits waits durable)
         try:
-            entries = self._write() if self._changed or self.tables.changed else []
+            entries = self._write() if wrote else []
         except BaseException:
             self._forget()
             raise
         self._forget(committed=True)
         self.committed = entries
+        if wrote:
+            self.catalog.env.wait_durable()
         return entries
 
     def rollback(self) -> list[GraphEntry]:
@@ -195,25 +199,17 @@ class Writer:
         if self._lock is not None:
             return
         env = self.catalog.env
-        deadline = time.monotonic() + self.lock_timeout
-        delay = 0.0005
-        while True:
-            stack = contextlib.ExitStack()
-            try:
-                stack.enter_context(env.writer_lock())
-            except DatabaseLocked:
-                stack.close()
-                if time.monotonic() >= deadline:
-                    raise DatabaseLocked(
-                        f"another connection or process is writing to '{env.path}' (a write "
-                        f"transaction, an ingest or a drop) and did not finish within "
-                        f"{self.lock_timeout:g} s; try again later") from None
-                time.sleep(delay)
-                delay = min(2 * delay, 0.02)
-                continue
-            self._lock = stack
-            self._read = {}
-            return
+        stack = contextlib.ExitStack()
+        try:  # waited for up to lock_timeout (storage: threads queue, other processes polled)
+            stack.enter_context(env.writer_lock(timeout=self.lock_timeout))
+        except DatabaseLocked:
+            stack.close()
+            raise DatabaseLocked(
+                f"another connection or process is writing to '{env.path}' (a write "
+                f"transaction, an ingest or a drop) and did not finish within "
+                f"{self.lock_timeout:g} s; try again later") from None
+        self._lock = stack
+        self._read = {}
 
     def _write(self) -> list[GraphEntry]:
         catalog = self.catalog
@@ -246,7 +242,8 @@ class Writer:
                 txn.put(name.encode(), final.to_json(), db=db)
             self.tables.store(txn)
 
-        env.write(commit, nbytes=2 * (total + self.tables.estimate()) + WRITE_HEADROOM)
+        env.write(commit, nbytes=2 * (total + self.tables.estimate()) + WRITE_HEADROOM,
+                  durable=False)
         return [change[3] for change in changes]
 
     def _forget(self, committed: bool = False) -> None:

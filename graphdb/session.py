@@ -163,6 +163,7 @@ class Session:
             apply_threads(settings.threads)
         self.env = env
         self.settings = settings
+        env.synchronous = settings.synchronous
         self.catalog = Catalog(env, buffers)
         self.runner = Runner(self.catalog, weak(self.device), weak(self.host_budget),
                              weak(self.debug_variant), weak(self.fleet))
@@ -399,6 +400,7 @@ class Session:
         if name == "buffer_pool_size":
             self.catalog.buffers.resize(settings.buffer_pool_size)
         self.settings = settings
+        self.env.synchronous = settings.synchronous
         apply_threads(settings.threads)
         if name == "threads":
             self.runner.sql.set_threads(settings.threads)
@@ -409,6 +411,7 @@ class Session:
         names = Settings.names() if name.lower() == "all" else [name]
         for n in names:
             self.settings = self.settings.reset(n)
+        self.env.synchronous = self.settings.synchronous
         self.catalog.buffers.resize(self.settings.buffer_pool_size)
         apply_threads(self.settings.threads)
         self.runner.sql.set_threads(self.settings.threads)

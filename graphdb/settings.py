@@ -11,6 +11,7 @@ import pyarrow as pa
 from graphdb.executor.device import DEVICE_CHOICES
 from graphdb.executor.paths import DEFAULT_PATH_ROWS
 from graphdb.executor.physical.sizing import DEBUG_VARIANTS
+from graphdb.storage.durability import SYNCHRONOUS
 
 from .errors import InvalidInputError
 
@@ -73,11 +74,16 @@ _DOCS = {
     "compaction_threshold": "share of a graph's stored edges its uncompacted writes may reach "
                             "before a commit compacts it in the background (0: only "
                             "CHECKPOINT), e.g. 0.05 or '5%'",
+    "synchronous": "when a write returns, as SQLite's: 'full' (the default) once it is on disk "
+                   "(a sync shared with concurrent writers); 'normal' once its data is, a "
+                   "crash of the operating system or a power loss may then undo the last "
+                   "transaction (never part of one)",
 }
 
 
 #: Settings whose value is one of a few words.
-_CHOICES = {"device": DEVICE_CHOICES, "debug_variant": DEBUG_VARIANTS}
+_CHOICES = {"device": DEVICE_CHOICES, "debug_variant": DEBUG_VARIANTS,
+            "synchronous": SYNCHRONOUS}
 
 
 def _integer(name: str, value: Any, low: int, high: int | None, alternative: str = "") -> int:
@@ -130,6 +136,8 @@ class Settings:
     max_path_rows: int = DEFAULT_PATH_ROWS
     #: delta share of the stored edges past which a commit compacts the graph (0: never)
     compaction_threshold: float = 0.05
+    #: when a write returns: 'full' (durable) or 'normal' (storage.durability)
+    synchronous: str = "full"
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()

@@ -64,6 +64,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -71,6 +72,7 @@ from typing import TypeVar
 import lmdb
 
 from .compact import OPEN_LOCK, OpenLock, Space, copy_compacted, space_of, swap_in
+from .durability import SYNC_FILE, GroupSync, check_synchronous
 from .errors import CorruptData, DatabaseLocked, DiskFull, MapTooSmall, StorageError
 from .locks import LEASE_FILE, LockFile
 from .mapped import advise_file, release_file, start_writeback, trim_heap
@@ -98,7 +100,8 @@ FORMAT_VERSION = 2
 DEFAULT_MODE = 0o600
 _GRAPH_ID = re.compile(r"[0-9a-f]{32}")
 #: What a database directory may hold before its marker is written (an interrupted creation).
-_OWN_NAMES = {"meta.lmdb", "graphs", "writer.lock", LEASE_FILE, OPEN_LOCK, MARKER + ".tmp"}
+_OWN_NAMES = {"meta.lmdb", "graphs", "writer.lock", LEASE_FILE, OPEN_LOCK, SYNC_FILE,
+              MARKER + ".tmp"}
 
 
 def valid_graph_id(graph_id: object) -> bool:
@@ -124,6 +127,8 @@ class Environment:
                  mode: int | None = None):
         self.path = Path(path)
         self.read_only = read_only
+        self._synchronous = "full"
+        self._last_commit = 0
         creating = self._check_directory(create, read_only, mode)
         self._shared = None
         self._shared = _acquire(self.path, read_only, self.mode, existing=not creating)
@@ -402,21 +407,26 @@ class Environment:
                         raise _storage_error(exc, f"cannot grow the map of '{self.path}'") \
                             from exc
 
-    def write(self, fn: Callable[[lmdb.Transaction], T], nbytes: int = WRITE_HEADROOM) -> T:
+    def write(self, fn: Callable[[lmdb.Transaction], T], nbytes: int = WRITE_HEADROOM, *,
+              durable: bool = True) -> T:
         """Run ``fn(txn)`` in one write transaction, growing the map and retrying when full.
 
         ``fn`` must be repeatable: it is called again from the start after a map resize.
         ``nbytes``: disk allocated ahead of it (a large write calls :meth:`allocate` itself).
+        ``durable``: wait until the commit is durable (:meth:`wait_durable`) before returning;
+        a writer holding a lock others wait for passes False and waits after releasing it.
         """
         if self.read_only:
             raise StorageError("database is open read-only")
         while True:
             self.allocate(nbytes)
             txn = self._begin(write=True)
-            grow = 0
+            grow, txnid, committed = 0, 0, False
             try:
                 with txn:
-                    return fn(txn)
+                    result = fn(txn)
+                    txnid = txn.id()
+                committed = True
             except MapTooSmall as short:  # said before writing: grow once, to what is needed
                 grow = short.nbytes
             except lmdb.MapFullError:
@@ -425,6 +435,12 @@ class Environment:
                 raise _storage_error(exc, f"write to '{self.path}' failed") from exc
             finally:
                 self._gate.exit()
+            if committed:  # (outside the gate: waiting in it would hold up map changes)
+                self._last_commit = txnid
+                self._shared.durability.committed(txnid)
+                if durable:
+                    self.wait_durable(txnid)
+                return result
             if grow > 0:
                 self.reserve(grow)
             else:
@@ -437,6 +453,41 @@ class Environment:
         epoch (another process can compact only while no other has the database open). Two
         reads with the same generation read the same state."""
         return self._shared.epoch, txn.id()
+
+    @property
+    def synchronous(self) -> str:
+        """When a write returns (storage.durability): 'full' once durable, 'normal' once its
+        data pages are; this connection's, as SQLite's ``PRAGMA synchronous``."""
+        return self._synchronous
+
+    @synchronous.setter
+    def synchronous(self, level: str) -> None:
+        self._synchronous = check_synchronous(level)
+
+    def wait_durable(self, txnid: int | None = None) -> None:
+        """Under ``synchronous = 'full'``: return once transaction ``txnid`` (this connection's
+        last commit by default) is on disk, by a sync shared with every writer waiting
+        (storage.durability). Nothing to wait for under 'normal'."""
+        if self.read_only or self._synchronous != "full":
+            return
+        txnid = self._last_commit if txnid is None else txnid
+        if not txnid:
+            return
+
+        def newest() -> int:
+            return int(self._info()[0]["last_txnid"])
+
+        def sync() -> None:
+            self._gate.enter()
+            try:
+                self._env.sync(True)
+            except lmdb.Error as exc:
+                raise _storage_error(exc, f"cannot sync '{self.path}'") from exc
+            finally:
+                self._gate.exit()
+
+        shared = self._shared
+        self._shared.durability.wait(txnid, newest, sync, lambda: shared.writers > 0)
 
     def release_resident(self) -> int:
         """Unmap this process's pages of the data file (see :mod:`graphdb.storage.mapped`): after a
@@ -495,23 +546,51 @@ class Environment:
             shutil.rmtree(d, ignore_errors=True)
 
     @contextlib.contextmanager
-    def writer_lock(self, wait: bool = False) -> Iterator[None]:
-        """An exclusive lock for long writes (ingest) across processes; non-blocking unless
-        ``wait``."""
+    def writer_lock(self, wait: bool = False, timeout: float = 0.0) -> Iterator[None]:
+        """An exclusive lock for writes across processes; non-blocking unless ``wait``, or
+        tried for up to ``timeout`` seconds. The threads of a process queue for it; another
+        process's hold is polled. While a writer holds or waits for it the process says so
+        (storage.durability: a committing writer then lets the next commit cover its own)."""
         import fcntl
 
-        fd = os.open(self.path / "writer.lock", os.O_RDWR | os.O_CREAT, self.mode)
+        shared = self._shared
+        with shared.writer_count:
+            shared.writers += 1
+            if shared.writers == 1 and shared.durability is not None:
+                shared.durability.writing(True)
+        got = fd = None
+        deadline = time.monotonic() + timeout
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
+            got = shared.writer_turn.acquire() if wait else \
+                shared.writer_turn.acquire(timeout=timeout) if timeout > 0 else \
+                shared.writer_turn.acquire(blocking=False)
+            if not got:
                 raise DatabaseLocked(
-                    f"another process is writing to '{self.path}' (an ingest or drop is running); "
-                    "try again when it has finished"
-                ) from None
+                    f"another connection of this process is writing to '{self.path}' (an "
+                    "ingest or drop is running); try again when it has finished")
+            fd = os.open(self.path / "writer.lock", os.O_RDWR | os.O_CREAT, self.mode)
+            pause = 0.0001
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise DatabaseLocked(
+                            f"another process is writing to '{self.path}' (an ingest or drop "
+                            "is running); try again when it has finished") from None
+                    time.sleep(pause)
+                    pause = min(2 * pause, 0.002)
             yield
         finally:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
+            if got:
+                shared.writer_turn.release()
+            with shared.writer_count:
+                shared.writers -= 1
+                if shared.writers == 0 and shared.durability is not None:
+                    shared.durability.writing(False)
 
     def stat(self) -> dict:
         info, _psize = self._info()
@@ -554,6 +633,7 @@ class Environment:
                         with shared.locks.map_lock():
                             shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode)
                             shared.epoch = next(_EPOCHS)  # its transaction ids start again
+                        shared.durability.forget()
             finally:
                 shared.opened.share()
         self._open_subdatabases(None, self.layout, creating=False)
@@ -619,13 +699,17 @@ class _Shared:
     """What the connections of one process to one database share."""
 
     def __init__(self, env: lmdb.Environment, locks: LockFile, read_only: bool,
-                 opened: OpenLock):
+                 opened: OpenLock, durability: GroupSync | None):
         self.env, self.locks, self.read_only = env, locks, read_only
         self.opened = opened  # this process has the database open (storage.compact)
+        self.durability = durability  # the shared syncs of writers (None: read-only)
         self.references = 1
         self.gate = _TxnGate()
         #: a new number each time this process opens the file (Environment.generation)
         self.epoch = next(_EPOCHS)
+        self.writer_turn = threading.Lock()  # the threads taking the writer lock, in turn
+        self.writer_count = threading.Lock()
+        self.writers = 0  # threads holding or waiting for the writer lock
 
 
 #: Epochs of opened environments (Environment.generation), process-wide.
@@ -652,13 +736,18 @@ def _acquire(path: Path, read_only: bool, mode: int, existing: bool) -> _Shared:
             _check_data_file(path)
         opened = OpenLock(path, mode)  # waits while another process compacts the file
         locks = LockFile(path / LEASE_FILE, writable=not read_only, mode=mode)
+        durability = None
         try:
+            if not read_only:
+                durability = GroupSync(path, path / "meta.lmdb" / "data.mdb", mode)
             env = _open_lmdb(path / "meta.lmdb", read_only, mode, locks)
         except BaseException:
+            if durability is not None:
+                durability.close()
             locks.close()
             opened.close()
             raise
-        shared = _Shared(env, locks, read_only, opened)
+        shared = _Shared(env, locks, read_only, opened, durability)
         _OPEN[key] = shared
         return shared
 
@@ -692,8 +781,11 @@ def _lmdb_open(directory: Path, mode: int) -> lmdb.Environment:
     """The read-write LMDB open (the caller holds the map lock): a map at least the file's
     length, never shorter (see the module docstring)."""
     initial = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE)))
+    # metasync=False (MDB_NOMETASYNC): a commit flushes its data pages, not its meta page;
+    # storage.durability makes commits durable with shared syncs.
     return lmdb.open(str(directory), map_size=max(initial, _file_size(directory / "data.mdb")),
-                     writemap=True, max_dbs=len(SUBDATABASES) + 4, subdir=True, mode=mode)
+                     writemap=True, metasync=False, max_dbs=len(SUBDATABASES) + 4, subdir=True,
+                     mode=mode)
 
 
 def _release(path: Path) -> None:
@@ -705,7 +797,14 @@ def _release(path: Path) -> None:
         shared.references -= 1
         if shared.references == 0:
             del _OPEN[key]
+            try:
+                if not shared.read_only:  # what 'normal' commits left unflushed
+                    shared.env.sync(True)
+            except lmdb.Error:
+                pass  # closing goes on; the data pages of every commit are on disk already
             shared.env.close()
+            if shared.durability is not None:
+                shared.durability.close()
             shared.locks.close()
             shared.opened.close()
 
