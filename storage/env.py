@@ -351,17 +351,27 @@ class Environment:
         info, psize = self._info()
         used = self._used_bytes(info, psize)
         end = min(used + int(nbytes), info["map_size"])
-        if end <= used:
-            return
+        if end <= max(used, self._shared.allocated):
+            return  # allocated already (by this process: only its compaction shrinks the file)
+        # small writes allocate a few of theirs ahead at once (each allocation is a system
+        # call), where the disk has the room; what this one needs, in any case
+        ahead = min(max(end, used + 4 * WRITE_HEADROOM), info["map_size"])
         fd = os.open(self._data_file, os.O_RDWR)
         try:
-            os.posix_fallocate(fd, used, end - used)
-        except OSError as exc:
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-                raise self._disk_full(end - used) from None
-            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
-                raise StorageError(f"cannot allocate space in '{self._data_file}': "
-                                   f"{exc.strerror}") from None
+            for stop in dict.fromkeys((ahead, end)):
+                try:
+                    os.posix_fallocate(fd, used, stop - used)
+                except OSError as exc:
+                    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                        if stop > end:
+                            continue
+                        raise self._disk_full(end - used) from None
+                    if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                        raise StorageError(f"cannot allocate space in '{self._data_file}': "
+                                           f"{exc.strerror}") from None
+                    return
+                self._shared.allocated = max(self._shared.allocated, stop)
+                return
         finally:
             os.close(fd)
 
@@ -634,6 +644,7 @@ class Environment:
                             shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode)
                             shared.epoch = next(_EPOCHS)  # its transaction ids start again
                         shared.durability.forget()
+                        shared.allocated = 0
             finally:
                 shared.opened.share()
         self._open_subdatabases(None, self.layout, creating=False)
@@ -707,6 +718,7 @@ class _Shared:
         self.gate = _TxnGate()
         #: a new number each time this process opens the file (Environment.generation)
         self.epoch = next(_EPOCHS)
+        self.allocated = 0  # the data file is allocated up to here (Environment.allocate)
         self.writer_turn = threading.Lock()  # the threads taking the writer lock, in turn
         self.writer_count = threading.Lock()
         self.writers = 0  # threads holding or waiting for the writer lock
