@@ -313,19 +313,25 @@ def splice_xp(xp, rows: DeltaRows, n: int, removed, add_rows, add_targets, add_w
     offsets = xp.zeros(n + 1, dtype=np.int64)
     xp.cumsum(degree, out=offsets[1:])
     size = len(rows.targets) - dropped + k
-    free = xp.ones(size, dtype=bool)
     pos = None
     if k:
         first = xp.searchsorted(add_rows, add_rows, side="left")
         count = xp.searchsorted(add_rows, add_rows, side="right") - first
         pos = offsets[add_rows + 1] - count + (xp.arange(k) - first)
+        free = xp.ones(size, dtype=bool)
         free[pos] = False
+        slots = xp.flatnonzero(free)  # where the old entries kept go, in order
+    else:
+        slots = None
+    kept = None if keep is None else xp.flatnonzero(keep)
 
     def place(old_values, new_values, dtype):
+        old_values = old_values if kept is None else old_values[kept]
+        if slots is None:
+            return old_values.astype(dtype, copy=True)
         out = xp.empty(size, dtype=dtype)
-        out[free] = old_values if keep is None else old_values[keep]
-        if k:
-            out[pos] = xp.asarray(new_values, dtype=dtype)
+        out[slots] = old_values
+        out[pos] = xp.asarray(new_values, dtype=dtype)
         return out
 
     weights = None if rows.weights is None else place(rows.weights, add_weights, np.float64)
