@@ -115,3 +115,13 @@ def scipy_answers(model: Model, source) -> dict:
         first.setdefault(label, int(model.ids[v]))
     return {"bfs": bfs, "wcc": sorted((int(model.ids[v]), first[label])
                                       for v, label in enumerate(labels))}
+
+
+def loaded(model: Model):
+    """A connection to a new database holding ``model``'s graph as g, compacted only by
+    CHECKPOINT."""
+    con = graphdb.connect()
+    con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}),
+               undirected=not model.directed)
+    con.execute("SET compaction_threshold = 0")
+    return con

@@ -21,17 +21,22 @@ from graphdb.executor import overlay
 from graphdb.executor.algorithms.bfs import cpu as bfs_cpu
 from graphdb.executor.delta import DeltaGraph
 
-from .overlay_cases import Model, answers, fresh_graph, same_answers, scipy_answers, write_step
+from .overlay_cases import (
+    Model,
+    answers,
+    fresh_graph,
+    loaded,
+    same_answers,
+    scipy_answers,
+    write_step,
+)
 
 
 @pytest.mark.parametrize("directed", [True, False])
 def test_unmerged_versions_answer_as_fresh_ingest_scipy_and_compacted(directed):
     rng = np.random.default_rng(7 if directed else 8)
     model = Model(rng, directed)
-    with graphdb.connect() as con:
-        con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}),
-                   undirected=not directed)
-        con.execute("SET compaction_threshold = 0")
+    with loaded(model) as con:
         source = int(model.src[0])
         for step in range(10):
             write_step(con, model, rng, step)
@@ -55,10 +60,7 @@ def test_unmerged_versions_answer_as_fresh_ingest_scipy_and_compacted(directed):
 def test_merged_arrays_from_the_state_are_the_catalogs_merge(directed):
     rng = np.random.default_rng(3)
     model = Model(rng, directed)
-    with graphdb.connect() as con:
-        con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}),
-                   undirected=not directed)
-        con.execute("SET compaction_threshold = 0")
+    with loaded(model) as con:
         for step in range(4):
             write_step(con, model, rng, step)
         entry = con.catalog.get("g")
@@ -82,9 +84,7 @@ def test_merged_arrays_from_the_state_are_the_catalogs_merge(directed):
 def test_states_carried_over_equal_states_built_from_scratch():
     rng = np.random.default_rng(11)
     model = Model(rng, True)
-    with graphdb.connect() as con:
-        con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}))
-        con.execute("SET compaction_threshold = 0")
+    with loaded(model) as con:
         for step in range(8):
             write_step(con, model, rng, step)
             graph = con._runner.graph(con.catalog.get("g"))
@@ -109,9 +109,7 @@ def test_states_carried_over_equal_states_built_from_scratch():
 def test_compiled_kernels_and_their_python_source_agree_on_a_version():
     rng = np.random.default_rng(5)
     model = Model(rng, True, n=300, m=2000)
-    with graphdb.connect() as con:
-        con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}))
-        con.execute("SET compaction_threshold = 0")
+    with loaded(model) as con:
         for step in range(5):
             write_step(con, model, rng, step)
         graph = con._runner.graph(con.catalog.get("g"))
@@ -137,9 +135,7 @@ def test_compiled_kernels_and_their_python_source_agree_on_a_version():
 def test_a_deleted_vertex_falls_back_to_the_whole_merge():
     rng = np.random.default_rng(9)
     model = Model(rng, True)
-    with graphdb.connect() as con:
-        con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}))
-        con.execute("SET compaction_threshold = 0")
+    with loaded(model) as con:
         write_step(con, model, rng, 0)
         v = int(model.ids[5])
         con.execute("DETACH DELETE FROM g.vertices WHERE id = ?", [v])

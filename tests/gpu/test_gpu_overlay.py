@@ -10,14 +10,12 @@ Marked ``gpu``: skipped without CuPy and a CUDA device.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
-import graphdb
 from graphdb.executor import overlay
 from graphdb.executor.overlay_gpu import device_ops
 
-from ..executor.overlay_cases import Model, answers, fresh_graph, same_answers, write_step
+from ..executor.overlay_cases import Model, answers, fresh_graph, loaded, same_answers, write_step
 
 pytestmark = pytest.mark.gpu
 
@@ -69,10 +67,7 @@ def test_device_states_and_merged_arrays_equal_the_hosts(directed):
 
     rng = np.random.default_rng(4)
     model = Model(rng, directed)
-    with graphdb.connect() as con:
-        con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}),
-                   undirected=not directed)
-        con.execute("SET compaction_threshold = 0")
+    with loaded(model) as con:
         for step in range(7):
             write_step(con, model, rng, step)
             graph = con._runner.graph(con.catalog.get("g"))
@@ -99,10 +94,7 @@ def test_device_states_and_merged_arrays_equal_the_hosts(directed):
 def test_gpu_operators_on_unmerged_versions_answer_as_fresh_ingest(directed):
     rng = np.random.default_rng(12 if directed else 13)
     model = Model(rng, directed)
-    with graphdb.connect() as con:
-        con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}),
-                   undirected=not directed)
-        con.execute("SET compaction_threshold = 0")
+    with loaded(model) as con:
         con.execute("SET device = 'gpu'")
         source = int(model.src[0])
         for step in range(8):
@@ -126,10 +118,7 @@ def test_pagerank_on_the_bases_partition_with_the_delta_beside_it(directed, reor
 
     rng = np.random.default_rng(21)
     model = Model(rng, directed)
-    with graphdb.connect() as con:
-        con.ingest("g", model.table(), vertices=pa.table({"id": model.ids}),
-                   undirected=not directed)
-        con.execute("SET compaction_threshold = 0")
+    with loaded(model) as con:
         for step in range(6):
             write_step(con, model, rng, step)
             graph = con._runner.graph(con.catalog.get("g"))
