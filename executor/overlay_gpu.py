@@ -153,7 +153,7 @@ def merged(graph, name: str, dtype, device: str) -> Any:
     cp, ops = rt.cp(), device_ops()
     state = graph.version_delta(device)
     direction, kind = name.split("_", 1)
-    direction = graph._direction(direction)
+    direction = graph.stored_direction(direction)
     degree = state.degrees(direction)
 
     def offsets_of():

@@ -70,7 +70,7 @@ def test_device_states_and_merged_arrays_equal_the_hosts(directed):
     with loaded(model) as con:
         for step in range(7):
             write_step(con, model, rng, step)
-            graph = con._runner.graph(con.catalog.get("g"))
+            graph = con.session.runner.graph(con.catalog.get("g"))
             device = rt.device_name()
             host, dev = graph.version_delta(), graph.version_delta(device)
             assert host is not None and dev is not None
@@ -121,7 +121,7 @@ def test_pagerank_on_the_bases_partition_with_the_delta_beside_it(directed, reor
     with loaded(model) as con:
         for step in range(6):
             write_step(con, model, rng, step)
-            graph = con._runner.graph(con.catalog.get("g"))
+            graph = con.session.runner.graph(con.catalog.get("g"))
             layout = gpu.Layout(1 << 10 if reorder else 1 << 30, reorder)
             part = gpu.partition_for(graph, layout)
             assert part.corrections is not None
