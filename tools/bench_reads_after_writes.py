@@ -42,18 +42,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import graphdb  # noqa: E402
-from graphdb.generators import rmat  # noqa: E402
+from tools.bench_writes import base_graph  # noqa: E402
 
 QUERIES = {"bfs": "SELECT count(*) FROM bfs(g, ?)",
            "pagerank": "SELECT count(*) FROM pagerank(g, max_iterations => 20, tolerance => 0)",
            "wcc": "SELECT count(*) FROM wcc(g)"}
 TARGET = 1.5
-
-
-def base_graph(scale: int, seed: int = 0) -> pa.Table:
-    src, dst = rmat(scale, seed=seed)
-    weight = (np.arange(src.size) % 97 + 1).astype(np.float64)
-    return pa.table({"src": src, "dst": dst, "weight": weight})
 
 
 def _timed(con, sql: str, params) -> float:

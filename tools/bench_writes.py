@@ -176,7 +176,7 @@ def kuzu_inserts(work: Path, edges: pa.Table, n_vertices: int, args) -> dict:
     import kuzu
     import pandas as pd
 
-    db = kuzu.Database(str(work / "kuzu"))
+    db = kuzu.Database(str(work / "kuzu"), buffer_pool_size=1 << 30)
     con = kuzu.Connection(db)
     con.execute("CREATE NODE TABLE V(id INT64, PRIMARY KEY(id))")
     con.execute("CREATE REL TABLE E(FROM V TO V, weight DOUBLE)")
