@@ -127,6 +127,16 @@ class DeltaGraph(Graph):
 
         return base.derived("overlay:transpose", build)
 
+    def base_in(self, kind: str):
+        """The base's in-``kind`` (``targets`` or ``weights``) as this version reads it on the
+        CPU: the stored in-CSR while the version deletes no base edge (nothing to match), else
+        the out-CSR transposed, whose entries a deleted out-edge finds by position."""
+        if not len(self.version_delta().positions):
+            values = self.base.array(f"in_{kind}")
+            return values.astype(self.id_dtype(), copy=False) if kind == "targets" else values
+        sources, where = self.transposed()
+        return sources if kind == "targets" else self._transposed_weights(where)
+
     def in_tombstones(self, device: str = "cpu"):
         """The bitmap of deleted positions of the transposed in-CSR (directed graphs)."""
         state = self.version_delta(device)
@@ -150,7 +160,7 @@ class DeltaGraph(Graph):
                 csr = base.csr("out")
                 offsets, targets, tomb = csr.offsets, csr.targets, state.tomb
             else:
-                offsets, targets = base.array("in_offsets"), self.transposed()[0]
+                offsets, targets = base.array("in_offsets"), self.base_in("targets")
                 tomb = self.in_tombstones()
             rows = state.rows(direction)
             unsigned = np.uint32 if targets.dtype == np.int32 else np.uint64
@@ -231,8 +241,7 @@ class DeltaGraph(Graph):
             values = base.array(f"out_{kind}")
         else:
             base_offsets, tomb = base.array("in_offsets"), self.in_tombstones()
-            sources, where = self.transposed()
-            values = sources if kind == "targets" else self._transposed_weights(where)
+            values = self.base_in(kind)
         delta = rows.targets if kind == "targets" else rows.weights
         merged = overlay.HostOps.merge(offsets, base.num_vertices, base_offsets, values, tomb,
                                        rows.offsets, delta)

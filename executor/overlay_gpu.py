@@ -170,6 +170,10 @@ def merged(graph, name: str, dtype, device: str) -> Any:
         csr = rt.device_csr(base, "out", weights=kind == "weights")
         base_offsets, tomb = csr.offsets, state.tomb
         values = csr.targets if kind == "targets" else csr.weights
+    elif not len(state.positions):  # no base edge deleted: the stored in-CSR as it is
+        csr = rt.device_csr(base, "in", weights=kind == "weights")
+        base_offsets, tomb = csr.offsets, None
+        values = csr.targets if kind == "targets" else csr.weights
     else:
         base_offsets = base_arrays(base)[2]
         tomb = graph.in_tombstones(device)
