@@ -92,6 +92,8 @@ INITIAL_MAP_SIZE = 1 << 30
 #: Disk allocated ahead of a write transaction that gives no estimate of its size (a catalog
 #: entry, a retirement); larger writes pass their estimate.
 WRITE_HEADROOM = 4 << 20
+#: Disk allocated beyond what a write asks for (a few hundred small commits' worth).
+ALLOCATE_AHEAD = 256 << 10
 #: Marker file that identifies a directory as a graphdb database.
 MARKER = "graphdb.db"
 #: 2: block metadata, catalog entries and Arrow files carry checksums.
@@ -353,9 +355,9 @@ class Environment:
         end = min(used + int(nbytes), info["map_size"])
         if end <= max(used, self._shared.allocated):
             return  # allocated already (by this process: only its compaction shrinks the file)
-        # small writes allocate a few of theirs ahead at once (each allocation is a system
-        # call), where the disk has the room; what this one needs, in any case
-        ahead = min(max(end, used + 4 * WRITE_HEADROOM), info["map_size"])
+        # a little more than this write needs, where the disk has the room, so that the small
+        # writes after it need no system call each; what this one needs, in any case
+        ahead = min(end + ALLOCATE_AHEAD, info["map_size"])
         fd = os.open(self._data_file, os.O_RDWR)
         try:
             for stop in dict.fromkeys((ahead, end)):
