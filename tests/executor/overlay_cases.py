@@ -125,3 +125,15 @@ def loaded(model: Model):
                undirected=not model.directed)
     con.execute("SET compaction_threshold = 0")
     return con
+
+
+def graph_of(con):
+    """The executor's graph of g's current version, as operators read it."""
+    return con.session.runner.graph(con.catalog.get("g"))
+
+
+def versions(con, model: Model, rng, steps: int):
+    """Write ``steps`` random writes (to the model too); yield (step, the graph after each)."""
+    for step in range(steps):
+        write_step(con, model, rng, step)
+        yield step, graph_of(con)

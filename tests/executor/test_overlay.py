@@ -25,9 +25,11 @@ from .overlay_cases import (
     Model,
     answers,
     fresh_graph,
+    graph_of,
     loaded,
     same_answers,
     scipy_answers,
+    versions,
     write_step,
 )
 
@@ -42,8 +44,7 @@ def test_unmerged_versions_answer_as_fresh_ingest_scipy_and_compacted(directed):
             write_step(con, model, rng, step)
             if step % 3 == 2:
                 continue  # the next version carries over two writes at once
-            entry = con.catalog.get("g")
-            graph = con.session.runner.graph(entry)
+            graph = graph_of(con)
             assert isinstance(graph, DeltaGraph) and graph.version_delta() is not None
             mine = answers(con, source)
             with fresh_graph(model) as fresh:
@@ -63,12 +64,11 @@ def test_merged_arrays_from_the_state_are_the_catalogs_merge(directed):
     with loaded(model) as con:
         for step in range(4):
             write_step(con, model, rng, step)
-        entry = con.catalog.get("g")
-        graph = con.session.runner.graph(entry)
+        graph = graph_of(con)
         assert graph.version_delta() is not None
         for direction in ("out", "in") if directed else ("out",):
             mine = graph.csr(direction, weights=True)
-            theirs = con.catalog.read_csr(entry, direction, weights=True)
+            theirs = con.catalog.read_csr(graph.entry, direction, weights=True)
             np.testing.assert_array_equal(mine.offsets, theirs.offsets)
             if direction == "out":  # the same order: g.edges' rows and properties rely on it
                 np.testing.assert_array_equal(mine.targets, theirs.targets)
@@ -85,13 +85,11 @@ def test_states_carried_over_equal_states_built_from_scratch():
     rng = np.random.default_rng(11)
     model = Model(rng, True)
     with loaded(model) as con:
-        for step in range(8):
-            write_step(con, model, rng, step)
-            graph = con.session.runner.graph(con.catalog.get("g"))
+        for _step, graph in versions(con, model, rng, 8):
             carried = graph.version_delta()  # from the previous step's state
             graph.residency.forget(graph.key)
             graph.residency.forget(graph.base.key, prefix="overlay:chain")
-            scratch = con.session.runner.graph(con.catalog.get("g")).version_delta()
+            scratch = graph_of(con).version_delta()
             assert carried is not scratch
             for name in ("positions", "out_degree", "in_degree", "tomb", "in_tomb"):
                 a, b = getattr(carried, name), getattr(scratch, name)
@@ -112,7 +110,7 @@ def test_compiled_kernels_and_their_python_source_agree_on_a_version():
     with loaded(model) as con:
         for step in range(5):
             write_step(con, model, rng, step)
-        graph = con.session.runner.graph(con.catalog.get("g"))
+        graph = graph_of(con)
         out, inn = graph.adjacency("out"), graph.adjacency("in")
         assert out.tomb.size and out.dtargets.size and inn.tomb.size
         results = []
@@ -141,7 +139,7 @@ def test_a_deleted_vertex_falls_back_to_the_whole_merge():
         con.execute("DETACH DELETE FROM g.vertices WHERE id = ?", [v])
         model.keep((model.src != v) & (model.dst != v))
         model.ids = model.ids[model.ids != v]
-        graph = con.session.runner.graph(con.catalog.get("g"))
+        graph = graph_of(con)
         assert graph.version_delta() is None and graph.adjacency("out") is None
         source = int(model.src[0])
         with fresh_graph(model) as fresh:
@@ -152,16 +150,16 @@ def test_a_new_id_sorting_among_the_base_falls_back():
     with graphdb.connect() as con:
         con.ingest("g", pa.table({"src": [10, 20, 30], "dst": [20, 30, 10]}))
         con.execute("INSERT INTO g.edges VALUES (40, 10)")  # after the base: kept unmerged
-        graph = con.session.runner.graph(con.catalog.get("g"))
+        graph = graph_of(con)
         assert graph.version_delta() is not None
         con.execute("INSERT INTO g.edges VALUES (35, 40)")  # before the newer 40
-        graph = con.session.runner.graph(con.catalog.get("g"))
+        graph = graph_of(con)
         assert graph.version_delta() is None
         assert sorted(con.execute("SELECT vertex, depth FROM bfs(g, 35)").fetchall()) == \
             [(10, 2), (20, 3), (30, 4), (35, 0), (40, 1)]
         con.execute("CHECKPOINT g")
         con.execute("INSERT INTO g.edges VALUES (15, 10)")  # among the base's ids
-        graph = con.session.runner.graph(con.catalog.get("g"))
+        graph = graph_of(con)
         assert graph.version_delta() is None
         assert sorted(con.execute("SELECT vertex, depth FROM bfs(g, 15)").fetchall()) == \
             [(10, 1), (15, 0), (20, 2), (30, 3)]
@@ -206,7 +204,7 @@ def test_versions_without_deleted_base_edges_read_the_stored_in_csr():
         con.execute("CHECKPOINT g")
         for step in (0, 2, 1, 2):  # inserts (a batch, single rows), then a delete
             write_step(con, model, rng, step)
-            graph = con.session.runner.graph(con.catalog.get("g"))
+            graph = graph_of(con)
             deletes = len(graph.version_delta().positions) > 0
             mine = answers(con, source)
             held = graph.residency.peek(graph.base.key, "cpu", "overlay:transpose")
@@ -217,7 +215,7 @@ def test_versions_without_deleted_base_edges_read_the_stored_in_csr():
             assert mine["bfs"] == reference["bfs"] and mine["wcc"] == reference["wcc"]
             merged = graph.csr("in", weights=True)
             with fresh_graph(model) as fresh:
-                want = fresh.session.runner.graph(fresh.catalog.get("g")).csr("in", weights=True)
+                want = graph_of(fresh).csr("in", weights=True)
                 np.testing.assert_array_equal(merged.offsets, want.offsets)
                 for row in rng.choice(len(want.offsets) - 1, 50):
                     a, b = slice(*want.offsets[row:row + 2]), slice(*merged.offsets[row:row + 2])

@@ -15,7 +15,15 @@ import pytest
 from graphdb.executor import overlay
 from graphdb.executor.overlay_gpu import device_ops
 
-from ..executor.overlay_cases import Model, answers, fresh_graph, loaded, same_answers, write_step
+from ..executor.overlay_cases import (
+    Model,
+    answers,
+    fresh_graph,
+    loaded,
+    same_answers,
+    versions,
+    write_step,
+)
 
 pytestmark = pytest.mark.gpu
 
@@ -68,9 +76,7 @@ def test_device_states_and_merged_arrays_equal_the_hosts(directed):
     rng = np.random.default_rng(4)
     model = Model(rng, directed)
     with loaded(model) as con:
-        for step in range(7):
-            write_step(con, model, rng, step)
-            graph = con.session.runner.graph(con.catalog.get("g"))
+        for _step, graph in versions(con, model, rng, 7):
             device = rt.device_name()
             host, dev = graph.version_delta(), graph.version_delta(device)
             assert host is not None and dev is not None
@@ -119,9 +125,7 @@ def test_pagerank_on_the_bases_partition_with_the_delta_beside_it(directed, reor
     rng = np.random.default_rng(21)
     model = Model(rng, directed)
     with loaded(model) as con:
-        for step in range(6):
-            write_step(con, model, rng, step)
-            graph = con.session.runner.graph(con.catalog.get("g"))
+        for step, graph in versions(con, model, rng, 6):
             layout = gpu.Layout(1 << 10 if reorder else 1 << 30, reorder)
             part = gpu.partition_for(graph, layout)
             assert part.corrections is not None
