@@ -172,6 +172,30 @@ class DeltaGraph(Graph):
 
         return self.derived(f"overlay:adjacency:{direction}", build)
 
+    def row(self, direction: str, vertex: int) -> np.ndarray:
+        """One vertex's row of the version, as the merged CSR has it (the base's row without
+        its deleted positions, then the row's delta entries), read unmerged: O(degree)."""
+        state = self.version_delta()
+        if state is None:
+            return super().row(direction, vertex)
+        direction = self.stored_direction(direction)
+        rows = state.rows(direction)
+        delta = rows.targets[rows.offsets[vertex]:rows.offsets[vertex + 1]]
+        base = self.base
+        if vertex >= base.num_vertices:
+            return delta
+        if direction == "out":
+            tomb, targets = state.tomb, base.array("out_targets")
+        else:
+            tomb, targets = self.in_tombstones(), self.base_in("targets")
+        start, end = (int(x) for x in base.array(f"{direction}_offsets")[vertex:vertex + 2])
+        mine = targets[start:end]
+        if tomb is not None and end > start:
+            at = np.arange(start, end, dtype=np.uint64)
+            kept = ((tomb[at >> np.uint64(6)] >> (at & np.uint64(63))) & np.uint64(1)) == 0
+            mine = mine[kept]
+        return np.concatenate([mine, delta.astype(mine.dtype, copy=False)])
+
     def new_ids(self) -> pa.Array | None:
         """The user's ids of the vertices added since the base, in internal order, when the
         version is read unmerged (None otherwise: its view orders the ids)."""

@@ -184,6 +184,11 @@ class Graph:
         """The out- or in-CSR's offsets alone (the targets are not read)."""
         return self.array(f"{self.stored_direction(direction)}_offsets")
 
+    def row(self, direction: str, vertex: int) -> np.ndarray:
+        """The targets (``out``) or sources (``in``) of one vertex's edges, in CSR order."""
+        csr = self.csr(direction)
+        return csr.targets[csr.offsets[vertex]:csr.offsets[vertex + 1]]
+
     @property
     def out_csr(self) -> CSR:
         return self.csr("out")

@@ -77,7 +77,8 @@ class HostOps:
         edges = np.empty(size, dtype=np.int64)
         weighted = rows.weights is not None
         weights = np.empty(size if weighted else 0, dtype=np.float64)
-        kernels = KERNELS.for_work(len(edited) + len(add_rows) + len(removed))
+        # (the work counts the rows moved: the Python source would walk every one of them)
+        kernels = KERNELS.for_work(n + len(edited) + len(add_rows) + len(removed))
         used = int(kernels.splice_rows(
             old, rows.targets, rows.weights if weighted else weights, rows.edges, weighted,
             edited, np.asarray(removed, dtype=np.int64), np.asarray(add_rows, np.int64),

@@ -83,12 +83,17 @@ def answers(con, source) -> dict:
         "bfs": sorted(con.execute(f"SELECT vertex, depth FROM bfs(g, {source})").fetchall()),
         "wcc": sorted(con.execute("SELECT vertex, component FROM wcc(g)").fetchall()),
         "pagerank": dict(con.execute("SELECT vertex, rank FROM pagerank(g)").fetchall()),
+        # a vertex's rows read alone (base row without its deletions, then its delta entries)
+        "neighbors": [sorted(con.execute(
+            f"SELECT neighbor FROM neighbors(g, {v}, direction => '{d}')").fetchall())
+            for v in (source, source + 1, source + 2) for d in ("out", "in", "both")],
     }
 
 
 def same_answers(mine: dict, theirs: dict, rel: float = 1e-9) -> None:
     assert mine["bfs"] == theirs["bfs"]
     assert mine["wcc"] == theirs["wcc"]
+    assert mine["neighbors"] == theirs["neighbors"]
     assert mine["pagerank"].keys() == theirs["pagerank"].keys()
     a = np.array([mine["pagerank"][k] for k in sorted(mine["pagerank"])])
     b = np.array([theirs["pagerank"][k] for k in sorted(theirs["pagerank"])])

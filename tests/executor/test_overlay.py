@@ -221,3 +221,24 @@ def test_versions_without_deleted_base_edges_read_the_stored_in_csr():
                     a, b = slice(*want.offsets[row:row + 2]), slice(*merged.offsets[row:row + 2])
                     assert sorted(zip(merged.targets[b], merged.weights[b])) == \
                         sorted(zip(want.targets[a], want.weights[a]))
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_neighbors_after_a_write_read_the_row_without_merging(directed):
+    rng = np.random.default_rng(41)
+    model = Model(rng, directed)
+    with loaded(model) as con:
+        for step, graph in versions(con, model, rng, 5):
+            v = int(model.src[step])
+            got = {d: sorted(r[0] for r in con.execute(
+                f"SELECT neighbor FROM neighbors(g, {v}, direction => '{d}')").fetchall())
+                for d in ("out", "in", "both")}
+            for name in ("out_targets", "in_targets"):  # no merged array was built
+                assert graph.residency.peek(graph.key, "cpu", f"array:{name}") is None
+            out = sorted(model.dst[model.src == v].tolist())
+            inn = sorted(model.src[model.dst == v].tolist())
+            if directed:
+                assert got == {"out": out, "in": inn, "both": sorted(out + inn)}
+            else:  # an undirected edge is one neighbour relation (a self-loop once)
+                both = sorted(out + [u for u in inn if u != v])
+                assert got["out"] == got["in"] == got["both"] == both

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...graph import CSR, Graph
+from ...graph import Graph
 from ..common import check_source
 from ..spec import AlgorithmOutput, OperatorConfig
 
 __all__ = ["neighbor_ids", "neighbors"]
-
-
-def _row(csr: CSR, vertex: int) -> np.ndarray:
-    return csr.targets[csr.offsets[vertex] : csr.offsets[vertex + 1]]
 
 
 def neighbor_ids(graph: Graph, vertex: int, direction: str = "out") -> np.ndarray:
@@ -37,12 +33,10 @@ def neighbor_ids(graph: Graph, vertex: int, direction: str = "out") -> np.ndarra
         int64 neighbour ids, repeated for parallel edges.
     """
     if not graph.directed or direction == "out":
-        return _row(graph.out_csr, vertex).astype(np.int64)
+        return graph.row("out", vertex).astype(np.int64)
     if direction == "in":
-        return _row(graph.in_csr, vertex).astype(np.int64)
-    return np.concatenate([_row(graph.out_csr, vertex), _row(graph.in_csr, vertex)]).astype(
-        np.int64
-    )
+        return graph.row("in", vertex).astype(np.int64)
+    return np.concatenate([graph.row("out", vertex), graph.row("in", vertex)]).astype(np.int64)
 
 
 def neighbors(graph: Graph, config: OperatorConfig, vertex: int,
