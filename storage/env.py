@@ -70,8 +70,10 @@ from typing import TypeVar
 
 import lmdb
 
-from .compact import OPEN_LOCK, OpenLock, Space, copy_compacted, space_of, swap_in
+from .compact import COPY_DIR, OPEN_LOCK, OpenLock, Space, copy_compacted, space_of, swap_in
 from .errors import CorruptData, DatabaseLocked, DiskFull, MapTooSmall, StorageError
+from .files import LinkInDatabase, open_file, refuse_links
+from .lmdb_verify import verify_file
 from .locks import LEASE_FILE, LockFile
 from .mapped import advise_file, release_file, start_writeback, trim_heap
 from .pages import PageLayout
@@ -99,6 +101,15 @@ DEFAULT_MODE = 0o600
 _GRAPH_ID = re.compile(r"[0-9a-f]{32}")
 #: What a database directory may hold before its marker is written (an interrupted creation).
 _OWN_NAMES = {"meta.lmdb", "graphs", "writer.lock", LEASE_FILE, OPEN_LOCK, MARKER + ".tmp"}
+#: The files LMDB opens and writes itself (checked for links before every open of LMDB).
+LMDB_FILES = ("meta.lmdb/data.mdb", "meta.lmdb/lock.mdb")
+#: Every fixed name of a database directory, checked for links when it is opened.
+OWN_FILES = (MARKER, MARKER + ".tmp", "meta.lmdb", *LMDB_FILES, "graphs", "writer.lock",
+             LEASE_FILE, OPEN_LOCK, COPY_DIR, COPY_DIR + "/data.mdb")
+#: The catalog keeps a ledger of its entries (catalog.ledger).
+LEDGER_FEATURE = "catalog ledger"
+#: Features a new database has (named in its marker file; see Environment.has_feature).
+FEATURES = (LEDGER_FEATURE,)
 
 
 def valid_graph_id(graph_id: object) -> bool:
@@ -143,6 +154,8 @@ class Environment:
             raise StorageError(f"mode must be permission bits such as 0o640, got {mode!r}")
         if path.is_symlink() or (path.exists() and not path.is_dir()):
             raise StorageError(f"'{path}' exists and is not a database directory")
+        if path.exists():  # nothing inside is opened through a link (storage.files)
+            refuse_links(path, OWN_FILES, LMDB_FILES)
         if not path.exists():
             if not create or read_only:
                 raise StorageError(f"database '{path}' does not exist")
@@ -151,7 +164,7 @@ class Environment:
         marker = path / MARKER
         if marker.exists():
             self.mode = mode if mode is not None else path.stat().st_mode & 0o666
-            _check_format(path, marker)
+            self.features = _check_format(path)
             return False
         graphs = path / "graphs"
         foreign = {p.name for p in path.iterdir()} - _OWN_NAMES
@@ -162,6 +175,7 @@ class Environment:
         if read_only or not create:
             raise StorageError(f"database '{path}' does not exist")
         self.mode = DEFAULT_MODE if mode is None else mode
+        self.features = frozenset(FEATURES)
         _chmod(path, directory_mode(self.mode))
         return True
 
@@ -207,10 +221,34 @@ class Environment:
                               f"format {FORMAT_VERSION} (found {raw and bytes(raw)!r})")
 
     def _write_marker(self) -> None:
-        tmp = self.path / (MARKER + ".tmp")
-        tmp.write_text(f"graphdb database, format {FORMAT_VERSION}\n")
-        _chmod(tmp, self.mode)
-        os.replace(tmp, self.path / MARKER)  # last: a database without it was never finished
+        """Write ``graphdb.db`` (last: a database without it was never finished), naming the
+        format and the features the database has."""
+        text = f"graphdb database, format {FORMAT_VERSION}\n"
+        if self.features:
+            text += f"features: {', '.join(sorted(self.features))}\n"
+        tmp = MARKER + ".tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path / tmp)  # a killed write's (unlink never follows a link)
+        fd = open_file(self.path, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self.mode)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(self.path / tmp, self.path / MARKER)
+
+    def has_feature(self, name: str) -> bool:
+        """Whether the database has ``name`` (recorded in its marker file, so that no damage
+        to the LMDB file can make it look older than it is)."""
+        return name in self.features
+
+    def add_feature(self, name: str) -> None:
+        """Record ``name`` among the database's features (a database made before it, once it
+        has what the feature promises); the caller holds the writer lock."""
+        if self.read_only or name in self.features:
+            return
+        # another process may have added one meanwhile: keep what the marker says now
+        self.features = frozenset(_check_format(self.path) | self.features | {name})
+        self._write_marker()
 
     def _layout(self, txn, page_size: int | None, wanted: PageLayout | None) -> PageLayout:
         """The database's page layout; a new database stores the one asked for (or the default).
@@ -298,6 +336,8 @@ class Environment:
         try:
             with txn:
                 yield txn
+        except lmdb.Error as exc:  # LMDB's own checks of its pages: never a raw lmdb error
+            raise _storage_error(exc, f"cannot read '{self.path}'") from None
         finally:
             self._gate.exit()
 
@@ -348,7 +388,7 @@ class Environment:
         end = min(used + int(nbytes), info["map_size"])
         if end <= used:
             return
-        fd = os.open(self._data_file, os.O_RDWR)
+        fd = open_file(self.path, "meta.lmdb/data.mdb", os.O_RDWR)
         try:
             os.posix_fallocate(fd, used, end - used)
         except OSError as exc:
@@ -500,7 +540,7 @@ class Environment:
         ``wait``."""
         import fcntl
 
-        fd = os.open(self.path / "writer.lock", os.O_RDWR | os.O_CREAT, self.mode)
+        fd = open_file(self.path, "writer.lock", os.O_RDWR | os.O_CREAT, self.mode)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -667,6 +707,7 @@ def _open_lmdb(directory: Path, read_only: bool, mode: int, locks: LockFile) -> 
     initial = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE)))
     options = dict(max_dbs=len(SUBDATABASES) + 4, subdir=True, mode=mode)
     data = directory / "data.mdb"
+    refuse_links(directory.parent, ("meta.lmdb", *LMDB_FILES), LMDB_FILES)
     try:
         if read_only:
             lock_file = directory / "lock.mdb"
@@ -692,6 +733,7 @@ def _lmdb_open(directory: Path, mode: int) -> lmdb.Environment:
     """The read-write LMDB open (the caller holds the map lock): a map at least the file's
     length, never shorter (see the module docstring)."""
     initial = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE)))
+    refuse_links(directory.parent, ("meta.lmdb", *LMDB_FILES), LMDB_FILES)
     return lmdb.open(str(directory), map_size=max(initial, _file_size(directory / "data.mdb")),
                      writemap=True, max_dbs=len(SUBDATABASES) + 4, subdir=True, mode=mode)
 
@@ -724,9 +766,14 @@ def _chmod(path: Path, mode: int) -> None:
         pass
 
 
-def _check_format(path: Path, marker: Path) -> None:
+def _check_format(path: Path) -> frozenset[str]:
+    """The database's format checked; returns the features its marker names."""
     try:
-        text = marker.read_text()
+        fd = open_file(path, MARKER)
+        with os.fdopen(fd, "rb") as f:
+            text = f.read(4096).decode("utf-8")
+    except LinkInDatabase:
+        raise
     except (OSError, UnicodeDecodeError) as exc:
         raise CorruptData(f"database '{path}': cannot read {MARKER} ({exc})", file=MARKER) \
             from None
@@ -738,6 +785,10 @@ def _check_format(path: Path, marker: Path) -> None:
             f"database '{path}' has format {found.group(1)}; this graphdb reads format "
             f"{FORMAT_VERSION} (checksummed catalog and files): load its graphs into a new "
             "database")
+    features = re.search(r"^features: (.*)$", text, re.MULTILINE)
+    if features is None:
+        return frozenset()
+    return frozenset(f.strip() for f in features.group(1).split(",") if f.strip())
 
 
 def _check_data_file(path: Path) -> None:
@@ -754,27 +805,33 @@ def _check_data_file(path: Path) -> None:
         raise CorruptData(f"database '{path}' is damaged: meta.lmdb/data.mdb is {state}"
                           f"{beside}; it is not opened, so nothing in it is changed",
                           file="meta.lmdb/data.mdb")
-    try:  # a read-only probe without the lock file: reads the meta pages, writes nothing
-        probe = lmdb.open(str(data.parent), readonly=True, lock=False, subdir=True,
-                          max_dbs=len(SUBDATABASES) + 4, map_size=max(size, 1 << 20))
-        try:
-            needed = (probe.info()["last_pgno"] + 1) * probe.stat()["psize"]
-        finally:
-            probe.close()
-    except lmdb.Error as exc:
-        raise CorruptData(f"database '{path}' is damaged: meta.lmdb/data.mdb is not an LMDB "
-                          f"file LMDB can read ({exc}){beside}", file="meta.lmdb/data.mdb") \
-            from None
+    try:  # our own bounds-checked reading of every page LMDB would follow (storage.lmdb_verify)
+        report = verify_file(data)
+    except CorruptData as exc:
+        raise CorruptData(f"database '{path}' is damaged: {exc}{beside}; it is not opened, so "
+                          "nothing in it is read or changed ('graphdb check' reports every "
+                          "problem)", file="meta.lmdb/data.mdb") from None
+    needed = (report.last_page + 1) * report.page_size
     if size < needed:
         raise CorruptData(f"database '{path}' is damaged: meta.lmdb/data.mdb has {size} bytes, "
                           f"its last commit needs {needed}{beside}", file="meta.lmdb/data.mdb")
 
 
+#: LMDB errors that are not about the file's contents: a resource or a usage problem.
+_NOT_DAMAGE = (lmdb.MapFullError, lmdb.MapResizedError, lmdb.ReadersFullError,
+               lmdb.TxnFullError, lmdb.DbsFullError, lmdb.TlsFullError, lmdb.LockError,
+               lmdb.BadValsizeError, lmdb.ReadonlyError, lmdb.BadRslotError, lmdb.DiskError,
+               lmdb.MemoryError)
+
+
 def _storage_error(exc: lmdb.Error, what: str) -> StorageError:
+    """The storage error for an LMDB error: the disk full, LMDB's resources, else damage to
+    the file (LMDB's page checks: corrupted, page not found, a transaction LMDB invalidated
+    after finding one, an invalid file), naming it."""
     text = str(exc)
     if "No space left" in text or "Disk quota" in text or "File too large" in text:
         return DiskFull(None, None, None, detail=f"{what}: {text}")
-    if isinstance(exc, (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError,
-                        lmdb.VersionMismatchError)):
-        return CorruptData(f"{what}: meta.lmdb/data.mdb: {text}", file="meta.lmdb/data.mdb")
-    return StorageError(f"{what}: {text}")
+    if isinstance(exc, _NOT_DAMAGE) or "Permission denied" in text:
+        return StorageError(f"{what}: {text}")
+    return CorruptData(f"{what}: meta.lmdb/data.mdb is damaged (LMDB: {text}); 'graphdb "
+                       "check' reports every problem", file="meta.lmdb/data.mdb")
