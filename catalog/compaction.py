@@ -45,6 +45,7 @@ from .delta import DeltaLog, DeltaView, Op, decode_op, encode_op
 from .entries import GraphEntry
 from .errors import CorruptGraph, GraphNotFound
 from .leases import retire_version
+from .ledger import put_entry
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -327,7 +328,7 @@ def _flip(catalog: "Catalog", entry: GraphEntry, graph_id: str, built: _Built
     def commit(txn):
         for sequence, op in enumerate(ops, start=1):
             put_record(env, txn, graph_id, sequence, encode_op(op))
-        txn.put(entry.name.encode(), new.to_json(), db=env.db("catalog"))
+        put_entry(env, txn, entry.name, new.to_json())
         retire_version(env, txn, latest)
         txn.delete(_marker_key(graph_id), db=env.db("meta"))
 

@@ -61,6 +61,7 @@ from .inputs import (
     text_column_types,
 )
 from .leases import retire_version
+from .ledger import put_entry
 from .progress import Progress
 from .readers import (
     SPOOLED_INPUT,
@@ -560,7 +561,7 @@ def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarra
                                  + stats["edge_property_bytes"])
         if replace_entry is not None:  # freed once no statement reads it (catalog.leases)
             retire_version(env, txn, replace_entry)
-        txn.put(entry.name.encode(), entry.to_json(), db=db_catalog)
+        put_entry(env, txn, entry.name, entry.to_json())
         settle(env, txn, entry.graph_id)
 
     env.write(commit)

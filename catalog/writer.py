@@ -34,6 +34,7 @@ from graphdb.storage.errors import DatabaseLocked
 from .delta import Op, encode_op
 from .entries import GraphEntry
 from .errors import CatalogError, GraphChanged
+from .ledger import put_entry
 from .tables.transaction import TableWrites
 
 if TYPE_CHECKING:
@@ -243,7 +244,7 @@ class Writer:
                 for i, payload in enumerate(payloads):
                     put_record(env, txn, c.committed.graph_id, c.committed.version + 1 + i,
                                payload)
-                txn.put(name.encode(), final.to_json(), db=db)
+                put_entry(env, txn, name, final.to_json())
             self.tables.store(txn)
 
         env.write(commit, nbytes=2 * (total + self.tables.estimate()) + WRITE_HEADROOM)
