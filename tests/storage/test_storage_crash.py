@@ -58,8 +58,8 @@ def committed_ids_and_keys(db: Path):
             for name in ("blocks", "pages", "meta"):
                 for key, _ in txn.cursor(db=env.db(name)):
                     text = bytes(key).decode()
-                    if text.startswith("storage/"):
-                        continue  # database-wide settings (the page layout)
+                    if text.startswith(("storage/", "catalog/")):
+                        continue  # database-wide settings and the catalog's ledger
                     if text.startswith(("topology/", "pending/")):
                         mentioned.add(text.split("/")[1])
                     elif "/" in text:
