@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import mmap
 import os
 import threading
@@ -18,7 +17,8 @@ import pyarrow as pa
 
 from graphdb.storage import BufferManager, Environment
 from graphdb.storage.compact import COMPACT_WHEN_FREE, Space
-from graphdb.storage.errors import CorruptData, DatabaseLocked, DiskFull, StorageError
+from graphdb.storage.disk import disk_full
+from graphdb.storage.errors import CorruptData, DatabaseLocked, StorageError
 from graphdb.storage.files import open_file
 
 from . import ledger
@@ -479,10 +479,12 @@ class Catalog:
                                    progress=progress)
             except OSError as exc:
                 self.remove_orphans()
-                if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or \
-                        "No space left" in str(exc):
-                    raise DiskFull(self.env.path, None, None,
-                                   detail=f"{exc}; nothing was committed") from None
+                places = {"database": self.env.path}
+                if options.temp_dir:  # sorted runs spill there (else inside the database)
+                    places = {"temp folder": Path(options.temp_dir), **places}
+                full = disk_full(exc, places)
+                if full is not None:
+                    raise full from None
                 raise
             except BaseException:
                 self.remove_orphans()
@@ -564,9 +566,15 @@ class Catalog:
     def _space_back(self) -> None:
         """Free the retired versions no statement reads any more, then give the file's space
         back when more than half of it is free (storage.compact): after a drop, a replace, or
-        the last reader of a retired version closing. The caller holds the writer lock."""
-        self.free_retired()
-        self.env.compact(COMPACT_WHEN_FREE)
+        the last reader of a retired version closing. The caller holds the writer lock.
+
+        Best effort: the statement that called it has committed, so a full disk (or anything
+        else in the way) leaves the freed versions and pages for the next writer to take."""
+        try:
+            self.free_retired()
+            self.env.compact(COMPACT_WHEN_FREE)
+        except (StorageError, CorruptGraph):
+            pass
 
     def vacuum(self) -> Space:
         """Give the free space of the database file back (VACUUM): free what no statement

@@ -39,6 +39,7 @@ import pyarrow as pa
 from graphdb.storage import delete_topology
 from graphdb.storage.blocks import iter_prefix, put_array_chunked, seal, unpack_block
 from graphdb.storage.delta import put_record, read_records
+from graphdb.storage.disk import disk_full
 from graphdb.storage.errors import CorruptData, DatabaseLocked
 
 from .delta import DeltaLog, DeltaView, Op, decode_op, encode_op
@@ -189,7 +190,13 @@ def compact(catalog: "Catalog", name: str, *, cancelled: Callable[[], bool] = la
             stack.enter_context(catalog.snapshot(committed=True))
         done = None
         try:
-            built = _build(catalog, entry, graph_id, cancelled)
+            try:
+                built = _build(catalog, entry, graph_id, cancelled)
+            except OSError as exc:  # the new generation's files on a full disk
+                full = disk_full(exc, {"database": env.path})
+                if full is None:
+                    raise
+                raise full from None
             if built is not None:
                 with _writer_lock(env, lock_timeout):
                     done = _flip(catalog, entry, graph_id, built)

@@ -80,8 +80,7 @@ def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type:
                                weighted=weighted, num_vertices=0, num_edges=0, input_edges=0,
                                id_type=id_type, created=time.time(), source="CREATE GRAPH",
                                stats=stats)
-            return write_graph(env, entry, empty_arrays(directed, weighted), replace_entry=old,
-                               db_catalog=env.db("catalog"))
+            return write_graph(env, entry, empty_arrays(directed, weighted), replace_entry=old)
         except BaseException:
             catalog.remove_orphans()
             raise

@@ -464,8 +464,8 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         source=str(source) + (f" + {options.vertices}" if options.vertices else ""),
         stats=stats,
     )
-    entry = write_graph(env, entry, arrays, replace_entry=replace_entry,
-                        db_catalog=env.db("catalog"), started=started, memory_limit=budget)
+    entry = write_graph(env, entry, arrays, replace_entry=replace_entry, started=started,
+                        memory_limit=budget)
     return entry
 
 
@@ -534,7 +534,7 @@ def arrow_records(env: Environment, gdir: Path) -> dict[str, dict]:
 
 
 def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarray], *,
-                replace_entry: GraphEntry | None, db_catalog,
+                replace_entry: GraphEntry | None,
                 started: float | None = None, memory_limit: int | None = None) -> GraphEntry:
     """Commit a graph (the commit point of an ingest): given id-mapped CSR arrays (which may be
     np.memmap), with ``vertices.arrow`` (:func:`write_vertices`) and any edge properties

@@ -219,7 +219,6 @@ class Writer:
     def _write(self) -> list[GraphEntry]:
         catalog = self.catalog
         env = catalog.env
-        db = env.db("catalog")
         changes = []
         for name, c in self._changed.items():
             records = _coalesce(c.ops)
@@ -237,6 +236,7 @@ class Writer:
         total = sum(len(p) for change in changes for p in change[2])
 
         def commit(txn):
+            db = env.db("catalog")  # (in the transaction: a careful reopen renews handles)
             for name, c, payloads, final in changes:
                 raw = txn.get(name.encode(), db=db)
                 if raw is None or bytes(raw) != c.raw:

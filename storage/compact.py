@@ -111,8 +111,12 @@ class OpenLock:
 
 
 def remove_copy(database: Path) -> None:
-    """Delete a copy a killed compaction left behind."""
-    shutil.rmtree(database / COPY_DIR, ignore_errors=True)
+    """Delete a copy a killed compaction left behind (a file at its name too: removing a name
+    never touches what a link points to)."""
+    path = database / COPY_DIR
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def copy_compacted(lmdb_env, database: Path) -> Path:

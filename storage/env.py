@@ -70,8 +70,26 @@ from typing import TypeVar
 
 import lmdb
 
-from .compact import COPY_DIR, OPEN_LOCK, OpenLock, Space, copy_compacted, space_of, swap_in
-from .errors import CorruptData, DatabaseLocked, DiskFull, MapTooSmall, StorageError
+from .compact import (
+    COPY_DIR,
+    OPEN_LOCK,
+    OpenLock,
+    Space,
+    copy_compacted,
+    remove_copy,
+    space_of,
+    swap_in,
+)
+from .disk import disk_full, free_bytes
+from .errors import (
+    CorruptData,
+    DatabaseLocked,
+    DiskFull,
+    MapTooSmall,
+    NeedsCarefulWrites,
+    StorageError,
+    size_text,
+)
 from .files import LinkInDatabase, open_file, refuse_links
 from .lmdb_verify import verify_file
 from .locks import LEASE_FILE, LockFile
@@ -186,7 +204,10 @@ class Environment:
             # py-lmdb opens named sub-databases of a writable environment in a write
             # transaction, so a read-write open waits while another process commits (an
             # ingest's final transaction). A read-only open never waits.
-            self.allocate(WRITE_HEADROOM)
+            try:
+                self.allocate(WRITE_HEADROOM)
+            except NeedsCarefulWrites:  # a full disk: still open, to read and to drop
+                self._become_careful()
             txn = self._begin(write=True)
             try:
                 with txn:
@@ -381,8 +402,8 @@ class Environment:
         """Make sure the next ``nbytes`` beyond the committed data (within the map) have disk
         blocks, so that writing them through the mapping cannot fault; :class:`DiskFull` when the
         disk has no room. Allowed inside a write transaction (it does not touch the map)."""
-        if self.read_only:
-            return
+        if self.read_only or self._shared.careful:
+            return  # without writemap a full disk fails the commit, never faults (see write)
         info, psize = self._info()
         used = self._used_bytes(info, psize)
         end = min(used + int(nbytes), info["map_size"])
@@ -393,6 +414,8 @@ class Environment:
             os.posix_fallocate(fd, used, end - used)
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                if self._shared.references == 1:  # alone: write carefully instead (see write)
+                    raise NeedsCarefulWrites(end - used) from None
                 raise self._disk_full(end - used) from None
             if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
                 raise StorageError(f"cannot allocate space in '{self._data_file}': "
@@ -407,8 +430,8 @@ class Environment:
         except OSError:
             return
         ahead = max(0, allocated - used)  # blocks already allocated beyond the committed data
-        if vfs.f_bavail * vfs.f_frsize + ahead < nbytes:
-            raise self._disk_full(nbytes)
+        if vfs.f_bavail * vfs.f_frsize + ahead + self.space().free_bytes < nbytes:
+            raise self._disk_full(nbytes)  # (pages freed inside the file are reused first)
 
     def _disk_full(self, nbytes: int) -> DiskFull:
         try:
@@ -451,7 +474,11 @@ class Environment:
         if self.read_only:
             raise StorageError("database is open read-only")
         while True:
-            self.allocate(nbytes)
+            try:
+                self.allocate(nbytes)
+            except NeedsCarefulWrites:
+                self._write_carefully()
+                continue
             txn = self._begin(write=True)
             grow = 0
             try:
@@ -459,13 +486,17 @@ class Environment:
                     return fn(txn)
             except MapTooSmall as short:  # said before writing: grow once, to what is needed
                 grow = short.nbytes
+            except NeedsCarefulWrites:  # said before writing too (a large write's allocate)
+                grow = None
             except lmdb.MapFullError:
                 grow = -1
             except lmdb.Error as exc:
-                raise _storage_error(exc, f"write to '{self.path}' failed") from exc
+                raise _commit_error(exc, self.path) from None
             finally:
                 self._gate.exit()
-            if grow > 0:
+            if grow is None:
+                self._write_carefully()
+            elif grow > 0:
                 self.reserve(grow)
             else:
                 self._grow_map(self._info()[0]["map_size"] * 2)
@@ -477,6 +508,35 @@ class Environment:
         epoch (another process can compact only while no other has the database open). Two
         reads with the same generation read the same state."""
         return self._shared.epoch, txn.id()
+
+    def _write_carefully(self) -> None:
+        """After the disk had no room to allocate ahead of a write: reopen the environment
+        without writemap. LMDB then keeps a transaction's pages in memory and writes them with
+        ``pwrite`` at its commit, so a full disk fails the commit (DiskFull, nothing written)
+        instead of faulting on a page of the map that has no block, and the pages a drop freed
+        inside the file are reused without allocating anything. Only a connection alone in its
+        process does this (the others hold handles of the environment); it stays so until the
+        database is closed."""
+        shared = self._shared
+        self._become_careful()
+        if shared.careful:
+            self._open_subdatabases(None, self.layout, creating=False)
+
+    def _become_careful(self) -> None:
+        shared = self._shared
+        with _OPEN_LOCK:
+            if shared.careful:
+                return
+            if shared.references != 1:
+                raise self._disk_full(WRITE_HEADROOM)
+            with self._gate.resize(), shared.locks.map_lock():
+                shared.env.close()
+                try:
+                    shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode, writemap=False)
+                    shared.careful = True
+                except BaseException:
+                    shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode)
+                    raise
 
     def release_resident(self) -> int:
         """Unmap this process's pages of the data file (see :mod:`graphdb.storage.mapped`): after a
@@ -578,21 +638,38 @@ class Environment:
         The one change of the map that shrinks the file: allowed because no other process has
         it mapped (the open lock, held shared by every process that has the database open, is
         taken exclusively), and none can open it meanwhile."""
-        if self.read_only or self.space().free_share <= min_free_share:
+        space = self.space()
+        if self.read_only or space.free_share <= min_free_share:
             return None
+        # the copy holds the live pages: without room for it, the freed pages stay in the file,
+        # where later writes reuse them (a compaction after a drop is skipped; VACUUM says so)
+        needed = space.live_bytes + (1 << 20)
+        free = free_bytes(self.path)
+        if free is not None and free < needed:
+            if min_free_share > 0:
+                return None
+            raise DiskFull(self.path, needed, free, detail=(
+                f"VACUUM copies the live data of '{self.path}' ({size_text(space.live_bytes)}) "
+                f"and has {size_text(free)} free for it; the {size_text(space.free_bytes)} "
+                "freed inside the file are reused by later writes and loads meanwhile"))
         shared = self._shared
         with _OPEN_LOCK:
             if shared.references != 1 or not shared.opened.alone():
                 return None
             try:
                 with self._gate.resize():  # no transaction of this process while it changes
-                    copy = copy_compacted(shared.env, self.path)
+                    try:
+                        copy = copy_compacted(shared.env, self.path)
+                    except (lmdb.Error, OSError) as exc:  # the old file is untouched
+                        remove_copy(self.path)
+                        raise _copy_error(exc, self.path) from None
                     shared.env.close()
                     try:
                         swap_in(copy, self.path / "meta.lmdb")
                     finally:  # the new file, or the old one if the swap failed
                         with shared.locks.map_lock():
-                            shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode)
+                            shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode,
+                                                    writemap=not shared.careful)
                             shared.epoch = next(_EPOCHS)  # its transaction ids start again
             finally:
                 shared.opened.share()
@@ -666,6 +743,8 @@ class _Shared:
         self.gate = _TxnGate()
         #: a new number each time this process opens the file (Environment.generation)
         self.epoch = next(_EPOCHS)
+        #: opened without writemap, after a full disk (see Environment._write_carefully)
+        self.careful = False
 
 
 #: Epochs of opened environments (Environment.generation), process-wide.
@@ -729,13 +808,35 @@ def _open_lmdb(directory: Path, read_only: bool, mode: int, locks: LockFile) -> 
         raise _storage_error(exc, f"cannot open database '{directory.parent}'") from exc
 
 
-def _lmdb_open(directory: Path, mode: int) -> lmdb.Environment:
+def _lmdb_open(directory: Path, mode: int, writemap: bool = True) -> lmdb.Environment:
     """The read-write LMDB open (the caller holds the map lock): a map at least the file's
     length, never shorter (see the module docstring)."""
     initial = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE)))
     refuse_links(directory.parent, ("meta.lmdb", *LMDB_FILES), LMDB_FILES)
     return lmdb.open(str(directory), map_size=max(initial, _file_size(directory / "data.mdb")),
-                     writemap=True, max_dbs=len(SUBDATABASES) + 4, subdir=True, mode=mode)
+                     writemap=writemap, max_dbs=len(SUBDATABASES) + 4, subdir=True, mode=mode)
+
+
+def _commit_error(exc: lmdb.Error, path: Path) -> StorageError:
+    """What a failed write transaction raises. LMDB reports a short write of its commit (the
+    disk filled up under it, without writemap) as an I/O error: on a disk with next to nothing
+    free that is DiskFull too."""
+    full = disk_full(exc, {"database": path})
+    if full is None and "Input/output error" in str(exc):
+        free = free_bytes(path)
+        if free is not None and free < (64 << 20):
+            full = disk_full(OSError(errno.ENOSPC, str(exc)), {"database": path})
+    return full or _storage_error(exc, f"write to '{path}' failed")
+
+
+def _copy_error(exc: BaseException, path: Path) -> StorageError:
+    """What a failed compaction copy raises: DiskFull naming the space, else StorageError."""
+    full = disk_full(exc, {"database": path})
+    if full is not None:
+        return full
+    if isinstance(exc, lmdb.Error):
+        return _storage_error(exc, f"cannot compact '{path}'")
+    return StorageError(f"cannot compact '{path}': {exc}")
 
 
 def _release(path: Path) -> None:
@@ -831,7 +932,11 @@ def _storage_error(exc: lmdb.Error, what: str) -> StorageError:
     text = str(exc)
     if "No space left" in text or "Disk quota" in text or "File too large" in text:
         return DiskFull(None, None, None, detail=f"{what}: {text}")
-    if isinstance(exc, _NOT_DAMAGE) or "Permission denied" in text:
+    if isinstance(exc, _NOT_DAMAGE) or "Permission denied" in text or \
+            "Input/output error" in text:
         return StorageError(f"{what}: {text}")
+    if "belongs to another environment" in text:  # reopened under a caller's handle
+        return StorageError(f"{what}: the database was reopened meanwhile (a full disk or a "
+                            "compaction); run the statement again")
     return CorruptData(f"{what}: meta.lmdb/data.mdb is damaged (LMDB: {text}); 'graphdb "
                        "check' reports every problem", file="meta.lmdb/data.mdb")
