@@ -18,6 +18,7 @@ import pyarrow as pa
 from graphdb.storage import BufferManager, Environment
 from graphdb.storage.compact import COMPACT_WHEN_FREE, Space
 from graphdb.storage.disk import disk_full
+from graphdb.storage.env import LOCK_TIMEOUT
 from graphdb.storage.errors import CorruptData, DatabaseLocked, StorageError
 from graphdb.storage.files import open_file
 
@@ -115,6 +116,8 @@ class Catalog:
         self._layouts_checked: set[str] = set()
         #: entries parsed and checked, by their stored bytes (a version's entry never changes)
         self._parsed: OrderedDict[tuple[str, bytes], GraphEntry] = OrderedDict()
+        #: seconds a load, drop or VACUUM waits for another writer (as SQL writes do)
+        self.lock_timeout = LOCK_TIMEOUT
         #: entry bytes whose ledger checksum matched (catalog.ledger.audit's memo)
         self._ledger_checked: dict = {}
         #: the delta logs of the graph versions this connection reads (catalog.versions)
@@ -461,7 +464,7 @@ class Catalog:
                 f"invalid graph name '{str(name)[:80]}': use letters, digits and underscores, "
                 "starting with a letter or underscore (at most 255)"
             )
-        with self.env.writer_lock():
+        with self.env.writer_lock(timeout=self.lock_timeout):
             self.tidy()
             if prepare is not None:
                 prepare()
@@ -498,7 +501,7 @@ class Catalog:
         """Drop graph ``name``; returns its name as stored. The version's data is freed now if
         no statement reads it, else by a later writer (see :meth:`snapshot`). A damaged entry
         can be dropped too: its key goes, and only data under a generated id is ever freed."""
-        with self.env.writer_lock():
+        with self.env.writer_lock(timeout=self.lock_timeout):
             dropped = self._drop_locked(name)
             self._space_back()
             return dropped
@@ -580,7 +583,7 @@ class Catalog:
         """Give the free space of the database file back (VACUUM): free what no statement
         reads any more, then copy-compact the file, whatever share is free. CatalogError when
         it cannot (another process, or another connection of this one, has it open)."""
-        with self.env.writer_lock():
+        with self.env.writer_lock(timeout=self.lock_timeout):
             self.free_retired()
             after = self.env.compact()
             if after is None:

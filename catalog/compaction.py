@@ -29,7 +29,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -133,22 +133,6 @@ def tidy_compactions(catalog: "Catalog") -> list[str]:
     return dead
 
 
-@contextlib.contextmanager
-def _writer_lock(env, timeout: float) -> Iterator[None]:
-    deadline = time.monotonic() + timeout
-    delay = 0.001
-    while True:
-        try:
-            with env.writer_lock():
-                yield
-            return
-        except DatabaseLocked:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(delay)
-            delay = min(2 * delay, 0.05)
-
-
 def _committed(catalog: "Catalog", name: str) -> GraphEntry | None:
     try:
         return catalog.committed().get(name, exact=True)
@@ -166,7 +150,7 @@ def compact(catalog: "Catalog", name: str, *, cancelled: Callable[[], bool] = la
     env = catalog.env
     lock_timeout = LOCK_TIMEOUT if lock_timeout is None else lock_timeout
     with contextlib.ExitStack() as stack:
-        with _writer_lock(env, lock_timeout):
+        with env.writer_lock(timeout=lock_timeout):
             tidy_compactions(catalog)
             entry = _committed(catalog, name)
             if entry is None or not entry.changed:
@@ -198,11 +182,11 @@ def compact(catalog: "Catalog", name: str, *, cancelled: Callable[[], bool] = la
                     raise
                 raise full from None
             if built is not None:
-                with _writer_lock(env, lock_timeout):
+                with env.writer_lock(timeout=lock_timeout):
                     done = _flip(catalog, entry, graph_id, built)
         finally:
             if done is None:
-                with _writer_lock(env, lock_timeout):
+                with env.writer_lock(timeout=lock_timeout):
                     env.remove_graph_dir(graph_id)
                     env.write(lambda txn: (delete_topology(env, txn, graph_id),
                                            txn.delete(_marker_key(graph_id),

@@ -52,7 +52,7 @@ def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type:
         raise CatalogError(f"invalid graph name '{str(name)[:80]}': use letters, digits and "
                            "underscores, starting with a letter or underscore (at most 255)")
     env = catalog.env
-    with env.writer_lock():
+    with env.writer_lock(timeout=catalog.lock_timeout):
         catalog.tidy()
         if prepare is not None:
             prepare()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,8 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphdb.storage.delta import put_record
-from graphdb.storage.env import WRITE_HEADROOM
-from graphdb.storage.errors import DatabaseLocked
+from graphdb.storage.env import LOCK_TIMEOUT, WRITE_HEADROOM
 
 from .delta import Op, encode_op
 from .entries import GraphEntry
@@ -44,7 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["LOCK_TIMEOUT", "Writer", "base_summary", "count_op", "with_counts"]
 
 #: Seconds a write waits for another writer to finish before giving up.
-LOCK_TIMEOUT = 30.0
 
 
 @dataclass
@@ -60,9 +57,10 @@ class _Changed:
 class Writer:
     """The writes of one connection (see the module docstring)."""
 
-    def __init__(self, catalog: "Catalog", lock_timeout: float = LOCK_TIMEOUT):
+    def __init__(self, catalog: "Catalog", lock_timeout: float | None = None):
         self.catalog = catalog
-        self.lock_timeout = lock_timeout
+        #: seconds a write waits for the writer lock (default: the catalog's, LOCK_TIMEOUT)
+        self.lock_timeout = catalog.lock_timeout if lock_timeout is None else lock_timeout
         #: BEGIN was given: statements add to one transaction until COMMIT or ROLLBACK
         self.explicit = False
         self._lock: contextlib.ExitStack | None = None
@@ -195,26 +193,10 @@ class Writer:
     def _acquire(self) -> None:
         if self._lock is not None:
             return
-        env = self.catalog.env
-        deadline = time.monotonic() + self.lock_timeout
-        delay = 0.0005
-        while True:
-            stack = contextlib.ExitStack()
-            try:
-                stack.enter_context(env.writer_lock())
-            except DatabaseLocked:
-                stack.close()
-                if time.monotonic() >= deadline:
-                    raise DatabaseLocked(
-                        f"another connection or process is writing to '{env.path}' (a write "
-                        f"transaction, an ingest or a drop) and did not finish within "
-                        f"{self.lock_timeout:g} s; try again later") from None
-                time.sleep(delay)
-                delay = min(2 * delay, 0.02)
-                continue
-            self._lock = stack
-            self._read = {}
-            return
+        stack = contextlib.ExitStack()
+        stack.enter_context(self.catalog.env.writer_lock(timeout=self.lock_timeout))
+        self._lock = stack
+        self._read = {}
 
     def _write(self) -> list[GraphEntry]:
         catalog = self.catalog

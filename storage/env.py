@@ -64,6 +64,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -595,23 +596,48 @@ class Environment:
             shutil.rmtree(d, ignore_errors=True)
 
     @contextlib.contextmanager
-    def writer_lock(self, wait: bool = False) -> Iterator[None]:
-        """An exclusive lock for long writes (ingest) across processes; non-blocking unless
-        ``wait``."""
+    def writer_lock(self, wait: bool = False, timeout: float = 0.0) -> Iterator[None]:
+        """The exclusive lock of every write that is more than one LMDB transaction (a load,
+        a drop, a write transaction, a compaction's flip), across processes and connections.
+
+        Taken at once or :class:`DatabaseLocked`, unless ``wait`` (block until free) or
+        ``timeout`` (try for that many seconds, as SQL writes do: see ``LOCK_TIMEOUT``). The
+        error says whether the holder is another process or this one (another connection, or
+        a connection's background compaction)."""
         import fcntl
 
         fd = open_file(self.path, "writer.lock", os.O_RDWR | os.O_CREAT, self.mode)
+        key = str(self.path.resolve())
         try:
+            deadline = time.monotonic() + max(0.0, float(timeout))
+            delay = 0.0005
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise DatabaseLocked(self._locked_message(key, timeout)) from None
+                    time.sleep(delay)
+                    delay = min(2 * delay, 0.02)
+            with _WRITING_LOCK:
+                _WRITING[key] = _WRITING.get(key, 0) + 1
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
-                raise DatabaseLocked(
-                    f"another process is writing to '{self.path}' (an ingest or drop is running); "
-                    "try again when it has finished"
-                ) from None
-            yield
+                yield
+            finally:
+                with _WRITING_LOCK:
+                    _WRITING[key] -= 1
         finally:
             os.close(fd)
+
+    def _locked_message(self, key: str, timeout: float) -> str:
+        with _WRITING_LOCK:
+            here = _WRITING.get(key, 0) > 0
+        who = ("another connection of this process (or a background compaction) is writing"
+               if here else "another process is writing")
+        waited = f" and did not finish within {timeout:g} s" if timeout else ""
+        return (f"{who} to '{self.path}' (a write transaction, a load, a drop or a "
+                f"compaction){waited}; try again when it has finished")
 
     def stat(self) -> dict:
         info, _psize = self._info()
@@ -755,6 +781,11 @@ _EPOCHS = itertools.count(1)
 # counted, and the last one to close closes it.
 _OPEN: dict[str, _Shared] = {}
 _OPEN_LOCK = threading.Lock()
+#: writer locks held in this process, by database (what a DatabaseLocked message names)
+_WRITING: dict[str, int] = {}
+_WRITING_LOCK = threading.Lock()
+#: Seconds a write waits for the writer lock before giving up (SQL writes, loads, drops).
+LOCK_TIMEOUT = 30.0
 
 
 def _acquire(path: Path, read_only: bool, mode: int, existing: bool) -> _Shared:
