@@ -176,6 +176,8 @@ def cast_column(column, type_: pa.DataType, name: str, graph: str) -> pa.Array:
         return column.cast(type_)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         sample = column.slice(0, 3).to_pylist()
+        if pa.types.is_decimal(column.type):  # integers past 64 bits, read exactly
+            sample = [None if v is None else int(v) for v in sample]
         raise InvalidArgument(f"{graph}: column {name} is {type_}; cannot store {sample!r} "
                               "in it") from None
 
