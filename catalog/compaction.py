@@ -222,6 +222,8 @@ def _build(catalog: "Catalog", entry: GraphEntry, graph_id: str,
         vertices = catalog.vertex_table(entry)
         props = catalog.edge_properties(entry)
         origin = catalog.versions.origin(entry)
+    if cancelled():
+        return None
     from .generation import write_arrow
     from .ingest import arrow_records
 

@@ -373,6 +373,7 @@ for s in setup:
     con.execute(s)
 print("ready", flush=True)
 sys.stdin.readline()
+print("started", flush=True)
 start = time.time()
 outcome = {{"finished": False}}
 try:
@@ -386,6 +387,11 @@ except graphdb.OperationalError as exc:
 except BaseException as exc:
     outcome["error"] = "raw " + type(exc).__name__ + ": " + str(exc)[:200]
 outcome["stopped_at"] = time.time()
+try:  # the signal is sent, and handled, before the checks run (it may come after the end)
+    sys.stdin.readline()
+    time.sleep(0.2)
+except KeyboardInterrupt:
+    outcome["after_end"] = True
 try:
     outcome["after"] = [[list(r) for r in con.execute(q).fetchall()] for q in {checks!r}]
     if {rollback!r}:
@@ -440,11 +446,12 @@ def interrupt_trials(trials: int, rng: random.Random, base: Path, root: Path, sc
         delay = rng.choice([0.0, 0.01, 0.05, 0.1, 0.3, 1.0, 2.0]) * rng.random()
         proc.stdin.write("go\n")
         proc.stdin.flush()
+        proc.stdout.readline()  # "started"
         time.sleep(delay)
         sent = time.time()
         proc.send_signal(signal.SIGINT)
         try:
-            out, err = proc.communicate(timeout=120)
+            out, err = proc.communicate("sent\n", timeout=120)
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
@@ -469,7 +476,7 @@ def _interrupt_outcome(code: int, out: str, err: str, sent: float) -> tuple[str,
         return "broken", result["broken"]
     if result.get("error", "").startswith("raw"):
         return "raw", result["error"]
-    if result["finished"]:
+    if result["finished"] or result.get("after_end"):
         return "finished", ""
     took = result["stopped_at"] - sent
     if took > 1.0:

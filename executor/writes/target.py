@@ -17,6 +17,7 @@ from graphdb.catalog import CatalogError, GraphEntry
 from graphdb.catalog.delta import Op
 from graphdb.storage.lazy import pc
 
+from ..cancel import check_cancelled
 from ..delta import DeltaGraph
 from ..errors import InvalidArgument, StatementMismatch
 from ..physical.nodes import PhysicalNode
@@ -133,10 +134,12 @@ class Target:
         """Dense ids of the user's ids; with ``create``, ids that are no vertex yet are added
         as new vertices (an operation appended to ``ops``), else -1 for them."""
         dense = self.log.resolve(ids)
+        check_cancelled()  # (reads only so far: a million ids take a second or two)
         missing = dense < 0
         if create and missing.any():
             absent = ids.filter(pa.array(missing))
             new = pc.unique(absent)
+            check_cancelled()
             props = [pa.nulls(len(new), f.type) for f in self.vertex_schema if f.name != "id"]
             names = [f.name for f in self.vertex_schema if f.name != "id"]
             ops.append(Op("add_vertices", pa.table([new] + props, names=["id"] + names)))
