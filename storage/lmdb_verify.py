@@ -119,10 +119,11 @@ def verify_file(path: str | os.PathLike, *, full: bool = False) -> LmdbReport:
                 except _Damage as exc:
                     problem = str(exc)
                     txnid = walker.txnid
-                # a writer of another process may have reused pages meanwhile: look again while
-                # the file's latest commit moves on
+                # a writer of another process may have reused pages meanwhile (those of the
+                # older meta page's snapshot once one more commit lands): look again while the
+                # file's latest commit moves on
                 now = _Meta.latest_txnid(data)
-                if now is None or now <= (txnid or 0) + 1 or now == last_txnid:
+                if now is None or now <= (txnid or 0) or now == last_txnid:
                     break
                 last_txnid = now
         except OSError as exc:
@@ -240,6 +241,7 @@ class _Walker:
                           f"{meta.last_pg}; the file holds {pages_in_file} pages")
         self.last_pg = meta.last_pg
         self.page_ints = data[: pages_in_file * psize].reshape(pages_in_file, psize)
+        self._meta_pair(first, second)
         report = LmdbReport(meta.txnid, psize, meta.last_pg)
         main = self._tree(MAIN_DBI, meta.main, report)
         report.databases[MAIN_DBI] = main
@@ -248,6 +250,46 @@ class _Walker:
         if self.full:
             report.unused = self._unused(report)
         return report
+
+    def _meta_pair(self, first: _Meta, second: _Meta) -> None:
+        """The two meta pages as LMDB writes them: commit ``t`` writes page ``t & 1``, so their
+        transaction ids differ by one, each of its page's parity (0 and 0 before the first
+        commit), and no snapshot's free-page tree holds a record of a later transaction. A
+        flipped bit in a transaction id otherwise makes LMDB open the previous snapshot: a
+        database silently one commit older."""
+        t0, t1 = first.txnid, second.txnid
+        if (t0, t1) != (0, 0) and (t0 % 2 != 0 or t1 % 2 != 1 or abs(t0 - t1) != 1):
+            raise _Damage(f"the meta pages record transactions {t0} and {t1} (page 0 holds "
+                          "even ones, page 1 odd ones, one apart)")
+        for which, meta in ((0, first), (1, second)):
+            latest = self._latest_free_record(meta)
+            if latest is not None and latest > meta.txnid:
+                raise _Damage(f"meta page {which} records transaction {meta.txnid}, but its "
+                              f"free-page tree holds a record of transaction {latest}")
+
+    def _latest_free_record(self, meta: _Meta) -> int | None:
+        """The largest key of ``meta``'s free-page tree (its rightmost path), bounds-checked."""
+        root, depth = meta.free[7], meta.free[2]
+        if root == P_INVALID:
+            return None
+        pgno = root
+        for level in range(1, min(depth, 32) + 1):
+            if not 2 <= pgno <= self.last_pg:
+                raise _Damage(f"the free-page tree refers to page {pgno}")
+            page = self.page_ints[pgno]
+            _own, _pad, _flags, lower, upper = PAGE_HEADER.unpack_from(page, 0)
+            n = (lower - HEADER_BYTES) // 2
+            if not (HEADER_BYTES < lower <= upper <= self.psize):
+                raise _Damage(f"free-page tree page {pgno} has free space bounds "
+                              f"{lower}..{upper}")
+            ptr = int(page[lower - 2:lower].view("<u2")[0])
+            if not upper <= ptr <= self.psize - NODE_BYTES - 8:
+                raise _Damage(f"free-page tree page {pgno}: node {n - 1} is at byte {ptr}")
+            lo, hi, nflags, _ksize = (int(v) for v in page[ptr:ptr + 8].view("<u2"))
+            if level == depth:
+                return int(page[ptr + 8:ptr + 16].view("<u8")[0])
+            pgno = lo | hi << 16 | nflags << 32
+        return None
 
     # -- trees ----------------------------------------------------------------------------------
     def _tree(self, name: str, record: tuple, report: LmdbReport) -> TreeCount:
