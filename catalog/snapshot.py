@@ -53,7 +53,8 @@ class Snapshot:
         return sorted(set(self._raw) | set(self._audit.damaged))
 
     def entries(self) -> list[GraphEntry]:
-        return [self._entry(name) for name in sorted(self._raw)]
+        """Every entry (CorruptGraph for the first damaged one, a missing one included)."""
+        return [self._entry(name) for name in self.names()]
 
     def get(self, name: str, *, exact: bool = False) -> GraphEntry:
         """The entry of graph ``name``; SQL identifiers are case-insensitive unless quoted, so a
