@@ -222,13 +222,14 @@ def in_background(work: Callable[[], "T"], name: str) -> "T":
     return box["value"]
 
 
-#: Modules a process's first statement imports whatever it does (pyarrow imports pandas at its
-#: first ``pa.array``: one or two seconds), imported by :func:`import_first` where cancellable.
+#: Modules a process's first write imports (pyarrow imports pandas at its first ``pa.array`` of
+#: Python values: one or two seconds), imported by :func:`import_first` where cancellable.
+#: Reads and loads never import them (a query or an ingest stays free of pandas).
 _FIRST_IMPORTS = ("pandas",)
 
 
 def import_first() -> None:
-    """Import what every first statement imports, in a thread of its own (:func:`in_background`)
+    """Import what a first write imports, in a thread of its own (:func:`in_background`)
     so that an interrupt in those seconds stops the statement at once (the import completes
     behind it). Does nothing once they are imported (or where they are not installed)."""
     import importlib.util

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from graphdb.catalog import Catalog, GraphNotFound
 from graphdb.executor.arrays import to_table
-from graphdb.executor.cancel import import_first, sigint_cancels
+from graphdb.executor.cancel import sigint_cancels
 from graphdb.executor.device import select_device
 from graphdb.executor.property_graph import PropertySchema, label_table_columns
 from graphdb.executor.residency import RESIDENCY
@@ -260,7 +260,6 @@ class Session:
             try:
                 if sigint["hit"]:  # Ctrl-C before the statement was there to cancel
                     cancel()
-                import_first()  # (a fresh process's first imports, interruptible)
                 yield
             except BaseException:
                 if sigint["hit"]:

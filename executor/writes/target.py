@@ -17,7 +17,7 @@ from graphdb.catalog import CatalogError, GraphEntry
 from graphdb.catalog.delta import Op
 from graphdb.storage.lazy import pc
 
-from ..cancel import check_cancelled
+from ..cancel import check_cancelled, import_first
 from ..delta import DeltaGraph
 from ..errors import InvalidArgument, StatementMismatch
 from ..physical.nodes import PhysicalNode
@@ -59,6 +59,7 @@ class Target:
     """The graph a statement writes to, at its newest version (the writer lock is held)."""
 
     def __init__(self, runner: "Runner", writer: "Writer", name: str, table: str):
+        import_first()  # what a process's first write imports, where an interrupt reaches it
         self.runner = runner
         self.catalog = runner.catalog
         self.writer = writer

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pyarrow as pa
 from sqlglot import exp
 
+from graphdb.executor.cancel import import_first
 from graphdb.executor.plan import (
     CANONICAL,
     ROW,
@@ -293,6 +294,7 @@ def values_plan(session: "Session", values: exp.Values, parameters: Any,
         bound.set("alias", exp.TableAlias(this=exp.to_identifier("__graphdb_values"),
                                           columns=[exp.to_identifier(n) for n in aliases]))
         return _query(session, exp.select("*").from_(bound), snapshot)
+    import_first()  # pyarrow imports pandas at its first array of Python values
     try:
         return ValuesScan("values", rows_table(data, names))
     except InvalidInputError:
