@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from graphdb.storage.blocks import iter_prefix, seal, unpack_block
-from graphdb.storage.checksum import checksum, default_algorithm
+from graphdb.storage.checksum import ALGORITHMS, checksum, default_algorithm
 from graphdb.storage.env import LEDGER_FEATURE, valid_graph_id
 from graphdb.storage.errors import CorruptData
 
@@ -97,7 +97,10 @@ def _read_count(raw) -> tuple[int, int, int]:
         return 0, default_algorithm(), 0
     try:
         count, algorithm, digest = bytes(unpack_block(raw, "the catalog's ledger")).split(b":")
-        return int(count), int(algorithm), int(digest)
+        count, algorithm, digest = int(count), int(algorithm), int(digest)
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown checksum algorithm {algorithm}")
+        return count, algorithm, digest
     except (CorruptData, ValueError) as exc:
         raise CorruptData(f"the catalog's ledger record is damaged ({exc}); the catalog cannot "
                           "be trusted to be complete", file=_FILE) from None
@@ -163,6 +166,8 @@ def audit(txn, env, raw_entries: dict[str, bytes], checked: dict | None = None) 
         try:
             algo, expected, graph_id = bytes(unpack_block(value, "ledger")).split(b":")
             algo, expected, graph_id = int(algo), int(expected), graph_id.decode("ascii")
+            if algo not in ALGORITHMS:
+                raise ValueError(f"unknown checksum algorithm {algo}")
         except (CorruptData, ValueError, UnicodeDecodeError):
             if raw is None:
                 result.damaged[key] = ("its catalog entry is missing (and the ledger's "
