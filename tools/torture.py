@@ -70,24 +70,21 @@ PAGE_QUERIES = ["SELECT * FROM bfs(g, 1) ORDER BY vertex",
 def build(root: Path) -> tuple[Path, dict]:
     """The reference database under ``root`` and its answers."""
     import numpy as np
+    import pyarrow as pa
 
     import graphdb
 
     rng = np.random.default_rng(7)
     n, m = 80, 600
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
-    with open(root / "g.csv", "w") as f:
-        f.write("src,dst,weight,label\n")
-        for a, b in zip(src.tolist(), dst.tolist()):
-            f.write(f"{a},{b},{1 + (a * 7 + b) % 5},e{a % 3}\n")
-    with open(root / "s.csv", "w") as f:
-        f.write("src,dst\n")
-        for a, b in zip(src[:200].tolist(), dst[:200].tolist()):
-            f.write(f"v{a},v{b}\n")
+    g = pa.table({"src": src, "dst": dst, "weight": 1 + (src * 7 + dst) % 5,
+                  "label": [f"e{a % 3}" for a in src.tolist()]})
+    s = pa.table({"src": [f"v{a}" for a in src[:200].tolist()],
+                  "dst": [f"v{b}" for b in dst[:200].tolist()]})
     db = root / "db"
     with graphdb.connect(db, page_size=4096) as con:
-        con.ingest("g", root / "g.csv")
-        con.ingest("s", root / "s.csv", undirected=True)
+        con.ingest("g", g)
+        con.ingest("s", s, undirected=True)
         con.execute("CREATE GRAPH w")
         con.executemany("INSERT INTO w.edges VALUES (?, ?)",
                         [(i, (i * 7) % 50) for i in range(120)])
