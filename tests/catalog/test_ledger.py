@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 import graphdb
-from graphdb.catalog.entries import _canonical
 from graphdb.catalog.ledger import LEDGER_KEY
+from graphdb.catalog.records import canonical as _canonical
 from graphdb.storage.checksum import checksum, default_algorithm
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import graphdb
 from graphdb.catalog import ledger
-from graphdb.catalog.entries import _canonical
+from graphdb.catalog.records import canonical as _canonical
 from graphdb.storage.blocks import seal, unpack_block
 from graphdb.storage.checksum import checksum, default_algorithm
 
