@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import errno
-import json
+import mmap
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -16,9 +17,12 @@ import pyarrow as pa
 
 from graphdb.storage import BufferManager, Environment
 from graphdb.storage.compact import COMPACT_WHEN_FREE, Space
-from graphdb.storage.env import valid_graph_id
-from graphdb.storage.errors import CorruptData, DatabaseLocked, DiskFull, StorageError
+from graphdb.storage.disk import disk_full
+from graphdb.storage.env import LOCK_TIMEOUT
+from graphdb.storage.errors import CorruptData, DatabaseLocked, StorageError
+from graphdb.storage.files import open_file
 
+from . import ledger
 from .cleanup import remove_abandoned, remove_killed_writes
 from .entries import GraphEntry, valid_graph_name
 from .errors import CatalogError, CorruptGraph, GraphChanged, GraphExists, GraphNotFound
@@ -112,6 +116,10 @@ class Catalog:
         self._layouts_checked: set[str] = set()
         #: entries parsed and checked, by their stored bytes (a version's entry never changes)
         self._parsed: OrderedDict[tuple[str, bytes], GraphEntry] = OrderedDict()
+        #: seconds a load, drop or VACUUM waits for another writer (as SQL writes do)
+        self.lock_timeout = LOCK_TIMEOUT
+        #: entry bytes whose ledger checksum matched (catalog.ledger.audit's memo)
+        self._ledger_checked: dict = {}
         #: the delta logs of the graph versions this connection reads (catalog.versions)
         self.versions = Versions(self)
         #: entries of graphs this connection's open write transaction changed, which its own
@@ -119,6 +127,8 @@ class Catalog:
         self.pending: dict[str, GraphEntry] = {}
         #: the tables, views and schemas (catalog.tables)
         self.tables = Tables(self)
+        if not env.read_only and not env.has_feature(ledger.FEATURE):
+            self._build_ledger()
         if not env.read_only and cleanup:  # spill files of killed ingests (catalog.cleanup)
             remove_killed_writes(env)
             from .compaction import killed_compactions, tidy_compactions
@@ -129,6 +139,13 @@ class Catalog:
                 if killed_compactions(env):
                     with env.writer_lock():
                         tidy_compactions(self)
+
+    def _build_ledger(self) -> None:
+        """A database made before the catalog's ledger gets one (catalog.ledger), from its
+        entries as they are, at its first read-write open that finds no other writer."""
+        with contextlib.suppress(DatabaseLocked), self.env.writer_lock():
+            ledger.build(self.env)
+            self.env.add_feature(ledger.FEATURE)
 
     # -- snapshots ------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -155,28 +172,31 @@ class Catalog:
             leases.release(sequence)
 
     def committed(self, *, pending: bool = False, sequence: int = -1) -> Snapshot:
-        """The committed entries, read now in one LMDB read transaction: the one reader of the
-        catalog's entries (statement snapshots, lookups outside one, the writer's and a
-        compaction's reads of the newest version). No lease is taken: the caller holds one for
-        ``sequence`` when it reads data through the snapshot. ``pending``: this connection's
-        open write transaction's entries are seen instead of the committed ones."""
+        """The committed entries, read now in one LMDB read transaction and compared with the
+        catalog's ledger (catalog.ledger) in it: the one reader of the catalog's entries
+        (statement snapshots, lookups outside one, the writer's and a compaction's reads of the
+        newest version). No lease is taken: the caller holds one for ``sequence`` when it reads
+        data through the snapshot. ``pending``: this connection's open write transaction's
+        entries are seen instead of the committed ones."""
         raw = {}
+        found = ledger.Audit()
         db = self.env.db("catalog")
         with self.env.read_txn() as txn:
             generation = self.env.generation(txn)
             for key, value in (txn.cursor(db=db) if db is not None else ()):
                 try:
                     name = bytes(key).decode("utf-8")
-                except UnicodeDecodeError:
-                    raise CorruptGraph(f"the catalog holds a key that is not a name: "
-                                       f"{bytes(key)[:40]!r}",
-                                       file="meta.lmdb/data.mdb") from None
+                except UnicodeDecodeError:  # a damaged key: the ledger names it
+                    name = bytes(key).decode("utf-8", "backslashreplace")
                 raw[name] = bytes(value)
+            if self.env.has_feature(ledger.FEATURE):
+                found = ledger.audit(txn, self.env, raw, self._ledger_checked)
             tables = self.tables.read_raw(txn)  # the tables of the same moment
         return Snapshot(self, raw, sequence, dict(self.pending) if pending else None,
                         generation,
                         tables=TableSnapshot(self.tables, tables,
-                                             self.tables.pending if pending else {}))
+                                             self.tables.pending if pending else {}),
+                        audit=found)
 
     def _lookup(self) -> Snapshot:
         """The thread's snapshot, or a fresh read of the catalog (no lease: it reads no data)."""
@@ -354,19 +374,27 @@ class Catalog:
             path = self.env.graph_dir(entry.graph_id) / name
             record = entry.files.get(name)
             if record is None:
-                if path.exists():
+                if os.path.lexists(path):
                     raise CorruptGraph("is not recorded in the catalog entry", graph=entry.name,
                                        file=where)
                 return None
-            stat = path.stat()
-            key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
-            verified = key in _VERIFIED
-            if not verified:
-                problem = arrow_file_problem(path, record)
-                if problem is not None:
-                    raise CorruptGraph(problem, graph=entry.name, file=where)
-            with pa.memory_map(str(path)) as source:
-                table = pa.ipc.open_file(source).read_all()
+            # opened without following a link on the way (storage.files), then read through
+            # that descriptor only: the file checked is the file mapped
+            fd = open_file(self.env.path, where)
+            try:
+                stat = os.fstat(fd)
+                if not S_ISREG(stat.st_mode):
+                    raise CorruptGraph("is not a regular file", graph=entry.name, file=where)
+                key = (str(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+                verified = key in _VERIFIED
+                if not verified:
+                    problem = arrow_file_problem(fd, record)
+                    if problem is not None:
+                        raise CorruptGraph(problem, graph=entry.name, file=where)
+                mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            finally:
+                os.close(fd)
+            table = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(mapped))).read_all()
             if not verified:
                 problem = table_problem(entry, name, table)
                 if problem is not None:
@@ -436,7 +464,7 @@ class Catalog:
                 f"invalid graph name '{str(name)[:80]}': use letters, digits and underscores, "
                 "starting with a letter or underscore (at most 255)"
             )
-        with self.env.writer_lock():
+        with self.env.writer_lock(timeout=self.lock_timeout):
             self.tidy()
             if prepare is not None:
                 prepare()
@@ -454,10 +482,12 @@ class Catalog:
                                    progress=progress)
             except OSError as exc:
                 self.remove_orphans()
-                if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or \
-                        "No space left" in str(exc):
-                    raise DiskFull(self.env.path, None, None,
-                                   detail=f"{exc}; nothing was committed") from None
+                places = {"database": self.env.path}
+                if options.temp_dir:  # sorted runs spill there (else inside the database)
+                    places = {"temp folder": Path(options.temp_dir), **places}
+                full = disk_full(exc, places)
+                if full is not None:
+                    raise full from None
                 raise
             except BaseException:
                 self.remove_orphans()
@@ -471,7 +501,7 @@ class Catalog:
         """Drop graph ``name``; returns its name as stored. The version's data is freed now if
         no statement reads it, else by a later writer (see :meth:`snapshot`). A damaged entry
         can be dropped too: its key goes, and only data under a generated id is ever freed."""
-        with self.env.writer_lock():
+        with self.env.writer_lock(timeout=self.lock_timeout):
             dropped = self._drop_locked(name)
             self._space_back()
             return dropped
@@ -479,11 +509,13 @@ class Catalog:
     def _drop_locked(self, name: str) -> str:
         snap = self._lookup()
         key = snap.key_of(name)
-        graph_id = _salvage_graph_id(snap.raw(key))
-        catalog_db = self.env.db("catalog")
+        graph_id = snap.graph_id_of(key)
+        # keys that hold this version's entry under a damaged name go with it
+        strays = [k for k in snap.stray_keys(graph_id) if k != key] if graph_id else []
 
         def commit(txn):
-            txn.delete(key.encode(), db=catalog_db)
+            for stale in [key] + strays:
+                ledger.delete_entry(self.env, txn, stale)
             if graph_id is not None:
                 retire_version(self.env, txn, _Version(key, graph_id))
 
@@ -537,15 +569,21 @@ class Catalog:
     def _space_back(self) -> None:
         """Free the retired versions no statement reads any more, then give the file's space
         back when more than half of it is free (storage.compact): after a drop, a replace, or
-        the last reader of a retired version closing. The caller holds the writer lock."""
-        self.free_retired()
-        self.env.compact(COMPACT_WHEN_FREE)
+        the last reader of a retired version closing. The caller holds the writer lock.
+
+        Best effort: the statement that called it has committed, so a full disk (or anything
+        else in the way) leaves the freed versions and pages for the next writer to take."""
+        try:
+            self.free_retired()
+            self.env.compact(COMPACT_WHEN_FREE)
+        except (StorageError, CorruptGraph):
+            pass
 
     def vacuum(self) -> Space:
         """Give the free space of the database file back (VACUUM): free what no statement
         reads any more, then copy-compact the file, whatever share is free. CatalogError when
         it cannot (another process, or another connection of this one, has it open)."""
-        with self.env.writer_lock():
+        with self.env.writer_lock(timeout=self.lock_timeout):
             self.free_retired()
             after = self.env.compact()
             if after is None:
@@ -573,10 +611,4 @@ class _Version(NamedTuple):
     graph_id: str
 
 
-def _salvage_graph_id(raw: bytes) -> str | None:
-    """The generated graph id an entry's JSON names, even when the entry fails validation."""
-    try:
-        graph_id = json.loads(raw).get("graph_id")
-    except (ValueError, AttributeError, UnicodeDecodeError):
-        return None
-    return graph_id if valid_graph_id(graph_id) else None
+_salvage_graph_id = ledger.salvage_graph_id

@@ -29,7 +29,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -39,12 +39,14 @@ import pyarrow as pa
 from graphdb.storage import delete_topology
 from graphdb.storage.blocks import iter_prefix, put_array_chunked, seal, unpack_block
 from graphdb.storage.delta import put_record, read_records
+from graphdb.storage.disk import disk_full
 from graphdb.storage.errors import CorruptData, DatabaseLocked
 
 from .delta import DeltaLog, DeltaView, Op, decode_op, encode_op
 from .entries import GraphEntry
 from .errors import CorruptGraph, GraphNotFound
 from .leases import retire_version
+from .ledger import put_entry
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -131,22 +133,6 @@ def tidy_compactions(catalog: "Catalog") -> list[str]:
     return dead
 
 
-@contextlib.contextmanager
-def _writer_lock(env, timeout: float) -> Iterator[None]:
-    deadline = time.monotonic() + timeout
-    delay = 0.001
-    while True:
-        try:
-            with env.writer_lock():
-                yield
-            return
-        except DatabaseLocked:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(delay)
-            delay = min(2 * delay, 0.05)
-
-
 def _committed(catalog: "Catalog", name: str) -> GraphEntry | None:
     try:
         return catalog.committed().get(name, exact=True)
@@ -164,7 +150,7 @@ def compact(catalog: "Catalog", name: str, *, cancelled: Callable[[], bool] = la
     env = catalog.env
     lock_timeout = LOCK_TIMEOUT if lock_timeout is None else lock_timeout
     with contextlib.ExitStack() as stack:
-        with _writer_lock(env, lock_timeout):
+        with env.writer_lock(timeout=lock_timeout):
             tidy_compactions(catalog)
             entry = _committed(catalog, name)
             if entry is None or not entry.changed:
@@ -188,13 +174,19 @@ def compact(catalog: "Catalog", name: str, *, cancelled: Callable[[], bool] = la
             stack.enter_context(catalog.snapshot(committed=True))
         done = None
         try:
-            built = _build(catalog, entry, graph_id, cancelled)
+            try:
+                built = _build(catalog, entry, graph_id, cancelled)
+            except OSError as exc:  # the new generation's files on a full disk
+                full = disk_full(exc, {"database": env.path})
+                if full is None:
+                    raise
+                raise full from None
             if built is not None:
-                with _writer_lock(env, lock_timeout):
+                with env.writer_lock(timeout=lock_timeout):
                     done = _flip(catalog, entry, graph_id, built)
         finally:
             if done is None:
-                with _writer_lock(env, lock_timeout):
+                with env.writer_lock(timeout=lock_timeout):
                     env.remove_graph_dir(graph_id)
                     env.write(lambda txn: (delete_topology(env, txn, graph_id),
                                            txn.delete(_marker_key(graph_id),
@@ -230,6 +222,8 @@ def _build(catalog: "Catalog", entry: GraphEntry, graph_id: str,
         vertices = catalog.vertex_table(entry)
         props = catalog.edge_properties(entry)
         origin = catalog.versions.origin(entry)
+    if cancelled():
+        return None
     from .generation import write_arrow
     from .ingest import arrow_records
 
@@ -327,7 +321,7 @@ def _flip(catalog: "Catalog", entry: GraphEntry, graph_id: str, built: _Built
     def commit(txn):
         for sequence, op in enumerate(ops, start=1):
             put_record(env, txn, graph_id, sequence, encode_op(op))
-        txn.put(entry.name.encode(), new.to_json(), db=env.db("catalog"))
+        put_entry(env, txn, entry.name, new.to_json())
         retire_version(env, txn, latest)
         txn.delete(_marker_key(graph_id), db=env.db("meta"))
 

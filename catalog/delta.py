@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from graphdb.storage import interrupt
 from graphdb.storage.lazy import pc
 
 from .entries import GraphEntry
@@ -45,6 +46,9 @@ from .errors import CorruptGraph
 from .records import decode_table, encode_table
 
 __all__ = ["DeltaLog", "DeltaView", "LogChanges", "Op", "decode_op", "encode_op"]
+
+#: Ids a Python loop over ids handles between two interruption points (storage.interrupt).
+_CHUNK = 1 << 16
 
 OPS = ("add_vertices", "add_edges", "delete_edges", "delete_vertices", "update_vertices")
 #: Versions a log keeps materialized (the newest, and what readers of older ones ask for).
@@ -191,10 +195,13 @@ class DeltaLog:
         self._vpos = _Grow(np.int64)  # per new vertex: how many base ids are smaller
         self._vids = _Chunks(pa.array([], self.id_type))
         props = pa.schema([f for f in vertex_schema if f.name != "id"])
-        self._vprops = _Chunks(props.empty_table()) if len(props) else None
+        # (not Schema.empty_table(): it imports pandas, 1-2 s, in the first write)
+        self._vprops = _Chunks(pa.Table.from_batches([], schema=props)) if len(props) \
+            else None
         self._esrc, self._edst = _Grow(np.int64), _Grow(np.int64)
         self._ew = _Grow(np.float64) if base.weighted else None
-        self._eprops = _Chunks(edge_schema.empty_table()) if edge_schema else None
+        self._eprops = _Chunks(pa.Table.from_batches([], schema=edge_schema)) \
+            if edge_schema else None
         self._edel = _Grow(np.int64)
         self._vdel = _Grow(np.int64)
         self._updates: list[tuple[np.ndarray, pa.Table]] = []
@@ -259,8 +266,11 @@ class DeltaLog:
                                                  self._vprops.empty.schema, where))
                 head = _replace(head, vertices=head.vertices + len(ids))
                 if self._index is not None:
-                    for i, value in enumerate(ids.to_pylist()):
-                        self._index[value] = next_vertex + i
+                    if len(ids) > _CHUNK:  # rebuilt when next asked for: cheaper than this
+                        self._index = None
+                    else:
+                        for i, value in enumerate(ids.to_pylist()):
+                            self._index[value] = next_vertex + i
             elif op.kind == "add_edges":
                 src = _ints(table, "src", where)
                 dst = _ints(table, "dst", where)
@@ -398,8 +408,12 @@ class DeltaLog:
                 dead = self.dead_vertices()
                 start = self.base.num_vertices
                 ids = self._vids.prefix(head.vertices).to_pylist()
-                self._index = {value: start + i for i, value in enumerate(ids)
-                               if start + i not in dead}
+                index = {}
+                for at in range(0, len(ids), _CHUNK):  # interruptible: kept only when whole
+                    interrupt.check()
+                    index.update((value, start + i) for i, value in
+                                 enumerate(ids[at:at + _CHUNK], at) if start + i not in dead)
+                self._index = index
             return self._index
 
     def resolve(self, values: pa.Array) -> np.ndarray:
@@ -439,7 +453,10 @@ class DeltaLog:
                 index = self.new_vertex_index()
                 if index:
                     picked = values.take(pa.array(missing)).to_pylist()
-                    out[missing] = [index.get(v, -1) for v in picked]
+                    for at in range(0, len(picked), _CHUNK):  # reads only: interruptible
+                        interrupt.check()
+                        out[missing[at:at + _CHUNK]] = [index.get(v, -1) for v in
+                                                        picked[at:at + _CHUNK]]
             return out
 
 

@@ -52,7 +52,7 @@ def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type:
         raise CatalogError(f"invalid graph name '{str(name)[:80]}': use letters, digits and "
                            "underscores, starting with a letter or underscore (at most 255)")
     env = catalog.env
-    with env.writer_lock():
+    with env.writer_lock(timeout=catalog.lock_timeout):
         catalog.tidy()
         if prepare is not None:
             prepare()
@@ -67,9 +67,11 @@ def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type:
         try:
             id_arrow = pa.string() if id_type == "string" else pa.int64()
             vertices = pa.schema([pa.field("id", id_arrow)] + list(vertex_properties))
-            write_arrow(env, graph_id, "vertices.arrow", vertices.empty_table())
+            write_arrow(env, graph_id, "vertices.arrow",  # (empty_table() imports pandas)
+                        pa.Table.from_batches([], schema=vertices))
             if len(edge_properties):
-                write_arrow(env, graph_id, "edges.arrow", edge_properties.empty_table())
+                write_arrow(env, graph_id, "edges.arrow",
+                            pa.Table.from_batches([], schema=edge_properties))
             stats = {"max_out_degree": 0, "isolated_vertices": 0, "self_loops": 0,
                      "self_loops_dropped": 0, "duplicates_merged": 0, "csr_bytes": 0,
                      "vertex_properties": ", ".join(f"{f.name} {f.type}"
@@ -80,8 +82,7 @@ def create_graph(catalog, name: str, *, directed: bool, weighted: bool, id_type:
                                weighted=weighted, num_vertices=0, num_edges=0, input_edges=0,
                                id_type=id_type, created=time.time(), source="CREATE GRAPH",
                                stats=stats)
-            return write_graph(env, entry, empty_arrays(directed, weighted), replace_entry=old,
-                               db_catalog=env.db("catalog"))
+            return write_graph(env, entry, empty_arrays(directed, weighted), replace_entry=old)
         except BaseException:
             catalog.remove_orphans()
             raise

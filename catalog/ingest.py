@@ -61,6 +61,7 @@ from .inputs import (
     text_column_types,
 )
 from .leases import retire_version
+from .ledger import put_entry
 from .progress import Progress
 from .readers import (
     SPOOLED_INPUT,
@@ -463,8 +464,8 @@ def _ingest(env, name, edges, options, replace_entry, progress, budget, graph_id
         source=str(source) + (f" + {options.vertices}" if options.vertices else ""),
         stats=stats,
     )
-    entry = write_graph(env, entry, arrays, replace_entry=replace_entry,
-                        db_catalog=env.db("catalog"), started=started, memory_limit=budget)
+    entry = write_graph(env, entry, arrays, replace_entry=replace_entry, started=started,
+                        memory_limit=budget)
     return entry
 
 
@@ -533,7 +534,7 @@ def arrow_records(env: Environment, gdir: Path) -> dict[str, dict]:
 
 
 def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarray], *,
-                replace_entry: GraphEntry | None, db_catalog,
+                replace_entry: GraphEntry | None,
                 started: float | None = None, memory_limit: int | None = None) -> GraphEntry:
     """Commit a graph (the commit point of an ingest): given id-mapped CSR arrays (which may be
     np.memmap), with ``vertices.arrow`` (:func:`write_vertices`) and any edge properties
@@ -560,7 +561,7 @@ def write_graph(env: Environment, entry: GraphEntry, arrays: dict[str, np.ndarra
                                  + stats["edge_property_bytes"])
         if replace_entry is not None:  # freed once no statement reads it (catalog.leases)
             retire_version(env, txn, replace_entry)
-        txn.put(entry.name.encode(), entry.to_json(), db=db_catalog)
+        put_entry(env, txn, entry.name, entry.to_json())
         settle(env, txn, entry.graph_id)
 
     env.write(commit)

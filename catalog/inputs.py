@@ -85,6 +85,8 @@ class EdgeColumns:
                weight: str | None, fmt: str) -> "EdgeColumns":
         names = schema.names
         check_names(names, path, fmt)
+        src, dst, weight = (_column_option(v, role, path) for v, role in
+                            ((src, "src"), (dst, "dst"), (weight, "weight")))
         if len(names) < 2 and (src is None or dst is None):
             raise IngestError(
                 f"an edge file needs at least two columns (source and destination); found "
@@ -111,6 +113,16 @@ class EdgeColumns:
             w = named[0] if named else None
         props = [c for c in names if c not in (s, d, w)]
         return cls(s, d, w, props)
+
+
+def _column_option(value, role: str, path: str) -> str | None:
+    """A column option as given: a name, or a 1-based position (an int, or digits)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise IngestError(f"{role} must be a column name or a 1-based position, not "
+                      f"{type(value).__name__} {str(value)[:40]!r}", file=path)
 
 
 def text_column_types(schema: pa.Schema, columns: EdgeColumns, id_type: str,

@@ -67,10 +67,8 @@ def ensure_pages(env, entry: GraphEntry) -> PageStatus:
             f"graph '{entry.name}' has no slotted pages yet and the database is open read-only; "
             "a page-streamed query on a read-write connection builds them once (or load the "
             "graph with 'graphdb ingest --pages')")
-    catalog_db = env.db("catalog")
-
     def still_wanted(txn) -> bool:  # not dropped or replaced since the plan was made
-        raw = txn.get(entry.name.encode(), db=catalog_db)
+        raw = txn.get(entry.name.encode(), db=env.db("catalog"))
         try:
             return raw is not None and json.loads(bytes(raw))["graph_id"] == entry.graph_id
         except (ValueError, KeyError, TypeError):  # a damaged entry: not this version

@@ -10,6 +10,8 @@ None; the catalog turns a problem into :class:`CorruptGraph` naming the graph an
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyarrow as pa
 
@@ -76,9 +78,10 @@ def targets_problem(targets: np.ndarray, num_vertices: int, array: str) -> str |
 
 
 def arrow_file_problem(path, record: dict) -> str | None:
-    """An Arrow file against its catalog record: present, of the recorded size and checksum."""
+    """An Arrow file against its catalog record: present, of the recorded size and checksum.
+    ``path`` may be an open file descriptor."""
     try:
-        size = path.stat().st_size
+        size = os.fstat(path).st_size if isinstance(path, int) else path.stat().st_size
     except FileNotFoundError:
         return "is missing"
     if size != record["bytes"]:

@@ -27,12 +27,12 @@ import numpy as np
 import pyarrow as pa
 
 from graphdb.storage.delta import put_record
-from graphdb.storage.env import WRITE_HEADROOM
-from graphdb.storage.errors import DatabaseLocked
+from graphdb.storage.env import LOCK_TIMEOUT, WRITE_HEADROOM
 
 from .delta import Op, encode_op
 from .entries import GraphEntry
 from .errors import CatalogError, GraphChanged
+from .ledger import put_entry
 from .tables.transaction import TableWrites
 
 if TYPE_CHECKING:
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["LOCK_TIMEOUT", "Writer", "base_summary", "count_op", "with_counts"]
 
 #: Seconds a write waits for another writer to finish before giving up.
-LOCK_TIMEOUT = 30.0
 
 
 @dataclass
@@ -58,9 +57,10 @@ class _Changed:
 class Writer:
     """The writes of one connection (see the module docstring)."""
 
-    def __init__(self, catalog: "Catalog", lock_timeout: float = LOCK_TIMEOUT):
+    def __init__(self, catalog: "Catalog", lock_timeout: float | None = None):
         self.catalog = catalog
-        self.lock_timeout = lock_timeout
+        #: seconds a write waits for the writer lock (default: the catalog's, LOCK_TIMEOUT)
+        self.lock_timeout = catalog.lock_timeout if lock_timeout is None else lock_timeout
         #: BEGIN was given: statements add to one transaction until COMMIT or ROLLBACK
         self.explicit = False
         self._lock: contextlib.ExitStack | None = None
@@ -198,23 +198,14 @@ class Writer:
     def _acquire(self) -> None:
         if self._lock is not None:
             return
-        env = self.catalog.env
         stack = contextlib.ExitStack()
-        try:  # waited for up to lock_timeout (storage: threads queue, other processes polled)
-            stack.enter_context(env.writer_lock(timeout=self.lock_timeout))
-        except DatabaseLocked:
-            stack.close()
-            raise DatabaseLocked(
-                f"another connection or process is writing to '{env.path}' (a write "
-                f"transaction, an ingest or a drop) and did not finish within "
-                f"{self.lock_timeout:g} s; try again later") from None
+        stack.enter_context(self.catalog.env.writer_lock(timeout=self.lock_timeout))
         self._lock = stack
         self._read = {}
 
     def _write(self) -> list[GraphEntry]:
         catalog = self.catalog
         env = catalog.env
-        db = env.db("catalog")
         changes = []
         for name, c in self._changed.items():
             records = _coalesce(c.ops)
@@ -232,6 +223,7 @@ class Writer:
         total = sum(len(p) for change in changes for p in change[2])
 
         def commit(txn):
+            db = env.db("catalog")  # (in the transaction: a careful reopen renews handles)
             for name, c, payloads, final in changes:
                 raw = txn.get(name.encode(), db=db)
                 if raw is None or bytes(raw) != c.raw:
@@ -239,7 +231,7 @@ class Writer:
                 for i, payload in enumerate(payloads):
                     put_record(env, txn, c.committed.graph_id, c.committed.version + 1 + i,
                                payload)
-                txn.put(name.encode(), final.to_json(), db=db)
+                put_entry(env, txn, name, final.to_json())
             self.tables.store(txn)
 
         env.write(commit, nbytes=2 * (total + self.tables.estimate()) + WRITE_HEADROOM,

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import warnings
 from collections import OrderedDict
 from typing import Any
 
 import pyarrow as pa
 
+from .cancel import in_background
 from .errors import QueryCancelled, SQLError
 
 __all__ = ["SQLEngine"]
@@ -70,7 +72,15 @@ def _kind(exc: BaseException) -> str:
 
 
 def _database():
-    """The process's DuckDB database (in memory: it holds no tables, only views of Arrow)."""
+    """The process's DuckDB database (in memory: it holds no tables, only views of Arrow).
+    Its first start (an import and a database, about a second) runs in a thread of its own,
+    so an interrupt of the statement waiting for it stops the wait, never the start."""
+    if _DATABASE is not None:
+        return _DATABASE
+    return in_background(_start_database, "graphdb-duckdb-start")
+
+
+def _start_database():
     global _DATABASE
     with _DATABASE_LOCK:
         if _DATABASE is None:
@@ -125,6 +135,11 @@ class SQLEngine:
         #: query run before: run again, it reads its relations by name as the text does, without
         #: DuckDB's Python layer parsing and binding the text anew (~0.3 ms of a key lookup)
         self._statements: OrderedDict[tuple, Any] = OrderedDict()
+        #: whether the statement running is cancelled (the runner's event)
+        self.cancelled: Any = lambda: False
+        #: the cursor while DuckDB executes a statement on it (what interrupt() stops)
+        self._active: Any = None
+        self._active_lock = threading.RLock()
 
     # -- the connection -------------------------------------------------------------------------
     def _connection(self):
@@ -162,10 +177,41 @@ class SQLEngine:
             self._sandboxed = True
 
     def interrupt(self) -> None:
-        """Stop the running statement (safe from another thread)."""
-        cursor = self._cursor
-        if cursor is not None:
-            cursor.interrupt()
+        """Stop the running statement (safe from another thread). DuckDB forgets an interrupt
+        that comes before its query starts executing (it clears the flag then), so one sent
+        while a statement is between binding and execution was lost: the interrupt is sent
+        again every few milliseconds until DuckDB gives the statement up."""
+        with self._active_lock:
+            active = self._active
+        if active is None:
+            return
+        active[0].interrupt()
+        # not a daemon: it ends with the statement (an exit meanwhile waits for it)
+        threading.Thread(target=self._keep_interrupting, args=(active,),
+                         name="graphdb-duckdb-interrupt").start()
+
+    def _keep_interrupting(self, active) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with self._active_lock:
+                if self._active is not active:  # that statement is over
+                    return
+                active[0].interrupt()
+            time.sleep(0.005)
+
+    def _executing(self, cursor, work):
+        """``work()`` as the cursor's running statement: :meth:`interrupt` stops it, and a
+        statement cancelled before it starts never starts."""
+        active = (cursor, object())  # this execution (the cursor runs later ones too)
+        with self._active_lock:
+            self._active = active
+        try:
+            if self.cancelled():
+                raise QueryCancelled("query cancelled")
+            return work()
+        finally:
+            with self._active_lock:
+                self._active = None
 
     def close(self) -> None:
         with self._lock:
@@ -245,8 +291,9 @@ class SQLEngine:
                 if profile:
                     cursor.execute("SET enable_profiling = 'no_output'")
                     cursor.execute("SET profiling_mode = 'standard'")
-                table = self._guarded(
-                    lambda: _to_arrow(self._relation(cursor, sql, inputs, kept, profile)), shown)
+                table = self._executing(cursor, lambda: self._guarded(
+                    lambda: _to_arrow(self._relation(cursor, sql, inputs, kept, profile)),
+                    shown))
                 tree = None
                 if profile:
                     info = json.loads(cursor.get_profiling_information(format="json"))
@@ -286,8 +333,8 @@ class SQLEngine:
             names = self._register(inputs, kept or {})
             try:
                 cursor = self._cursor
-                rows = self._guarded(
-                    lambda: cursor.execute(f"EXPLAIN (FORMAT json) {sql}").fetchall(), shown)
+                rows = self._executing(cursor, lambda: self._guarded(
+                    lambda: cursor.execute(f"EXPLAIN (FORMAT json) {sql}").fetchall(), shown))
             finally:
                 self._release(names)
         text = rows[0][1] if rows else "[]"

@@ -119,10 +119,13 @@ class Runner:
         self._results: dict[int, pa.Table] = {}
         self._remaining: dict[int, int] = {}  # id(node) -> consumers yet to read it
         self._cancel = threading.Event()
+        self._cancel_lock = threading.RLock()
+        self._statements = 0  # statements running (nested count) on this connection
         #: ``callback(operator, step, total)`` for the progress of running operators, or None
         self.progress: Callable[[str, int, int | None], None] | None = None
         #: the relational engine (this connection's DuckDB)
         self.sql = SQLEngine()
+        self.sql.cancelled = self._cancel.is_set
         #: graph name -> the generation whose tables the engine keeps registered
         self._generations: dict[str, str] = {}
         #: profile the relational part (EXPLAIN ANALYZE)
@@ -156,7 +159,8 @@ class Runner:
             for child in node.inputs:
                 remaining[id(child)] = remaining.get(id(child), 0) + 1
         self._remaining = remaining
-        self._cancel.clear()
+        if not self._statements:  # run on its own (a tool, a test): its own cancellation
+            self._cancel.clear()
         # The versions the statement reads stay on disk until it ends, whatever other processes
         # drop or replace (Catalog.snapshot; joins the statement's if it is open); a plan that
         # reads no stored data (an INSERT of VALUES, a DROP GRAPH) takes no lease.
@@ -167,8 +171,32 @@ class Runner:
         finally:
             self._results, self._remaining = {}, {}
 
+    @contextlib.contextmanager
+    def statement(self):
+        """One statement of the connection, parsing to commit: :meth:`cancel` reaches it from
+        its first moment to its last, at every checkpoint (writes included) and inside DuckDB;
+        a cancel while none runs is dropped. Nested uses join the outer statement."""
+        with self._cancel_lock:
+            outer = self._statements == 0
+            if outer:
+                self._cancel.clear()
+            self._statements += 1
+        try:
+            if outer:
+                with cancellable(self._cancel):
+                    yield
+            else:
+                yield
+        finally:
+            with self._cancel_lock:
+                self._statements -= 1
+
     def cancel(self) -> None:
-        self._cancel.set()
+        """Cancel the running statement (from any thread); nothing when none runs."""
+        with self._cancel_lock:
+            if not self._statements:
+                return
+            self._cancel.set()
         self.sql.interrupt()
 
     def check_cancelled(self) -> None:

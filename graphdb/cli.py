@@ -8,6 +8,7 @@
     graphdb demo [DB]                   build a sample database and run showcase queries
     graphdb warmup                      compile the kernels now, not at the first query
     graphdb serve DB [--write]          the web explorer on DB (prints the address to open)
+    graphdb check DB                    verify every page, record, block and file of DB
 
 Errors go to stderr, one line each (never a traceback). The exit status says what happened:
 0 done, 1 a statement or an input failed (a query error, a bad file), 2 the command line was
@@ -26,7 +27,7 @@ from .errors import Error
 
 __all__ = ["main", "add_ingest_options", "ingest_keywords", "ingest_summary"]
 
-COMMANDS = ("ingest", "query", "demo", "shell", "warmup", "serve")
+COMMANDS = ("ingest", "query", "demo", "shell", "warmup", "serve", "check")
 
 #: Exit statuses: a statement or input failed, the command line was wrong, a bug, Ctrl-C.
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 3, 130
@@ -184,6 +185,14 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--workers", type=int, default=2,
                    help="statements run at once, each on a connection of its own (default 2)")
     w.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
+    c = sub.add_parser("check", help="verify a whole database",
+                       description="Read every page, record, block and file of database DB and "
+                                   "verify each (LMDB's trees, the catalog and its ledger, CSR "
+                                   "blocks and their invariants, slotted pages, Arrow files, "
+                                   "write logs, links). Prints 'ok', or one line per problem "
+                                   "(exit status 1). Nothing is changed; the check runs in a "
+                                   "child process. SQL: PRAGMA integrity_check.")
+    c.add_argument("db", metavar="DB", help="database directory")
 
     s = sub.add_parser("shell", help="the interactive shell (same as 'graphdb DB')",
                        description="The shell. In a terminal: statements ended by ';', .help "
@@ -229,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
             return _ingest(args)
         if args.command == "query":
             return _query(args)
+        if args.command == "check":
+            from .integrity import check_command
+
+            return check_command(args.db)
         if args.command == "demo":
             from .demo import run_demo
 

@@ -100,21 +100,26 @@ def connect_for_reading(path: str | os.PathLike | None, **options) -> "Connectio
     return con
 
 
+#: More GPUs than any host has (CUDA numbers a process's devices from 0).
+_MAX_GPUS = 1024
+
+
 def _gpu_list(gpus: Any) -> tuple[int, ...] | None:
     """connect()'s ``gpus``: None (all), a count, or device ids."""
     if gpus is None or (isinstance(gpus, str) and gpus.lower() == "all"):
         return None
     if isinstance(gpus, int) and not isinstance(gpus, bool):
-        if gpus < 1:
-            raise InterfaceError(f"gpus must be positive, got {gpus}")
+        if not 1 <= gpus <= _MAX_GPUS:
+            raise InterfaceError(f"gpus must be a count from 1 to {_MAX_GPUS}, got {gpus}")
         return tuple(range(gpus))
     try:
         ids = tuple(int(g) for g in gpus)
     except (TypeError, ValueError):
         raise InterfaceError(f"gpus must be 'all', a count or a list of device ids, "
                              f"got {gpus!r}") from None
-    if not ids or len(set(ids)) != len(ids) or min(ids) < 0:
-        raise InterfaceError(f"gpus must list distinct device ids, got {gpus!r}")
+    if not ids or len(set(ids)) != len(ids) or min(ids) < 0 or max(ids) >= _MAX_GPUS:
+        raise InterfaceError(f"gpus must list distinct device ids from 0 to {_MAX_GPUS - 1}, "
+                             f"got {str(gpus)[:80]}")
     return ids
 
 
@@ -740,4 +745,4 @@ class Connection:
         >>> con.graphs()
         ['g']
         """
-        return sorted(self.catalog.names())
+        return self.session.guarded(lambda: sorted(self.catalog.names()))

@@ -13,6 +13,7 @@ that change only the session (SET, BEGIN, ...) are carried out by their handlers
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from pathlib import Path
@@ -22,6 +23,7 @@ import pyarrow as pa
 
 from graphdb.catalog import Catalog, GraphNotFound
 from graphdb.executor.arrays import to_table
+from graphdb.executor.cancel import sigint_cancels
 from graphdb.executor.device import select_device
 from graphdb.executor.property_graph import PropertySchema, label_table_columns
 from graphdb.executor.residency import RESIDENCY
@@ -230,7 +232,7 @@ class Session:
         """Run ``work()`` as this session's one running statement, with lower layers' errors
         translated into the PEP 249 classes."""
         self.check_open()
-        with self.lock:
+        with self.lock, self.statement():
             try:
                 if self.buffer:  # a transaction's kept inserts go in before anything else
                     self.buffer.flush()
@@ -246,6 +248,26 @@ class Session:
                 if translated is exc:
                     raise
                 raise translated from None
+
+    @contextlib.contextmanager
+    def statement(self):
+        """One statement: ``Connection.interrupt()`` (the runner's cancel) reaches it from start
+        to end, and on the main thread Ctrl-C is such an interrupt
+        (executor.cancel.sigint_cancels): the statement stops at its next checkpoint and undoes
+        itself, then KeyboardInterrupt is raised here, with the session as it was (an open
+        transaction still open)."""
+        cancel = self.runner.cancel
+        with sigint_cancels(cancel) as sigint, self.runner.statement():
+            try:
+                if sigint["hit"]:  # Ctrl-C before the statement was there to cancel
+                    cancel()
+                yield
+            except BaseException:
+                if sigint["hit"]:
+                    raise KeyboardInterrupt from None
+                raise
+        if sigint["hit"]:
+            raise KeyboardInterrupt
 
     # -- statements -----------------------------------------------------------------------------
     def execute(self, statement: "Statement", parameters: Any = None

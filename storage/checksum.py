@@ -10,6 +10,7 @@ Both keep 32 bits (xxh3's low half), which is what the formats have room for.
 
 from __future__ import annotations
 
+import os
 import zlib
 
 from .errors import StorageError
@@ -54,7 +55,8 @@ FILE_CHUNK = 8 << 20
 
 
 def file_checksum(path, algorithm: int) -> int:
-    """32-bit checksum of a whole file's bytes, as :func:`checksum` of its contents would be."""
+    """32-bit checksum of a whole file's bytes, as :func:`checksum` of its contents would be.
+    ``path`` may be an open file descriptor (read from its start, left open)."""
     if algorithm == XXH3:
         if _xxhash is None:
             checksum(b"", algorithm)  # raises the 'install xxhash' error
@@ -70,7 +72,9 @@ def file_checksum(path, algorithm: int) -> int:
         raise StorageError(f"unknown checksum algorithm {algorithm}")
     buffer = bytearray(FILE_CHUNK)
     view = memoryview(buffer)
-    with open(path, "rb", buffering=0) as f:
+    if isinstance(path, int):
+        os.lseek(path, 0, os.SEEK_SET)
+    with open(path, "rb", buffering=0, closefd=not isinstance(path, int)) as f:
         while True:
             n = f.readinto(buffer)
             if not n:

@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import open_file, refuse_links
+
 __all__ = ["COMPACT_WHEN_FREE", "OPEN_LOCK", "TEST_PAUSE_ENV", "OpenLock", "Space",
            "copy_compacted", "remove_copy", "space_of", "swap_in"]
 
@@ -78,12 +80,11 @@ class OpenLock:
 
     def __init__(self, directory: Path, mode: int = 0o600):
         self.fd = None
-        path = directory / OPEN_LOCK
-        try:
-            self.fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
+        try:  # never through a link (storage.files)
+            self.fd = open_file(directory, OPEN_LOCK, os.O_RDWR | os.O_CREAT, mode)
         except OSError:
             try:  # a reader without write access to the directory: lock what exists
-                self.fd = os.open(path, os.O_RDONLY)
+                self.fd = open_file(directory, OPEN_LOCK, os.O_RDONLY)
             except OSError:
                 return
         fcntl.flock(self.fd, fcntl.LOCK_SH)  # waits while another process compacts
@@ -110,20 +111,25 @@ class OpenLock:
 
 
 def remove_copy(database: Path) -> None:
-    """Delete a copy a killed compaction left behind."""
-    shutil.rmtree(database / COPY_DIR, ignore_errors=True)
+    """Delete a copy a killed compaction left behind (a file at its name too: removing a name
+    never touches what a link points to)."""
+    path = database / COPY_DIR
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def copy_compacted(lmdb_env, database: Path) -> Path:
     """The live pages copied into ``DB/meta.lmdb.compact/data.mdb``, on disk (fsynced)."""
     target = database / COPY_DIR
+    refuse_links(database, (COPY_DIR, COPY_DIR + "/data.mdb"))
     remove_copy(database)
     target.mkdir(mode=0o700)
     lmdb_env.copy(str(target), compact=True)
     copy = target / "data.mdb"
     # The copy takes the data file's permissions (LMDB creates it as the umask says).
     os.chmod(copy, stat.S_IMODE((database / "meta.lmdb" / "data.mdb").stat().st_mode))
-    fd = os.open(copy, os.O_RDONLY)
+    fd = open_file(database, COPY_DIR + "/data.mdb")
     try:
         os.fsync(fd)
     finally:

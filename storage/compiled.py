@@ -45,9 +45,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
 
+from . import interrupt
+
 __all__ = ["CACHE_DIR_VARIABLE", "MIN_EDGES", "MIN_MEMORY", "TINY_WORK", "Kernel", "KernelSet",
-           "cache_dir", "first_use_seconds", "note_first_use", "numba_loaded", "preload",
-           "use_threads"]
+           "cache_dir", "first_use_seconds", "import_numba", "note_first_use", "numba_loaded",
+           "preload", "use_threads"]
 
 #: The environment variable that moves graphdb's cache directory (compiled CPU and GPU kernels).
 CACHE_DIR_VARIABLE = "GRAPHDB_CACHE_DIR"
@@ -97,7 +99,7 @@ def _numba():
     compile events time them), are counted as one-time costs."""
     start = time.perf_counter()
     imported = "numba" in sys.modules
-    import numba
+    numba = import_numba()  # (where an interrupt stops the wait, never the import)
 
     with _FIRST_USE_LOCK:
         if not _COMPILES_TIMED:
@@ -137,6 +139,42 @@ def _compile_timer():
 def numba_loaded() -> bool:
     """Whether numba is imported in this process (then compiled kernels cost no start-up)."""
     return "numba" in sys.modules
+
+
+_IMPORT_LOCK = threading.Lock()
+_importing: threading.Thread | None = None
+_import_error: BaseException | None = None
+
+
+def import_numba():
+    """numba, imported once per process in a thread of its own: an interrupt of the statement
+    that waits for it (a second or two on a cold start) stops the wait, never the import, so
+    numba is never left half imported ("module 'numba' has no attribute 'core'" for every
+    later query), and the statement stops within a fraction of a second."""
+    global _importing
+    with _IMPORT_LOCK:
+        if _importing is None:
+            # not a daemon: an exit meanwhile waits for the import instead of cutting it
+            _importing = threading.Thread(target=_import, name="graphdb-import-numba")
+            _importing.start()
+        thread = _importing
+    while thread.is_alive():
+        thread.join(0.02)
+        interrupt.check()  # a cancelled statement stops waiting; the import completes
+    if _import_error is not None:
+        raise _import_error
+    import numba
+
+    return numba
+
+
+def _import() -> None:
+    global _import_error
+    try:
+        import numba  # noqa: F401
+        from numba.core import caching  # noqa: F401  (what the cache locator extends)
+    except BaseException as exc:  # reported to every waiter
+        _import_error = exc
 
 
 def cache_dir() -> Path:

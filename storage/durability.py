@@ -46,6 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import StorageError
+from .files import open_file
 
 __all__ = ["SYNC_FILE", "SYNCHRONOUS", "GroupSync", "check_synchronous"]
 
@@ -79,7 +80,7 @@ class GroupSync:
         self._announced = False
         self._fd = None
         try:
-            self._fd = os.open(directory / SYNC_FILE, os.O_RDWR | os.O_CREAT, mode)
+            self._fd = open_file(directory, SYNC_FILE, os.O_RDWR | os.O_CREAT, mode)
         except OSError as exc:
             raise StorageError(f"cannot open '{directory / SYNC_FILE}': {exc.strerror}") \
                 from exc

@@ -71,9 +71,29 @@ from typing import TypeVar
 
 import lmdb
 
-from .compact import OPEN_LOCK, OpenLock, Space, copy_compacted, space_of, swap_in
+from .compact import (
+    COPY_DIR,
+    OPEN_LOCK,
+    OpenLock,
+    Space,
+    copy_compacted,
+    remove_copy,
+    space_of,
+    swap_in,
+)
+from .disk import disk_full, free_bytes
 from .durability import SYNC_FILE, GroupSync, check_synchronous
-from .errors import CorruptData, DatabaseLocked, DiskFull, MapTooSmall, StorageError
+from .errors import (
+    CorruptData,
+    DatabaseLocked,
+    DiskFull,
+    MapTooSmall,
+    NeedsCarefulWrites,
+    StorageError,
+    size_text,
+)
+from .files import LinkInDatabase, open_file, refuse_links
+from .lmdb_verify import verify_file
 from .locks import LEASE_FILE, LockFile
 from .mapped import advise_file, release_file, start_writeback, trim_heap
 from .pages import PageLayout
@@ -104,6 +124,15 @@ _GRAPH_ID = re.compile(r"[0-9a-f]{32}")
 #: What a database directory may hold before its marker is written (an interrupted creation).
 _OWN_NAMES = {"meta.lmdb", "graphs", "writer.lock", LEASE_FILE, OPEN_LOCK, SYNC_FILE,
               MARKER + ".tmp"}
+#: The files LMDB opens and writes itself (checked for links before every open of LMDB).
+LMDB_FILES = ("meta.lmdb/data.mdb", "meta.lmdb/lock.mdb")
+#: Every fixed name of a database directory, checked for links when it is opened.
+OWN_FILES = (MARKER, MARKER + ".tmp", "meta.lmdb", *LMDB_FILES, "graphs", "writer.lock",
+             LEASE_FILE, OPEN_LOCK, SYNC_FILE, COPY_DIR, COPY_DIR + "/data.mdb")
+#: The catalog keeps a ledger of its entries (catalog.ledger).
+LEDGER_FEATURE = "catalog ledger"
+#: Features a new database has (named in its marker file; see Environment.has_feature).
+FEATURES = (LEDGER_FEATURE,)
 
 
 def valid_graph_id(graph_id: object) -> bool:
@@ -150,6 +179,8 @@ class Environment:
             raise StorageError(f"mode must be permission bits such as 0o640, got {mode!r}")
         if path.is_symlink() or (path.exists() and not path.is_dir()):
             raise StorageError(f"'{path}' exists and is not a database directory")
+        if path.exists():  # nothing inside is opened through a link (storage.files)
+            refuse_links(path, OWN_FILES, LMDB_FILES)
         if not path.exists():
             if not create or read_only:
                 raise StorageError(f"database '{path}' does not exist")
@@ -158,7 +189,7 @@ class Environment:
         marker = path / MARKER
         if marker.exists():
             self.mode = mode if mode is not None else path.stat().st_mode & 0o666
-            _check_format(path, marker)
+            self.features = _check_format(path)
             return False
         graphs = path / "graphs"
         foreign = {p.name for p in path.iterdir()} - _OWN_NAMES
@@ -169,6 +200,7 @@ class Environment:
         if read_only or not create:
             raise StorageError(f"database '{path}' does not exist")
         self.mode = DEFAULT_MODE if mode is None else mode
+        self.features = frozenset(FEATURES)
         _chmod(path, directory_mode(self.mode))
         return True
 
@@ -179,7 +211,10 @@ class Environment:
             # py-lmdb opens named sub-databases of a writable environment in a write
             # transaction, so a read-write open waits while another process commits (an
             # ingest's final transaction). A read-only open never waits.
-            self.allocate(WRITE_HEADROOM)
+            try:
+                self.allocate(WRITE_HEADROOM)
+            except NeedsCarefulWrites:  # a full disk: still open, to read and to drop
+                self._become_careful()
             txn = self._begin(write=True)
             try:
                 with txn:
@@ -214,10 +249,34 @@ class Environment:
                               f"format {FORMAT_VERSION} (found {raw and bytes(raw)!r})")
 
     def _write_marker(self) -> None:
-        tmp = self.path / (MARKER + ".tmp")
-        tmp.write_text(f"graphdb database, format {FORMAT_VERSION}\n")
-        _chmod(tmp, self.mode)
-        os.replace(tmp, self.path / MARKER)  # last: a database without it was never finished
+        """Write ``graphdb.db`` (last: a database without it was never finished), naming the
+        format and the features the database has."""
+        text = f"graphdb database, format {FORMAT_VERSION}\n"
+        if self.features:
+            text += f"features: {', '.join(sorted(self.features))}\n"
+        tmp = MARKER + ".tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path / tmp)  # a killed write's (unlink never follows a link)
+        fd = open_file(self.path, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self.mode)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(self.path / tmp, self.path / MARKER)
+
+    def has_feature(self, name: str) -> bool:
+        """Whether the database has ``name`` (recorded in its marker file, so that no damage
+        to the LMDB file can make it look older than it is)."""
+        return name in self.features
+
+    def add_feature(self, name: str) -> None:
+        """Record ``name`` among the database's features (a database made before it, once it
+        has what the feature promises); the caller holds the writer lock."""
+        if self.read_only or name in self.features:
+            return
+        # another process may have added one meanwhile: keep what the marker says now
+        self.features = frozenset(_check_format(self.path) | self.features | {name})
+        self._write_marker()
 
     def _layout(self, txn, page_size: int | None, wanted: PageLayout | None) -> PageLayout:
         """The database's page layout; a new database stores the one asked for (or the default).
@@ -305,6 +364,8 @@ class Environment:
         try:
             with txn:
                 yield txn
+        except lmdb.Error as exc:  # LMDB's own checks of its pages: never a raw lmdb error
+            raise _storage_error(exc, f"cannot read '{self.path}'") from None
         finally:
             self._gate.exit()
 
@@ -348,8 +409,8 @@ class Environment:
         """Make sure the next ``nbytes`` beyond the committed data (within the map) have disk
         blocks, so that writing them through the mapping cannot fault; :class:`DiskFull` when the
         disk has no room. Allowed inside a write transaction (it does not touch the map)."""
-        if self.read_only:
-            return
+        if self.read_only or self._shared.careful:
+            return  # without writemap a full disk fails the commit, never faults (see write)
         info, psize = self._info()
         used = self._used_bytes(info, psize)
         end = min(used + int(nbytes), info["map_size"])
@@ -358,7 +419,7 @@ class Environment:
         # a little more than this write needs, where the disk has the room, so that the small
         # writes after it need no system call each; what this one needs, in any case
         ahead = min(end + ALLOCATE_AHEAD, info["map_size"])
-        fd = os.open(self._data_file, os.O_RDWR)
+        fd = open_file(self.path, "meta.lmdb/data.mdb", os.O_RDWR)
         try:
             for stop in dict.fromkeys((ahead, end)):
                 try:
@@ -367,6 +428,8 @@ class Environment:
                     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
                         if stop > end:
                             continue
+                        if self._shared.references == 1:  # alone: write carefully (see write)
+                            raise NeedsCarefulWrites(end - used) from None
                         raise self._disk_full(end - used) from None
                     if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
                         raise StorageError(f"cannot allocate space in '{self._data_file}': "
@@ -384,8 +447,8 @@ class Environment:
         except OSError:
             return
         ahead = max(0, allocated - used)  # blocks already allocated beyond the committed data
-        if vfs.f_bavail * vfs.f_frsize + ahead < nbytes:
-            raise self._disk_full(nbytes)
+        if vfs.f_bavail * vfs.f_frsize + ahead + self.space().free_bytes < nbytes:
+            raise self._disk_full(nbytes)  # (pages freed inside the file are reused first)
 
     def _disk_full(self, nbytes: int) -> DiskFull:
         try:
@@ -431,7 +494,11 @@ class Environment:
         if self.read_only:
             raise StorageError("database is open read-only")
         while True:
-            self.allocate(nbytes)
+            try:
+                self.allocate(nbytes)
+            except NeedsCarefulWrites:
+                self._write_carefully()
+                continue
             txn = self._begin(write=True)
             grow, txnid, committed = 0, 0, False
             try:
@@ -441,10 +508,12 @@ class Environment:
                 committed = True
             except MapTooSmall as short:  # said before writing: grow once, to what is needed
                 grow = short.nbytes
+            except NeedsCarefulWrites:  # said before writing too (a large write's allocate)
+                grow = None
             except lmdb.MapFullError:
                 grow = -1
             except lmdb.Error as exc:
-                raise _storage_error(exc, f"write to '{self.path}' failed") from exc
+                raise _commit_error(exc, self.path) from None
             finally:
                 self._gate.exit()
             if committed:  # (outside the gate: waiting in it would hold up map changes)
@@ -453,7 +522,9 @@ class Environment:
                 if durable:
                     self.wait_durable(txnid)
                 return result
-            if grow > 0:
+            if grow is None:
+                self._write_carefully()
+            elif grow > 0:
                 self.reserve(grow)
             else:
                 self._grow_map(self._info()[0]["map_size"] * 2)
@@ -500,6 +571,35 @@ class Environment:
 
         shared = self._shared
         self._shared.durability.wait(txnid, newest, sync, lambda: shared.writers > 0)
+
+    def _write_carefully(self) -> None:
+        """After the disk had no room to allocate ahead of a write: reopen the environment
+        without writemap. LMDB then keeps a transaction's pages in memory and writes them with
+        ``pwrite`` at its commit, so a full disk fails the commit (DiskFull, nothing written)
+        instead of faulting on a page of the map that has no block, and the pages a drop freed
+        inside the file are reused without allocating anything. Only a connection alone in its
+        process does this (the others hold handles of the environment); it stays so until the
+        database is closed."""
+        shared = self._shared
+        self._become_careful()
+        if shared.careful:
+            self._open_subdatabases(None, self.layout, creating=False)
+
+    def _become_careful(self) -> None:
+        shared = self._shared
+        with _OPEN_LOCK:
+            if shared.careful:
+                return
+            if shared.references != 1:
+                raise self._disk_full(WRITE_HEADROOM)
+            with self._gate.resize(), shared.locks.map_lock():
+                shared.env.close()
+                try:
+                    shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode, writemap=False)
+                    shared.careful = True
+                except BaseException:
+                    shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode)
+                    raise
 
     def release_resident(self) -> int:
         """Unmap this process's pages of the data file (see :mod:`graphdb.storage.mapped`): after a
@@ -559,28 +659,32 @@ class Environment:
 
     @contextlib.contextmanager
     def writer_lock(self, wait: bool = False, timeout: float = 0.0) -> Iterator[None]:
-        """An exclusive lock for writes across processes; non-blocking unless ``wait``, or
-        tried for up to ``timeout`` seconds. The threads of a process queue for it; another
+        """The exclusive lock of every write that is more than one LMDB transaction (a load,
+        a drop, a write transaction, a compaction's flip), across processes and connections.
+
+        Taken at once or :class:`DatabaseLocked`, unless ``wait`` (block until free) or
+        ``timeout`` (try for that many seconds, as SQL writes do: see ``LOCK_TIMEOUT``). The
+        error says whether the holder is another process or this one (another connection, or
+        a connection's background compaction). The threads of a process queue for it; another
         process's hold is polled. While a writer holds or waits for it the process says so
         (storage.durability: a committing writer then lets the next commit cover its own)."""
         import fcntl
 
         shared = self._shared
+        key = str(self.path.resolve())
         with shared.writer_count:
             shared.writers += 1
             if shared.writers == 1 and shared.durability is not None:
                 shared.durability.writing(True)
         got = fd = None
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + max(0.0, float(timeout))
         try:
             got = shared.writer_turn.acquire() if wait else \
                 shared.writer_turn.acquire(timeout=timeout) if timeout > 0 else \
                 shared.writer_turn.acquire(blocking=False)
             if not got:
-                raise DatabaseLocked(
-                    f"another connection of this process is writing to '{self.path}' (an "
-                    "ingest or drop is running); try again when it has finished")
-            fd = os.open(self.path / "writer.lock", os.O_RDWR | os.O_CREAT, self.mode)
+                raise DatabaseLocked(self._locked_message(key, timeout))
+            fd = open_file(self.path, "writer.lock", os.O_RDWR | os.O_CREAT, self.mode)
             pause = 0.0001
             while True:
                 try:
@@ -588,12 +692,16 @@ class Environment:
                     break
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
-                        raise DatabaseLocked(
-                            f"another process is writing to '{self.path}' (an ingest or drop "
-                            "is running); try again when it has finished") from None
+                        raise DatabaseLocked(self._locked_message(key, timeout)) from None
                     time.sleep(pause)
                     pause = min(2 * pause, 0.002)
-            yield
+            with _WRITING_LOCK:
+                _WRITING[key] = _WRITING.get(key, 0) + 1
+            try:
+                yield
+            finally:
+                with _WRITING_LOCK:
+                    _WRITING[key] -= 1
         finally:
             if fd is not None:
                 os.close(fd)
@@ -603,6 +711,15 @@ class Environment:
                 shared.writers -= 1
                 if shared.writers == 0 and shared.durability is not None:
                     shared.durability.writing(False)
+
+    def _locked_message(self, key: str, timeout: float) -> str:
+        with _WRITING_LOCK:
+            here = _WRITING.get(key, 0) > 0
+        who = ("another connection of this process (or a background compaction) is writing"
+               if here else "another process is writing")
+        waited = f" and did not finish within {timeout:g} s" if timeout else ""
+        return (f"{who} to '{self.path}' (a write transaction, a load, a drop or a "
+                f"compaction){waited}; try again when it has finished")
 
     def stat(self) -> dict:
         info, _psize = self._info()
@@ -629,21 +746,38 @@ class Environment:
         The one change of the map that shrinks the file: allowed because no other process has
         it mapped (the open lock, held shared by every process that has the database open, is
         taken exclusively), and none can open it meanwhile."""
-        if self.read_only or self.space().free_share <= min_free_share:
+        space = self.space()
+        if self.read_only or space.free_share <= min_free_share:
             return None
+        # the copy holds the live pages: without room for it, the freed pages stay in the file,
+        # where later writes reuse them (a compaction after a drop is skipped; VACUUM says so)
+        needed = space.live_bytes + (1 << 20)
+        free = free_bytes(self.path)
+        if free is not None and free < needed:
+            if min_free_share > 0:
+                return None
+            raise DiskFull(self.path, needed, free, detail=(
+                f"VACUUM copies the live data of '{self.path}' ({size_text(space.live_bytes)}) "
+                f"and has {size_text(free)} free for it; the {size_text(space.free_bytes)} "
+                "freed inside the file are reused by later writes and loads meanwhile"))
         shared = self._shared
         with _OPEN_LOCK:
             if shared.references != 1 or not shared.opened.alone():
                 return None
             try:
                 with self._gate.resize():  # no transaction of this process while it changes
-                    copy = copy_compacted(shared.env, self.path)
+                    try:
+                        copy = copy_compacted(shared.env, self.path)
+                    except (lmdb.Error, OSError) as exc:  # the old file is untouched
+                        remove_copy(self.path)
+                        raise _copy_error(exc, self.path) from None
                     shared.env.close()
                     try:
                         swap_in(copy, self.path / "meta.lmdb")
                     finally:  # the new file, or the old one if the swap failed
                         with shared.locks.map_lock():
-                            shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode)
+                            shared.env = _lmdb_open(self.path / "meta.lmdb", self.mode,
+                                                    writemap=not shared.careful)
                             shared.epoch = next(_EPOCHS)  # its transaction ids start again
                         shared.durability.forget()
                         shared.allocated = 0
@@ -724,6 +858,8 @@ class _Shared:
         self.writer_turn = threading.Lock()  # the threads taking the writer lock, in turn
         self.writer_count = threading.Lock()
         self.writers = 0  # threads holding or waiting for the writer lock
+        #: opened without writemap, after a full disk (see Environment._write_carefully)
+        self.careful = False
 
 
 #: Epochs of opened environments (Environment.generation), process-wide.
@@ -734,6 +870,11 @@ _EPOCHS = itertools.count(1)
 # counted, and the last one to close closes it.
 _OPEN: dict[str, _Shared] = {}
 _OPEN_LOCK = threading.Lock()
+#: writer locks held in this process, by database (what a DatabaseLocked message names)
+_WRITING: dict[str, int] = {}
+_WRITING_LOCK = threading.Lock()
+#: Seconds a write waits for the writer lock before giving up (SQL writes, loads, drops).
+LOCK_TIMEOUT = 30.0
 
 
 def _acquire(path: Path, read_only: bool, mode: int, existing: bool) -> _Shared:
@@ -770,6 +911,7 @@ def _open_lmdb(directory: Path, read_only: bool, mode: int, locks: LockFile) -> 
     initial = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE)))
     options = dict(max_dbs=len(SUBDATABASES) + 4, subdir=True, mode=mode)
     data = directory / "data.mdb"
+    refuse_links(directory.parent, ("meta.lmdb", *LMDB_FILES), LMDB_FILES)
     try:
         if read_only:
             lock_file = directory / "lock.mdb"
@@ -791,15 +933,38 @@ def _open_lmdb(directory: Path, read_only: bool, mode: int, locks: LockFile) -> 
         raise _storage_error(exc, f"cannot open database '{directory.parent}'") from exc
 
 
-def _lmdb_open(directory: Path, mode: int) -> lmdb.Environment:
+def _lmdb_open(directory: Path, mode: int, writemap: bool = True) -> lmdb.Environment:
     """The read-write LMDB open (the caller holds the map lock): a map at least the file's
     length, never shorter (see the module docstring)."""
     initial = int(os.environ.get("GRAPHDB_INITIAL_MAP_SIZE", str(INITIAL_MAP_SIZE)))
+    refuse_links(directory.parent, ("meta.lmdb", *LMDB_FILES), LMDB_FILES)
     # metasync=False (MDB_NOMETASYNC): a commit flushes its data pages, not its meta page;
     # storage.durability makes commits durable with shared syncs.
     return lmdb.open(str(directory), map_size=max(initial, _file_size(directory / "data.mdb")),
-                     writemap=True, metasync=False, max_dbs=len(SUBDATABASES) + 4, subdir=True,
-                     mode=mode)
+                     writemap=writemap, metasync=False, max_dbs=len(SUBDATABASES) + 4,
+                     subdir=True, mode=mode)
+
+
+def _commit_error(exc: lmdb.Error, path: Path) -> StorageError:
+    """What a failed write transaction raises. LMDB reports a short write of its commit (the
+    disk filled up under it, without writemap) as an I/O error: on a disk with next to nothing
+    free that is DiskFull too."""
+    full = disk_full(exc, {"database": path})
+    if full is None and "Input/output error" in str(exc):
+        free = free_bytes(path)
+        if free is not None and free < (64 << 20):
+            full = disk_full(OSError(errno.ENOSPC, str(exc)), {"database": path})
+    return full or _storage_error(exc, f"write to '{path}' failed")
+
+
+def _copy_error(exc: BaseException, path: Path) -> StorageError:
+    """What a failed compaction copy raises: DiskFull naming the space, else StorageError."""
+    full = disk_full(exc, {"database": path})
+    if full is not None:
+        return full
+    if isinstance(exc, lmdb.Error):
+        return _storage_error(exc, f"cannot compact '{path}'")
+    return StorageError(f"cannot compact '{path}': {exc}")
 
 
 def _release(path: Path) -> None:
@@ -837,9 +1002,14 @@ def _chmod(path: Path, mode: int) -> None:
         pass
 
 
-def _check_format(path: Path, marker: Path) -> None:
+def _check_format(path: Path) -> frozenset[str]:
+    """The database's format checked; returns the features its marker names."""
     try:
-        text = marker.read_text()
+        fd = open_file(path, MARKER)
+        with os.fdopen(fd, "rb") as f:
+            text = f.read(4096).decode("utf-8")
+    except LinkInDatabase:
+        raise
     except (OSError, UnicodeDecodeError) as exc:
         raise CorruptData(f"database '{path}': cannot read {MARKER} ({exc})", file=MARKER) \
             from None
@@ -851,6 +1021,10 @@ def _check_format(path: Path, marker: Path) -> None:
             f"database '{path}' has format {found.group(1)}; this graphdb reads format "
             f"{FORMAT_VERSION} (checksummed catalog and files): load its graphs into a new "
             "database")
+    features = re.search(r"^features: (.*)$", text, re.MULTILINE)
+    if features is None:
+        return frozenset()
+    return frozenset(f.strip() for f in features.group(1).split(",") if f.strip())
 
 
 def _check_data_file(path: Path) -> None:
@@ -867,27 +1041,37 @@ def _check_data_file(path: Path) -> None:
         raise CorruptData(f"database '{path}' is damaged: meta.lmdb/data.mdb is {state}"
                           f"{beside}; it is not opened, so nothing in it is changed",
                           file="meta.lmdb/data.mdb")
-    try:  # a read-only probe without the lock file: reads the meta pages, writes nothing
-        probe = lmdb.open(str(data.parent), readonly=True, lock=False, subdir=True,
-                          max_dbs=len(SUBDATABASES) + 4, map_size=max(size, 1 << 20))
-        try:
-            needed = (probe.info()["last_pgno"] + 1) * probe.stat()["psize"]
-        finally:
-            probe.close()
-    except lmdb.Error as exc:
-        raise CorruptData(f"database '{path}' is damaged: meta.lmdb/data.mdb is not an LMDB "
-                          f"file LMDB can read ({exc}){beside}", file="meta.lmdb/data.mdb") \
-            from None
+    try:  # our own bounds-checked reading of every page LMDB would follow (storage.lmdb_verify)
+        report = verify_file(data)
+    except CorruptData as exc:
+        raise CorruptData(f"database '{path}' is damaged: {exc}{beside}; it is not opened, so "
+                          "nothing in it is read or changed ('graphdb check' reports every "
+                          "problem)", file="meta.lmdb/data.mdb") from None
+    needed = (report.last_page + 1) * report.page_size
     if size < needed:
         raise CorruptData(f"database '{path}' is damaged: meta.lmdb/data.mdb has {size} bytes, "
                           f"its last commit needs {needed}{beside}", file="meta.lmdb/data.mdb")
 
 
+#: LMDB errors that are not about the file's contents: a resource or a usage problem.
+_NOT_DAMAGE = (lmdb.MapFullError, lmdb.MapResizedError, lmdb.ReadersFullError,
+               lmdb.TxnFullError, lmdb.DbsFullError, lmdb.TlsFullError, lmdb.LockError,
+               lmdb.BadValsizeError, lmdb.ReadonlyError, lmdb.BadRslotError, lmdb.DiskError,
+               lmdb.MemoryError)
+
+
 def _storage_error(exc: lmdb.Error, what: str) -> StorageError:
+    """The storage error for an LMDB error: the disk full, LMDB's resources, else damage to
+    the file (LMDB's page checks: corrupted, page not found, a transaction LMDB invalidated
+    after finding one, an invalid file), naming it."""
     text = str(exc)
     if "No space left" in text or "Disk quota" in text or "File too large" in text:
         return DiskFull(None, None, None, detail=f"{what}: {text}")
-    if isinstance(exc, (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError,
-                        lmdb.VersionMismatchError)):
-        return CorruptData(f"{what}: meta.lmdb/data.mdb: {text}", file="meta.lmdb/data.mdb")
-    return StorageError(f"{what}: {text}")
+    if isinstance(exc, _NOT_DAMAGE) or "Permission denied" in text or \
+            "Input/output error" in text:
+        return StorageError(f"{what}: {text}")
+    if "belongs to another environment" in text:  # reopened under a caller's handle
+        return StorageError(f"{what}: the database was reopened meanwhile (a full disk or a "
+                            "compaction); run the statement again")
+    return CorruptData(f"{what}: meta.lmdb/data.mdb is damaged (LMDB: {text}); 'graphdb "
+                       "check' reports every problem", file="meta.lmdb/data.mdb")

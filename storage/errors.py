@@ -8,7 +8,9 @@ __all__ = [
     "DatabaseLocked",
     "DiskFull",
     "MapTooSmall",
+    "NeedsCarefulWrites",
     "StorageError",
+    "size_text",
 ]
 
 
@@ -44,11 +46,21 @@ class DiskFull(StorageError):
         if detail is not None:
             message = f"the disk is full: {detail}"
         else:
-            have = "" if free is None else f", {_size(free)} are free"
+            have = "" if free is None else f", {size_text(free)} are free"
             message = (f"not enough disk space for database '{path}': the write needs "
-                       f"{_size(nbytes)} more{have}; nothing was written (free some space and "
+                       f"{size_text(nbytes)} more{have}; nothing was written (free some space and "
                        "run it again)")
         super().__init__(message)
+
+
+class NeedsCarefulWrites(StorageError):
+    """Raised where disk blocks could not be allocated ahead of a write: the environment is
+    reopened without writemap (LMDB then writes with pwrite, and a full disk is an error of
+    the commit, never a fault) and the write runs again. See storage.env."""
+
+    def __init__(self, nbytes: int):
+        super().__init__(f"the disk has no room to allocate {nbytes} bytes ahead of a write")
+        self.nbytes = nbytes
 
 
 class BufferPoolExhausted(StorageError):
@@ -64,7 +76,8 @@ class MapTooSmall(StorageError):
         self.nbytes = nbytes
 
 
-def _size(nbytes: int) -> str:
+def size_text(nbytes: int) -> str:
+    """``nbytes`` for a message: bytes, KiB, MiB, GiB or TiB."""
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
         if nbytes < 1024 or unit == "TiB":
             return f"{nbytes} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import StorageError
+from .files import open_file
 
 __all__ = ["LEASE_FILE", "MAP_LOCK_BYTE", "LockFile"]
 
@@ -70,11 +71,13 @@ class LockFile:
         self._counts: dict[int, int] = {}
         self._lock = threading.Lock()
         try:
+            # never through a link (storage.files): a planted one would lock, or create, a
+            # file outside the database
             if writable:
-                self._fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
+                self._fd = open_file(path.parent, path.name, os.O_RDWR | os.O_CREAT, mode)
             else:
-                self._fd = os.open(path, os.O_RDONLY)
-            self._probe = os.open(path, os.O_RDONLY)
+                self._fd = open_file(path.parent, path.name, os.O_RDONLY)
+            self._probe = open_file(path.parent, path.name, os.O_RDONLY)
         except OSError as exc:
             if writable or exc.errno not in (errno.EACCES, errno.ENOENT, errno.EROFS,
                                              errno.EPERM):

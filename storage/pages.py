@@ -59,6 +59,7 @@ import numpy as np
 from . import page_kernel
 from .checksum import ALGORITHMS, checksum, default_algorithm
 from .errors import CorruptData, StorageError
+from .page_checks import PageContext, header_problem, records_problem
 
 __all__ = [
     "FORMAT_VERSION",
@@ -66,6 +67,7 @@ __all__ = [
     "LARGE",
     "SLOT_BYTES",
     "SMALL",
+    "PageContext",
     "PageLayout",
     "PagePlan",
     "decode_page",
@@ -429,10 +431,12 @@ class PageHeader:
     chain_index: int
     chain_length: int
     edge_start: int
+    flags: int = 0
+    weight_bytes: int = 0
 
 
 def read_header(buf) -> PageHeader:
-    (magic, version, kind, flags, crc, page_size, page_id, first, slots, end, edges, p, q, _wb,
+    (magic, version, kind, flags, crc, page_size, page_id, first, slots, end, edges, p, q, wb,
      algorithm, chain_index, chain_length, edge_start) = HEADER.unpack_from(buf, 0)
     if magic != MAGIC:
         raise CorruptData(f"not a topology page (magic {magic!r})")
@@ -440,11 +444,20 @@ def read_header(buf) -> PageHeader:
         raise CorruptData(f"page format version {version} is not supported "
                           f"(this build reads version {FORMAT_VERSION})")
     return PageHeader(kind, bool(flags & 1), crc, algorithm, page_size, page_id, first, slots,
-                      end, edges, p, q, chain_index, chain_length, edge_start)
+                      end, edges, p, q, chain_index, chain_length, edge_start, flags, wb)
 
 
-def verify_page(buf, expected_pid: int | None = None) -> PageHeader:
-    """Check magic, version, size and checksum; raise :class:`CorruptData` on any mismatch."""
+def verify_page(buf, expected_pid: int | None = None, layout: PageLayout | None = None
+                ) -> PageHeader:
+    """Check magic, version, size and checksum, then every header field, slot and record
+    bound (storage.page_checks; against ``layout``, the database's, when given); raise
+    :class:`CorruptData` on any mismatch."""
+    return _checked(buf, expected_pid, layout)[0]
+
+
+def _checked(buf, expected_pid, layout):
+    """(header, page bytes, record offsets, record counts) of a page that passed every check
+    of the page alone."""
     view = memoryview(buf).cast("B")
     if len(view) < HEADER_BYTES:
         raise CorruptData(f"page of {len(view)} bytes is shorter than its header")
@@ -458,7 +471,15 @@ def verify_page(buf, expected_pid: int | None = None) -> PageHeader:
         raise CorruptData(f"page {header.page_id} fails its checksum")
     if expected_pid is not None and header.page_id != expected_pid:
         raise CorruptData(f"page stored as {expected_pid} says it is page {header.page_id}")
-    return header
+    problem = header_problem(header, len(view), layout)
+    if problem is None:
+        page = np.frombuffer(view, dtype=np.uint8)
+        found = records_problem(page, header)
+        if not isinstance(found, str):
+            return (header, page) + found
+        problem = found
+    raise CorruptData(f"page {header.page_id} {problem} (its fields contradict each other: "
+                      "it was changed and sealed again)")
 
 
 @dataclass(frozen=True)
@@ -469,19 +490,24 @@ class DecodedPage:
     rid_pid: np.ndarray  # int64 per edge, in record order
     rid_slot: np.ndarray  # int64 per edge
     weights: np.ndarray | None  # float64 per edge
+    #: int64 per edge: the neighbour's vertex, checked against the page table (decoded with a
+    #: PageContext only)
+    targets: np.ndarray | None = None
 
     def sources(self) -> np.ndarray:
         return np.repeat(self.vertices, self.degrees)
 
 
-def decode_page(buf) -> DecodedPage:
-    """Verify a page and unpack every record (vectorized); the inverse of :func:`iter_pages`."""
-    header = verify_page(buf)
-    page = np.frombuffer(buf, dtype=np.uint8)
-    k, size = header.num_slots, header.page_size
-    slots = page[size - SLOT_BYTES * k:].view(SLOT_DTYPE)[::-1]
-    offs = slots["off"].astype(np.int64)
-    degrees = page[(offs[:, None] + np.arange(4)).ravel()].view("<u4").astype(np.int64)
+def decode_page(buf, context: PageContext | None = None) -> DecodedPage:
+    """Verify a page and unpack every record (vectorized); the inverse of :func:`iter_pages`.
+    With ``context`` (the graph's layout, vertex count and page table) the page is checked
+    against the table and every record id resolved to a checked vertex (``targets``)."""
+    header, page, offs, degrees = _checked(buf, None,
+                                           context.layout if context is not None else None)
+    if context is not None:
+        problem = context.page_problem(header)
+        if problem is not None:
+            raise CorruptData(f"page {header.page_id} {problem}")
     r = header.pid_bytes + header.slot_bytes
     nbrs = np.repeat(offs + 4, degrees) + r * _ranks(degrees)
     rid = page[nbrs[:, None] + np.arange(r)]
@@ -492,7 +518,14 @@ def decode_page(buf) -> DecodedPage:
         wstart = (offs + 4 + degrees * r + 7) // 8 * 8
         pos = np.repeat(wstart, degrees) + 8 * _ranks(degrees)
         weights = page[(pos[:, None] + np.arange(8)).ravel()].view("<f8").copy()
-    return DecodedPage(header, slots["vid"].astype(np.int64), degrees, rid_pid, rid_slot, weights)
+    targets = None
+    if context is not None:
+        targets = context.targets(rid_pid, rid_slot)
+        if isinstance(targets, str):
+            raise CorruptData(f"page {header.page_id} {targets}")
+    vertices = np.arange(header.first_vertex, header.first_vertex + header.num_slots,
+                         dtype=np.int64)
+    return DecodedPage(header, vertices, degrees, rid_pid, rid_slot, weights, targets)
 
 
 def _ranks(counts: np.ndarray) -> np.ndarray:

@@ -518,5 +518,5 @@ def read_page(env, txn, graph_id: str, direction: str, pid: int) -> memoryview:
     value = txn.get(page_key(graph_id, direction, pid), db=env.db("pages"))
     if value is None:
         raise CorruptData(f"page {pid} ({direction}) of graph {graph_id} is missing", missing=True)
-    verify_page(value, pid)
+    verify_page(value, pid, env.layout)
     return value

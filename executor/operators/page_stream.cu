@@ -31,12 +31,33 @@ struct PageView {
     __device__ unsigned record(unsigned i) const { return rd_u32(page + size - 12 * (i + 1) + 8); }
 };
 
+// The vertex a record id names, or -1 (and *bad set) when it names no page of the table or a
+// slot beyond that page's vertices (`run_end`: the end of each page's vertex range). The host
+// checked the page's header and records (storage.page_checks); the record ids are checked here,
+// where they are read, so a page sealed again after a change never indexes outside the state.
+__device__ __forceinline__ long long rid_vertex(const unsigned char* rid, int pid_bytes,
+                                                int slot_bytes,
+                                                const long long* __restrict__ page_first_vertex,
+                                                const long long* __restrict__ run_end,
+                                                long long num_pages, int* bad) {
+    const long long pid = rd_le(rid, pid_bytes);
+    const long long slot = rd_le(rid + pid_bytes, slot_bytes);
+    if (pid < 0 || pid >= num_pages || slot < 0
+        || slot >= run_end[pid] - page_first_vertex[pid]) {
+        atomicOr(bad, 1);
+        return -1;
+    }
+    return page_first_vertex[pid] + slot;
+}
+
 // BFS level on one page: vertices at depth `level` visit their neighbours (record ids); a newly
 // reached neighbour marks the page of its record for the next level (GTS's nextPIDSet).
 extern "C" __global__ void graphdb_gts_bfs_page(const unsigned char* pg,
                                                 const long long* __restrict__ page_first_vertex,
+                                                const long long* __restrict__ run_end,
+                                                long long num_pages,
                                                 int* depth, int level, unsigned char* next_pages,
-                                                int* reached) {
+                                                int* reached, int* bad) {
     PageView p(pg);
     const int lane = threadIdx.x & (WARP - 1);
     const int r = p.pid_bytes + p.slot_bytes;
@@ -47,8 +68,10 @@ extern "C" __global__ void graphdb_gts_bfs_page(const unsigned char* pg,
         const unsigned n = rd_u32(pg + rec);
         for (unsigned k = lane; k < n; k += WARP) {
             const unsigned char* rid = pg + rec + 4 + (size_t)k * r;
+            const long long u = rid_vertex(rid, p.pid_bytes, p.slot_bytes, page_first_vertex,
+                                           run_end, num_pages, bad);
+            if (u < 0) continue;
             const long long pid = rd_le(rid, p.pid_bytes);
-            const long long u = page_first_vertex[pid] + rd_le(rid + p.pid_bytes, p.slot_bytes);
             if (depth[u] < 0) {
                 depth[u] = level + 1;
                 next_pages[pid] = 1;
@@ -62,8 +85,10 @@ extern "C" __global__ void graphdb_gts_bfs_page(const unsigned char* pg,
 // contributions (a large page holds part of one hub's list, hence the atomic add).
 extern "C" __global__ void graphdb_gts_pagerank_page(const unsigned char* pg,
                                                      const long long* __restrict__ page_first_vertex,
+                                                     const long long* __restrict__ run_end,
+                                                     long long num_pages,
                                                      const double* __restrict__ contrib,
-                                                     double* next) {
+                                                     double* next, int* bad) {
     PageView p(pg);
     const int lane = threadIdx.x & (WARP - 1);
     const int r = p.pid_bytes + p.slot_bytes;
@@ -74,8 +99,9 @@ extern "C" __global__ void graphdb_gts_pagerank_page(const unsigned char* pg,
         double s = 0.0;
         for (unsigned k = lane; k < n; k += WARP) {
             const unsigned char* rid = pg + rec + 4 + (size_t)k * r;
-            const long long pid = rd_le(rid, p.pid_bytes);
-            s += contrib[page_first_vertex[pid] + rd_le(rid + p.pid_bytes, p.slot_bytes)];
+            const long long u = rid_vertex(rid, p.pid_bytes, p.slot_bytes, page_first_vertex,
+                                           run_end, num_pages, bad);
+            if (u >= 0) s += contrib[u];
         }
         for (int d = WARP / 2; d; d >>= 1) s += __shfl_down_sync(0xffffffffu, s, d);
         if (lane == 0 && s != 0.0) atomicAdd(&next[p.vertex(i)], s);

@@ -34,7 +34,8 @@ from collections import OrderedDict, deque
 import numpy as np
 
 from graphdb.storage import decode_page
-from graphdb.storage.pages import pages_of_vertices
+from graphdb.storage.errors import CorruptData
+from graphdb.storage.pages import PageContext, pages_of_vertices, read_header
 
 from ..algorithms.spec import AlgorithmOutput, OperatorConfig
 from ..cancel import checkpoint
@@ -91,25 +92,26 @@ class CPUPages:
     def __init__(self, graph: StoredGraph, direction: str, metrics: StreamMetrics, free: int):
         self.graph, self.direction, self.metrics = graph, direction, metrics
         self.pfv = graph.page_table(direction)
+        # every page is checked against the graph's page table before its records are used
+        self.context = PageContext(graph.buffers.env.layout, graph.num_vertices, self.pfv)
 
     def for_each(self, pids, fn) -> None:
         for key, view in self.graph.pages(self.direction, pids):
             self.metrics.bytes_to_device += len(view)
             self.metrics.cache_misses += 1
-            fn(key.n, decode_page(view))
+            fn(key.n, decode_page(view, self.context))
 
     def pull(self, contrib: np.ndarray, sums: np.ndarray) -> None:
         """``sums[v] += contrib[u]`` over every in-edge, page after page."""
-        pfv = self.pfv
 
         def step(pid, page):
-            u = pfv[page.rid_pid] + page.rid_slot
+            u = page.targets
             row = np.repeat(np.arange(len(page.vertices)), page.degrees)
             sums[page.vertices] += np.bincount(row, weights=contrib[u],
                                                minlength=len(page.vertices))
 
         t0 = time.perf_counter()
-        self.for_each(np.arange(len(pfv)), step)
+        self.for_each(np.arange(len(self.pfv)), step)
         self.metrics.kernel_s += time.perf_counter() - t0
 
     def finish(self) -> None:
@@ -132,7 +134,7 @@ def _bfs_cpu_step(depth, pfv, level, next_pages):
             return
         mask = np.repeat(sel, page.degrees)
         rid_pid = page.rid_pid[mask]
-        u = pfv[rid_pid] + page.rid_slot[mask]
+        u = page.targets[mask]
         new = depth[u] < 0
         depth[u[new]] = level + 1
         next_pages[rid_pid[new]] = True
@@ -223,8 +225,13 @@ class GPUPages:
         if free < STREAMS * self.frame:
             raise DeviceOutOfMemory(f"page streaming: {free} B left for {STREAMS} page buffers "
                                     f"of {self.frame} B")
+        # the host checks each page against the table; the kernels check each record id
+        self.context = PageContext(graph.buffers.env.layout, graph.num_vertices, pfv)
         with rt.translate_oom("page streaming"):
             self.pfv = cp.asarray(pfv.astype(np.int64))
+            self.run_end = cp.asarray(self.context.run_end)
+            self.num_pages = np.int64(len(pfv))
+            self.bad = cp.zeros(1, dtype=np.int32)
             self.streams = [cp.cuda.Stream(non_blocking=True) for _ in range(STREAMS)]
             self.buffers = [cp.empty(self.frame, dtype=np.uint8) for _ in range(STREAMS)]
         slots = max(0, free // self.frame - STREAMS)
@@ -272,6 +279,12 @@ class GPUPages:
                 buf = self.buffers[i % STREAMS]
             ctx = self.bm.pin(key)
             view = ctx.__enter__()
+            try:
+                self._check(view)
+            except BaseException:
+                ctx.__exit__(None, None, None)
+                cache.pop(key.n, None)
+                raise
             self.metrics.bytes_to_device += self.h2d(buf, view, stream)
             self.bm.note_device_bytes(len(view))
             with stream:
@@ -286,15 +299,31 @@ class GPUPages:
         for s in self.streams:
             s.synchronize()
 
+    def _check(self, view) -> None:
+        """The page (verified when it was loaded: storage.page_checks) against the page
+        table, before it goes to the device."""
+        header = read_header(view)
+        problem = self.context.page_problem(header)
+        if problem is not None:
+            raise CorruptData(f"page {header.page_id} {problem}")
+
+    def _raise_bad(self) -> None:
+        if int(self.bad.get()[0]):
+            raise CorruptData(f"a slotted page of graph '{self.graph.name}' holds a record id "
+                              "outside the page table (its fields were changed and it was "
+                              "sealed again)")
+
     def bfs_level(self, pids, depth, level) -> np.ndarray:
         self.next_pages.fill(0)
         self.cp.cuda.get_current_stream().synchronize()
         grid = (self.rt.grid_for(self.frame // 64 * 32, 256),)
 
         def launch(buf, stream):
-            self.bfs_kernel(grid, (256,), (buf, self.pfv, depth, np.int32(level),
-                                           self.next_pages, self.reached))
+            self.bfs_kernel(grid, (256,), (buf, self.pfv, self.run_end, self.num_pages, depth,
+                                           np.int32(level), self.next_pages, self.reached,
+                                           self.bad))
         self._stream_pages(pids, launch)
+        self._raise_bad()
         marked = self.next_pages.get()
         self.metrics.bytes_from_device += int(marked.nbytes)
         return np.flatnonzero(marked)
@@ -305,9 +334,11 @@ class GPUPages:
         grid = (self.rt.grid_for(self.frame // 64 * 32, 256),)
 
         def launch(buf, stream):
-            self.pull_kernel(grid, (256,), (buf, self.pfv, contrib, sums))
+            self.pull_kernel(grid, (256,), (buf, self.pfv, self.run_end, self.num_pages,
+                                            contrib, sums, self.bad))
         t0 = time.perf_counter()
         self._stream_pages(np.arange(len(self.pfv)), launch)
+        self._raise_bad()
         self.metrics.kernel_s += time.perf_counter() - t0
 
     def result(self, values):

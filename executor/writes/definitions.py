@@ -17,6 +17,7 @@ import pyarrow as pa
 from graphdb.catalog import CatalogError, CorruptGraph, GraphEntry, GraphNotFound
 
 from ..arrays import to_arrow, to_table
+from ..cancel import CancellableProgress
 from ..physical.nodes import PhysicalNode
 from ..plan import PlanNode
 from .files import write_arrow_file
@@ -116,8 +117,8 @@ def load(runner: "Runner", graph: str, edges: str, vertices: str | None, options
     start = time.perf_counter()
     old = _existing(runner, graph)
     options = dataclasses.replace(options, vertices=vertices)
-    entry = runner.catalog.ingest(graph, edges, options, replace=replace, progress=progress,
-                                  prepare=prepare)
+    entry = runner.catalog.ingest(graph, edges, options, replace=replace,
+                                  progress=CancellableProgress(progress), prepare=prepare)
     if old is not None:
         runner.forget(old)
     return summary_table(entry, time.perf_counter() - start)

@@ -14,6 +14,7 @@ import pyarrow as pa
 from graphdb.catalog import CatalogError
 from graphdb.catalog.delta import Op
 
+from ..cancel import check_cancelled
 from ..delta import DeltaGraph
 from ..errors import InvalidArgument
 from ..physical.nodes import PhysicalNode
@@ -54,6 +55,7 @@ class PickingWrite(PhysicalNode):
             with picking(self, runner, writer, node.graph, node.table) as target:
                 picked = runner.input(self, 0)
             count = self.change(target, picked)
+            check_cancelled()  # an interrupt until here undoes the statement; the commit is whole
         return count_table(count)
 
     def change(self, target: Target, picked: pa.Table) -> int:

@@ -13,6 +13,7 @@ import pyarrow as pa
 from graphdb.catalog.delta import Op
 from graphdb.storage.lazy import pc
 
+from ..cancel import check_cancelled
 from ..errors import InvalidArgument, StatementMismatch
 from ..physical.nodes import PhysicalNode
 from .target import Target, cast_column
@@ -49,6 +50,7 @@ class InsertOperator(PhysicalNode):
                     f"the SELECT gives {rows.num_columns} columns for the {len(names)} of the "
                     f"INSERT ({', '.join(names)})")
             count = insert_table(target, pa.table(list(rows.columns), names=names))
+            check_cancelled()  # an interrupt until here undoes the statement; the commit is whole
         return count_table(count)
 
 
@@ -89,6 +91,7 @@ def insert_edges(target: Target, rows: pa.Table) -> int:
     for field, column in zip(target.edge_props, target.properties(rows, target.edge_props)):
         table = table.append_column(field, column)
     ops.append(Op("add_edges", table))
+    check_cancelled()  # the last point before the log changes (undone on failure, whole)
     target.apply(ops)
     return n
 

@@ -17,6 +17,7 @@ from graphdb.catalog import CatalogError, GraphEntry
 from graphdb.catalog.delta import Op
 from graphdb.storage.lazy import pc
 
+from ..cancel import check_cancelled, import_first
 from ..delta import DeltaGraph
 from ..errors import InvalidArgument, StatementMismatch
 from ..physical.nodes import PhysicalNode
@@ -58,6 +59,7 @@ class Target:
     """The graph a statement writes to, at its newest version (the writer lock is held)."""
 
     def __init__(self, runner: "Runner", writer: "Writer", name: str, table: str):
+        import_first()  # what a process's first write imports, where an interrupt reaches it
         self.runner = runner
         self.catalog = runner.catalog
         self.writer = writer
@@ -133,18 +135,27 @@ class Target:
         """Dense ids of the user's ids; with ``create``, ids that are no vertex yet are added
         as new vertices (an operation appended to ``ops``), else -1 for them."""
         dense = self.log.resolve(ids)
+        check_cancelled()  # (reads only so far: a million ids take a second or two)
         missing = dense < 0
         if create and missing.any():
             absent = ids.filter(pa.array(missing))
-            # in id order: a version whose new ids follow the older ones in the order they
-            # were added is read without a merge (graphdb.executor.overlay)
-            new = pc.unique(absent).sort()
+            if isinstance(absent, pa.ChunkedArray):  # one dictionary for all of them
+                absent = absent.combine_chunks()
+            # one hashing pass (not unique, then index_in): the new ids and each absent id's
+            # index among them (a million ids: ~0.3 s less, uncancellable); then in id order: a
+            # version whose new ids follow the older ones in the order they were added is read
+            # without a merge (graphdb.executor.overlay)
+            encoded = pc.dictionary_encode(absent)
+            order = np.asarray(pc.sort_indices(encoded.dictionary), dtype=np.int64)
+            new = encoded.dictionary.take(pa.array(order))
+            rank = np.empty(order.size, dtype=np.int64)
+            rank[order] = np.arange(order.size, dtype=np.int64)
+            check_cancelled()
             props = [pa.nulls(len(new), f.type) for f in self.vertex_schema if f.name != "id"]
             names = [f.name for f in self.vertex_schema if f.name != "id"]
             ops.append(Op("add_vertices", pa.table([new] + props, names=["id"] + names)))
             start = self.log.next_vertex
-            dense[missing] = start + np.asarray(pc.index_in(absent, value_set=new),
-                                                dtype=np.int64)
+            dense[missing] = start + rank[np.asarray(encoded.indices, dtype=np.int64)]
         return dense
 
     # -- values ---------------------------------------------------------------------------------
@@ -178,6 +189,8 @@ def cast_column(column, type_: pa.DataType, name: str, graph: str) -> pa.Array:
         return column.cast(type_)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         sample = column.slice(0, 3).to_pylist()
+        if pa.types.is_decimal(column.type):  # integers past 64 bits, read exactly
+            sample = [None if v is None else int(v) for v in sample]
         raise InvalidArgument(f"{graph}: column {name} is {type_}; cannot store {sample!r} "
                               "in it") from None
 

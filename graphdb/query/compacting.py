@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from graphdb.catalog import Catalog, GraphEntry, GraphNotFound
 from graphdb.catalog.compaction import compact, compaction_markers
+from graphdb.executor.cancel import check_cancelled, is_cancelled
 from graphdb.storage import BufferManager
 
 from ..errors import translate
@@ -114,8 +115,9 @@ def wait_for_compaction(session: "Session", name: str) -> bool:
     was started."""
     state = _STATE.get(session)
     thread = None if state is None else state.threads.get(name)
-    if thread is not None:
-        thread.join()
+    while thread is not None and thread.is_alive():
+        thread.join(0.02)
+        check_cancelled()
     return thread is not None
 
 
@@ -130,7 +132,9 @@ def checkpoint(session: "Session", name: str) -> str:
         wait_for_compaction(session, graph)
         start = time.perf_counter()
         entry = session.catalog.get(graph)
-        new = compact(session.catalog, graph)
+        # an interrupt stops it between chunks (what it wrote is removed), then says so here
+        new = compact(session.catalog, graph, cancelled=is_cancelled)
+        check_cancelled()
         if new is not None:
             session.runner.forget(entry)
             done.append(f"'{graph}' ({delta_edges(entry)} changed edges, "

@@ -24,7 +24,7 @@ from ..errors import ParseError
 __all__ = [
     "Checkpoint", "CopyTo", "CreateGraph", "CreateGraphAs", "CreatePropertyGraph",
     "DetachDelete", "DropGraph", "Explain", "GraphStatement", "ImportDatabase", "LoadGraph",
-    "Reset",
+    "Pragma", "Reset",
     "ShowFunctions", "ShowGraphs", "ShowSettings", "StatementGrammar", "Vacuum",
 ]
 
@@ -101,6 +101,10 @@ class Checkpoint(GraphStatement):
 
 class Vacuum(GraphStatement):
     """``VACUUM``."""
+
+
+class Pragma(GraphStatement):
+    """``PRAGMA integrity_check`` (``this``: the pragma's name, as in SQLite)."""
 
 
 class Reset(GraphStatement):
@@ -260,6 +264,15 @@ class StatementGrammar:
             return self._finish(ImportDatabase(this=tokens[2].text))
         raise ParseError("expected IMPORT DATABASE 'directory'", 1, 1)
 
+    def _parse_pragma(self):
+        tokens = self._tokens[self._index:]
+        name = tokens[1].text.lower() if len(tokens) == 2 else \
+            " ".join(t.text for t in tokens[1:]).lower()
+        if name == "integrity_check":  # as in SQLite (graphdb.integrity)
+            return self._finish(Pragma(this=name))
+        raise ParseError(f"unknown PRAGMA {name[:40]!r}; graphdb has PRAGMA integrity_check",
+                         1, 1)
+
     def _parse_reset(self):
         tokens = self._tokens[self._index:]
         if len(tokens) == 2 and tokens[1].text.upper() == "ALL":
@@ -337,6 +350,7 @@ _RULES = {
     "ABORT": StatementGrammar._parse_end,
     "CHECKPOINT": StatementGrammar._parse_checkpoint,
     "VACUUM": StatementGrammar._parse_vacuum,
+    "PRAGMA": StatementGrammar._parse_pragma,
     "RESET": StatementGrammar._parse_reset,
     "IMPORT": StatementGrammar._parse_import,
     "DETACH": StatementGrammar._parse_detach,

@@ -24,6 +24,7 @@ import graphdb
 from graphdb.catalog.records import canonical
 from graphdb.storage.blocks import block_key, seal, unpack_block
 from graphdb.storage.checksum import checksum, default_algorithm
+from tests._copies import copy_database
 
 QUERIES = {
     "g": [
@@ -225,6 +226,10 @@ CASES = {
 }
 
 
+#: Edits that make the database refuse to open at all (a link at one of its fixed names).
+REFUSED_AT_OPEN = {"graphs/ is a link elsewhere"}
+
+
 def _delete_block(db, name, array, n):
     key = block_key(entry(db, name)["graph_id"], array, n)
     raw = Raw(db)
@@ -241,14 +246,14 @@ def _relink(path: Path) -> None:
     it in its place."""
     work = next(p for p in path.parents if p.name == "work")
     target = work / "elsewhere" / path.name
-    shutil.copytree(path, target)
+    copy_database(path, target)
     shutil.rmtree(path)
     path.symlink_to(target)
 
 
 def copy_with_victim(base_db: Path, tmp_path: Path) -> tuple[Path, Path]:
     db = tmp_path / "work" / "db"
-    shutil.copytree(base_db, db, symlinks=True)
+    copy_database(base_db, db, symlinks=True)
     victim = tmp_path / "work" / "victim"
     victim.mkdir()
     (victim / "precious.txt").write_text("keep me")
@@ -263,6 +268,11 @@ def test_every_edit_is_caught_never_answered_wrongly(base, tmp_path, case):
     outside = sorted(str(p) for p in (tmp_path / "work").rglob("*")
                      if db not in p.parents and p != db)
     caught = []
+    if case in REFUSED_AT_OPEN:  # the whole database is refused, naming the link
+        with pytest.raises(graphdb.CorruptDatabaseError, match="symbolic link"):
+            graphdb.connect(db)
+        assert (victim / "precious.txt").read_text() == "keep me"
+        return
     with graphdb.connect(db) as con:
         for queries in QUERIES.values():
             for query in queries:

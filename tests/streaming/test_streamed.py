@@ -212,6 +212,45 @@ def test_page_streaming_bfs_and_pagerank(tmp_path, device, directed):
         env.close()
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["bfs", "pagerank"])
+def test_page_streaming_refuses_a_record_id_that_lies(tmp_path, device, name):
+    """A page whose record id names a slot beyond its page's vertices, sealed again: the CPU
+    stream's decoding and the GPU kernels' own bounds check (rid_vertex) both refuse it, never
+    reading outside the vertex state."""
+    import struct
+
+    from graphdb.storage.checksum import checksum
+    from graphdb.storage.errors import CorruptData
+    from graphdb.storage.pages import HEADER_BYTES, read_header
+
+    n, m, _ = sized(device)
+    g, _mem, env, bm = stored_graph(tmp_path, n=n, m=m, pool_bytes=16 * 4096)
+    try:
+        direction = "out" if name == "bfs" else "in"
+        db = env.db("pages")
+        with env.read_txn() as txn:
+            key = f"g/{direction}/{0:010d}".encode()
+            page = bytearray(bytes(txn.get(key, db=db)))
+        header = read_header(page)
+        at = HEADER_BYTES
+        while struct.unpack_from("<I", page, at)[0] == 0:  # the first record with an edge
+            at += 4
+        rid = at + 4 + header.pid_bytes  # its first record id's slot: past every vertex
+        page[rid:rid + header.slot_bytes] = b"\xff" * header.slot_bytes
+        struct.pack_into("<I", page, 8, checksum(bytes(page[12:]), page[47]))
+        env.write(lambda txn: txn.put(key, bytes(page), db=db))
+        bm.forget("g")
+        room = 20 * n + 12 * 4096 if device == "gpu" else 5 * n
+        options = {"source": 0} if name == "bfs" else {"damping": 0.85, "max_iterations": 3}
+        with pytest.raises(CorruptData):
+            streamed(name, g, "pages", room if name == "bfs" else
+                     (200_000 if device == "gpu" else 20 * n), device, **options)
+    finally:
+        bm.close()
+        env.close()
+
+
 def test_threaded_subcsr_gather_matches(monkeypatch):
     import graphdb.executor.operators.subway as sw
 

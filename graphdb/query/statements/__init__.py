@@ -10,7 +10,7 @@ module          statements
 ``copy``        COPY ... TO 'file'; loads: COPY g FROM, CREATE GRAPH g FROM | AS GRAPH
 ``settings``    SET, RESET, SHOW GRAPHS | SETTINGS | FUNCTIONS
 ``transaction`` BEGIN, COMMIT, ROLLBACK
-``maintenance`` CHECKPOINT, VACUUM
+``maintenance`` CHECKPOINT, VACUUM, PRAGMA integrity_check
 ``explain``     EXPLAIN [ANALYZE]
 ``tables``      CREATE/DROP/ALTER TABLE, TRUNCATE, COPY t FROM, views, schemas, SHOW TABLES
 ============== ========================================================================

@@ -1,4 +1,5 @@
-"""CHECKPOINT and VACUUM: compacting a graph's delta now, and the database file's free space."""
+"""CHECKPOINT, VACUUM and PRAGMA integrity_check: compacting a graph's delta now, the database
+file's free space, and the whole database verified."""
 
 from __future__ import annotations
 
@@ -52,4 +53,19 @@ class Vacuum(Handler):
                               f"{format_bytes(after.used_bytes)} in use")
 
 
-HANDLERS = {grammar.Checkpoint: Checkpoint(), grammar.Vacuum: Vacuum()}
+class IntegrityCheck(Handler):
+    """``PRAGMA integrity_check``: every page, record, block and file of the database verified
+    in a child process (:mod:`graphdb.integrity`); one row ``ok``, or one per problem."""
+
+    kind = "pragma"
+    leased = False
+
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        from ...integrity import integrity_check
+
+        return integrity_check(session.path), None
+
+
+HANDLERS = {grammar.Checkpoint: Checkpoint(), grammar.Vacuum: Vacuum(),
+            grammar.Pragma: IntegrityCheck()}

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
+from graphdb.executor.cancel import check_cancelled
+
 from . import Handler
 
 if TYPE_CHECKING:
@@ -37,6 +39,8 @@ class End(Handler):
 
     def execute(self, session: "Session", statement: "Statement", parameters: Any
                 ) -> tuple[pa.Table, str | None]:
+        if self.commit:
+            check_cancelled()  # interrupted before it writes: the transaction stays open
         done = "commit" if self.commit else "roll back"
         if not session.transaction.open:
             return pa.table({}), f"no transaction is open; nothing to {done}"

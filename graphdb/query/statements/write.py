@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pyarrow as pa
 from sqlglot import exp
 
+from graphdb.executor.cancel import import_first
 from graphdb.executor.plan import (
     CANONICAL,
     ROW,
@@ -37,7 +38,7 @@ from graphdb.executor.plan import (
 )
 from graphdb.executor.writes.target import property_graph_refusal, table_columns
 
-from ...errors import BinderError, InvalidInputError
+from ...errors import BinderError, InvalidInputError, ParseError
 from ..dialect import GraphSQL, GraphTable
 from ..fast_values import FastValues, fill
 from ..grammar import DetachDelete
@@ -203,6 +204,14 @@ def _written_target(ast: exp.Expression, kind: str) -> tuple[str, str]:
     if isinstance(node, GraphTable):
         raise BinderError(f"GRAPH_TABLE is read-only (as in SQL/PGQ): {kind.upper()} writes "
                           "to a graph's g.edges or g.vertices")
+    if not isinstance(node, exp.Expression):  # sqlglot reads 'DELETE FRO' as a table list
+        raise ParseError(f"{kind.upper()} names no table: write "
+                         + {"delete": "DELETE FROM g.edges [WHERE ...]",
+                            "update": "UPDATE g.edges SET column = value [WHERE ...]"}.get(
+                                kind, "INSERT INTO g.edges VALUES (...)"))
+    if kind == "update" and not ast.expressions:
+        raise ParseError("UPDATE sets nothing: write UPDATE g.edges SET column = value "
+                         "[WHERE ...]")
     if not isinstance(node, exp.Table) or not node.args.get("db"):
         raise BinderError(f"{kind.upper()} writes to a graph's table: g.edges or g.vertices, "
                           f"not {node.sql()}")
@@ -285,6 +294,7 @@ def values_plan(session: "Session", values: exp.Values, parameters: Any,
         bound.set("alias", exp.TableAlias(this=exp.to_identifier("__graphdb_values"),
                                           columns=[exp.to_identifier(n) for n in aliases]))
         return _query(session, exp.select("*").from_(bound), snapshot)
+    import_first()  # pyarrow imports pandas at its first array of Python values
     try:
         return ValuesScan("values", rows_table(data, names))
     except InvalidInputError:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 import threading
 import time
 import urllib.error
@@ -18,6 +17,7 @@ from websockets.sync.client import connect as ws_connect
 import graphdb
 from graphdb.explorer import Server
 from graphdb.explorer.app import CSP
+from tests._copies import copy_database
 from tests.graphdb.explorer.conftest import karate
 
 
@@ -121,7 +121,7 @@ def test_read_only_refuses_writes_ddl_copy_and_files(server, explorer_db):
 
 def test_write_mode_writes(explorer_db, tmp_path):
     copy = tmp_path / "db"
-    shutil.copytree(explorer_db, copy)
+    copy_database(explorer_db, copy)
     with Server(copy, port=0, write=True) as server:
         tab = Tab(server)
         assert tab.hello["write"] is True
