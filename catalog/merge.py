@@ -100,38 +100,46 @@ def in_tombstones(view: DeltaView, out_offsets: np.ndarray, out_targets: np.ndar
 @KERNELS.kernel(parallel=True)
 def _match_rows(in_off, in_src, in_w, weighted, v, u, w, bounds, found):
     """For each run ``bounds[i]..bounds[i+1]`` of deletions of one in-row (sorted by source,
-    then weight bits), the positions of the row's entries they delete: scanning the row in
-    stored order, an entry whose (source, weight) still has an unmatched deletion takes it.
-    Writes ``found[bounds[i]:bounds[i+1]]`` in ascending position; returns how many deletions
-    found no entry."""
-    missing = 0
-    for i in prange(bounds.size - 1):
-        lo = bounds[i]
-        hi = bounds[i + 1]
-        row = v[lo]
-        taken = np.zeros(hi - lo, dtype=np.bool_)
-        out = lo
-        for p in range(in_off[row], in_off[row + 1]):
-            s = np.int64(in_src[p])
-            x = in_w[p] if weighted else np.int64(0)
-            a = lo
-            b = hi
-            while a < b:  # the first deletion >= (s, x)
-                m = (a + b) >> 1
-                if u[m] < s or (u[m] == s and w[m] < x):
-                    a = m + 1
-                else:
-                    b = m
-            while a < hi and u[a] == s and w[a] == x and taken[a - lo]:
-                a += 1
-            if a < hi and u[a] == s and w[a] == x:
-                taken[a - lo] = True
-                found[out] = p
-                out += 1
-                if out == hi:
-                    break
-        missing += hi - out
-    return missing
+    then weight bits), the positions of the row's entries they delete (:func:`_match_row`),
+    in parallel; returns how many deletions found no entry. Each run's count goes to its own
+    slot, summed after the loop: the loop holds no reduction and no inner loop, on which
+    numba 0.68.0's parfor analysis fails ("unexpected cycle in lookup()")."""
+    runs = bounds.size - 1
+    missing = np.zeros(max(runs, 0), dtype=np.int64)
+    for i in prange(runs):
+        missing[i] = _match_row(in_off, in_src, in_w, weighted, v, u, w, bounds[i],
+                                bounds[i + 1], found)
+    return missing.sum()
+
+
+@KERNELS.kernel()
+def _match_row(in_off, in_src, in_w, weighted, v, u, w, lo, hi, found):
+    """Deletions ``lo..hi`` of one in-row: scanning the row in stored order, an entry whose
+    (source, weight) still has an unmatched deletion takes it. Writes ``found[lo:hi]`` in
+    ascending position; returns how many deletions found no entry."""
+    row = v[lo]
+    taken = np.zeros(hi - lo, dtype=np.bool_)
+    out = lo
+    for p in range(in_off[row], in_off[row + 1]):
+        s = np.int64(in_src[p])
+        x = in_w[p] if weighted else np.int64(0)
+        a = lo
+        b = hi
+        while a < b:  # the first deletion >= (s, x)
+            m = (a + b) >> 1
+            if u[m] < s or (u[m] == s and w[m] < x):
+                a = m + 1
+            else:
+                b = m
+        while a < hi and u[a] == s and w[a] == x and taken[a - lo]:
+            a += 1
+        if a < hi and u[a] == s and w[a] == x:
+            taken[a - lo] = True
+            found[out] = p
+            out += 1
+            if out == hi:
+                break
+    return hi - out
 
 
 def plan_direction(view: DeltaView, direction: str, base_offsets: np.ndarray,

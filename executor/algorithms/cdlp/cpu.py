@@ -62,49 +62,59 @@ def _relations(out_off, in_off, both, vv):
     return d
 
 
+@KERNELS.kernel()
+def _block(out_off, out_tgt, in_off, in_tgt, both, labels, new, lo, hi):
+    """:func:`mode_step` for the vertices ``lo`` to ``hi``: their new labels into ``new``; the
+    number that changed. Counts in a hash table of twice the block's largest degree (no array
+    of |V| per thread, no sort). A function of its own, so that the parallel loop holds no inner
+    loop: older numba's parfor analysis fails on this one inline ("unexpected cycle in
+    lookup()")."""
+    widest = 1
+    for v in range(lo, hi):
+        widest = max(widest, _relations(out_off, in_off, both, np.uint64(v)))
+    size = 2
+    while size < 2 * widest:
+        size *= 2
+    keys = np.full(size, -1, dtype=np.int64)
+    counts = np.zeros(size, dtype=np.int64)
+    moved = 0
+    for v in range(lo, hi):
+        vv = np.uint64(v)
+        d = _relations(out_off, in_off, both, vv)
+        best, best_count = labels[v], 0
+        if d:
+            used = 2
+            while used < 2 * d:
+                used *= 2
+            for e in range(out_off[vv], out_off[vv + _ONE]):
+                best, best_count = _count(keys, counts, used - 1,
+                                          labels[np.uint64(out_tgt[e])], best, best_count)
+            if both:
+                for e in range(in_off[vv], in_off[vv + _ONE]):
+                    best, best_count = _count(keys, counts, used - 1,
+                                              labels[np.uint64(in_tgt[e])], best, best_count)
+            keys[:used] = -1
+            counts[:used] = 0
+        new[v] = best
+        if best != labels[v]:
+            moved += 1
+    return moved
+
+
 @KERNELS.kernel(parallel=True)
 def mode_step(out_off, out_tgt, in_off, in_tgt, both, labels, new):
     """One synchronous CDLP iteration: ``new[v]`` = the most frequent label among v's out-
     neighbours (and in-neighbours when ``both``), smallest on ties; v's own label without
-    neighbours. Counts in a hash table of twice v's degree (no array of |V| per thread, no
-    sort). Returns the number of vertices whose label changed."""
+    neighbours. Blocks of :data:`BLOCK` vertices in parallel (:func:`_block`). Returns the
+    number of vertices whose label changed."""
     n = labels.size
     blocks = (n + BLOCK - 1) // BLOCK
-    changed = 0
+    moves = np.zeros(blocks, dtype=np.int64)  # summed after the loop: no parfor reduction
     for b in prange(blocks):
         lo = b * BLOCK
-        hi = min(n, lo + BLOCK)
-        widest = 1
-        for v in range(lo, hi):
-            widest = max(widest, _relations(out_off, in_off, both, np.uint64(v)))
-        size = 2
-        while size < 2 * widest:
-            size *= 2
-        keys = np.full(size, -1, dtype=np.int64)
-        counts = np.zeros(size, dtype=np.int64)
-        moved = 0
-        for v in range(lo, hi):
-            vv = np.uint64(v)
-            d = _relations(out_off, in_off, both, vv)
-            best, best_count = labels[v], 0
-            if d:
-                used = 2
-                while used < 2 * d:
-                    used *= 2
-                for e in range(out_off[vv], out_off[vv + _ONE]):
-                    best, best_count = _count(keys, counts, used - 1,
-                                              labels[np.uint64(out_tgt[e])], best, best_count)
-                if both:
-                    for e in range(in_off[vv], in_off[vv + _ONE]):
-                        best, best_count = _count(keys, counts, used - 1,
-                                                  labels[np.uint64(in_tgt[e])], best, best_count)
-                keys[:used] = -1
-                counts[:used] = 0
-            new[v] = best
-            if best != labels[v]:
-                moved += 1
-        changed += moved
-    return changed
+        moves[b] = _block(out_off, out_tgt, in_off, in_tgt, both, labels, new, lo,
+                          min(n, lo + BLOCK))
+    return moves.sum()
 
 
 def cdlp_labels(graph: Graph, max_iterations: int = 10) -> tuple[np.ndarray, int]:
