@@ -479,8 +479,11 @@ class _Binder:
                            [(relation, GraphTableScan(graph, which, found[0], found[1]))],
                            [(relation, f"{graph}.{which}")])
                 return
-        sources = self._pushed_sources(node) if which != "vertices" and \
-            rows >= PUSHDOWN_MIN_ROWS else None
+        sources = None
+        if which != "vertices" and rows >= PUSHDOWN_MIN_ROWS:  # src = c, src IN (...): the CSR
+            kind = pa.string() if user_id_type(entry) == "string" else pa.int64()
+            found = key_conditions(node, ("src",), [kind], self._constant)
+            sources = list(found[0]) if found is not None else None
         if sources is not None:  # only values of the ids' type: others are DuckDB's to refuse
             strings = user_id_type(entry) == "string"
             if not all(isinstance(v, str) if strings else isinstance(v, int)
@@ -494,39 +497,6 @@ class _Binder:
             scan = GraphTableScan(graph, which, tuple(sources))
         self._edit(node, f"{relation} AS {alias_sql}", [(relation, scan)],
                    [(relation, f"{graph}.{which}")])
-
-    def _pushed_sources(self, node: exp.Table) -> list | None:
-        """The constants of ``src = c`` / ``src IN (c, ...)`` conditions in the WHERE of the
-        SELECT that scans ``node`` (AND-ed at its top), which a scan of the CSR can apply (the
-        condition stays in the query for DuckDB too)."""
-        select = node.parent_select
-        if select is None or select.args.get("where") is None:
-            return None
-        qualifier = _qualifier(node).lower()
-        alone = len(select.args.get("joins") or []) == 0
-        found = None
-        for condition in conjuncts(select.args["where"].this):
-            column, values = None, None
-            if isinstance(condition, exp.EQ):
-                for a, b in ((condition.this, condition.expression),
-                             (condition.expression, condition.this)):
-                    value = self._constant(b)
-                    if isinstance(a, exp.Column) and value is not None:
-                        column, values = a, [value[0]]
-                        break
-            elif isinstance(condition, exp.In) and isinstance(condition.this, exp.Column) \
-                    and condition.expressions and not condition.args.get("query"):
-                listed = [self._constant(v) for v in condition.expressions]
-                if all(v is not None for v in listed):
-                    column, values = condition.this, [v[0] for v in listed]
-            if column is None or column.name.lower() != "src":
-                continue
-            if not ((column.table and column.table.lower() == qualifier)
-                    or (not column.table and alone)):
-                continue
-            values = [v for v in values if v is not None]
-            found = values if found is None else [v for v in found if v in values]
-        return found
 
     def _place(self, node: exp.Expression) -> tuple[int, int] | None:
         """(first, last) character of a literal or a parameter, if known."""
