@@ -27,6 +27,11 @@ __all__ = ["countable_by_vertex", "walks_by_vertex"]
 #: predecessors' (each no larger), so every partial sum of a count below it is an exact integer.
 EXACT = float(2**53)
 
+#: Levels a quantified hop walks beyond the graph's vertex count. Walks still alive after ``n``
+#: steps go round a cycle and stay alive to the quantifier's bound, a pass per level: a bound
+#: this far past ``n`` is refused at once rather than walked for hours.
+LEVELS = 1_000_000
+
 
 def countable_by_vertex(node: PatternMatch) -> bool:
     """Whether the rows of ``node`` can be counted per vertex: walks (no prefix) that never
@@ -47,6 +52,10 @@ def walks_by_vertex(xp, n: int, start, hops: list[tuple[Any, int, int, Any]],
     gives (index into them, neighbour, position) with the hop's masks applied; ``ends`` a bool
     per vertex or None) from one walk at each of ``start`` (repeats count again); with
     ``exact`` False, a float however large."""
+    # Weights are capped: a capped weight either vanishes under a later condition (times 0)
+    # or keeps the count above the cap, so the count stays exact below 2^53 (refused above it)
+    # and finite when not exact, where uncapped weights overflow to inf and inf x 0 is nan.
+    cap = 2 * EXACT if exact else 1e300
     vertices, weights = xp.unique(xp.asarray(start, dtype=np.int64), return_counts=True)
     weights = weights.astype(np.float64)
     for step, low, high, ends in hops:
@@ -57,12 +66,19 @@ def walks_by_vertex(xp, n: int, start, hops: list[tuple[Any, int, int, Any]],
                 total[vertices] += weights
             if length == high or vertices.size == 0:
                 break
+            if length == n + 1 and high - length > LEVELS:
+                raise InvalidArgument(
+                    f"the quantifier's upper bound {high} goes round a cycle: walks are counted "
+                    f"a level at a time, and bounds up to {n + LEVELS} are counted on this "
+                    "graph; give a smaller bound, or select paths (ANY SHORTEST, ALL "
+                    "SHORTEST, ANY k)")
             idx, nbrs, _ = step(vertices)
-            gained = xp.bincount(nbrs, weights=weights[idx], minlength=n)
+            gained = xp.minimum(xp.bincount(nbrs, weights=weights[idx], minlength=n), cap)
             vertices = xp.flatnonzero(gained)
             weights = gained[vertices]
         if ends is not None:
             total *= ends
+        xp.minimum(total, cap, out=total)
         vertices = xp.flatnonzero(total)
         weights = total[vertices]
     count = float(weights.sum()) if weights.size else 0.0

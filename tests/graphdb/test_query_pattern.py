@@ -148,6 +148,46 @@ def test_count_of_billions_of_walks_is_not_refused(world):
                        "COLUMNS (a.id))").fetchone()[0] == total
 
 
+def _complete_graph(directory: str) -> graphdb.Connection:
+    """K4 with both directions of every edge: the walks of length k from one vertex are 3^k."""
+    con = graphdb.connect(directory)
+    pairs = [(s, d) for s in range(4) for d in range(4) if s != d]
+    con.execute("CREATE GRAPH k4")
+    con.executemany("INSERT INTO k4.edges VALUES (?, ?)", pairs)
+    return con
+
+
+def test_a_walk_count_past_float_range_under_a_false_end_condition_is_zero(tmp_path):
+    """3^700 walks overflow float64; none ends at an id over 100, so the count is exactly 0
+    (an overflowed weight times the false condition once gave nan)."""
+    con = _complete_graph(str(tmp_path / "db"))
+    assert con.execute("SELECT count(*) FROM GRAPH_TABLE (k4 MATCH (a)-[]->{1,700}"
+                       "(b WHERE b.id > 100) COLUMNS (a.id))").fetchone()[0] == 0
+    with pytest.raises(graphdb.InvalidInputError, match="2\\^53"):
+        con.execute("SELECT count(*) FROM GRAPH_TABLE (k4 MATCH (a)-[]->{1,700}(b) "
+                    "COLUMNS (a.id))")
+    # 4 starts x sum of 3^k for k = 1..30: exact below 2^53
+    assert con.execute("SELECT count(*) FROM GRAPH_TABLE (k4 MATCH (a)-[]->{1,30}(b) "
+                       "COLUMNS (a.id))").fetchone()[0] == 4 * sum(3**k for k in range(1, 31))
+
+
+def test_a_huge_quantifier_bound_over_a_cycle_is_refused_at_once(tmp_path):
+    """A 3-cycle and {1,10^8}: counting walks level by level would take hours; it is refused
+    with the reason, and a huge bound over a graph without cycles still counts exactly."""
+    con = graphdb.connect(str(tmp_path / "db"))
+    con.execute("CREATE GRAPH ring")
+    con.executemany("INSERT INTO ring.edges VALUES (?, ?)", [(0, 1), (1, 2), (2, 0)])
+    assert con.execute("SELECT count(*) FROM GRAPH_TABLE (ring MATCH (a)-[]->{1,100}(b) "
+                       "COLUMNS (a.id))").fetchone()[0] == 300
+    with pytest.raises(graphdb.InvalidInputError, match="cycle"):
+        con.execute("SELECT count(*) FROM GRAPH_TABLE (ring MATCH (a)-[]->{1,100000000}(b) "
+                    "COLUMNS (a.id))")
+    con.execute("CREATE GRAPH line")
+    con.executemany("INSERT INTO line.edges VALUES (?, ?)", [(0, 1), (1, 2), (2, 3)])
+    assert con.execute("SELECT count(*) FROM GRAPH_TABLE (line MATCH (a)-[]->{1,4611686018427387904}"
+                       "(b) COLUMNS (a.id))").fetchone()[0] == 6
+
+
 def test_undirected_and_incoming_edges(world):
     con, graph = world
     for v in (2, 11):
