@@ -379,7 +379,7 @@ def _query(args) -> int:
     # read the database can query it, and a query never waits for a writer. A cluster rank
     # opens its copy read-only.
     opened = (connect(args.db, create=False, device=args.device, cluster=args.cluster)
-              if args.cluster else connect_for_reading(args.db, create=False,
+              if args.cluster else connect_for_reading(args.db, create=_creates(args),
                                                        device=args.device))
     with opened as con:
         result = _run_statement(con, args.sql)
@@ -397,6 +397,20 @@ def _query(args) -> int:
 
         print(time_line(result.elapsed, *result.one_time), file=sys.stderr)
     return 0
+
+
+def _creates(args) -> bool:
+    """Whether ``graphdb query``'s statement may create its database: it writes (a mistyped
+    path under a SELECT is an error, not a new empty database; a CREATE TABLE starts one, as
+    sqlite3's and DuckDB's command lines do)."""
+    from .errors import Error
+    from .query.parser import parse
+
+    try:
+        statement = parse(args.sql)
+    except Error:
+        return False  # the statement's own error is said when it runs
+    return not statement.explain and not statement.reads_only
 
 
 def _run_statement(con, sql: str):

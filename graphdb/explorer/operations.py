@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import Error, InvalidInputError
-from ..query.parser import parse
+from ..query.parser import READ_KINDS, parse
 from .layout import SERVER_LAYOUT_FROM, positions, prepare_layout
 from .plans import plan_tree
 from .results import Stored, chart, is_numeric, json_rows, json_value
@@ -31,11 +31,8 @@ from .shapes import draw, induced_edges_sql, shape_of, vertex_id
 if TYPE_CHECKING:
     from .app import Tab
 
-__all__ = ["READ_KINDS", "SHARED_KINDS", "classify", "FIRST_PAGE", "MAX_EXPAND", "MAX_LAYOUT"]
+__all__ = ["SHARED_KINDS", "classify", "FIRST_PAGE", "MAX_EXPAND", "MAX_LAYOUT"]
 
-#: Statement kinds a read-only explorer runs.
-READ_KINDS = frozenset({"select", "show_graphs", "show_settings", "show_functions",
-                        "describe"})
 #: Statement kinds never run: they would change the connections every tab shares.
 SHARED_KINDS = {"set": "SET", "reset": "RESET", "begin": "BEGIN", "commit": "COMMIT",
                 "rollback": "ROLLBACK"}

@@ -25,7 +25,11 @@ from .fast_values import fast_insert
 from .grammar import CopyTo, Explain
 from .syntax import relational_syntax_error
 
-__all__ = ["Statement", "parse", "parse_sqlglot", "parse_subgraph", "split_script",
+#: Statement kinds that only read the database and touch no file.
+READ_KINDS = frozenset({"select", "show_graphs", "show_tables", "show_property_graphs",
+                        "show_settings", "show_functions", "describe"})
+
+__all__ = ["READ_KINDS", "Statement", "parse", "parse_sqlglot", "parse_subgraph", "split_script",
            "split_statements"]
 
 # sqlglot logs a warning when it falls back to a generic Command; we handle those ourselves.
@@ -62,6 +66,11 @@ class Statement:
     def explained(self) -> "Statement":
         """The statement EXPLAIN explains (the statement itself without EXPLAIN)."""
         return Statement(self.ast.this, self.text) if self.explain else self
+
+    @property
+    def reads_only(self) -> bool:
+        """Whether the statement (EXPLAIN's statement for EXPLAIN) only reads the database."""
+        return self.explained().kind in READ_KINDS
 
     @property
     def kind(self) -> str:

@@ -71,6 +71,21 @@ def test_errors_exit_nonzero_without_traceback(loaded, tmp_path, capsys, argv, m
     assert "Traceback" not in err + out
 
 
+def test_query_that_writes_starts_a_new_database(tmp_path, capsys):
+    """As sqlite3's and DuckDB's command lines: CREATE TABLE on a new path makes the database;
+    a read of a mistyped path stays an error and creates nothing."""
+    db = tmp_path / "new"
+    code, _, err = run(["query", str(db), "SELECT 1"], capsys)
+    assert code == 1 and "does not exist" in err and not db.exists()
+    code, _, err = run(["query", str(db), "SHOW TABLES"], capsys)
+    assert code == 1 and not db.exists()
+    assert run(["query", str(db), "CREATE TABLE t (a INT PRIMARY KEY, b VARCHAR)"], capsys)[0] == 0
+    assert run(["query", str(db), "INSERT INTO t VALUES (1, 'x'), (2, 'y')"], capsys)[0] == 0
+    code, out, _ = run(["query", str(db), "SELECT b FROM t ORDER BY a", "--format", "csv"],
+                       capsys)
+    assert code == 0 and out.split() == ["b", "x", "y"]
+
+
 def test_malformed_file_names_the_line(db_path, tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n2,3\n3\n4,5\n")
