@@ -107,20 +107,24 @@ def _column(table: pa.Table, name: str | None, what: str, default: int) -> str:
 
 def _properties(table: pa.Table, chosen: list | None, leave: list[str], what: str
                 ) -> list[tuple[str, str]]:
-    """(property, column) pairs of an element table."""
-    if chosen is None:
-        left = {c.lower() for c in leave}
-        for c in leave:
-            _column(table, c, what + " EXCEPT", 0)
-        return [(c, c) for c in table.column_names if c.lower() not in left]
-    out = []
-    for item in chosen:
-        prop, column = item if isinstance(item, tuple) else (item, item)
-        out.append((prop, _column(table, column, what, 0)))
-    names = [p.lower() for p, _ in out]
-    if len(set(names)) != len(names):
-        raise InvalidArgument(f"{what}: a property is named twice")
-    return out
+    """(property, column) pairs of an element table: ``chosen`` names or (property, column)
+    pairs, ``"*"`` among them (or None) for every column but ``leave``. One property given by
+    two labels must be the same column."""
+    out: dict[str, tuple[str, str]] = {}
+    for item in ["*"] if chosen is None else chosen:
+        if item == "*":
+            left = {c.lower() for c in leave}
+            for c in leave:
+                _column(table, c, what + " EXCEPT", 0)
+            pairs = [(c, c) for c in table.column_names if c.lower() not in left]
+        else:
+            prop, column = item if isinstance(item, tuple) else (item, item)
+            pairs = [(prop, _column(table, column, what, 0))]
+        for prop, column in pairs:
+            if out.setdefault(prop.lower(), (prop, column))[1] != column:
+                raise InvalidArgument(f"{what}: property {prop} is given two different "
+                                      "columns")
+    return list(out.values())
 
 
 def _spread(values: pa.Array, before: int, after: int) -> pa.Array:

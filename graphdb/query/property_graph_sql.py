@@ -107,50 +107,68 @@ def _property_list(r: TokenReader) -> list[tuple[str, str]]:
         raise r.error("expected ',' or ')'")
 
 
-def _properties(r: TokenReader, item: dict) -> bool:
-    """A properties clause (added to the element's properties); False when there is none."""
+def _properties(r: TokenReader, item: dict) -> list | None:
+    """A properties clause: its (property, column) pairs, ``["*"]`` for all columns (EXCEPT
+    kept in ``item``), ``[]`` for NO PROPERTIES; None when there is none."""
     if r.word("NO"):
         r.expect("PROPERTIES")
-        item.setdefault("properties", [])
-        return True
+        return []
     if not r.word("PROPERTIES"):
-        return False
+        return None
     if r.word("ARE") or (r.peek() is not None and r.peek().text.upper() == "ALL"):
         r.expect("ALL")
         r.expect("COLUMNS")
-        item["all_columns"] = True
         if r.word("EXCEPT"):
             item["except"] = [c for c in _columns(r)]
-        return True
-    item.setdefault("properties", []).extend(_property_list(r))
-    return True
+        return ["*"]
+    return _property_list(r)
+
+
+def _add_label(r: TokenReader, labels: list[str], label: str) -> None:
+    if label.lower() in (n.lower() for n in labels):
+        raise r.error(f"label {label} is given twice to one table")
+    labels.append(label)
 
 
 def _label_and_properties(r: TokenReader, item: dict) -> None:
     """``[PROPERTIES ...] [LABEL name [PROPERTIES ...] | DEFAULT LABEL [...]] ...``: the
-    element's labels (its name without any) and properties (all its columns without a
-    clause)."""
+    element's labels (its name without any) and properties. As SQL/PGQ's, each label has its
+    own properties, all the table's columns when its clause is left out; the element has the
+    union of its labels' (a properties clause before every LABEL, DuckPGQ's order, is that of
+    the labels without one)."""
     labels = item.setdefault("labels", [])
+    clauses: list[list | None] = []  # per label; None: none given
+    leading = None
     while True:
         if r.word("LABEL"):
             label = r.name("label").strip('"')
             if r.word("IN"):  # DuckPGQ's labels chosen per row by a column's value
                 r.name("column")
                 item.setdefault("row_labels", []).extend(c.strip('"') for c in _columns(r))
-            if label.lower() in (n.lower() for n in labels):
-                raise r.error(f"label {label} is given twice to one table")
-            labels.append(label)
+            _add_label(r, labels, label)
+            clauses.append(None)
         elif r.word("DEFAULT"):
             r.expect("LABEL")
-            labels.append(None)  # the table's name
-        elif not _properties(r, item):
-            break
-    item["labels"] = [label if label is not None else item["name"] for label in labels]
-    item["label"] = item["labels"][0] if item["labels"] else None
-    if not item.get("all_columns") and "properties" not in item:
-        item["all_columns"] = True
-    if item.get("all_columns"):
-        item["properties"] = None
+            _add_label(r, labels, item["name"])  # the table's name
+            clauses.append(None)
+        else:
+            clause = _properties(r, item)
+            if clause is None:
+                break
+            if clauses and clauses[-1] is None:
+                clauses[-1] = clause
+            elif not clauses and leading is None:
+                leading = clause
+            else:
+                raise r.error("a second properties clause for one label")
+    item["label"] = labels[0] if labels else None
+    chosen: list = []
+    for clause in clauses or [None]:
+        for prop in (clause if clause is not None else leading if leading is not None
+                     else ["*"]):
+            if prop not in chosen:
+                chosen.append(prop)
+    item["properties"] = None if chosen == ["*"] else chosen
 
 
 def _references(r: TokenReader) -> tuple[str, str | None]:

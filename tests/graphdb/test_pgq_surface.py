@@ -276,3 +276,55 @@ def test_element_id_lists_vertex_rows_not_keys():
             elements += [edge_row[u, v], rowid[v]]
         expected.append((target, elements))
     assert sorted(got) == sorted(expected)
+
+
+SHOP = """
+CREATE TABLE customers (customer_id integer PRIMARY KEY, name varchar, address varchar);
+CREATE TABLE orders (order_id integer PRIMARY KEY, ordered_when date);
+CREATE TABLE wishlists (wishlist_id integer PRIMARY KEY, wishlist_name varchar);
+CREATE TABLE customer_orders (customer_orders_id integer PRIMARY KEY,
+    customer_id integer REFERENCES customers (customer_id),
+    order_id integer REFERENCES orders (order_id));
+CREATE PROPERTY GRAPH shop
+    VERTEX TABLES (
+        customers,
+        orders DEFAULT LABEL LABEL lists PROPERTIES (order_id AS node_id),
+        wishlists DEFAULT LABEL LABEL lists PROPERTIES (wishlist_id AS node_id)
+    )
+    EDGE TABLES (
+        customer_orders KEY (customer_orders_id)
+            SOURCE KEY (customer_id) REFERENCES customers (customer_id)
+            DESTINATION KEY (order_id) REFERENCES orders (order_id)
+            DEFAULT LABEL
+            LABEL cust_lists PROPERTIES (customer_id, order_id AS link_id)
+    );
+INSERT INTO customers VALUES (1, 'customer1', 'US'), (2, 'customer2', 'CA'), (3, 'customer3', 'GL');
+INSERT INTO orders VALUES (1, date '2024-01-01'), (2, date '2024-01-02'), (3, date '2024-01-03');
+INSERT INTO wishlists VALUES (1, 'wishlist1'), (2, 'wishlist2');
+INSERT INTO customer_orders VALUES (1, 1, 1), (2, 2, 2);
+"""
+
+
+def test_each_label_has_its_own_properties(tmp_path):
+    """SQL/PGQ's per-label properties (the PostgreSQL regression tests' shop): DEFAULT LABEL
+    without a clause has every column, LABEL lists its own; the element has their union, and
+    a label's property reached through another label's table is there too. Rows by hand."""
+    con = graphdb.connect(str(tmp_path / "db"))
+    for statement in SHOP.split(";"):
+        if statement.strip():
+            con.execute(statement)
+    rows = con.execute("SELECT * FROM GRAPH_TABLE (shop MATCH (o IS orders)<-[IS customer_orders]"
+                       "-(c IS customers) COLUMNS (c.name, o.ordered_when, o.node_id)) "
+                       "ORDER BY 1").fetchall()
+    assert [(r[0], str(r[1]), r[2]) for r in rows] == [("customer1", "2024-01-01", 1),
+                                                       ("customer2", "2024-01-02", 2)]
+    rows = con.execute("SELECT * FROM GRAPH_TABLE (shop MATCH (l IS lists) COLUMNS (l.node_id, "
+                       "l.wishlist_name)) ORDER BY 2 NULLS FIRST, 1").fetchall()
+    assert rows == [(1, None), (2, None), (3, None), (1, "wishlist1"), (2, "wishlist2")]
+    rows = con.execute("SELECT * FROM GRAPH_TABLE (shop MATCH (c)-[e IS cust_lists]->(o) "
+                       "COLUMNS (e.link_id, e.customer_orders_id, c.address)) ORDER BY 1"
+                       ).fetchall()
+    assert rows == [(1, 1, "US"), (2, 2, "CA")]
+    with pytest.raises(graphdb.Error, match="two different columns"):
+        con.execute("CREATE PROPERTY GRAPH bad VERTEX TABLES (orders LABEL a PROPERTIES "
+                    "(order_id AS x) LABEL b PROPERTIES (ordered_when AS x))")
