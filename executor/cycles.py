@@ -128,7 +128,11 @@ def _from_few(expand, frm, to, ends):
             lists.append((inverse.sources[a:b], inverse.positions[a:b]))
         if expand.direction in ("in", "both"):  # edges x -> frm: x's out-edges
             a, b = int(graph.out.offsets[x]), int(graph.out.offsets[x + 1])
-            lists.append((graph.out.targets[a:b], xp.arange(a, b, dtype=np.int64)))
+            targets, slots = graph.out.targets[a:b], xp.arange(a, b, dtype=np.int64)
+            if expand.direction == "both":  # x's self-loop is one edge: its in-edges have it
+                other = targets != x
+                targets, slots = targets[other], slots[other]
+            lists.append((targets, slots))
         nbrs = xp.concatenate([n for n, _ in lists]).astype(np.int64)
         slots = xp.concatenate([p for _, p in lists]).astype(np.int64)
         by = xp.argsort(nbrs, kind="stable")
@@ -156,7 +160,11 @@ def edges_between(expand, frm, to, metrics: dict):
         if expand.direction in ("out", "both"):  # edges frm -> to: to's in-edges from frm
             parts.append(_in_row(expand, to, frm))
         if expand.direction in ("in", "both"):  # edges to -> frm
-            parts.append(_in_row(expand, frm, to))
+            rows, found = _in_row(expand, frm, to)
+            if expand.direction == "both":  # a self-loop is one edge: the first part has it
+                other = frm[rows] != to[rows]
+                rows, found = rows[other], found[other]
+            parts.append((rows, found))
     if not parts:
         empty = xp.zeros(0, dtype=np.int64)
         return empty, empty

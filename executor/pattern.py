@@ -196,8 +196,12 @@ class _Expander:
         if self.direction in ("in", "both"):
             inv = self.inverse()
             rows, slots = _gather(xp, inv.offsets, frontier)
-            parts.append((rows, inv.sources[slots].astype(np.int64),
-                          inv.positions[slots].astype(np.int64)))
+            sources = inv.sources[slots].astype(np.int64)
+            positions = inv.positions[slots].astype(np.int64)
+            if self.direction == "both":  # a self-loop is one edge: the out part has it
+                other = sources != frontier[rows]
+                rows, sources, positions = rows[other], sources[other], positions[other]
+            parts.append((rows, sources, positions))
         rows = xp.concatenate([p[0] for p in parts])
         metrics["edges_scanned"] = metrics.get("edges_scanned", 0) + int(rows.size)
         nbrs = xp.concatenate([p[1] for p in parts])
@@ -231,7 +235,7 @@ class _Expander:
 
     def neighbours(self, frontier: np.ndarray, metrics: dict) -> np.ndarray:
         """Only the neighbours (with repeats) of ``frontier``, for the dense path (host)."""
-        if self.masks is not None:
+        if self.masks is not None or self.direction == "both":  # (both: self-loops once)
             return self(frontier, metrics)[1]
         self._check_budget(frontier)
         parts = []

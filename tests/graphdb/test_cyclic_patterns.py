@@ -16,14 +16,15 @@ import graphdb
 
 
 def arcs(edges, directed: bool, direction: str):
-    """(from, to, edge index) of every step a hop in ``direction`` may take."""
+    """(from, to, edge index) of every step a hop in ``direction`` may take: a self-loop
+    taken either way is one step (as PostgreSQL's SQL/PGQ reports a looping edge once under
+    an any-direction edge pattern, and as an undirected graph has it)."""
     out = []
     for i, (u, v) in enumerate(edges):
-        if not directed:
+        if not directed or direction == "both":
             out += [(u, v, i)] + ([(v, u, i)] if u != v else [])
         else:
-            out += {"out": [(u, v, i)], "in": [(v, u, i)],
-                    "both": [(u, v, i), (v, u, i)]}[direction]
+            out += {"out": [(u, v, i)], "in": [(v, u, i)]}[direction]
     return out
 
 

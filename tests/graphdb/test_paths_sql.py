@@ -43,11 +43,10 @@ class Graph:
             if not keep(i):
                 continue
             forward, backward = (u, v, i), (v, u, i)
-            if not self.directed:
+            if not self.directed or direction == "both":  # a self-loop either way: one step
                 out += [forward] + ([backward] if u != v else [])
             else:
-                out += {"out": [forward], "in": [backward], "both": [forward, backward]}[
-                    direction]
+                out += {"out": [forward], "in": [backward]}[direction]
         return out
 
     def walks(self, source: int, low: int, high: int, arcs) -> list[tuple[int, ...]]:
