@@ -170,7 +170,12 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
         columns = None
         if self._match_text_seq("COLUMNS"):
             columns = self._parse_wrapped_csv(self._parse_expression)
-        first.set("where", where)
+        conditions = [p.args.get("where") for p in [first, *also] if p.args.get("where")]
+        for p in also:
+            p.set("where", None)
+        if where is not None:
+            conditions.append(where)
+        first.set("where", exp.and_(*conditions) if conditions else None)
         first.set("columns", columns)
         if also:
             first.set("also", also)
@@ -184,16 +189,48 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             path = self._parse_id_var(any_token=False)
             self._match(TokenType.EQ)
         prefix, k = self._parse_path_prefix()
-        pattern = [self._parse_node_pattern()]
+        conditions: list[exp.Expression] = []
+        pattern = self._parse_elements(conditions)
+        table = GraphTable(this=graph.copy(), pattern=pattern, path=path, prefix=prefix, k=k)
+        if conditions:
+            table.set("where", exp.and_(*conditions))
+        return table
+
+    def _parse_elements(self, conditions: list) -> list:
+        """``(a)-[e]->(b)...``, where a parenthesized path pattern without a quantifier
+        (``((a)->(b) [WHERE cond])``, PostgreSQL's regression tests write one) is its elements,
+        its WHERE added to ``conditions``."""
+        pattern = self._parse_path_group(conditions) or [self._parse_node_pattern()]
         while self._curr and (self._curr.token_type in (TokenType.DASH, TokenType.ARROW,
                                                         TokenType.LT, TokenType.LR_ARROW)
                               or self._quantified_path_ahead()):
             if self._quantified_path_ahead():
                 pattern.append(self._parse_quantified_path())
-            else:
-                pattern.append(self._parse_edge_pattern())
-            pattern.append(self._parse_node_pattern())
-        return GraphTable(this=graph.copy(), pattern=pattern, path=path, prefix=prefix, k=k)
+                pattern.append(self._parse_node_pattern())
+                continue
+            pattern.append(self._parse_edge_pattern())
+            group = self._parse_path_group(conditions)
+            pattern.extend(group or [self._parse_node_pattern()])
+        return pattern
+
+    def _parse_path_group(self, conditions: list) -> list | None:
+        """The elements of ``((a)-...-(b) [WHERE cond])`` here when no quantifier follows it;
+        None (nothing read) otherwise."""
+        if not self._quantified_path_ahead():
+            return None
+        start = self._index
+        self._advance()
+        inner: list[exp.Expression] = []
+        pattern = self._parse_elements(inner)
+        if self._match(TokenType.WHERE):
+            inner.append(self._parse_assignment())
+        if not self._match(TokenType.R_PAREN) or (self._curr is not None and self._curr.token_type
+                                                   in (TokenType.L_BRACE, TokenType.PLUS,
+                                                       TokenType.STAR, TokenType.PLACEHOLDER)):
+            self._retreat(start)  # a quantified path pattern, read as one
+            return None
+        conditions.extend(inner)
+        return pattern
 
     def _parse_path_prefix(self) -> tuple[str | None, int | None]:
         """``ANY SHORTEST``, ``ALL SHORTEST``, ``ANY [k]``, ``SHORTEST k``, then an optional

@@ -364,3 +364,22 @@ def test_a_self_loop_matches_an_any_direction_edge_once(tmp_path):
     want = ref.execute(f"SELECT e.w, t.w FROM e JOIN ({either}) t ON t.a = e.d AND t.b = e.s "
                        "ORDER BY 1, 2").fetchall()
     assert got == want
+
+
+def test_a_parenthesized_path_pattern_is_its_elements(both):
+    """``((a)-[]->(b) WHERE ...)`` without a quantifier groups a path pattern (SQL/PGQ's
+    parenthesized path pattern; PostgreSQL's tests write one): the same rows as the pattern
+    unparenthesized with its WHERE on the whole."""
+    con, _ = both
+    plain = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) "
+                        "WHERE a.id < b.id COLUMNS (a.name AS a, b.name AS b)) ORDER BY 1, 2"
+                        ).fetchall()
+    assert plain and con.execute(
+        "SELECT * FROM GRAPH_TABLE (pg MATCH ((a:Person)-[k:Knows]->(b:Person) WHERE a.id < b.id)"
+        " COLUMNS (a.name AS a, b.name AS b)) ORDER BY 1, 2").fetchall() == plain
+    two = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[:Knows]->(b:Person)"
+                      "-[:Knows]->(c:Person) COLUMNS (a.id AS a, b.id AS b, c.id AS c)) "
+                      "ORDER BY 1, 2, 3").fetchall()
+    assert two and con.execute(
+        "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[:Knows]->((b:Person)-[:Knows]->"
+        "(c:Person)) COLUMNS (a.id AS a, b.id AS b, c.id AS c)) ORDER BY 1, 2, 3").fetchall() == two
