@@ -97,6 +97,14 @@ def _property_list(r: TokenReader) -> list[tuple[str, str]]:
         if token is not None and token.token_type == TokenType.STAR:
             raise r.error("PROPERTIES (*) is not SQL/PGQ: write PROPERTIES ALL COLUMNS, or leave "
                           "the clause out")
+        token, after = r.peek(), r.peek(1)
+        if token is None or token.token_type in (TokenType.STRING, TokenType.NUMBER,
+                                                 TokenType.L_PAREN) or (
+                after is not None and after.text.upper() != "AS"
+                and after.token_type not in (TokenType.COMMA, TokenType.R_PAREN)):
+            raise r.error("a property is a column of its table, PROPERTIES (column [AS name], "
+                          "...); expressions (such as price * 2 AS cost) are not supported yet: "
+                          "make the column with ALTER TABLE ... ADD COLUMN and UPDATE")
         column = r.name("column name").strip('"')
         prop = r.name("property name").strip('"') if r.word("AS") else column
         found.append((prop, column))
