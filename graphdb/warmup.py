@@ -4,8 +4,9 @@ graphdb's CPU kernels are compiled by numba on first use and kept in the cache d
 (``~/.cache/graphdb``); its GPU kernels are compiled once per GPU architecture and kept there
 too. A process's first query of a kind otherwise pays that compile (seconds, once per install)
 on top of its own time. Warming runs every graph function, a pattern and a subgraph on a small
-generated graph (weighted, directed and undirected) on each device that can run them, which
-compiles every kernel those take, and loads the bulk-ingest kernels.
+generated graph (weighted, directed and undirected) on each device that can run them, then
+BFS, PageRank, WCC, SSSP and neighbors again after a write (base and delta read unmerged),
+which compiles every kernel those take, and loads the bulk-ingest kernels.
 
 On a host with several GPUs it then calibrates the planner (:func:`graphdb.calibration.calibrate_gpus`:
 about a minute, once per GPU model, count and driver), so that it weighs one GPU against
@@ -47,6 +48,15 @@ WARM_QUERIES = (
     "COLUMNS (b.id))",
 )
 
+#: A write that leaves a delta (edges added, stored edges deleted), then the functions that
+#: read a version unmerged: their kernels over base and delta.
+WARM_WRITE = ("SET compaction_threshold = 0",
+              "INSERT INTO g.edges VALUES ({s}, {t}, 1.0), ({t}, {s}, 2.0)",
+              "DELETE FROM g.edges WHERE (src * 7 + dst * 13) % 50 = 0")
+WARM_AFTER_WRITE = ("SELECT count(*) FROM bfs(g, {s})", "SELECT count(*) FROM pagerank(g)",
+                    "SELECT count(*) FROM wcc(g)", "SELECT count(*) FROM sssp(g, {s})",
+                    "SELECT count(*) FROM neighbors(g, {s}, direction => 'both')")
+
 
 def run_warmup(device: str = "auto", out=None, *, recalibrate: bool = False) -> int:
     """Compile (or load from the cache) every kernel, then calibrate several GPUs (see the
@@ -84,6 +94,12 @@ def run_warmup(device: str = "auto", out=None, *, recalibrate: bool = False) -> 
             for sql in WARM_QUERIES:
                 con.execute(sql.format(s=s, t=t)).fetchall()
             out.write(f"  {name.upper()} kernels ready in {time.perf_counter() - mark:.1f} s\n")
+        for sql in WARM_WRITE:
+            con.execute(sql.format(s=s, t=t))
+        for name in devices:  # the first query after a write: its own kernels
+            con.execute(f"SET device = '{name}'")
+            for sql in WARM_AFTER_WRITE:
+                con.execute(sql.format(s=s, t=t)).fetchall()
     spent = sum(first_use_seconds()) - sum(before)
     out.write(f"Kernels ready ({spent:.1f} s of compiling and loading, "
               f"{time.perf_counter() - started:.1f} s in all); they are kept in the cache "
