@@ -10,6 +10,7 @@ import-linter's static graph would miss it.
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -57,9 +58,16 @@ def _source(node: ast.ImportFrom, package: str) -> str:
     return base
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """``path`` parsed, once for all the tests of this file (none changes a tree)."""
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
     """Every module named by an import statement in ``path``, relative imports resolved."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = _tree(path)
     package = _package(path)
     found = set()
     for node in ast.walk(tree):
@@ -69,7 +77,7 @@ def _imports(path: Path) -> set[str]:
             base = _source(node, package)
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
-    return found
+    return frozenset(found)
 
 
 @pytest.mark.parametrize("layer", ORDER)
@@ -138,7 +146,8 @@ def test_no_module_touches_another_modules_private_names():
     change without breaking another. A subclass calling its base's ``self._helper`` is within
     the class; a private module of a package (``graphdb._version``) may be imported by it."""
     paths = [p for layer in ORDER for p in (ROOT / layer).rglob("*.py")]
-    trees = {path: ast.parse(path.read_text(), filename=str(path)) for path in paths}
+    trees = {path: _tree(path) for path in paths}
+    modules = {_module_name(path) for path in trees}
     defined = {path: _defined_private_names(tree) for path, tree in trees.items()}
     ours = set().union(*defined.values())
     offenders = []
@@ -154,7 +163,7 @@ def test_no_module_touches_another_modules_private_names():
                     continue  # another project's names are its business
                 for alias in node.names:
                     module = f"{base}.{alias.name}"
-                    is_module = any(_module_name(p) == module for p in trees)
+                    is_module = module in modules
                     if _private(alias.name) and not is_module:
                         offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports "
                                          f"{alias.name} from {base}")
