@@ -11,6 +11,7 @@ too (the relational engine on Acero used to import pandas through pyarrow's modu
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -40,17 +41,22 @@ QUERIES = [
 STAND_IN = """
 import os
 with open(os.environ["PANDAS_IMPORT_LOG"], "a") as log:
-    log.write("imported\\n")
+    log.write(os.environ.get("PANDAS_QUERY", "imported") + "\\n")
 raise ImportError("pandas stand-in")
 """
 
+# One process runs every query, each in a connection of its own, and names the query running
+# when the stand-in is reached: pyarrow gives up on pandas after its first failed try, so the
+# first query that reaches for pandas is the one named, and any such query fails the test.
 CHILD = """
-import sys
+import json, os, sys
 import graphdb
-with graphdb.connect(sys.argv[1]) as con:
-    for query in sys.argv[2:]:
-        rows = con.execute(query).fetchall()
-    print(rows)
+counts = []
+for query in sys.argv[2:]:
+    os.environ["PANDAS_QUERY"] = query
+    with graphdb.connect(sys.argv[1]) as con:
+        counts.append(len(con.execute(query).fetchall()))
+print(json.dumps(counts))
 """
 
 
@@ -66,11 +72,11 @@ def test_algorithm_queries_and_statements_do_not_import_pandas(tmp_path):
     env = dict(os.environ, PANDAS_IMPORT_LOG=str(log), GRAPHDB_DISABLE_GPU="1",
                PYTHONPATH=os.pathsep.join([str(tmp_path / "stand_in"), str(ROOT),
                                            os.environ.get("PYTHONPATH", "")]))
-    for query in QUERIES:  # one process each: pyarrow tries the import once per process
-        out = subprocess.run([sys.executable, "-c", CHILD, str(db), query], env=env,
-                             capture_output=True, text=True, check=True).stdout
-        assert out.strip() not in ("", "[]"), query
-        assert not log.exists(), f"{query!r} imported pandas"
+    out = subprocess.run([sys.executable, "-c", CHILD, str(db), *QUERIES], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    assert not log.exists(), f"{log.read_text().strip()!r} imported pandas"
+    counts = json.loads(out)
+    assert len(counts) == len(QUERIES) and all(counts), dict(zip(QUERIES, counts))
     # The stand-in works: pyarrow's Schema.empty_table does reach for it.
     probe = "import pyarrow as pa; pa.schema([('a', pa.int64())]).empty_table()"
     subprocess.run([sys.executable, "-c", probe], env=env, check=True, capture_output=True)
