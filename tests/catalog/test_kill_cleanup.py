@@ -59,8 +59,15 @@ def setting(tmp_path):
     return db, small, big, expected
 
 
-@pytest.mark.parametrize("use_temp_dir", [False, True])
-@pytest.mark.parametrize("phase", ["read", "sort", "commit", "inside-commit"])
+PHASES = ["read", "sort", "commit", "inside-commit"]
+
+
+# every phase with the database's own spill folder and a kill at commit with temp_directory's
+# by default; temp_directory's in the other phases in the slow tier (its cleanup is the same)
+@pytest.mark.parametrize("phase, use_temp_dir", [
+    *((phase, False) for phase in PHASES), ("commit", True),
+    *(pytest.param(phase, True, marks=pytest.mark.slow) for phase in PHASES if phase != "commit"),
+])
 def test_spill_files_of_a_killed_ingest_are_removed(tmp_path, setting, phase, use_temp_dir):
     db, small, big, expected = setting
     temp = tmp_path / "spill" if use_temp_dir else None

@@ -120,7 +120,8 @@ def expected(steps: int) -> list[tuple]:
 
 
 @pytest.mark.parametrize("level", ["full", "normal"])
-@pytest.mark.parametrize("round_", range(3))
+# round 0 kills at one random moment a level in the default run; more moments in the slow tier
+@pytest.mark.parametrize("round_", [0, *(pytest.param(r, marks=pytest.mark.slow) for r in (1, 2))])
 def test_killed_writer_leaves_the_last_commit(tmp_path, round_, level):
     db = tmp_path / "db"
     with graphdb.connect(db) as con:
@@ -156,7 +157,8 @@ GROUP_WRITER = """
 """
 
 
-@pytest.mark.parametrize("level", ["full", "normal"])
+# synchronous = full's kill is test_killed_writer_leaves_the_last_commit[0-full]'s, by default
+@pytest.mark.parametrize("level", [pytest.param("full", marks=pytest.mark.slow), "normal"])
 def test_writers_killed_together_lose_nothing_they_reported(tmp_path, level):
     """Three processes of two writer threads each, all committing (sharing syncs), killed at
     once: each writer's rows are exactly those it reported, or one more (its write in
@@ -238,7 +240,8 @@ def test_compaction_killed_after_writing_its_blocks(tmp_path):
     check_clean(db)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.01, 0.03, 0.1, 0.3])
+@pytest.mark.parametrize("delay", [0.0, 0.1, *(pytest.param(d, marks=pytest.mark.slow)
+                                              for d in (0.01, 0.03, 0.3))])
 def test_compaction_killed_at_a_random_moment(tmp_path, delay):
     db = tmp_path / "db"
     before = _changed_graph(db, 20000)
