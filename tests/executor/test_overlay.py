@@ -34,7 +34,9 @@ from .overlay_cases import (
 )
 
 
-@pytest.mark.parametrize("directed", [True, False])
+# undirected unmerged versions against a fresh ingest: tests/graphdb/test_writes_random.py's
+# TestUndirected, in the default run
+@pytest.mark.parametrize("directed", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_unmerged_versions_answer_as_fresh_ingest_scipy_and_compacted(directed):
     rng = np.random.default_rng(7 if directed else 8)
     model = Model(rng, directed)
