@@ -11,6 +11,7 @@ keep an open transaction open, and answer the next statement correctly.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -90,6 +91,12 @@ def _interrupt(db: Path, statement: str, delay: float, *, setup=(), checks=(),
 SLOW = pytest.mark.slow
 
 
+def _second() -> float:
+    """A second of the machine's time: longer while other processes hold its cores (the
+    default run shares them with its other workers, CI with whatever else it runs)."""
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
 @pytest.mark.parametrize("delay", [0.2, pytest.param(0.0, marks=SLOW),
                                    pytest.param(0.05, marks=SLOW), pytest.param(0.5, marks=SLOW)])
 def test_ctrl_c_in_a_first_graph_query_leaves_nothing_half_imported(database, delay):
@@ -98,7 +105,7 @@ def test_ctrl_c_in_a_first_graph_query_leaves_nothing_half_imported(database, de
                         "tolerance => 0)", delay, checks=["SELECT count(*) FROM wcc(g)",
                                                           "SELECT count(*) FROM bfs(g, 0)"])
     assert result.get("interrupted"), result
-    assert result["took"] < 1.0, result
+    assert result["took"] < _second(), result
     assert result["after"] == [[[2000]], reached]  # numba, DuckDB: whole and working
 
 
@@ -109,7 +116,7 @@ def test_ctrl_c_stops_duckdb(database, delay):
     result = _interrupt(database, "SELECT count(*) FROM range(200000) a, range(200000) b",
                         delay, checks=["SELECT count(*) FROM g.edges"])
     assert result.get("interrupted"), result
-    assert result["took"] < 1.0, result
+    assert result["took"] < _second(), result
     assert result["after"] == [[[2000]]]
 
 
@@ -123,7 +130,7 @@ def test_ctrl_c_in_a_transaction_keeps_it_open_and_commits_nothing(database, del
         checks=["SELECT count(*) FROM w.edges"], rollback=True)
     if result.get("finished"):
         pytest.skip("the insert ended before the signal")
-    assert result["took"] < 1.0, result
+    assert result["took"] < _second(), result
     assert result["after"] == [[[2]]]  # the transaction's first insert, not the interrupted one
     assert result["after_rollback"] == [[[1]]]
 
