@@ -139,14 +139,12 @@ class DeltaGraph(Graph):
 
     def in_tombstones(self, device: str = "cpu"):
         """The bitmap of the stored in-CSR's positions the version deleted (directed graphs;
-        None while no base edge is deleted): the state's where it carries one, else matched
-        once for the version."""
+        None while no base edge is deleted): the state's, matched into it the first time it
+        is asked for where the state was carried over without the in-CSR at hand (the next
+        versions carry it on from there)."""
         state = self.version_delta(device)
-        if state.in_tomb is not None or not len(state.positions):
-            return state.in_tomb
-        return self.derived("overlay:in_tomb", lambda: overlay.in_tombstones(
-            state, self._base_arrays(device, with_in=True), self._ops(device), self._where(0)),
-            device=device)
+        return overlay.in_tombstones(state, lambda: self._base_arrays(device, with_in=True),
+                                     self._ops(device), self._where(0))
 
     def adjacency(self, direction: str) -> Adjacency | None:
         """The version's ``direction`` unmerged, as the compiled CPU kernels read it (None: the
@@ -201,9 +199,10 @@ class DeltaGraph(Graph):
     def new_ids(self) -> pa.Array | None:
         """The user's ids of the vertices added since the base, in internal order, when the
         version is read unmerged (None otherwise: its view orders the ids)."""
-        if self.version_delta() is None:
+        log = self.catalog.versions.log(self.entry)
+        if not log.keeps_order(self.entry.version):  # (asks no state: a GPU query builds none)
             return None
-        return self.catalog.versions.log(self.entry).new_ids(self.entry.version)
+        return log.new_ids(self.entry.version)
 
     @property
     def in_csr_loaded(self) -> bool:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +80,8 @@ class VersionDelta:
     last_id: Any  # the largest vertex id added since the base (a Python value), or None
     tomb: Any  # uint64 bitmap over the base's out-CSR positions; None while none is deleted
     positions: Any  # int64: the deleted base positions, in the order they were deleted
-    in_tomb: Any  # bitmap over the stored in-CSR's positions (None: none, or not carried)
+    in_tomb: Any  # bitmap over the stored in-CSR's positions (None: none, or not matched yet:
+    # filled in once by :func:`in_tombstones`)
     out_degree: Any  # int64 per vertex, merged
     in_degree: Any  # int64 per vertex, merged (None on an undirected graph: the out-degree)
     out_rows: DeltaRows
@@ -369,9 +371,19 @@ def match_in(base: BaseArrays, ops, positions, in_tomb, where: str, rows=None):
     return out
 
 
-def in_tombstones(state: VersionDelta, base: BaseArrays, ops, where: str):
+def in_tombstones(state: VersionDelta, base: Callable[[], BaseArrays], ops, where: str):
     """The bitmap over the stored in-CSR's positions of the version's deleted edges (None
-    while none is deleted); ``base`` holds the in-CSR."""
+    while none is deleted). A state carried over without the in-CSR at hand has none yet: it
+    is matched from every deleted position (``base()`` holding the in-CSR) and kept in the
+    state, so that the versions carried over from it carry it on. (The bitmap is a function
+    of the state's positions: filling it in changes nothing a reader sees.)"""
     if state.in_tomb is not None or not len(state.positions):
         return state.in_tomb
-    return match_in(base, ops, state.positions, None, where)
+    with _FILL:
+        if state.in_tomb is None:
+            object.__setattr__(state, "in_tomb", match_in(base(), ops, state.positions, None,
+                                                          where))
+    return state.in_tomb
+
+
+_FILL = threading.Lock()

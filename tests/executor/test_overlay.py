@@ -140,6 +140,7 @@ def test_a_deleted_vertex_falls_back_to_the_whole_merge():
         model.ids = model.ids[model.ids != v]
         graph = graph_of(con)
         assert graph.version_delta() is None and graph.adjacency("out") is None
+        assert graph.new_ids() is None  # the log knows it without building a state
         source = int(model.src[0])
         with fresh_graph(model) as fresh:
             same_answers(answers(con, source), answers(fresh, source))
@@ -151,9 +152,10 @@ def test_a_new_id_sorting_among_the_base_falls_back():
         con.execute("INSERT INTO g.edges VALUES (40, 10)")  # after the base: kept unmerged
         graph = graph_of(con)
         assert graph.version_delta() is not None
+        assert graph.new_ids().to_pylist() == [40]
         con.execute("INSERT INTO g.edges VALUES (35, 40)")  # before the newer 40
         graph = graph_of(con)
-        assert graph.version_delta() is None
+        assert graph.new_ids() is None and graph.version_delta() is None
         assert sorted(con.execute("SELECT vertex, depth FROM bfs(g, 35)").fetchall()) == \
             [(10, 2), (20, 3), (30, 4), (35, 0), (40, 1)]
         con.execute("CHECKPOINT g")
