@@ -170,6 +170,8 @@ class _Lengths:
     edge_deletes: int = 0
     vertex_deletes: int = 0
     updates: int = 0
+    # no vertex deleted, and every new id sorts after the base's and the new ones before it
+    ordered: bool = True
 
 
 class DeltaLog:
@@ -259,12 +261,15 @@ class DeltaLog:
                 if ids.null_count:
                     raise CorruptGraph(f"{where} adds a vertex without an id",
                                        file="meta.lmdb/data.mdb")
-                self._vpos.extend(self.base_rank(ids))
+                ranks = self.base_rank(ids)
+                ordered = head.ordered and bool((ranks == self.base.num_vertices).all()) and \
+                    self._ascending_after(ids)
+                self._vpos.extend(ranks)
                 self._vids.extend(ids)
                 if self._vprops is not None:
                     self._vprops.extend(_conform(table.drop_columns(["id"]),
                                                  self._vprops.empty.schema, where))
-                head = _replace(head, vertices=head.vertices + len(ids))
+                head = _replace(head, vertices=head.vertices + len(ids), ordered=ordered)
                 if self._index is not None:
                     if len(ids) > _CHUNK:  # rebuilt when next asked for: cheaper than this
                         self._index = None
@@ -300,7 +305,8 @@ class DeltaLog:
                 vertices = _ints(table, "vertex", where)
                 _in_range(vertices, next_vertex, "vertex", where)
                 self._vdel.extend(vertices)
-                head = _replace(head, vertex_deletes=head.vertex_deletes + len(vertices))
+                head = _replace(head, vertex_deletes=head.vertex_deletes + len(vertices),
+                                ordered=head.ordered and not len(vertices))
                 if self._dead is not None:
                     self._dead.update(vertices.tolist())
                 if self._index is not None:
@@ -318,6 +324,20 @@ class DeltaLog:
                 self._updates.append((vertices, _conform(columns, wanted, where)))
                 head = _replace(head, updates=head.updates + 1)
             self.lengths.append(head)
+
+    def _ascending_after(self, ids: pa.Array) -> bool:
+        """Whether ``ids`` ascend strictly, after every new id added before them."""
+        values = ids.to_pylist()
+        if self._vids.parts:
+            values.insert(0, self._vids.parts[-1][-1].as_py())
+        return all(a < b for a, b in zip(values, values[1:]))
+
+    def keeps_order(self, version: int) -> bool:
+        """Whether ``version``'s vertices are the base's, then the new ones in the order they
+        were added (none deleted, each new id sorting after the base's and the earlier new
+        ones): its dense ids are its view ids, and readers may leave it unmerged."""
+        with self.lock:
+            return self.lengths[version].ordered
 
     def edge_ends(self, count: int) -> tuple[np.ndarray, np.ndarray]:
         """(sources, destinations) of the first ``count`` delta edges ever added (dense ids)."""

@@ -31,8 +31,8 @@ from graphdb.storage.compiled import KernelSet
 from .delta import DeltaView
 from .errors import CorruptGraph
 
-__all__ = ["DirectionPlan", "in_tombstones", "merge_origin", "merge_payload",
-           "merge_payload_xp", "plan_direction"]
+__all__ = ["DirectionPlan", "deletion_runs", "in_tombstones", "match_in_entries", "merge_origin",
+           "merge_payload", "merge_payload_xp", "plan_direction"]
 
 KERNELS = KernelSet(__name__)
 prange = range  # numba.prange once compiled
@@ -65,40 +65,64 @@ class DirectionPlan:
 def in_tombstones(view: DeltaView, out_offsets: np.ndarray, out_targets: np.ndarray,
                   out_weights: np.ndarray | None, in_offsets: np.ndarray,
                   in_targets: np.ndarray, in_weights: np.ndarray | None) -> np.ndarray:
-    """Base in-CSR positions deleted with the deleted out-edges (sorted): for each deleted
-    ``u -> v`` of weight ``w``, a distinct entry ``u`` of weight ``w`` in in-row ``v`` (the
-    k-th deletion of equal edges takes their k-th entry in stored order).
-
-    Only the in-rows that lose an entry are read, each once, by a compiled pass that looks
-    every entry up among the row's deletions (sorted by source and weight): O(deletions log
-    deletions + the affected rows' entries x log of their deletions). The former grouping
-    sorted every affected row's entries with the deletions, 12 s for 200 k deletions on an
-    R-MAT 18 graph (4 M edges)."""
+    """Base in-CSR positions deleted with the deleted out-edges (sorted): see
+    :func:`match_in_entries`."""
     tomb = view.tombstones
     if not tomb.size:
         return tomb
     u = np.searchsorted(out_offsets, tomb, side="right") - 1
     v = out_targets[tomb].astype(np.int64)
-    w = (np.zeros(tomb.size, dtype=np.int64) if out_weights is None
-         else np.ascontiguousarray(out_weights[tomb]).view(np.int64))
-    order = np.lexsort((w, u, v))  # by row, then source, then weight
-    v, u, w = v[order], u[order], w[order]
-    rows = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1])))
-    bounds = np.append(rows, v.size).astype(np.int64)
-    weights = (np.zeros(0, dtype=np.int64) if in_weights is None
-               else np.ascontiguousarray(in_weights).view(np.int64))
-    found = np.empty(tomb.size, dtype=np.int64)
-    kernels = KERNELS.for_work(tomb.size + len(in_targets), parallel=True)
-    missing = kernels._match_rows(np.asarray(in_offsets, dtype=np.int64), in_targets, weights,
-                                  in_weights is not None, v, u, w, bounds, found)
-    if missing:
+    w = None if out_weights is None else out_weights[tomb]
+    found = match_in_entries(in_offsets, in_targets, in_weights, u, v, w)
+    if found is None:
         raise CorruptGraph(f"graph '{view.base.name}': a deleted edge has no entry in the "
                            "stored in-CSR", file="meta.lmdb/data.mdb")
-    return found  # rows ascend, and positions within each row
+    return found
+
+
+def deletion_runs(u, v, w) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Deleted out-edges ``u -> v`` (weights ``w``, None unweighted) as the in-CSR matchers
+    take them: (v, u, weight bits) sorted by in-row, then source, then weight, and the bounds
+    of each in-row's run."""
+    u = np.asarray(u, dtype=np.int64)
+    v = np.asarray(v, dtype=np.int64)
+    w = (np.zeros(u.size, dtype=np.int64) if w is None
+         else np.ascontiguousarray(w, dtype=np.float64).view(np.int64))
+    order = np.lexsort((w, u, v))  # by row, then source, then weight
+    v, u, w = v[order], u[order], w[order]
+    rows = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1]))) if v.size else \
+        np.zeros(0, dtype=np.int64)
+    return v, u, w, np.append(rows, v.size).astype(np.int64)
+
+
+def match_in_entries(in_offsets: np.ndarray, in_targets: np.ndarray,
+                     in_weights: np.ndarray | None, u, v, w,
+                     skip: np.ndarray | None = None) -> np.ndarray | None:
+    """The base in-CSR positions of deleted out-edges ``u -> v`` (weights ``w``): for each,
+    a distinct entry ``u`` of weight ``w`` in in-row ``v`` not set in the bitmap ``skip``
+    (entries deleted before), the k-th deletion of equal edges taking their k-th such entry in
+    stored order (equal entries are interchangeable). Sorted (rows ascend, and positions
+    within each row); None where a deletion finds no entry (a damaged delta).
+
+    Only the in-rows that lose an entry are read, each once, by a compiled pass in parallel
+    over the rows, that looks every entry up among the row's deletions (sorted by source and
+    weight): O(deletions log deletions + the affected rows' entries x log of their
+    deletions). No pass over the whole graph, and no transposition of the base."""
+    v, u, w, bounds = deletion_runs(u, v, w)
+    found = np.empty(v.size, dtype=np.int64)
+    if not v.size:
+        return found
+    weights = (np.zeros(0, dtype=np.int64) if in_weights is None
+               else np.ascontiguousarray(in_weights).view(np.int64))
+    bits = np.zeros(0, dtype=np.uint64) if skip is None else skip
+    kernels = KERNELS.for_work(v.size + len(in_targets), parallel=True)
+    missing = kernels._match_rows(np.asarray(in_offsets, dtype=np.int64), in_targets, weights,
+                                  in_weights is not None, bits, v, u, w, bounds, found)
+    return None if missing else found
 
 
 @KERNELS.kernel(parallel=True)
-def _match_rows(in_off, in_src, in_w, weighted, v, u, w, bounds, found):
+def _match_rows(in_off, in_src, in_w, weighted, skip, v, u, w, bounds, found):
     """For each run ``bounds[i]..bounds[i+1]`` of deletions of one in-row (sorted by source,
     then weight bits), the positions of the row's entries they delete (:func:`_match_row`),
     in parallel; returns how many deletions found no entry. Each run's count goes to its own
@@ -107,20 +131,25 @@ def _match_rows(in_off, in_src, in_w, weighted, v, u, w, bounds, found):
     runs = bounds.size - 1
     missing = np.zeros(max(runs, 0), dtype=np.int64)
     for i in prange(runs):
-        missing[i] = _match_row(in_off, in_src, in_w, weighted, v, u, w, bounds[i],
+        missing[i] = _match_row(in_off, in_src, in_w, weighted, skip, v, u, w, bounds[i],
                                 bounds[i + 1], found)
     return missing.sum()
 
 
 @KERNELS.kernel()
-def _match_row(in_off, in_src, in_w, weighted, v, u, w, lo, hi, found):
-    """Deletions ``lo..hi`` of one in-row: scanning the row in stored order, an entry whose
-    (source, weight) still has an unmatched deletion takes it. Writes ``found[lo:hi]`` in
-    ascending position; returns how many deletions found no entry."""
+def _match_row(in_off, in_src, in_w, weighted, skip, v, u, w, lo, hi, found):
+    """Deletions ``lo..hi`` of one in-row: scanning the row in stored order, an entry not set
+    in ``skip`` (empty: none) whose (source, weight) still has an unmatched deletion takes it.
+    Writes ``found[lo:hi]`` in ascending position; returns how many deletions found no
+    entry."""
     row = v[lo]
     taken = np.zeros(hi - lo, dtype=np.bool_)
     out = lo
     for p in range(in_off[row], in_off[row + 1]):
+        if skip.size > 0:
+            bit = np.uint64(p)
+            if (skip[bit >> np.uint64(6)] >> (bit & np.uint64(63))) & np.uint64(1):
+                continue
         s = np.int64(in_src[p])
         x = in_w[p] if weighted else np.int64(0)
         a = lo

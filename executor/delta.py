@@ -74,18 +74,43 @@ class DeltaGraph(Graph):
 
         return device_ops()
 
-    def _base_arrays(self, device: str) -> overlay.BaseArrays:
+    def _base_arrays(self, device: str, with_in: bool | None = None) -> overlay.BaseArrays:
+        """The base's arrays on ``device``; its stored in-CSR where ``with_in`` (None: where
+        it is held already)."""
         base = self.base
+        in_targets = in_weights = out_weights = None
         if device == "cpu":
             out = base.csr("out")
             offsets, targets = out.offsets, out.targets
             inn = base.array("in_offsets") if base.directed else None
+            if base.directed:
+                held = self.residency.peek
+                if with_in is None:
+                    with_in = held(base.key, "cpu", "array:in_targets") is not None and (
+                        not base.weighted or
+                        held(base.key, "cpu", "array:in_weights") is not None)
+                if with_in:
+                    in_targets = base.array("in_targets")
+                    if base.weighted:
+                        in_weights = base.array("in_weights")
+                        out_weights = base.array("out_weights")
         else:
             from .overlay_gpu import base_arrays
 
-            offsets, targets, inn = base_arrays(base)
+            offsets, targets, inn, csr = base_arrays(base, with_in=with_in)
+            if csr is not None:
+                in_targets, in_weights = csr.targets, csr.weights
+                if base.weighted:
+                    from .gpu import runtime as rt
+
+                    out_weights = rt.device_csr(base, "out", weights=True).weights
         return overlay.BaseArrays(base.num_vertices, base.num_edges, base.directed,
-                                  base.weighted, self.id_dtype(), offsets, targets, inn)
+                                  base.weighted, self.id_dtype(), offsets, targets, inn,
+                                  in_targets, in_weights, out_weights)
+
+    def _where(self, first: int) -> str:
+        return (f"the delta records {first + 1}..{self.entry.version} of graph "
+                f"'{self.entry.name}'")
 
     def _carry(self, device: str) -> overlay.VersionDelta | None:
         entry, ops = self.entry, self._ops(device)
@@ -93,12 +118,8 @@ class DeltaGraph(Graph):
         base = self._base_arrays(device)
         start = chain.nearest(entry.version) or overlay.empty_delta(base, ops)
         changes = self.catalog.versions.log(entry).changes(start.version, entry.version)
-        where = (f"the delta records {start.version + 1}..{entry.version} of graph "
-                 f"'{entry.name}'")
-        held = self.residency.peek(self.base.key, device, "overlay:transpose") \
-            if self.directed else None
-        state = overlay.advance(start, changes, entry.version, base, ops, where,
-                                None if held is None else held[1])
+        state = overlay.advance(start, changes, entry.version, base, ops,
+                                self._where(start.version))
         if state is None:
             return None
         if (state.num_vertices, state.num_edges) != (entry.num_vertices, entry.num_edges):
@@ -110,41 +131,20 @@ class DeltaGraph(Graph):
             chain.add(state)
         return state
 
-    def transposed(self, device: str = "cpu"):
-        """(sources, where) of the base on ``device``: its in-CSR as its out-CSR transposed,
-        and the position there of every out-edge (:func:`graphdb.executor.overlay.transpose`);
-        once per base generation."""
-        base = self.base
-        if device != "cpu":
-            from .overlay_gpu import transposed
-
-            return transposed(base)
-
-        def build():
-            out = base.csr("out")
-            return overlay.transpose(overlay.HostOps, out.offsets, out.targets,
-                                     base.array("in_offsets"), base.name)
-
-        return base.derived("overlay:transpose", build)
-
     def base_in(self, kind: str):
-        """The base's in-``kind`` (``targets`` or ``weights``) as this version reads it on the
-        CPU: the stored in-CSR while the version deletes no base edge (nothing to match), else
-        the out-CSR transposed, whose entries a deleted out-edge finds by position."""
-        if not len(self.version_delta().positions):
-            values = self.base.array(f"in_{kind}")
-            return values.astype(self.id_dtype(), copy=False) if kind == "targets" else values
-        sources, where = self.transposed()
-        return sources if kind == "targets" else self._transposed_weights(where)
+        """The base's stored in-``kind`` (``targets`` or ``weights``) on the CPU: a version
+        reads it without the entries its in-bitmap holds (:meth:`in_tombstones`)."""
+        values = self.base.array(f"in_{kind}")
+        return values.astype(self.id_dtype(), copy=False) if kind == "targets" else values
 
     def in_tombstones(self, device: str = "cpu"):
-        """The bitmap of deleted positions of the transposed in-CSR (directed graphs)."""
+        """The bitmap of the stored in-CSR's positions the version deleted (directed graphs;
+        None while no base edge is deleted): the state's, matched into it the first time it
+        is asked for where the state was carried over without the in-CSR at hand (the next
+        versions carry it on from there)."""
         state = self.version_delta(device)
-        if state.in_tomb is not None or not len(state.positions):
-            return state.in_tomb
-        return self.derived("overlay:in_tomb", lambda: overlay.in_tombstones(
-            state, self.transposed(device)[1], self.base.num_edges, self._ops(device)),
-            device=device)
+        return overlay.in_tombstones(state, lambda: self._base_arrays(device, with_in=True),
+                                     self._ops(device), self._where(0))
 
     def adjacency(self, direction: str) -> Adjacency | None:
         """The version's ``direction`` unmerged, as the compiled CPU kernels read it (None: the
@@ -199,9 +199,10 @@ class DeltaGraph(Graph):
     def new_ids(self) -> pa.Array | None:
         """The user's ids of the vertices added since the base, in internal order, when the
         version is read unmerged (None otherwise: its view orders the ids)."""
-        if self.version_delta() is None:
+        log = self.catalog.versions.log(self.entry)
+        if not log.keeps_order(self.entry.version):  # (asks no state: a GPU query builds none)
             return None
-        return self.catalog.versions.log(self.entry).new_ids(self.entry.version)
+        return log.new_ids(self.entry.version)
 
     @property
     def in_csr_loaded(self) -> bool:
@@ -209,7 +210,7 @@ class DeltaGraph(Graph):
             return True
         held = self.residency.peek
         return held(self.key, "cpu", "overlay:adjacency:in") is not None or \
-            held(self.base.key, "cpu", "overlay:transpose") is not None or \
+            held(self.base.key, "cpu", "array:in_targets") is not None or \
             held(self.key, "cpu", "array:in_targets") is not None
 
     def out_degrees(self) -> np.ndarray:
@@ -251,7 +252,7 @@ class DeltaGraph(Graph):
 
     def _merged_unplanned(self, direction: str, kind: str) -> np.ndarray:
         """A merged array from the version's state (see the module docstring); the in-CSR is
-        the transposed base's, merged the same way."""
+        the stored base's without the deleted entries, merged the same way."""
         state = self.version_delta()
         degree = state.degrees(direction)
         offsets = self.derived(f"overlay:offsets:{direction}", lambda: np.concatenate(
@@ -273,14 +274,6 @@ class DeltaGraph(Graph):
             raise CorruptGraph(f"graph '{self.name}' version {self.entry.version}: its delta "
                                "does not fit its base's rows", file="meta.lmdb/data.mdb")
         return merged
-
-    def _transposed_weights(self, where: np.ndarray) -> np.ndarray:
-        def build() -> np.ndarray:
-            weights = np.empty(self.base.num_edges, dtype=np.float64)
-            weights[where] = self.base.array("out_weights")
-            return weights
-
-        return self.base.derived("overlay:transpose:weights", build)
 
     def id_dtype(self) -> np.dtype:
         return self.base.id_dtype()

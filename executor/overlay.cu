@@ -71,3 +71,50 @@ extern "C" __global__ void graphdb_overlay_scatter_add(float* sums, const i64* s
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
     atomicAdd(&sums[dst[i]], sign[i] * values[src[i]]);
 }
+
+// The stored in-CSR entries of deleted out-edges, a warp per in-row: deletions
+// bounds[r]..bounds[r+1] all of in-row v[.], sorted by source u, then weight bits w. The warp
+// walks the row in stored order, 32 entries at a time; an entry not set in `skip` (none when
+// null) looks its (source, weight) up among the run's deletions, and the entries of one
+// (source, weight) take its deletions in stored order (their rank in the warp by
+// __match_any_sync, after those taken by earlier chunks: taken[a], kept at the first deletion a
+// of each equal key), exactly the entries the CPU's match takes (catalog/merge.py:_match_row).
+// found[k] (-1 beforehand) is deletion k's position; one left -1 found no entry.
+template <typename ID>
+__global__ void graphdb_overlay_match_in(const i64* in_off, const ID* in_src, const double* in_w,
+                                         const u64* skip, const i64* v, const i64* u,
+                                         const i64* w, const i64* bounds, i64 runs, i64* taken,
+                                         i64* found) {
+  const int lane = lane_id();
+  const unsigned below = (1u << lane) - 1u;
+  const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+  for (i64 r = warp; r < runs; r += warps) {
+    const i64 lo = bounds[r], hi = bounds[r + 1];
+    const i64 row = v[lo];
+    const i64 p1 = in_off[row + 1];
+    for (i64 e0 = in_off[row]; e0 < p1; e0 += 32) {
+      const i64 p = e0 + lane;
+      i64 a = -1;  // the first deletion of this entry's (source, weight)
+      i64 s = 0, x = 0;
+      if (p < p1 && (skip == nullptr || !((skip[p >> 6] >> (p & 63)) & 1ULL))) {
+        s = (i64)in_src[p];
+        x = in_w == nullptr ? 0 : __double_as_longlong(in_w[p]);
+        i64 l = lo, h = hi;
+        while (l < h) {
+          const i64 m = (l + h) >> 1;
+          if (u[m] < s || (u[m] == s && w[m] < x)) l = m + 1; else h = m;
+        }
+        if (l < hi && u[l] == s && w[l] == x) a = l;
+      }
+      const unsigned peers = __match_any_sync(GRAPHDB_FULL_MASK, (unsigned long long)a);
+      if (a >= 0) {
+        const i64 k = a + taken[a] + __popc(peers & below);
+        if (k < hi && u[k] == s && w[k] == x) found[k] = p;
+      }
+      __syncwarp();
+      if (a >= 0 && !(peers & below)) taken[a] += __popc(peers);
+      __syncwarp();
+    }
+  }
+}

@@ -6,18 +6,19 @@ after a write 160-380 times a warm BFS on R-MAT 20. Instead, a version is kept h
 changes (:class:`VersionDelta`), in the arrays of the device that reads it (numpy or CuPy):
 
 - ``tomb``: a bitmap over the base's out-CSR positions, set where a stored edge was deleted
-  (``positions`` lists them); ``in_tomb`` the same over the base's in-CSR;
+  (``positions`` lists them); ``in_tomb`` the same over the base's stored in-CSR;
 - the live delta edges as a small CSR per direction (:class:`DeltaRows`), each row's entries in
   the order their edges were added;
 - the merged out- and in-degree of every vertex.
 
 The operators that read a version often (BFS, PageRank, WCC: :mod:`.operators.adjacency`) walk
 each row as the base's row without its deleted positions, then the row's delta entries. A
-directed graph's in-edges are read through the *transposition* of the base's out-CSR (built once
-per base generation and device): it knows the in-position of every out-edge, so deleting an
-out-edge deletes exactly one in-entry, with no search. The merged CSR that every other operator
-reads is built from the same pieces in one compiled pass (on a GPU, on the device, from the
-resident base and the uploaded delta).
+directed graph's in-edges are the base's stored in-CSR: a deleted out-edge ``u -> v`` deletes
+an entry ``u`` of the same weight in in-row ``v``, found by a pass over the in-rows that lose
+entries only, in parallel (:func:`graphdb.catalog.merge.match_in_entries`; on a GPU a warp per
+row), among the entries not deleted before; nothing in proportion to the graph's edges. The
+merged CSR that every other operator reads is built from the same pieces in one compiled pass
+(on a GPU, on the device, from the resident base and the uploaded delta).
 
 A version's state is carried over from the newest state held of an earlier version of the same
 base (:class:`Chain`) by the records between them (:meth:`DeltaLog.changes`): the bitmaps and
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +50,7 @@ from graphdb.catalog.delta import LogChanges
 from .overlay_host import HostOps
 
 __all__ = ["BaseArrays", "Chain", "DeltaRows", "HostOps", "VersionDelta", "advance",
-           "empty_delta", "in_tombstones", "splice_xp", "transpose"]
+           "empty_delta", "in_tombstones", "match_in", "splice_xp"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ class VersionDelta:
     last_id: Any  # the largest vertex id added since the base (a Python value), or None
     tomb: Any  # uint64 bitmap over the base's out-CSR positions; None while none is deleted
     positions: Any  # int64: the deleted base positions, in the order they were deleted
-    in_tomb: Any  # bitmap over the transposed in-CSR's positions (None: none, or not carried)
+    in_tomb: Any  # bitmap over the stored in-CSR's positions (None: none, or not matched yet:
+    # filled in once by :func:`in_tombstones`)
     out_degree: Any  # int64 per vertex, merged
     in_degree: Any  # int64 per vertex, merged (None on an undirected graph: the out-degree)
     out_rows: DeltaRows
@@ -101,7 +104,8 @@ class VersionDelta:
 @dataclass(frozen=True)
 class BaseArrays:
     """What carrying a state over reads of the base: its sizes and its CSR offsets and
-    out-targets, on the device of the state."""
+    out-targets, on the device of the state; the stored in-CSR where it is held (the state's
+    in-bitmap is then carried too)."""
 
     num_vertices: int
     num_edges: int
@@ -111,6 +115,14 @@ class BaseArrays:
     out_offsets: Any
     out_targets: Any
     in_offsets: Any  # the stored in-offsets (in-degrees), None on an undirected graph
+    in_targets: Any = None  # the stored in-CSR's sources, where held (directed graphs)
+    in_weights: Any = None  # ... and its weights (weighted graphs)
+    out_weights: Any = None  # the out-CSR's weights, with the in-weights
+
+    @property
+    def in_held(self) -> bool:
+        return self.in_targets is not None and (not self.weighted or
+                                                 self.in_weights is not None)
 
 
 class Chain:
@@ -167,11 +179,11 @@ def _corrupt(where: str, what: str) -> CorruptGraph:
 
 
 def advance(prev: VersionDelta, changes: LogChanges, version: int, base: BaseArrays, ops,
-            where: str, transposed: Any = None) -> VersionDelta | None:
+            where: str) -> VersionDelta | None:
     """``prev`` carried over by ``changes`` to ``version``; None when the version's vertices
     are no longer the base's followed by the new ones in id order (see the module docstring).
-    ``transposed``: the base's in-position of every out-edge where it is held (the in-bitmap is
-    then carried too). ``where`` names the records in errors."""
+    The in-bitmap is carried where ``base`` holds the stored in-CSR. ``where`` names the
+    records in errors."""
     xp = ops.xp
     if len(changes.vertex_deletes):
         return None
@@ -221,8 +233,9 @@ def advance(prev: VersionDelta, changes: LogChanges, version: int, base: BaseArr
         total -= stored(changes.deleted_src, changes.deleted_dst)
 
     tomb, positions, in_tomb = prev.tomb, prev.positions, prev.in_tomb
-    if transposed is not None and in_tomb is None and len(positions):
-        in_tomb = ops.map_bits(None, transposed, positions, base.num_edges)
+    carry_in = directed and base.in_held
+    if carry_in and in_tomb is None and len(positions):
+        in_tomb = match_in(base, ops, positions, None, where)
     new = deletes[deletes >= 0]
     if new.size:
         if int(new.max()) >= base.num_edges:
@@ -234,11 +247,11 @@ def advance(prev: VersionDelta, changes: LogChanges, version: int, base: BaseArr
             raise _corrupt(where, "delete an edge twice")
         positions = xp.concatenate([positions, new])
         total -= int(new.size)
-        ops.add_at(out_degree, ops.rows_of(base.out_offsets, new), -1)
+        rows = ops.rows_of(base.out_offsets, new)
+        ops.add_at(out_degree, rows, -1)
         if directed:
             ops.add_at(in_degree, base.out_targets[new].astype(np.int64), -1)
-        in_tomb = None if transposed is None else \
-            ops.map_bits(in_tomb, transposed, new, base.num_edges)
+        in_tomb = match_in(base, ops, new, in_tomb, where, rows) if carry_in else None
 
     # the delta rows: the new edges in, the deleted delta edges (added before or now) out
     first = changes.first_edge
@@ -339,20 +352,38 @@ def splice_xp(xp, rows: DeltaRows, n: int, removed, add_rows, add_targets, add_w
                      place(rows.edges, add_edges, np.int64)), dropped
 
 
-def transpose(ops, out_offsets, out_targets, in_offsets, name: str):
-    """(sources, where): the base's in-CSR as its out-CSR transposed (sources ascending in each
-    row) and the in-position of every out-edge; CorruptGraph where the stored in-offsets do not
-    count the out-edges' targets."""
-    found = ops.transpose(out_offsets, out_targets, in_offsets)
+def match_in(base: BaseArrays, ops, positions, in_tomb, where: str, rows=None):
+    """``in_tomb`` (a copy; a new bitmap for None) with the stored in-CSR entries of the
+    deleted base out-positions ``positions`` set (``rows``: their out-rows, where known),
+    each found among the entries ``in_tomb`` does not hold yet."""
+    xp = ops.xp
+    positions = ops.asarray(positions, np.int64)
+    u = ops.rows_of(base.out_offsets, positions) if rows is None else rows
+    v = base.out_targets[positions]
+    w = None if not base.weighted else base.out_weights[positions]
+    found = ops.match_in(base.in_offsets, base.in_targets, base.in_weights, u, v, w, in_tomb)
     if found is None:
-        raise CorruptGraph(f"graph '{name}': the stored in-offsets do not count the out-edges' "
-                           "targets", file="meta.lmdb/data.mdb")
-    return found
+        raise _corrupt(where, "delete an edge that has no entry in the stored in-CSR")
+    out = xp.zeros(_words(base.num_edges), dtype=np.uint64) if in_tomb is None \
+        else in_tomb.copy()
+    if ops.set_bits(out, found):
+        raise _corrupt(where, "delete an in-CSR entry twice")
+    return out
 
 
-def in_tombstones(state: VersionDelta, transposed, in_edges: int, ops):
-    """The bitmap over the transposed in-CSR's positions of the version's deleted edges (None
-    while none is deleted)."""
+def in_tombstones(state: VersionDelta, base: Callable[[], BaseArrays], ops, where: str):
+    """The bitmap over the stored in-CSR's positions of the version's deleted edges (None
+    while none is deleted). A state carried over without the in-CSR at hand has none yet: it
+    is matched from every deleted position (``base()`` holding the in-CSR) and kept in the
+    state, so that the versions carried over from it carry it on. (The bitmap is a function
+    of the state's positions: filling it in changes nothing a reader sees.)"""
     if state.in_tomb is not None or not len(state.positions):
         return state.in_tomb
-    return ops.map_bits(None, transposed, state.positions, in_edges)
+    with _FILL:
+        if state.in_tomb is None:
+            object.__setattr__(state, "in_tomb", match_in(base(), ops, state.positions, None,
+                                                          where))
+    return state.in_tomb
+
+
+_FILL = threading.Lock()

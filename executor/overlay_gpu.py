@@ -6,8 +6,9 @@ carried over on the device from the previous one with only the write's records u
 each merged array is built there from the resident base, the bitmaps and the delta rows by one
 kernel (``overlay.cu``: a warp per row packs the base row's kept entries by ballot, then adds the
 row's delta entries). Nothing in proportion to the graph's edges crosses the bus after the
-base's first upload; the in-edges of a directed graph are the base's out-CSR transposed on the
-device once per generation (a stable sort by target), so a deleted out-edge names its in-entry.
+base's first upload; the in-edges of a directed graph are the base's stored in-CSR, a deleted
+out-edge's entry there found by a warp per in-row that loses entries (``graphdb_overlay_match_in``,
+the same entries as the CPU's match).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from .gpu import runtime as rt
-from .overlay import splice_xp, transpose
+from .overlay import splice_xp
 
-__all__ = ["OVERLAY", "DeviceOps", "base_arrays", "device_ops", "merged", "transposed"]
+__all__ = ["OVERLAY", "DeviceOps", "base_arrays", "device_ops", "merged"]
 
 THREADS = 256
 #: A null pointer argument (a kernel's optional array).
@@ -30,6 +31,7 @@ _NULL = np.uint64(0)
 OVERLAY = rt.CudaModule("overlay.cu", (
     "graphdb_overlay_merge<{id}>",
     "graphdb_overlay_merge<double>",
+    "graphdb_overlay_match_in<{id}>",
 ))
 
 
@@ -81,21 +83,28 @@ class DeviceOps:
         return splice_xp(self.xp, rows, n, removed, add_rows, add_targets, add_weights,
                          add_edges)
 
-    def transpose(self, out_offsets, out_targets, in_offsets):
-        """(sources, where) as :meth:`HostOps.transpose`, by a stable sort of the targets on
-        the device; None where ``in_offsets`` do not count them."""
+    def match_in(self, in_offsets, in_targets, in_weights, u, v, w, skip):
+        """:meth:`HostOps.match_in` on the device (the same positions, in deletion order
+        sorted by row, source and weight); None where one has no entry."""
         xp = self.xp
-        m = int(out_targets.size)
-        n = int(in_offsets.size) - 1
-        counts = xp.bincount(out_targets.astype(np.int64), minlength=n)
-        if counts.size != n or not bool((counts == xp.diff(in_offsets)).all()):
-            return None
-        order = xp.argsort(out_targets, kind="stable")  # sources ascend within a row
-        rows = xp.searchsorted(out_offsets, xp.arange(m, dtype=np.int64), side="right") - 1
-        sources = rows[order].astype(out_targets.dtype)
-        where = xp.empty(m, dtype=np.int64)
-        where[order] = xp.arange(m, dtype=np.int64)
-        return sources, where
+        v = xp.asarray(v, dtype=np.int64)
+        if not v.size:
+            return xp.zeros(0, dtype=np.int64)
+        u = xp.asarray(u, dtype=np.int64)
+        w = xp.zeros(v.size, dtype=np.int64) if w is None else \
+            xp.ascontiguousarray(xp.asarray(w, dtype=np.float64)).view(np.int64)
+        order = xp.lexsort(xp.stack([w, u, v]))  # by row, then source, then weight
+        v, u, w = v[order], u[order], w[order]
+        starts = xp.flatnonzero(xp.concatenate([xp.ones(1, dtype=bool), v[1:] != v[:-1]]))
+        bounds = xp.concatenate([starts, xp.asarray([v.size])]).astype(np.int64)
+        runs = int(bounds.size) - 1
+        taken = xp.zeros(v.size, dtype=np.int64)
+        found = xp.full(v.size, -1, dtype=np.int64)
+        OVERLAY.function(f"graphdb_overlay_match_in<{rt.id_ctype(in_targets.dtype)}>")(
+            (rt.grid_for(runs * 32, THREADS),), (THREADS,),
+            (in_offsets, in_targets, _NULL if in_weights is None else in_weights,
+             _NULL if skip is None else skip, v, u, w, bounds, np.int64(runs), taken, found))
+        return None if bool((found < 0).any()) else found
 
     def merge(self, offsets, nbase: int, base_offsets, base_values, tomb, delta_offsets,
               delta_values):
@@ -121,28 +130,28 @@ def device_ops() -> DeviceOps:
     return _ops_for(id(rt.cp()))
 
 
-def base_arrays(base) -> tuple[Any, Any, Any]:
-    """The base's out-offsets, out-targets and (directed) in-offsets on the current device,
-    held by the residency owner under the base's key."""
+def base_arrays(base, *, with_in: bool | None = None):
+    """(out-offsets, out-targets, in-offsets, in-CSR) of the base on the current device, held by
+    the residency owner under the base's key; the in-CSR (a DeviceCSR with its weights on a
+    weighted graph) only on a directed graph and where ``with_in`` asks for it (None: where it
+    is resident already)."""
     out = rt.device_csr(base, "out")
     if not base.directed:
-        return out.offsets, out.targets, None
+        return out.offsets, out.targets, None, None
+    device = rt.device_name()
 
     def upload():
         return rt.cp().asarray(base.array("in_offsets"), dtype=np.int64)
 
+    inn = None
+    if with_in is None:
+        with_in = base.residency.peek(base.key, device, "device:in_targets") is not None and \
+            (not base.weighted or
+             base.residency.peek(base.key, device, "device:in_weights") is not None)
+    if with_in:
+        inn = rt.device_csr(base, "in", weights=True)
     return out.offsets, out.targets, base.derived("device:in_offsets", upload,
-                                                  device=rt.device_name())
-
-
-def transposed(base) -> tuple[Any, Any]:
-    """(sources, where) of the base on the current device, once per generation."""
-    def build():
-        offsets, targets, inn = base_arrays(base)
-        with rt.translate_oom(f"transposing graph '{base.name}' on the GPU"):
-            return transpose(device_ops(), offsets, targets, inn, base.name)
-
-    return base.derived("overlay:transpose", build, device=rt.device_name())
+                                                  device=device), inn
 
 
 def merged(graph, name: str, dtype, device: str) -> Any:
@@ -170,23 +179,11 @@ def merged(graph, name: str, dtype, device: str) -> Any:
         csr = rt.device_csr(base, "out", weights=kind == "weights")
         base_offsets, tomb = csr.offsets, state.tomb
         values = csr.targets if kind == "targets" else csr.weights
-    elif not len(state.positions):  # no base edge deleted: the stored in-CSR as it is
+    else:  # the stored in-CSR without the entries of the deleted out-edges
         csr = rt.device_csr(base, "in", weights=kind == "weights")
-        base_offsets, tomb = csr.offsets, None
+        base_offsets = csr.offsets
+        tomb = graph.in_tombstones(device) if len(state.positions) else None
         values = csr.targets if kind == "targets" else csr.weights
-    else:
-        base_offsets = base_arrays(base)[2]
-        tomb = graph.in_tombstones(device)
-        sources, where = transposed(base)
-        if kind == "targets":
-            values = sources
-        else:
-            def weights():
-                out = cp.empty(base.num_edges, dtype=np.float64)
-                out[where] = rt.device_csr(base, "out", weights=True).weights
-                return out
-
-            values = base.derived("overlay:transpose:weights", weights, device=device)
     delta = rows.targets if kind == "targets" else rows.weights
     with rt.translate_oom(f"merging the {direction}-{kind} of graph '{graph.name}'"):
         out = ops.merge(offsets, base.num_vertices, base_offsets, values, tomb, rows.offsets,

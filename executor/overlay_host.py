@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphdb.catalog.merge import match_in_entries
 from graphdb.storage.compiled import KernelSet
 
 __all__ = ["KERNELS", "HostOps"]
@@ -89,20 +90,11 @@ class HostOps:
                           edges[:used]), size - used)
 
     @staticmethod
-    def transpose(out_offsets, out_targets, in_offsets):
-        """(sources, where): the in-CSR as the out-CSR transposed (sources ascending in each
-        row) and the position each out-edge has there; None where ``in_offsets`` do not count
-        the targets."""
-        in_offsets = np.asarray(in_offsets, dtype=np.int64)
-        if len(in_offsets) != len(out_offsets) or int(in_offsets[0]) != 0 or \
-                int(in_offsets[-1]) != len(out_targets) or bool((np.diff(in_offsets) < 0).any()):
-            return None  # the kernel writes where these offsets point: they must be in bounds
-        sources = np.empty(len(out_targets), dtype=out_targets.dtype)
-        where = np.empty(len(out_targets), dtype=np.int64)
-        kernels = KERNELS.for_work(len(out_offsets) + len(out_targets))
-        ok = kernels.transpose_csr(np.asarray(out_offsets, dtype=np.int64), out_targets,
-                                   in_offsets, sources, where)
-        return (sources, where) if ok else None
+    def match_in(in_offsets, in_targets, in_weights, u, v, w, skip):
+        """The stored in-CSR positions of deleted out-edges ``u -> v`` (weights ``w``), among
+        the entries not set in ``skip`` (:func:`graphdb.catalog.merge.match_in_entries`);
+        None where one has no entry."""
+        return match_in_entries(in_offsets, in_targets, in_weights, u, v, w, skip)
 
     @staticmethod
     def merge(offsets, nbase: int, base_offsets, base_values, tomb, delta_offsets,
@@ -229,29 +221,6 @@ def splice_rows(old_off, old_tgt, old_w, old_edge, weighted, edited, removed, ad
                      pos)
     off[n] = pos
     return pos
-
-
-@KERNELS.kernel()
-def transpose_csr(out_off, out_tgt, in_off, sources, where):
-    """Counting sort of the out-edges by target into the stored in-offsets; False when the
-    offsets do not fit the targets (a damaged base: nothing is written out of bounds)."""
-    n = in_off.size - 1
-    cursor = in_off[:n].copy()
-    for u in range(out_off.size - 1):
-        for e in range(out_off[u], out_off[u + 1]):
-            v = out_tgt[e]
-            if v < 0 or v >= n:
-                return False
-            p = cursor[v]
-            if p >= in_off[v + 1]:
-                return False
-            cursor[v] = p + 1
-            sources[p] = u
-            where[e] = p
-    for v in range(n):
-        if cursor[v] != in_off[v + 1]:
-            return False
-    return True
 
 
 @KERNELS.kernel(parallel=True)

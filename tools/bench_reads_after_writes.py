@@ -12,7 +12,7 @@ deleted stored edges) and each algorithm, on a fresh copy of the loaded base:
    database is in when a write comes);
 2. one write inserts the delta's edges (an Arrow batch), one more deletes its stored edges
    (``DELETE ... WHERE``); **after the delta's write** is the first query then (it carries the
-   whole delta into the version's state, and transposes the base once if it needs in-edges);
+   whole delta into the version's state, and matches the deleted edges in the stored in-CSR);
    **delta, warm**: the best of ``--repeat`` more;
 3. ``--repeat`` times: one single-row INSERT, then the first query of that version: **after a
    write** (the median), what a reader pays for each write on a graph with that delta;

@@ -142,3 +142,41 @@ def versions(con, model: Model, rng, steps: int):
     for step in range(steps):
         write_step(con, model, rng, step)
         yield step, graph_of(con)
+
+
+def random_in_csr(rng, n, m, weighted=True):
+    """An in-CSR with many equal (source, weight) entries in its rows, and deleted out-edges
+    among its entries (some rows deleted from twice over): (in_off, sources, weights, u, v, w,
+    skip), ``skip`` a bitmap of entries deleted before."""
+    dst = np.sort(rng.integers(0, n, m))
+    src = rng.integers(0, n // 4, m).astype(np.int32)  # few sources: equal entries in rows
+    weights = rng.integers(1, 3, m).astype(np.float64) if weighted else None
+    in_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=in_off[1:])
+    before = rng.choice(m, m // 10, replace=False)
+    skip = np.zeros((m + 63) // 64, dtype=np.uint64)
+    for p in before:
+        skip[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+    live = np.setdiff1d(np.arange(m), before)
+    gone = rng.choice(live, len(live) // 3, replace=False)
+    return (in_off, src, weights, src[gone].astype(np.int64), dst[gone],
+            None if weights is None else weights[gone], skip)
+
+
+def match_reference(in_off, src, weights, u, v, w, skip):
+    """The positions a match takes: per (row, source, weight), the first live entries in
+    stored order, as many as deletions of it."""
+    want = {}
+    for a, b, x in zip(v.tolist(), u.tolist(), (w if w is not None else [0] * len(u))):
+        want[(a, b, float(x))] = want.get((a, b, float(x)), 0) + 1
+    found = []
+    for row in range(len(in_off) - 1):
+        for p in range(in_off[row], in_off[row + 1]):
+            if (int(skip[p >> 6]) >> (p & 63)) & 1:
+                continue
+            key = (row, int(src[p]), float(weights[p]) if weights is not None else 0.0)
+            if want.get(key, 0):
+                want[key] -= 1
+                found.append(p)
+    assert not any(want.values())
+    return sorted(found)

@@ -1,7 +1,7 @@
 """The operations a version's state is carried over with (executor/overlay_host.py, the GPU's in
 executor/overlay_gpu.py) against plain Python references: the delta rows spliced (compiled,
-and vectorized as the GPU runs it, here with numpy), the base transposed (compiled counting
-sort, and the GPU's stable sort with numpy), the merge of one array, and bit setting."""
+and vectorized as the GPU runs it, here with numpy), the deleted edges' entries matched in the
+stored in-CSR, the merge of one array, and bit setting."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from graphdb.executor.overlay import DeltaRows, HostOps, splice_xp
-from graphdb.executor.overlay_gpu import DeviceOps
+
+from .overlay_cases import match_reference, random_in_csr
 
 
 def _rows_reference(rows: DeltaRows, n, removed, add_rows, add_targets, add_weights, add_edges):
@@ -76,25 +77,23 @@ def test_splice_with_nothing_to_do_only_grows_the_offsets():
     assert grown.offsets.tolist() == [0, 1, 1, 1, 1]
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_transpose_compiled_and_the_gpus_sort_agree(seed):
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("weighted", [True, False])
+def test_match_in_takes_the_first_live_equal_entries(seed, weighted):
     rng = np.random.default_rng(seed)
-    n, m = 50, 400
-    src = np.sort(rng.integers(0, n, m))
-    dst = rng.integers(0, n, m).astype(np.int32)
-    out_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=out_off[1:])
-    in_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst, minlength=n), out=in_off[1:])
-    for ops in (HostOps, DeviceOps(np)):
-        sources, where = ops.transpose(out_off, dst, in_off)
-        assert sorted(where.tolist()) == list(range(m))
-        np.testing.assert_array_equal(sources[where], src)  # each edge at its in-position
-        for v in range(n):  # in its target's row, sources ascending
-            row = sources[in_off[v]:in_off[v + 1]]
-            assert (np.diff(row) >= 0).all()
-            assert ((where >= in_off[v]) & (where < in_off[v + 1]) == (dst == v)).all()
-        assert ops.transpose(out_off, dst, in_off + np.arange(n + 1)) is None
+    in_off, src, weights, u, v, w, skip = random_in_csr(rng, 60, 3000, weighted)
+    got = HostOps.match_in(in_off, src, weights, u, v, w, skip)
+    assert got.tolist() == match_reference(in_off, src, weights, u, v, w, skip)
+    # one more deletion than a row has live entries of that edge, or one never there: refused
+    row = int(v[0])
+    live = [p for p in range(in_off[row], in_off[row + 1])
+            if not (int(skip[p >> 6]) >> (p & 63)) & 1]
+    every = np.array(live + live[:1])
+    assert HostOps.match_in(in_off, src, weights, src[every].astype(np.int64),
+                            np.full(len(every), row), None if weights is None
+                            else weights[every], skip) is None
+    assert HostOps.match_in(in_off, src, weights, np.array([10**6]), v[:1],
+                            None if w is None else w[:1], None) is None
 
 
 def test_merge_and_bits_on_the_host():

@@ -20,6 +20,8 @@ from ..executor.overlay_cases import (
     answers,
     fresh_graph,
     loaded,
+    match_reference,
+    random_in_csr,
     same_answers,
     versions,
     write_step,
@@ -69,6 +71,32 @@ def test_device_operations_match_the_hosts():
                          None, cp.asarray(doff), cp.asarray(delta)) is None  # rows too long
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("ids", [np.int32, np.int64])
+def test_the_devices_in_csr_match_takes_the_hosts_entries(seed, weighted, ids):
+    """graphdb_overlay_match_in (a warp per in-row, equal entries ranked across chunks of 32)
+    against the CPU's compiled match and a Python reference: rows of thousands of entries with
+    many equal (source, weight) ones, some deleted before."""
+    import cupy as cp
+
+    rng = np.random.default_rng(seed)
+    in_off, src, weights, u, v, w, skip = random_in_csr(rng, 40, 20000, weighted)
+    src = src.astype(ids)
+    want = overlay.HostOps.match_in(in_off, src, weights, u, v, w, skip)
+    assert want.tolist() == match_reference(in_off, src, weights, u, v, w, skip)
+    got = device_ops().match_in(cp.asarray(in_off), cp.asarray(src),
+                                None if weights is None else cp.asarray(weights),
+                                cp.asarray(u), cp.asarray(v),
+                                None if w is None else cp.asarray(w), cp.asarray(skip))
+    assert sorted(got.get().tolist()) == want.tolist()
+    missing = device_ops().match_in(cp.asarray(in_off), cp.asarray(src),
+                                    None if weights is None else cp.asarray(weights),
+                                    cp.asarray([10**6]), cp.asarray(v[:1]),
+                                    None if w is None else cp.asarray(w[:1]), None)
+    assert missing is None
+
+
 @pytest.mark.parametrize("directed", [True, False])
 def test_device_states_and_merged_arrays_equal_the_hosts(directed):
     from graphdb.executor.gpu import runtime as rt
@@ -80,6 +108,11 @@ def test_device_states_and_merged_arrays_equal_the_hosts(directed):
             device = rt.device_name()
             host, dev = graph.version_delta(), graph.version_delta(device)
             assert host is not None and dev is not None
+            if directed:  # the same stored in-CSR entries deleted (carried or matched)
+                a, b = graph.in_tombstones(), _host(graph.in_tombstones(device))
+                assert (a is None) == (b is None)
+                if a is not None:
+                    np.testing.assert_array_equal(a, b)
             for name in ("positions", "out_degree", "in_degree", "tomb"):
                 a, b = getattr(host, name), _host(getattr(dev, name))
                 assert (a is None) == (b is None), name

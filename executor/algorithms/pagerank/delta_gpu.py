@@ -43,7 +43,7 @@ def version_partition(graph, base_part):
     dst = rows.targets.astype(np.int64)
     sign = cp.ones(int(dst.size), dtype=np.float32)
     if len(state.positions):  # the stored edges deleted: taken back
-        offsets, targets, _inn = base_arrays(graph.base)
+        offsets, targets = base_arrays(graph.base)[:2]
         gone = state.positions
         src = cp.concatenate([src, device_ops().rows_of(offsets, gone)])
         dst = cp.concatenate([dst, targets[gone].astype(np.int64)])
