@@ -1,7 +1,7 @@
 """Errors raised by the executor. The front end maps them onto the PEP 249 hierarchy."""
 
 __all__ = ["ExecutionError", "InvalidArgument", "DeviceUnavailable", "DeviceOutOfMemory",
-           "QueryCancelled", "SQLError", "StatementMismatch"]
+           "QueryCancelled", "SQLError", "StatementMismatch", "ConstraintViolation"]
 
 
 class ExecutionError(Exception):
@@ -15,6 +15,11 @@ class InvalidArgument(ExecutionError):
 class StatementMismatch(ExecutionError):
     """A write does not fit the table it writes (a column it does not have, a query of another
     width): the front end's BinderError."""
+
+
+class ConstraintViolation(ExecutionError):
+    """A write breaks a table's constraint (NOT NULL, a key, CHECK, a reference) or a property
+    graph's: the front end's IntegrityError. The statement changed nothing."""
 
 
 class DeviceUnavailable(ExecutionError):

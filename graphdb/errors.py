@@ -128,6 +128,8 @@ def translate(exc: BaseException) -> BaseException:
         new = InvalidInputError(str(exc))
     elif isinstance(exc, xe.StatementMismatch):
         new = BinderError(str(exc))
+    elif isinstance(exc, xe.ConstraintViolation):
+        new = IntegrityError(str(exc))
     elif isinstance(exc, xe.SQLError):
         from .query.diagnostics import sql_error
 

@@ -9,7 +9,7 @@ reads, a table of the connection, an object of the program), which
 key defaults to its primary key (else to the column edge tables reference, else to its rows'
 identities), and ``SOURCE persons`` without ``KEY`` takes the edge table's one foreign key to
 ``persons``. A graph over stored tables records them: every write to them reaches the graph in
-the same transaction (:mod:`.graph_writes`)."""
+the same transaction (:mod:`graphdb.executor.writes.table_graphs`)."""
 
 from __future__ import annotations
 

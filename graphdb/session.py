@@ -353,10 +353,16 @@ class Session:
 
     def after_commit(self, committed: "list[GraphEntry]") -> None:
         """A write committed (the entries ``committed``): compact in the background every graph
-        whose delta is due (:mod:`graphdb.query.compacting`)."""
+        whose delta is due (:mod:`graphdb.query.compacting`), and rewrite as a new base every
+        table the commit changed whose records outgrew it."""
         from .query.compacting import maybe_compact
 
         maybe_compact(self, committed)
+        tables = self.transaction.writer.tables.committed
+        if tables:
+            from .query.table_statements import maybe_compact_tables
+
+            maybe_compact_tables(self, tables)
 
     def existing(self, name: str) -> "GraphEntry | None":
         """Graph ``name``'s entry (exactly that name), or None."""

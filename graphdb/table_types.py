@@ -6,7 +6,7 @@ VARCHAR)``, ...): DuckDB resolves the name to its canonical spelling and its Arr
 is how the column is stored. Values written into a column are converted as DuckDB converts
 them (``CAST``): directly in Arrow where the two agree exactly (an integer into a wider
 integer, numbers into floats, text into text), through DuckDB otherwise (a float into an
-integer rounds, a string into a date is parsed).
+integer rounds, a string into a date is parsed): :mod:`graphdb.executor.table_types`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from .errors import InvalidInputError, ProgrammingError, translate
+from .errors import ProgrammingError, translate
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["conform", "duckdb_types", "resolve_types"]
+__all__ = ["duckdb_types", "resolve_types"]
 
 _HUGE = "HUGEINT"
 
@@ -63,50 +63,3 @@ def duckdb_types(session: "Session", table: pa.Table) -> list[str]:
 
 def _one_null_row(schema: pa.Schema) -> pa.Table:
     return pa.table([pa.nulls(1, f.type) for f in schema], schema=schema)
-
-
-def _direct(source: pa.DataType, target: pa.DataType) -> bool:
-    """Whether Arrow's safe cast from ``source`` to ``target`` is DuckDB's CAST exactly."""
-    if source == target or pa.types.is_null(source):
-        return True
-    if pa.types.is_integer(source):
-        return pa.types.is_integer(target) or pa.types.is_floating(target)
-    if pa.types.is_floating(source):
-        return pa.types.is_floating(target)
-    if pa.types.is_string(source) or pa.types.is_large_string(source):
-        return pa.types.is_string(target) or pa.types.is_large_string(target)
-    return False
-
-
-def conform(session: "Session", rows: pa.Table, schema: pa.Schema, declared: list[str],
-            table: str) -> pa.Table:
-    """``rows`` (the columns of ``schema``, in any types) converted to ``schema``'s types, as
-    DuckDB's CAST converts them; a value that does not convert is an InvalidInputError."""
-    columns, slow = [], []
-    for i, field in enumerate(schema):
-        column = rows.column(field.name)
-        if column.type == field.type:
-            columns.append(column)
-            continue
-        if _direct(column.type, field.type):
-            try:
-                columns.append(column.cast(field.type))
-                continue
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                pass
-        columns.append(None)
-        slow.append(i)
-    if slow:
-        source = pa.table({f"c{i}": rows.column(schema.field(i).name) for i in slow})
-        sql = "SELECT " + ", ".join(f"CAST(c{i} AS {declared[i]}) AS c{i}" for i in slow) + \
-            " FROM __graphdb_rows"
-        try:
-            cast, _ = session.runner.sql.run(sql, {"__graphdb_rows": source})
-        except Exception as exc:
-            raise InvalidInputError(f"table {table}: {translate(exc)}") from None
-        for i in slow:
-            column = cast.column(f"c{i}")
-            if column.type != schema.field(i).type:
-                column = column.cast(schema.field(i).type)
-            columns[i] = column
-    return pa.table(columns, schema=schema)

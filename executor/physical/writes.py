@@ -14,8 +14,13 @@ from ..plan import (
     CreatePropertyGraph,
     DeleteRows,
     DropGraph,
+    FileRows,
     InsertRows,
     LoadGraph,
+    TableDelete,
+    TableInsert,
+    TableRows,
+    TableUpdate,
     TargetRows,
     UpdateRows,
 )
@@ -23,6 +28,14 @@ from ..writes.definitions import CreateGraphOperator, DropGraphOperator, LoadGra
 from ..writes.delete import DeleteOperator
 from ..writes.insert import InsertOperator
 from ..writes.property_graph import CreatePropertyGraphOperator
+from ..writes.table_graphs import graphs_over
+from ..writes.tables import (
+    FileRowsScan,
+    TableDeleteOperator,
+    TableInsertOperator,
+    TableRowsScan,
+    TableUpdateOperator,
+)
 from ..writes.target import TargetRowsScan
 from ..writes.update import UpdateOperator
 
@@ -102,3 +115,81 @@ class WritePlanning:
             details=("vertex tables: " + ", ".join(tables),
                      "edge tables: " + (", ".join(edges) or "(none)"),
                      "stored as one graph by the bulk ingest, the tables read now"))
+
+    # -- stored tables --------------------------------------------------------------------------
+    def _table_details(self, table: str, *checks: str) -> tuple[str, ...]:
+        """EXPLAIN's lines of a table write: what it checks, the graphs it reaches, its
+        commit."""
+        entry = self.snapshot.table(table)
+        graphs = graphs_over(self.snapshot.catalog, entry.name)
+        return (*checks,
+                "records on the table's newest version (the writer lock held)",
+                ("property graphs over it, as delta records in the same transaction: "
+                 + ", ".join(graphs)) if graphs else "no property graph over it", _COMMITS)
+
+    def _key_check(self, table: str) -> str:
+        entry = self.snapshot.table(table)
+        checks = []
+        if entry.primary_key:
+            checks.append(f"primary key ({', '.join(entry.primary_key)}) through the key index")
+        if entry.unique:
+            checks.append("UNIQUE " + ", ".join(f"({', '.join(u)})" for u in entry.unique))
+        not_null = [c.name for c in entry.columns if not c.nullable
+                    and c.name not in entry.primary_key]
+        if not_null:
+            checks.append(f"NOT NULL {', '.join(not_null)}")
+        if entry.checks:
+            checks.append("CHECK " + "; ".join(entry.checks))
+        if entry.foreign_keys:
+            checks.append("FOREIGN KEY " + ", ".join(
+                f"({', '.join(fk.columns)}) -> {fk.table}" for fk in entry.foreign_keys))
+        return "checks: " + ("; ".join(checks) if checks else "none declared")
+
+    def plan_TableInsert(self, node: TableInsert) -> TableInsertOperator:
+        entry = self.snapshot.table(node.table)
+        conflict = {None: (), "nothing": ("ON CONFLICT DO NOTHING: rows whose key exists are "
+                                          "skipped",),
+                    "replace": ("INSERT OR REPLACE: rows whose key exists replace it",),
+                    "update": ("ON CONFLICT DO UPDATE SET "
+                               + ", ".join(c for c, _ in node.conflict[1]) if node.conflict
+                               and node.conflict[0] == "update" else "",)}[
+            node.conflict[0] if node.conflict else None]
+        return TableInsertOperator(
+            logical=node, inputs=self._inputs(node),
+            label=f"INSERT INTO TABLE {entry.name}"
+                  + (f" ({', '.join(node.columns)})" if node.columns is not None else ""),
+            details=self._table_details(node.table, self._key_check(node.table), *conflict))
+
+    def plan_TableDelete(self, node: TableDelete) -> TableDeleteOperator:
+        entry = self.snapshot.table(node.table)
+        referenced = [other for other in self.snapshot.tables().names()
+                      if any(fk.table.lower() == entry.name.lower() for fk in
+                             (self.snapshot.tables().find(other) or entry).foreign_keys)
+                      and other.lower() != entry.name.lower()]
+        return TableDeleteOperator(
+            logical=node, inputs=self._inputs(node), label=f"DELETE FROM TABLE {entry.name}",
+            details=self._table_details(
+                node.table, "the rows picked, by row id" + (
+                    "; rows a FOREIGN KEY of " + ", ".join(referenced) + " references are "
+                    "refused" if referenced else "")))
+
+    def plan_TableUpdate(self, node: TableUpdate) -> TableUpdateOperator:
+        entry = self.snapshot.table(node.table)
+        return TableUpdateOperator(
+            logical=node, inputs=self._inputs(node),
+            label=f"UPDATE TABLE {entry.name} SET {', '.join(node.columns)}",
+            details=self._table_details(
+                node.table, "a changed row is deleted and appended with its new values",
+                self._key_check(node.table)))
+
+    def plan_TableRows(self, node: TableRows) -> TableRowsScan:
+        entry = self.snapshot.table(node.table)
+        schema = pa.schema(list(entry.schema) + [pa.field(ROW, pa.int64())])
+        return TableRowsScan(logical=node, schema=schema,
+                             label=f"SCAN {entry.name} (newest version)",
+                             details=("every live row with its row id, read once the writer "
+                                      "lock is held",))
+
+    def plan_FileRows(self, node: FileRows) -> FileRowsScan:
+        return FileRowsScan(logical=node, label=f"READ FILE {node.path}",
+                            details=("read by DuckDB: " + node.sql,))

@@ -4,7 +4,6 @@ edges is deleted only with DETACH, which deletes its edges too."""
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,27 +19,12 @@ from ..errors import InvalidArgument
 from ..physical.nodes import PhysicalNode
 from ..plan import CANONICAL, ROW
 from .insert import count_table
-from .target import Target, TargetRowsScan
+from .target import Target, reading
 
 if TYPE_CHECKING:
     from ..runner import Runner
 
-__all__ = ["DeleteOperator", "PickingWrite", "claim", "int_column", "picking"]
-
-
-@contextlib.contextmanager
-def picking(node: PhysicalNode, runner: "Runner", writer, graph: str, table: str):
-    """The target of a DELETE or UPDATE (the writer lock held), its rows given to the
-    :class:`TargetRowsScan` below ``node`` while the rows it picks are computed."""
-    target = Target(runner, writer, graph, table)
-    scans = [n for n in node.walk() if isinstance(n, TargetRowsScan)]
-    for scan in scans:
-        scan.target = target
-    try:
-        yield target
-    finally:
-        for scan in scans:
-            scan.target = None
+__all__ = ["DeleteOperator", "PickingWrite", "claim", "int_column"]
 
 
 @dataclass(eq=False, kw_only=True)
@@ -49,14 +33,17 @@ class PickingWrite(PhysicalNode):
     from the target's rows, then :meth:`change` applies it to them."""
 
     def run(self, runner: "Runner", metrics: dict) -> pa.Table:
-        node = self.logical
         writer = runner.writer_for()
         with writer.statement():
-            with picking(self, runner, writer, node.graph, node.table) as target:
+            with reading(self, self.target_of(runner, writer)) as target:
                 picked = runner.input(self, 0)
             count = self.change(target, picked)
             check_cancelled()  # an interrupt until here undoes the statement; the commit is whole
         return count_table(count)
+
+    def target_of(self, runner: "Runner", writer) -> Target:
+        """What the statement writes, at its newest version (reading it takes the lock)."""
+        return Target(runner, writer, self.logical.graph, self.logical.table)
 
     def change(self, target: Target, picked: pa.Table) -> int:
         """Apply the statement to the rows ``picked``; how many it changed."""

@@ -8,7 +8,7 @@ ingested with the schema in its catalog entry (see :mod:`graphdb.executor.proper
 it is stored and read).
 
 A graph over stored tables (CREATE TABLE) records them: INSERT, UPDATE, DELETE and COPY on them
-reach the graph in the same transaction (:mod:`graphdb.graph_writes`). It is built from the
+reach the graph in the same transaction (:mod:`graphdb.executor.writes.table_graphs`). It is built from the
 tables' committed rows, and the tables are checked unchanged under the writer lock just before it
 is stored (another connection's write meanwhile makes the statement fail, to be run again).
 """

@@ -7,8 +7,9 @@ copies go (:mod:`.delete`).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 
     from ..runner import Runner
 
-__all__ = ["Target", "TargetRowsScan", "cast_column", "property_graph_refusal", "table_columns"]
+__all__ = ["Target", "TargetRowsScan", "WriteRowsScan", "cast_column", "property_graph_refusal",
+           "reading", "table_columns"]
 
 
 def property_graph_refusal(entry: GraphEntry) -> str | None:
@@ -196,13 +198,13 @@ def cast_column(column, type_: pa.DataType, name: str, graph: str) -> pa.Array:
 
 
 @dataclass(eq=False, kw_only=True)
-class TargetRowsScan(PhysicalNode):
+class WriteRowsScan(PhysicalNode):
     """The rows a DELETE or UPDATE picks from, read from ``target`` (which the write sets once
-    it holds the writer lock). ``schema`` is their columns as planned (EXPLAIN's empty input)."""
+    it holds the writer lock: :func:`reading`). ``schema`` is their columns as planned
+    (EXPLAIN's empty input)."""
 
-    entry: GraphEntry
     schema: pa.Schema
-    target: Target | None = None
+    target: Any = None
 
     def output_schema(self) -> pa.Schema:
         return self.schema
@@ -211,3 +213,24 @@ class TargetRowsScan(PhysicalNode):
         if self.target is None:
             raise CatalogError("the rows of a write are read only inside it")
         return self.target.rows()
+
+
+@contextlib.contextmanager
+def reading(node: PhysicalNode, target):
+    """The :class:`WriteRowsScan` below ``node`` read ``target``'s rows (its ``rows()``)
+    while the write's input is computed."""
+    scans = [n for n in node.walk() if isinstance(n, WriteRowsScan)]
+    for scan in scans:
+        scan.target = target
+    try:
+        yield target
+    finally:
+        for scan in scans:
+            scan.target = None
+
+
+@dataclass(eq=False, kw_only=True)
+class TargetRowsScan(WriteRowsScan):
+    """The rows of a graph's ``g.edges`` or ``g.vertices`` a write picks from."""
+
+    entry: GraphEntry

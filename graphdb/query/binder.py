@@ -44,6 +44,7 @@ from graphdb.executor.plan import (
     PlanNode,
     RelationalQuery,
     StoredTableScan,
+    TableRows,
     TargetRows,
     ValuesScan,
     lateral_column,
@@ -361,6 +362,8 @@ class _Binder:
                                         else _quote(name))
             if isinstance(registered, TargetRows):  # the rows a write picks from
                 source, shown = registered, f"{registered.graph}.{registered.table}"
+            elif isinstance(registered, TableRows):  # a stored table's, likewise
+                source, shown = registered, registered.table
             else:
                 source, shown = ValuesScan(lower, registered, kept=True), name
             self._edit(node, text, [(relation, source)], [(relation, shown)])

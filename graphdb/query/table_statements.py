@@ -34,6 +34,7 @@ from graphdb.catalog.tables import (
 )
 from graphdb.catalog.tables.entries import schema_bytes
 from graphdb.catalog.tables.store import TABLES_DB, table_key
+from graphdb.executor.plan import FileRows, PlanNode, TableInsert
 
 from ..errors import BinderError, CatalogError, InvalidInputError
 from ..table_types import duckdb_types, resolve_types
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
     from ..session import Session
     from .table_sql import TableCommand as Statement
 
-__all__ = ["create_table_from", "describe_table", "execute_table_statement",
-           "maybe_compact_tables", "show_tables"]
+__all__ = ["copy_plan", "create_table_from", "describe_table", "execute_table_statement",
+           "file_query", "maybe_compact_tables", "read_file", "show_tables"]
 
 #: A table is rewritten as a new base generation when its delta records hold more rows than
 #: this share of its base (and at least MIN_COMPACT rows): what a scan merges stays small.
@@ -336,9 +337,9 @@ def _check_key(name: str, rows: pa.Table, key: tuple[str, ...]) -> None:
 
 # -- DROP, ALTER, TRUNCATE ----------------------------------------------------------------------
 def _refuse_if_graph(session: "Session", table: str, what: str) -> None:
-    from ..graph_sync import graphs_over
+    from graphdb.executor.writes.table_graphs import graphs_over
 
-    graphs = graphs_over(session, table)
+    graphs = graphs_over(session.catalog, table)
     if graphs:
         raise CatalogError(f"cannot {what} table '{table}': property graph "
                            f"{', '.join(repr(g) for g in graphs)} is built over it; DROP "
@@ -379,10 +380,9 @@ def _refuse_if_referenced(session: "Session", entry: TableEntry) -> None:
 
 
 def _truncate(session: "Session", statement: "Statement", parameters: Any):
-    from .table_writes import delete_rows
+    from .table_writes import delete_all_plan
 
-    count = delete_rows(session, statement.name)
-    return pa.table({"Count": pa.array([count], pa.int64())}), None
+    return session.execute_plan(delete_all_plan(statement.name)), None
 
 
 def _alter_table(session: "Session", statement: "Statement", parameters: Any):
@@ -600,45 +600,28 @@ def _drop_schema(session: "Session", statement: "Statement", parameters: Any):
 
 
 # -- COPY t FROM --------------------------------------------------------------------------------
-def _copy_from(session: "Session", statement: "Statement", parameters: Any):
-    from .table_writes import insert_rows
-
-    entry = session.catalog.tables_now().find(statement.name)
-    if entry is None:  # COPY g FROM 'edges': a graph's load
-        from ..loading import load_statement
-        from .parser import parse
-
-        load = parse(statement.text)
-        if load.kind == "copy_from":
-            from .copy import parse_copy
-
-            parts = parse_copy(statement.text)
-            load = type(statement)("load_graph", None, statement.text, name=parts["graph"],
-                                   path=parts["path"], options=parts["options"])
-        return pa.table({}), load_statement(session, load)
+def copy_plan(session: "Session", statement: "Statement") -> PlanNode:
+    """``COPY t [(columns)] FROM 'file' [(options)]`` of a stored table: the plan inserting
+    the file's rows (its columns positionally the table's, or the list's)."""
+    entry = session.catalog.tables_now().get(statement.name)
     options = statement.options["options"]
     if options is None:
         raise InvalidInputError(f"COPY {statement.name} FROM: unknown options for a table")
     path = "'" + statement.path.replace("'", "''") + "'"
-    rows = read_file(session, path, options)
     columns = statement.options["columns"]
-    if columns:
-        if len(columns) != rows.num_columns:
-            raise InvalidInputError(f"COPY {entry.name} ({', '.join(columns)}): the file has "
-                                    f"{rows.num_columns} columns")
-        rows = rows.rename_columns(columns)
-    else:
-        names = [c.name for c in entry.columns]
-        if rows.num_columns != len(names):
-            raise InvalidInputError(f"COPY {entry.name} FROM: the file has {rows.num_columns} "
-                                    f"columns, the table {len(names)} ({', '.join(names)})")
-        rows = rows.rename_columns(names)
-    count = insert_rows(session, entry.name, rows)
-    return pa.table({"Count": pa.array([count], pa.int64())}), None
+    return TableInsert(entry.name, tuple(columns) if columns else None,
+                       FileRows(statement.path, file_query(path, options)), source="COPY")
 
 
 def read_file(session: "Session", path: str, options: dict) -> pa.Table:
     """A file's rows as DuckDB reads them (CSV, Parquet, JSON, by FORMAT or the extension)."""
+    rows, _ = session.runner.sql.run(file_query(path, options), {})
+    return rows
+
+
+def file_query(path: str, options: dict) -> str:
+    """DuckDB's query of a file's rows (``path`` quoted as SQL text), by FORMAT or the
+    extension: read_csv, read_parquet or read_json with the options."""
     kind = str(options.get("format", "")).lower()
     lower = path.lower()
     if not kind:
@@ -661,9 +644,7 @@ def read_file(session: "Session", path: str, options: dict) -> pa.Table:
         raise InvalidInputError(f"COPY FROM: FORMAT must be csv, parquet or json, not {kind!r}")
     if kind == "csv" and not any(a.startswith("header") for a in args):
         args.append("header = false")
-    sql = f"SELECT * FROM {reader}({', '.join([path] + args)})"
-    rows, _ = session.runner.sql.run(sql, {})
-    return rows
+    return f"SELECT * FROM {reader}({', '.join([path] + args)})"
 
 
 # -- SHOW TABLES, DESCRIBE ----------------------------------------------------------------------

@@ -43,8 +43,8 @@ class Context:
     the columns of ``g.vertices``/``g.edges``; ``builtins`` maps a table-function name to a
     callable returning its ``pa.Table``; ``tables`` maps a lower-case name to a table the
     program registered (a relation of every query under that name), or to the
-    :class:`~graphdb.executor.plan.TargetRows` a DELETE or UPDATE picks from (known when it
-    runs).
+    :class:`~graphdb.executor.plan.TargetRows` (``TableRows`` of a stored table) a DELETE or
+    UPDATE picks from (known when it runs).
     """
 
     catalog: Catalog

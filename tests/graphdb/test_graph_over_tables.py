@@ -173,7 +173,7 @@ def test_edges_into_a_graph_made_over_an_empty_edge_table(tmp_path):
 
 
 def test_a_load_into_an_empty_table_is_its_base_and_reaches_the_graph(tmp_path, monkeypatch):
-    import graphdb.query.table_writes as table_writes
+    import graphdb.executor.writes.table_rows as table_writes
 
     monkeypatch.setattr(table_writes, "BASE_ROWS", 3)
     with graphdb.connect(tmp_path / "db") as con:

@@ -3,8 +3,9 @@ CREATE/DROP SCHEMA (run by :mod:`graphdb.query.table_statements`), SHOW TABLES a
 PROPERTY GRAPHS.
 
 The definitions change the catalog's table entries inside the session's write transaction
-(:mod:`graphdb.catalog.tables`); a ``COPY t FROM`` of a name that is a graph, not a table, is
-that graph's load (:mod:`.copy`).
+(:mod:`graphdb.catalog.tables`). ``COPY t FROM`` is a plan (EXPLAIN shows it): the file's rows
+read by DuckDB into a table insert; of a name that is a graph, not a table, that graph's load
+(:mod:`.copy`).
 """
 
 from __future__ import annotations
@@ -45,25 +46,60 @@ class TableDefinition(Handler):
         return execute_table_statement(session, statement.ast.command, parameters)
 
 
-class CopyFrom(TableDefinition):
-    """``COPY t FROM 'file'``: a stored table's rows, or else graph ``t``'s load."""
+class CopyFrom(Handler):
+    """``COPY t [(columns)] FROM 'file'``: a stored table's rows, inserted by the plan
+    :func:`graphdb.query.table_statements.copy_plan` gives; or else graph ``t``'s load."""
+
+    kind = "copy_from"
+    explainable = True
 
     def files(self, statement: "Statement") -> str | None:
         return "COPY ... FROM reads a file"
 
-    def execute(self, session: "Session", statement: "Statement", parameters: Any
-                ) -> tuple[pa.Table, str | None]:
-        command = statement.ast.command
-        if session.catalog.tables_now().find(command.name) is not None:
-            return super().execute(session, statement, parameters)
+    def check(self, session: "Session", statement: "Statement") -> None:
+        session.writable()
+
+    @staticmethod
+    def _load(session: "Session", statement: "Statement") -> "Statement | None":
+        """The graph load a COPY of a name that is no stored table is."""
+        if session.catalog.tables_now().find(statement.ast.command.name) is not None:
+            return None
         from ..copy import parse_copy
         from ..parser import Statement
-        from . import handler_for
 
         parts = parse_copy(statement.text)
-        load = Statement(grammar.LoadGraph(this=parts["graph"], spec={
+        return Statement(grammar.LoadGraph(this=parts["graph"], spec={
             "path": parts["path"], "options": parts["options"]}), statement.text)
-        return handler_for(load.ast).execute(session, load, parameters)
+
+    def plan(self, session: "Session", statement: "Statement", parameters: Any,
+             snapshot: "StatementCatalog") -> PlanNode:
+        load = self._load(session, statement)
+        if load is not None:
+            from . import handler_for
+
+            return handler_for(load.ast).plan(session, load, parameters, snapshot)
+        from ..table_statements import copy_plan
+
+        return copy_plan(session, statement.ast.command)
+
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        load = self._load(session, statement)
+        if load is not None:
+            from . import handler_for
+
+            return handler_for(load.ast).execute(session, load, parameters)
+        if parameters:
+            from ...errors import InvalidInputError
+
+            raise InvalidInputError("COPY FROM takes no parameters")
+        return super().execute(session, statement, parameters)
+
+    def finish(self, session: "Session", statement: "Statement", table: pa.Table
+               ) -> tuple[pa.Table, str | None]:
+        if not session.transaction.open:
+            session.after_commit(session.transaction.writer.committed)
+        return table, None
 
 
 class ImportDatabase(Handler):
@@ -131,7 +167,7 @@ class ShowTables(Handler):
 
 
 HANDLERS: dict[type, Handler] = {NODES[kind]: TableDefinition(kind) for kind in TABLE_KINDS}
-HANDLERS[NODES["copy_from"]] = CopyFrom("copy_from")
+HANDLERS[NODES["copy_from"]] = CopyFrom()
 HANDLERS[grammar.ImportDatabase] = ImportDatabase()
 HANDLERS.update({NODES[kind]: ShowTables(kind) for kind in ("show_tables",
                                                             "show_property_graphs")})

@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     from ...session import Session
     from ..parser import Statement
 
-__all__ = ["HANDLERS", "bind_parameters", "insert_values", "values_plan"]
+__all__ = ["HANDLERS", "TARGET", "bind_parameters", "insert_values", "query_plan",
+           "values_plan"]
 
 #: The name the rows a DELETE or UPDATE picks from have in its query.
 TARGET = "__graphdb_target"
@@ -61,29 +62,14 @@ TARGET = "__graphdb_target"
 class Write(Handler):
     """What INSERT, DELETE and UPDATE share: a writable database; after an autocommit, the
     background compaction of what it made due. A write to a stored table (CREATE TABLE, or a
-    property graph's ``g.Label`` of one) is carried out by :mod:`graphdb.query.table_writes`,
-    the graphs over that table following in the same transaction."""
+    property graph's ``g.Label`` of one) is bound by :mod:`graphdb.query.table_writes` into
+    a table write plan, the graphs over that table following in the same transaction."""
 
     parameters = True
     explainable = True
 
     def check(self, session: "Session", statement: "Statement") -> None:
         session.writable()
-
-    def explains(self, session: "Session", statement: "Statement") -> bool:
-        return stored_table(session, statement.ast) is None
-
-    def execute(self, session: "Session", statement: "Statement", parameters: Any
-                ) -> tuple[pa.Table, str | None]:
-        table = stored_table(session, statement.ast)
-        if table is None:
-            return super().execute(session, statement, parameters)
-        from ..table_writes import write_table
-
-        self.check(session, statement)
-        count = write_table(session, statement, parameters)
-        return self.finish(session, statement, pa.table({"Count": pa.array([count],
-                                                                            pa.int64())}))
 
     def finish(self, session: "Session", statement: "Statement", table: pa.Table
                ) -> tuple[pa.Table, str | None]:
@@ -101,6 +87,11 @@ class Insert(Write):
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:
         ast = statement.ast
+        stored = stored_table(session, ast)
+        if stored is not None:
+            from ..table_writes import insert_plan
+
+            return insert_plan(session, stored, ast, parameters, snapshot)
         graph, table = _written_target(ast, "insert")
         written = [c.name for c in ast.this.expressions] if isinstance(ast.this, exp.Schema) \
             else None
@@ -129,7 +120,7 @@ class Insert(Write):
                               values=True)
         if isinstance(source, exp.Query):
             names = columns()
-            query = _query(session, bind_parameters(ast, parameters).expression, snapshot)
+            query = query_plan(session, bind_parameters(ast, parameters).expression, snapshot)
             return InsertRows(snapshot.get(graph).name, table, tuple(names), query)
         raise BinderError("INSERT takes VALUES (...) or a SELECT")
 
@@ -139,6 +130,13 @@ class Picking(Write):
 
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:
+        stored = stored_table(session, statement.ast)
+        if stored is not None:
+            from .. import table_writes
+
+            bind = table_writes.delete_plan if self.kind == "delete" else \
+                table_writes.update_plan
+            return bind(session, stored, statement.ast, parameters, snapshot)
         graph, table, columns = _target(statement.ast, self.kind, snapshot)
         bound = bind_parameters(statement.ast, parameters)
         return self.picking(session, statement, graph, table, columns, bound, snapshot)
@@ -241,8 +239,8 @@ def _column(name: str, graph: str, table: str, columns: list[str]) -> str:
     raise BinderError(f"{graph}.{table} has no column '{name}' (columns: {', '.join(columns)})")
 
 
-def _query(session: "Session", query: exp.Expression, snapshot: "StatementCatalog",
-           tables: dict[str, PlanNode] | None = None) -> PlanNode:
+def query_plan(session: "Session", query: exp.Expression, snapshot: "StatementCatalog",
+               tables: dict[str, PlanNode] | None = None) -> PlanNode:
     """The plan of a query (an AST without parameters) a write reads, ``tables`` its relations
     by name. The query is bound from its text, as any statement is."""
     from ..binder import bind_query
@@ -265,17 +263,18 @@ def _picking(session: "Session", graph: str, table: str, bound: exp.Expression,
     where = bound.args.get("where")
     if where is not None:
         query = query.where(where.this)
-    return _query(session, query, snapshot, {TARGET: TargetRows(graph, table)})
+    return query_plan(session, query, snapshot, {TARGET: TargetRows(graph, table)})
 
 
 # -- VALUES -------------------------------------------------------------------------------------
 def values_plan(session: "Session", values: exp.Values, parameters: Any,
                 written: list[str] | None, columns: Callable[[], list[str]],
-                snapshot: "StatementCatalog") -> PlanNode:
+                snapshot: "StatementCatalog", types: list | None = None) -> PlanNode:
     """The rows of VALUES: constants and parameters read here (the common case, fast), any
     other expression computed by the query engine. ``written``: the INSERT's column list (None:
     every column of the table, whose number the operator checks); ``columns()``: the columns
-    as the table spells them, for messages."""
+    as the table spells them, for messages; ``types``: the columns' types, which strings take
+    where values of several kinds meet."""
     rows = values.expressions
     width = len(written) if written is not None else len(rows[0].expressions) if rows else 0
     for row in rows:
@@ -293,10 +292,10 @@ def values_plan(session: "Session", values: exp.Values, parameters: Any,
         aliases = [f"c{i}" for i in range(width)]
         bound.set("alias", exp.TableAlias(this=exp.to_identifier("__graphdb_values"),
                                           columns=[exp.to_identifier(n) for n in aliases]))
-        return _query(session, exp.select("*").from_(bound), snapshot)
+        return query_plan(session, exp.select("*").from_(bound), snapshot)
     import_first()  # pyarrow imports pandas at its first array of Python values
     try:
-        return ValuesScan("values", rows_table(data, names))
+        return ValuesScan("values", rows_table(data, names, types))
     except InvalidInputError:
         every = columns()
         if len(every) == len(names):  # the message names the table's columns
@@ -305,10 +304,9 @@ def values_plan(session: "Session", values: exp.Values, parameters: Any,
 
 
 def insert_values(session: "Session", statement: "Statement", seq_of_parameters
-                  ) -> PlanNode | pa.Table | None:
+                  ) -> PlanNode | None:
     """``executemany`` of an INSERT of one VALUES row of constants and parameters: the plan
-    inserting every parameter set's row in one statement (of a stored table: the rows are
-    inserted here, and the result is its count); None for any other statement."""
+    inserting every parameter set's row in one statement; None for any other statement."""
     ast = statement.ast
     if not isinstance(ast, exp.Insert):
         return None
@@ -325,14 +323,12 @@ def insert_values(session: "Session", statement: "Statement", seq_of_parameters
         data = [[constant_value(node, Parameters(source, parameters, nodes)) for node in row]
                 for parameters in seq_of_parameters]
     stored = stored_table(session, ast)
-    if stored is not None:  # a stored table's rows, inserted here
-        from ..table_writes import insert_values as insert_table_values
+    if stored is not None:  # a stored table's rows
+        from ..table_writes import insert_values_plan
 
-        session.writable()
         given = [c.name for c in ast.this.expressions] if isinstance(ast.this, exp.Schema) \
             else None
-        count = insert_table_values(session, stored, given, data)
-        return pa.table({"Count": pa.array([count], pa.int64())})
+        return insert_values_plan(session, stored, given, data)
     graph, table, columns = _target(ast, "insert", session.snapshot())
     if isinstance(ast.this, exp.Schema):
         columns = [_column(c.name, graph, table, columns) for c in ast.this.expressions]

@@ -1,7 +1,7 @@
 """A write to a table reaches the property graphs built over it, in the same transaction.
 
 The table's statement hands over the rows it deleted and appended (each with its row id,
-:mod:`graphdb.query.table_writes`); for every graph over the table they become delta records
+:mod:`.table_rows`); for every graph over the table they become delta records
 of the graph (:mod:`graphdb.catalog.delta`) on its writer, committed together with the
 table's:
 
@@ -14,7 +14,7 @@ table's:
 The graph keeps its tables' references whole, as foreign keys would: an edge row naming a key
 no row of the referenced vertex table has, a vertex row deleted (or its key changed) while
 edge rows still reference it, and a vertex key that is in the vertex table twice are refused
-with an :class:`~graphdb.errors.IntegrityError` naming the graph, and the statement changes
+with a :class:`~graphdb.executor.errors.ConstraintViolation` (IntegrityError) naming the graph, and the statement changes
 nothing. The counts of the graph's element tables (their id ranges) move with the records.
 """
 
@@ -26,28 +26,51 @@ import numpy as np
 import pyarrow as pa
 
 from graphdb.catalog.delta import Op
-from graphdb.executor.delta import DeltaGraph
-from graphdb.executor.property_graph import PropertySchema, encode_keys
-from graphdb.executor.writes.property_graph import ROW
 from graphdb.storage.lazy import pc
 
-from .errors import IntegrityError
-from .query.table_writes import ROW as ROW_ID
+from ..delta import DeltaGraph
+from ..errors import ConstraintViolation as IntegrityError
+from ..property_graph import PropertySchema, encode_keys
+from .property_graph import ROW
 
 if TYPE_CHECKING:
     from graphdb.catalog.tables import TableEntry
+    from graphdb.catalog.writer import Writer
 
-    from .session import Session
+    from ..runner import Runner
 
-__all__ = ["apply_table_change"]
+__all__ = ["ROW_ID", "apply_table_change", "graphs_over", "table_changed"]
+
+#: The hidden column of a stored table's rows that holds each row's row id.
+ROW_ID = "__graphdb_row"
 
 
-def apply_table_change(session: "Session", table: "TableEntry", graphs: list[str],
-                       appended: pa.Table | None, deleted: pa.Table | None) -> None:
+def graphs_over(catalog, table: str) -> list[str]:
+    """The property graphs built over stored table ``table``."""
+    found = []
+    for entry in catalog.entries():
+        schema = PropertySchema.of(entry)
+        if schema is not None and table.lower() in schema.source_tables():
+            found.append(entry.name)
+    return found
+
+
+def table_changed(runner: "Runner", writer: "Writer", before: "TableEntry", after: "TableEntry",
+                  appended: pa.Table | None, deleted: pa.Table | None) -> None:
+    """``before`` became ``after`` by appending ``appended`` and deleting ``deleted`` (rows
+    with their row ids): the graphs over the table get the same change."""
+    graphs = graphs_over(runner.catalog, after.name)
+    if graphs:
+        apply_table_change(runner, writer, after, graphs, appended, deleted)
+
+
+def apply_table_change(runner: "Runner", writer: "Writer", table: "TableEntry",
+                       graphs: list[str], appended: pa.Table | None,
+                       deleted: pa.Table | None) -> None:
     """The change of ``table`` (``deleted`` then ``appended`` rows, each with its row id in
     the column ``__graphdb_row``) made to each of ``graphs`` in the open transaction."""
     for name in graphs:
-        _Change(session, name, table.name).apply(deleted, appended)
+        _Change(runner, writer, name, table.name).apply(deleted, appended)
 
 
 def _keys(rows: pa.Table, column: str) -> pa.Array:
@@ -57,9 +80,9 @@ def _keys(rows: pa.Table, column: str) -> pa.Array:
 
 
 class _Change:
-    def __init__(self, session: "Session", graph: str, table: str):
-        self.session = session
-        self.writer = session.transaction.writer
+    def __init__(self, runner: "Runner", writer: "Writer", graph: str, table: str):
+        self.runner = runner
+        self.writer = writer
         self.entry = self.writer.entry(graph)
         self.schema = PropertySchema.of(self.entry)
         self.table = table.lower()
@@ -130,8 +153,8 @@ class _Change:
     def _degrees(self, dense: np.ndarray) -> np.ndarray:
         """Edges at each of these vertices (dense ids) in the transaction's version."""
         entry = self.entry
-        graph = self.session.runner.graph(entry)
-        view = dense if not entry.changed else self.session.catalog.versions.view(entry).lut[dense]
+        graph = self.runner.graph(entry)
+        view = dense if not entry.changed else self.runner.catalog.versions.view(entry).lut[dense]
         out = graph.csr("out").offsets
         degrees = out[view + 1] - out[view]
         if entry.directed:
@@ -181,10 +204,10 @@ class _Change:
     def _edge_rows(self) -> tuple[pa.Table, np.ndarray]:
         """(stored edge properties, the origin of each) of the transaction's version."""
         entry = self.entry
-        graph = self.session.runner.graph(entry)
+        graph = self.runner.graph(entry)
         if isinstance(graph, DeltaGraph):
             return graph.edge_properties(), graph.origin()
-        return self.session.catalog.edge_properties(entry), np.arange(entry.num_edges,
+        return self.runner.catalog.edge_properties(entry), np.arange(entry.num_edges,
                                                                    dtype=np.int64)
 
     def _delete_edges(self, e, rows: pa.Table) -> None:
