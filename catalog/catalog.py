@@ -120,6 +120,8 @@ class Catalog:
         self.lock_timeout = LOCK_TIMEOUT
         #: entry bytes whose ledger checksum matched (catalog.ledger.audit's memo)
         self._ledger_checked: dict = {}
+        #: the last committed state read: (generation, raw entries, audit, tables' raw)
+        self._read: tuple | None = None
         #: the delta logs of the graph versions this connection reads (catalog.versions)
         self.versions = Versions(self)
         #: entries of graphs this connection's open write transaction changed, which its own
@@ -178,25 +180,35 @@ class Catalog:
         newest version). No lease is taken: the caller holds one for ``sequence`` when it reads
         data through the snapshot. ``pending``: this connection's open write transaction's
         entries are seen instead of the committed ones."""
-        raw = {}
-        found = ledger.Audit()
-        db = self.env.db("catalog")
         with self.env.read_txn() as txn:
             generation = self.env.generation(txn)
-            for key, value in (txn.cursor(db=db) if db is not None else ()):
-                try:
-                    name = bytes(key).decode("utf-8")
-                except UnicodeDecodeError:  # a damaged key: the ledger names it
-                    name = bytes(key).decode("utf-8", "backslashreplace")
-                raw[name] = bytes(value)
-            if self.env.has_feature(ledger.FEATURE):
-                found = ledger.audit(txn, self.env, raw, self._ledger_checked)
-            tables = self.tables.read_raw(txn)  # the tables of the same moment
+            read = self._read
+            if read is None or read[0] != generation:  # (else: the same committed state)
+                read = self._read = (generation, *self._read_entries(txn))
+        _generation, raw, found, tables = read
         return Snapshot(self, raw, sequence, dict(self.pending) if pending else None,
                         generation,
                         tables=TableSnapshot(self.tables, tables,
                                              self.tables.pending if pending else {}),
                         audit=found)
+
+    def _read_entries(self, txn) -> tuple[dict[str, bytes], ledger.Audit, dict]:
+        """(raw entries, the ledger's audit of them, the tables' raw entries) of ``txn``'s
+        committed state: read once per state (a generation) and kept, as what statement after
+        statement reads again (the snapshots made from them share them and never change
+        them)."""
+        raw = {}
+        found = ledger.Audit()
+        db = self.env.db("catalog")
+        for key, value in (txn.cursor(db=db) if db is not None else ()):
+            try:
+                name = bytes(key).decode("utf-8")
+            except UnicodeDecodeError:  # a damaged key: the ledger names it
+                name = bytes(key).decode("utf-8", "backslashreplace")
+            raw[name] = bytes(value)
+        if self.env.has_feature(ledger.FEATURE):
+            found = ledger.audit(txn, self.env, raw, self._ledger_checked)
+        return raw, found, self.tables.read_raw(txn)  # the tables of the same moment
 
     def _lookup(self) -> Snapshot:
         """The thread's snapshot, or a fresh read of the catalog (no lease: it reads no data)."""

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import itertools
 import json
 import os
@@ -671,7 +672,7 @@ class Environment:
         import fcntl
 
         shared = self._shared
-        key = str(self.path.resolve())
+        key = self._lock_key
         with shared.writer_count:
             shared.writers += 1
             if shared.writers == 1 and shared.durability is not None:
@@ -711,6 +712,11 @@ class Environment:
                 shared.writers -= 1
                 if shared.writers == 0 and shared.durability is not None:
                     shared.durability.writing(False)
+
+    @functools.cached_property
+    def _lock_key(self) -> str:
+        """The database's resolved path: what the writer lock is known by in this process."""
+        return str(self.path.resolve())
 
     def _locked_message(self, key: str, timeout: float) -> str:
         with _WRITING_LOCK:

@@ -10,12 +10,16 @@ Every engine writes to an on-disk database (durable when each statement returns)
 * ``batched``: INSERT ... VALUES of ``--batch`` rows per statement, ``--batches`` statements
   each committing on its own, into a table that already holds ``--rows`` rows; rows per second;
 * ``executemany``: one ``executemany`` of ``--batch`` parameter rows (graphdb, DuckDB);
+* ``single``: ``--single`` single-row autocommit ``INSERT INTO t VALUES (?, ?, ?)`` (each durable
+  when it returns) into ``CREATE TABLE t (id BIGINT PRIMARY KEY, name VARCHAR, v DOUBLE)`` (Kuzu:
+  ``CREATE (:T {id: $id, name: $name, v: $v})`` into a node table); statements per second;
 * ``lookup``: ``SELECT name FROM person WHERE id = ?`` by primary key in the ``--rows``-row
   table, ``--lookups`` random keys, median milliseconds (Kuzu: ``MATCH (p:Person {id: 42})
   RETURN p.name``, the key written into the query: with a parameter it scans).
 
 Printed as ratios: graphdb's time over each peer's (the targets: COPY and batched INSERTs
-within 1.5x DuckDB, a point lookup at most 1 ms).
+within 1.5x DuckDB, single-row INSERTs at least 1,000 per second and 1.5x Kuzu, a point lookup
+at most 1 ms).
 """
 
 from __future__ import annotations
@@ -41,6 +45,19 @@ import graphdb  # noqa: E402
 
 DDL = "CREATE TABLE person (id BIGINT PRIMARY KEY, name VARCHAR, age INTEGER, score DOUBLE)"
 LOOKUP = "SELECT name FROM person WHERE id = ?"
+SINGLE_DDL = "CREATE TABLE t (id BIGINT PRIMARY KEY, name VARCHAR, v DOUBLE)"
+SINGLE = "INSERT INTO t VALUES (?, ?, ?)"
+
+
+def single_rows(execute, n: int) -> float:
+    """Statements per second of ``n`` single-row INSERTs through ``execute(i)`` (the first
+    ten, a warm-up, not timed)."""
+    for i in range(10):
+        execute(i)
+    start = time.perf_counter()
+    for i in range(10, 10 + n):
+        execute(i)
+    return n / (time.perf_counter() - start)
 
 
 def rows(n: int, start: int = 0) -> pa.Table:
@@ -91,6 +108,10 @@ def bench_graphdb(work: Path, csv: Path, batches: list[str], many: list[tuple], 
         out["lookup_ms"] = time_lookups(lambda k: con.execute(LOOKUP, [k]).fetchall(),
                                         lookup_keys(args))
         assert con.execute(LOOKUP, [3]).fetchall() == [("name1",)]
+        con.execute(SINGLE_DDL)
+        out["single"] = single_rows(lambda i: con.execute(SINGLE, [i, f"n{i}", i / 2]),
+                                    args.single)
+        assert con.execute("SELECT count(*) FROM t").fetchone() == (args.single + 10,)
     return out
 
 
@@ -112,6 +133,9 @@ def bench_duckdb(work: Path, csv: Path, batches: list[str], many: list[tuple], a
     out["executemany"] = len(many) / (time.perf_counter() - start)
     out["lookup_ms"] = time_lookups(lambda k: con.execute(LOOKUP, [k]).fetchall(),
                                     lookup_keys(args))
+    con.execute(SINGLE_DDL)
+    out["single"] = single_rows(lambda i: con.execute(SINGLE, [i, f"n{i}", i / 2]),
+                                args.single)
     con.close()
     return out
 
@@ -132,6 +156,10 @@ def bench_kuzu(work: Path, csv: Path, args) -> dict:
     out["lookup_ms"] = time_lookups(
         lambda k: con.execute(f"MATCH (p:Person {{id: {int(k)}}}) RETURN p.name").get_all(),
         lookup_keys(args))
+    con.execute("CREATE NODE TABLE T(id INT64, name STRING, v DOUBLE, PRIMARY KEY (id))")
+    out["single"] = single_rows(lambda i: con.execute(
+        "CREATE (:T {id: $id, name: $name, v: $v})", {"id": i, "name": f"n{i}", "v": i / 2}),
+        args.single)
     con.close()
     db.close()
     return out
@@ -143,12 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--batches", type=int, default=50)
     parser.add_argument("--lookups", type=int, default=500)
+    parser.add_argument("--single", type=int, default=2000,
+                        help="single-row autocommit INSERTs")
     parser.add_argument("--quick", action="store_true", help="fewer rows and statements")
     parser.add_argument("--skip-kuzu", action="store_true")
     parser.add_argument("--out", help="write the figures as JSON")
     args = parser.parse_args(argv)
     if args.quick:
-        args.batches, args.lookups = 20, 300
+        args.batches, args.lookups, args.single = 20, 300, 500
     work = Path(tempfile.mkdtemp(prefix="bench-tables-"))
     try:
         csv = work / "person.csv"
@@ -164,12 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{args.rows:,} rows; {args.batches} INSERTs of {args.batch} rows; "
-          f"{args.lookups} lookups")
+          f"{args.single} single-row INSERTs; {args.lookups} lookups")
     print(f"{'':14}{'graphdb':>12}" + "".join(f"{p:>12}" for p in results if p != "graphdb")
           + "   graphdb time / peer's")
     mine = results["graphdb"]
     for key, unit in (("copy", "rows/s"), ("batched", "rows/s"), ("executemany", "rows/s"),
-                      ("lookup_ms", "ms")):
+                      ("single", "statements/s"), ("lookup_ms", "ms")):
         line = f"{key:<14}{mine[key]:>12,.1f}"
         ratios = []
         for peer, figures in results.items():

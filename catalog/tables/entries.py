@@ -21,6 +21,7 @@ the table.
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import re
 from dataclasses import MISSING, dataclass, field, fields, replace
@@ -63,6 +64,13 @@ def split_name(name: str) -> tuple[str, str]:
 def schema_bytes(schema: pa.Schema) -> str:
     """An Arrow schema as text for the entry (its IPC form, base64): every type exactly."""
     return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_of(text: str) -> pa.Schema:
+    """The schema :func:`schema_bytes` wrote (read once per text: every write makes a new entry
+    of the same schema)."""
+    return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text)))
 
 
 def _count(value) -> bool:
@@ -209,7 +217,7 @@ class TableEntry:
     @cached_property
     def schema(self) -> pa.Schema:
         """The Arrow schema of the rows."""
-        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(self.arrow_schema)))
+        return _schema_of(self.arrow_schema)
 
     @property
     def first_appended(self) -> int:

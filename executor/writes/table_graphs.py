@@ -30,7 +30,7 @@ from graphdb.storage.lazy import pc
 
 from ..delta import DeltaGraph
 from ..errors import ConstraintViolation as IntegrityError
-from ..property_graph import PropertySchema, encode_keys
+from ..property_graph import PROPERTY_GRAPH, PropertySchema, encode_keys
 from .property_graph import ROW
 
 if TYPE_CHECKING:
@@ -47,12 +47,27 @@ ROW_ID = "__graphdb_row"
 
 def graphs_over(catalog, table: str) -> list[str]:
     """The property graphs built over stored table ``table``."""
-    found = []
-    for entry in catalog.entries():
+    table = table.lower()
+    return [entry.name for entry in catalog.entries() if table in _source_tables(entry)]
+
+
+#: The stored tables of a property graph, by its entry's schema (the same dict object as long
+#: as the entry is: entries are parsed once per stored version), the dict kept alive with them.
+_SOURCES: dict[int, tuple[dict, frozenset]] = {}
+
+
+def _source_tables(entry) -> frozenset:
+    data = (entry.stats or {}).get(PROPERTY_GRAPH)
+    if not isinstance(data, dict):
+        return frozenset()
+    known = _SOURCES.get(id(data))
+    if known is None or known[0] is not data:
         schema = PropertySchema.of(entry)
-        if schema is not None and table.lower() in schema.source_tables():
-            found.append(entry.name)
-    return found
+        known = (data, frozenset(schema.source_tables()) if schema is not None else frozenset())
+        if len(_SOURCES) >= 256:
+            _SOURCES.clear()
+        _SOURCES[id(data)] = known
+    return known[1]
 
 
 def table_changed(runner: "Runner", writer: "Writer", before: "TableEntry", after: "TableEntry",

@@ -69,7 +69,7 @@ def insert_values_plan(session: "Session", name: str, columns: list[str] | None,
     if data and len(data[0]) != len(names):
         raise BinderError(f"the VALUES row has {len(data[0])} values for the {len(names)} "
                           f"columns of table {entry.name}")
-    types = [_type_of(entry, c) for c in names]
+    types = _types(entry, names)
     rows = rows_table(data, names, types) if data else pa.table(
         [pa.array([], t or pa.null()) for t in types], names=names)
     return TableInsert(entry.name, None if columns is None else tuple(columns),
@@ -83,13 +83,16 @@ def _type_of(entry, column: str) -> pa.DataType | None:
         return None  # (the operator names the column that is none)
 
 
+def _types(entry, columns: list[str]) -> list[pa.DataType | None]:
+    """The types of ``columns`` of ``entry`` (None for a column it has not)."""
+    if columns == [c.name for c in entry.columns]:
+        return list(entry.schema.types)
+    return [_type_of(entry, c) for c in columns]
+
+
 def delete_all_plan(name: str) -> PlanNode:
     """TRUNCATE: the plan deleting every row of table ``name``."""
     return TableDelete(name, TableRows(name))
-
-
-def _entry(session: "Session", name: str) -> "TableEntry":
-    return session.catalog.tables_now().get(name)  # (TableNotFound, with suggestions)
 
 
 def _column(entry: "TableEntry", name: str) -> str:
@@ -106,11 +109,11 @@ def insert_plan(session: "Session", name: str, ast: exp.Insert, parameters: Any,
     """``INSERT INTO t [(columns)] VALUES ... | SELECT ... [ON CONFLICT ...]``."""
     from .statements.write import query_plan, values_plan
 
-    entry = _entry(session, name)
+    entry = snapshot.table(name)
     written = [c.name for c in ast.this.expressions] if isinstance(ast.this, exp.Schema) \
         else None
     names = written or [c.name for c in entry.columns]
-    types = [_type_of(entry, c) for c in names]
+    types = _types(entry, names)
     source = ast.expression
     if isinstance(source, FastValues):  # literal rows read without the general parser
         if source.args["width"] != len(names):
@@ -170,7 +173,7 @@ def _unqualify_to(node: exp.Expression, table: str, alias: str) -> exp.Expressio
 def delete_plan(session: "Session", name: str, ast: exp.Delete, parameters: Any,
                 snapshot: "StatementCatalog") -> PlanNode:
     """``DELETE FROM t [USING ...] [WHERE ...]``."""
-    entry = _entry(session, name)
+    entry = snapshot.table(name)
     bound = bind_parameters(ast, parameters)
     using = bound.args.get("using") or []
     picked = _picking(session, entry, bound, [exp.column(ROW)],
@@ -181,7 +184,7 @@ def delete_plan(session: "Session", name: str, ast: exp.Delete, parameters: Any,
 def update_plan(session: "Session", name: str, ast: exp.Update, parameters: Any,
                 snapshot: "StatementCatalog") -> PlanNode:
     """``UPDATE t SET col = expr, ... [FROM ...] [WHERE ...]``."""
-    entry = _entry(session, name)
+    entry = snapshot.table(name)
     bound = bind_parameters(ast, parameters)
     assigned: dict[str, exp.Expression] = {}
     for item in bound.expressions:
