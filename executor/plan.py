@@ -4,7 +4,7 @@ Graph operators are nodes of their own; everything relational is one :class:`Rel
 whose SQL (DuckDB's dialect, written by the front end) reads the graph operators' results as
 named relations. Statements that change the database are plans too: a write (INSERT, DELETE,
 UPDATE) is a node over the query that gives its rows, a definition (CREATE GRAPH, DROP GRAPH, a
-load) a node of its own; EXPLAIN shows them as it shows queries, and the runner runs them. The
+load) a node of its own (those of stored tables: :mod:`.plan_tables`); EXPLAIN shows them as it shows queries, and the runner runs them. The
 executor needs no import from the layers above it.
 
 A node object may appear under several parents (a CTE referenced twice); the runner computes it
@@ -23,8 +23,7 @@ __all__ = [
     "RelationalQuery", "Hop", "PatternMatch", "ShowGraphs", "DescribeGraph", "Subgraph",
     "InsertRows", "DeleteRows", "UpdateRows", "TargetRows", "ROW", "CANONICAL",
     "CreateGraph", "DropGraph", "LoadGraph", "TableSource", "CreatePropertyGraph",
-    "StoredTableScan", "ROWID", "TableRows", "TableInsert", "TableDelete", "TableUpdate",
-    "FileRows",
+    "StoredTableScan", "ROWID",
 ]
 
 
@@ -328,60 +327,6 @@ class UpdateRows(PlanNode):
     anew)."""
 
     graph: str
-    table: str
-    columns: tuple[str, ...]
-    picked: PlanNode
-
-
-# -- writes to stored tables (CREATE TABLE) -----------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class TableRows(PlanNode):
-    """The rows of stored table ``table`` a DELETE or UPDATE picks from, at the transaction's
-    newest version (read once the writer lock is held), each with its row id in :data:`ROW`."""
-
-    table: str
-
-
-@dataclass(frozen=True, eq=False)
-class FileRows(PlanNode):
-    """The rows of a file as DuckDB reads them (``sql``: its ``read_csv``/``read_parquet``/
-    ``read_json`` query), read when the statement runs (COPY t FROM 'file')."""
-
-    path: str
-    sql: str
-
-
-@dataclass(frozen=True, eq=False)
-class TableInsert(PlanNode):
-    """``INSERT INTO t [(columns)] VALUES ... | SELECT ...`` and ``COPY t FROM 'file'``: the
-    rows of ``rows`` (positionally the ``columns``; None: every column of the table, in order)
-    checked against the table's constraints and appended, the graphs over the table following
-    as delta records. ``conflict``: None, ``('nothing' | 'replace', None)``, or ``('update',
-    ((column, DuckDB SQL), ...))``; ``source``: what EXPLAIN calls the rows (``VALUES``,
-    ``SELECT``, ``COPY``)."""
-
-    table: str
-    columns: tuple[str, ...] | None
-    rows: PlanNode
-    conflict: tuple | None = None
-    source: str = "VALUES"
-
-
-@dataclass(frozen=True, eq=False)
-class TableDelete(PlanNode):
-    """``DELETE FROM t [USING ...] [WHERE ...]`` and ``TRUNCATE t``: ``picked`` is the query
-    of the :data:`ROW` of the rows to delete, over :class:`TableRows`."""
-
-    table: str
-    picked: PlanNode
-
-
-@dataclass(frozen=True, eq=False)
-class TableUpdate(PlanNode):
-    """``UPDATE t SET ... [FROM ...] [WHERE ...]``: ``picked`` is the query of the rows to
-    change over :class:`TableRows`, their :data:`ROW` then the new value of every column;
-    ``columns``: the columns SET assigns. A changed row is deleted and appended anew."""
-
     table: str
     columns: tuple[str, ...]
     picked: PlanNode

@@ -12,9 +12,11 @@ import pyarrow as pa
 from .errors import InvalidArgument, SQLError
 
 if TYPE_CHECKING:
+    from graphdb.catalog.tables import TableEntry
+
     from .relational import SQLEngine
 
-__all__ = ["conform"]
+__all__ = ["conform", "duckdb_types", "entry_of_rows"]
 
 
 def _direct(source: pa.DataType, target: pa.DataType) -> bool:
@@ -63,3 +65,42 @@ def conform(sql: "SQLEngine", rows: pa.Table, schema: pa.Schema, declared: list[
                 column = column.cast(schema.field(i).type)
             columns[i] = column
     return pa.table(columns, schema=schema)
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def duckdb_types(sql: "SQLEngine", table: pa.Table) -> list[str]:
+    """DuckDB's names of the types of ``table``'s columns."""
+    if not table.num_columns:
+        return []
+    result, _ = sql.run(
+        "SELECT " + ", ".join(f"typeof({_quote(n)})" for n in table.column_names)
+        + " FROM __graphdb_types LIMIT 1",
+        {"__graphdb_types": pa.table([pa.nulls(1, f.type) for f in table.schema],
+                                     schema=table.schema)})
+    return [result.column(i)[0].as_py() for i in range(result.num_columns)]
+
+
+def entry_of_rows(sql: "SQLEngine", name: str, rows: pa.Table, source: str,
+                  primary_key: tuple[str, ...] = ()) -> "TableEntry":
+    """The entry of a new table holding ``rows`` (its columns and types as they are; its
+    generation not made yet)."""
+    import time
+
+    from graphdb.catalog.tables import Column, TableEntry
+    from graphdb.catalog.tables.entries import schema_bytes
+
+    names = rows.column_names
+    if len({n.lower() for n in names}) != len(names):
+        raise InvalidArgument(f"table {name}: two columns have the same name "
+                              f"({', '.join(names)})")
+    if any(not n for n in names):
+        raise InvalidArgument(f"table {name}: a column has no name")
+    types = duckdb_types(sql, rows)
+    schema = pa.schema([pa.field(f.name, f.type) for f in rows.schema])
+    columns = tuple(Column(n, t, n not in primary_key) for n, t in zip(names, types))
+    return TableEntry(name=name, table_id="0" * 32, arrow_schema=schema_bytes(schema),
+                      columns=columns, created=time.time(), primary_key=primary_key,
+                      source=source)

@@ -20,7 +20,7 @@ from .errors import ProgrammingError, translate
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["duckdb_types", "resolve_types"]
+__all__ = ["resolve_types"]
 
 _HUGE = "HUGEINT"
 
@@ -49,17 +49,3 @@ def resolve_types(session: "Session", types: list[str]) -> tuple[list[pa.DataTyp
         arrow.append(kind)
         names.append(name)
     return arrow, names
-
-
-def duckdb_types(session: "Session", table: pa.Table) -> list[str]:
-    """DuckDB's names of the types of ``table``'s columns."""
-    if not table.num_columns:
-        return []
-    result, _ = session.runner.sql.run(
-        "SELECT " + ", ".join(f"typeof({_quote(n)})" for n in table.column_names)
-        + " FROM __graphdb_types LIMIT 1", {"__graphdb_types": _one_null_row(table.schema)})
-    return [result.column(i)[0].as_py() for i in range(result.num_columns)]
-
-
-def _one_null_row(schema: pa.Schema) -> pa.Table:
-    return pa.table([pa.nulls(1, f.type) for f in schema], schema=schema)

@@ -14,20 +14,25 @@ from ..plan import (
     CreatePropertyGraph,
     DeleteRows,
     DropGraph,
-    FileRows,
     InsertRows,
     LoadGraph,
+    TargetRows,
+    UpdateRows,
+)
+from ..plan_tables import (
+    CreateTable,
+    DropTable,
+    FileRows,
     TableDelete,
     TableInsert,
     TableRows,
     TableUpdate,
-    TargetRows,
-    UpdateRows,
 )
 from ..writes.definitions import CreateGraphOperator, DropGraphOperator, LoadGraphOperator
 from ..writes.delete import DeleteOperator
 from ..writes.insert import InsertOperator
 from ..writes.property_graph import CreatePropertyGraphOperator
+from ..writes.table_definitions import CreateTableOperator, DropTableOperator
 from ..writes.table_graphs import graphs_over
 from ..writes.tables import (
     FileRowsScan,
@@ -128,7 +133,10 @@ class WritePlanning:
                  + ", ".join(graphs)) if graphs else "no property graph over it", _COMMITS)
 
     def _key_check(self, table: str) -> str:
-        entry = self.snapshot.table(table)
+        return self._declared_checks(self.snapshot.table(table))
+
+    @staticmethod
+    def _declared_checks(entry) -> str:
         checks = []
         if entry.primary_key:
             checks.append(f"primary key ({', '.join(entry.primary_key)}) through the key index")
@@ -193,3 +201,24 @@ class WritePlanning:
     def plan_FileRows(self, node: FileRows) -> FileRowsScan:
         return FileRowsScan(logical=node, label=f"READ FILE {node.path}",
                             details=("read by DuckDB: " + node.sql,))
+
+    def plan_CreateTable(self, node: CreateTable) -> CreateTableOperator:
+        if node.rows is not None:
+            details = ("its columns and types those of the query below, its rows stored as the "
+                       "table's first generation",)
+        else:
+            entry = node.entry
+            details = (", ".join(f"{c.name} {c.type}" for c in entry.columns),
+                       self._declared_checks(entry))
+        return CreateTableOperator(
+            logical=node, inputs=self._inputs(node),
+            label=f"CREATE {'OR REPLACE ' if node.replace else ''}TABLE "
+                  f"{'IF NOT EXISTS ' if node.if_not_exists else ''}{node.table}",
+            details=(*details, _COMMITS))
+
+    def plan_DropTable(self, node: DropTable) -> DropTableOperator:
+        return DropTableOperator(
+            logical=node, label=f"DROP TABLE {'IF EXISTS ' if node.if_exists else ''}"
+                                f"{', '.join(node.tables)}",
+            details=("refused for a table a property graph is built over or a FOREIGN KEY "
+                     "references; its files are freed once no statement reads them", _COMMITS))

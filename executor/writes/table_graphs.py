@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from graphdb.catalog import CatalogError
 from graphdb.catalog.delta import Op
 from graphdb.storage.lazy import pc
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
     from ..runner import Runner
 
-__all__ = ["ROW_ID", "apply_table_change", "graphs_over", "table_changed"]
+__all__ = ["ROW_ID", "apply_table_change", "graphs_over", "refuse_if_graph", "table_changed"]
 
 #: The hidden column of a stored table's rows that holds each row's row id.
 ROW_ID = "__graphdb_row"
@@ -68,6 +69,15 @@ def _source_tables(entry) -> frozenset:
             _SOURCES.clear()
         _SOURCES[id(data)] = known
     return known[1]
+
+
+def refuse_if_graph(catalog, table: str, what: str) -> None:
+    """A table a property graph is built over cannot be dropped, replaced or altered."""
+    graphs = graphs_over(catalog, table)
+    if graphs:
+        raise CatalogError(f"cannot {what} table '{table}': property graph "
+                           f"{', '.join(repr(g) for g in graphs)} is built over it; DROP "
+                           f"PROPERTY GRAPH {graphs[0]} first")
 
 
 def table_changed(runner: "Runner", writer: "Writer", before: "TableEntry", after: "TableEntry",

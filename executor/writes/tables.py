@@ -1,6 +1,6 @@
 """INSERT, DELETE, UPDATE and COPY of stored tables (CREATE TABLE): the operators of
-:class:`~graphdb.executor.plan.TableInsert`, :class:`~graphdb.executor.plan.TableDelete` and
-:class:`~graphdb.executor.plan.TableUpdate`, and of the rows they read.
+:class:`~graphdb.executor.plan_tables.TableInsert`, :class:`~graphdb.executor.plan_tables.TableDelete`
+and :class:`~graphdb.executor.plan_tables.TableUpdate`, and of the rows they read.
 
 Each runs as one statement of the session's writer (:mod:`graphdb.catalog.writer`): it reads
 the table's newest entry (which takes the writer lock), computes its input (the rows to insert,
@@ -42,7 +42,7 @@ class TableRowsScan(WriteRowsScan):
 
 @dataclass(eq=False, kw_only=True)
 class FileRowsScan(PhysicalNode):
-    """A file's rows, read by DuckDB (:class:`~graphdb.executor.plan.FileRows`)."""
+    """A file's rows, read by DuckDB (:class:`~graphdb.executor.plan_tables.FileRows`)."""
 
     def run(self, runner: "Runner", metrics: dict) -> pa.Table:
         rows, _ = runner.sql.run(self.logical.sql, {})
@@ -62,7 +62,7 @@ class TableWrite(PickingWrite):
 
 @dataclass(eq=False, kw_only=True)
 class TableInsertOperator(TableWrite):
-    """Runs :class:`graphdb.executor.plan.TableInsert`."""
+    """Runs :class:`graphdb.executor.plan_tables.TableInsert`."""
 
     def change(self, target: TableTarget, rows: pa.Table) -> int:
         node = self.logical
@@ -89,7 +89,7 @@ class TableInsertOperator(TableWrite):
 
 @dataclass(eq=False, kw_only=True)
 class TableDeleteOperator(TableWrite):
-    """Runs :class:`graphdb.executor.plan.TableDelete`."""
+    """Runs :class:`graphdb.executor.plan_tables.TableDelete`."""
 
     def change(self, target: TableTarget, rows: pa.Table) -> int:
         rowids = np.unique(np.asarray(rows.column(ROW).to_numpy(), dtype=np.int64))
@@ -100,7 +100,7 @@ class TableDeleteOperator(TableWrite):
 
 @dataclass(eq=False, kw_only=True)
 class TableUpdateOperator(TableWrite):
-    """Runs :class:`graphdb.executor.plan.TableUpdate`."""
+    """Runs :class:`graphdb.executor.plan_tables.TableUpdate`."""
 
     def change(self, target: TableTarget, rows: pa.Table) -> int:
         names = [c.name for c in target.entry.columns]

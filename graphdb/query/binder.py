@@ -44,11 +44,11 @@ from graphdb.executor.plan import (
     PlanNode,
     RelationalQuery,
     StoredTableScan,
-    TableRows,
     TargetRows,
     ValuesScan,
     lateral_column,
 )
+from graphdb.executor.plan_tables import TableRows
 from graphdb.executor.property_graph import user_id_type
 
 from .._version import __version__

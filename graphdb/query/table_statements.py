@@ -8,9 +8,9 @@ is part of the connection's write transaction, like INSERT (BEGIN ... ROLLBACK u
 TABLE too). A table a property graph is built over cannot be dropped, renamed or altered
 while the graph exists (the error names the graph).
 
-Views (CREATE VIEW) keep their query's text and are expanded where a query names them;
-schemas (CREATE SCHEMA) are namespaces for tables (``s.t``). Both are stored at once (not
-transactional). SHOW TABLES, DESCRIBE t and ``information_schema`` list them.
+Views and schemas are :mod:`.view_statements`'. SHOW TABLES, DESCRIBE t and
+``information_schema`` list them. CREATE TABLE, DROP TABLE and COPY t FROM are bound into plans
+(:mod:`graphdb.executor.plan_tables`) which EXPLAIN shows; the others run here.
 """
 
 from __future__ import annotations
@@ -26,25 +26,28 @@ from graphdb.catalog.tables import (
     Column,
     ForeignKey,
     TableEntry,
-    ViewEntry,
     new_generation,
     rebased,
     split_name,
     valid_table_name,
 )
 from graphdb.catalog.tables.entries import schema_bytes
-from graphdb.catalog.tables.store import TABLES_DB, table_key
-from graphdb.executor.plan import FileRows, PlanNode, TableInsert
+from graphdb.executor.plan import PlanNode
+from graphdb.executor.plan_tables import CreateTable, DropTable, FileRows, TableInsert
+from graphdb.executor.table_types import entry_of_rows
+from graphdb.executor.writes.table_graphs import refuse_if_graph
 
 from ..errors import BinderError, CatalogError, InvalidInputError
-from ..table_types import duckdb_types, resolve_types
-from .values import run_text
+from ..table_types import resolve_types
 
 if TYPE_CHECKING:
+    from graphdb.executor.snapshot import StatementCatalog
+
     from ..session import Session
     from .table_sql import TableCommand as Statement
 
-__all__ = ["copy_plan", "create_table_from", "describe_table", "execute_table_statement",
+__all__ = ["copy_plan", "create_table_from", "definition_plan", "describe_table",
+           "execute_table_statement",
            "file_query", "maybe_compact_tables", "read_file", "show_tables"]
 
 #: A table is rewritten as a new base generation when its delta records hold more rows than
@@ -67,7 +70,10 @@ def execute_table_statement(session: "Session", statement: "Statement", paramete
         raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
                           "is not a query")
     session.writable()
-    handler = globals()["_" + kind]
+    from . import alter_table, view_statements
+
+    handler = globals().get("_" + kind) or getattr(
+        alter_table if kind == "alter_table" else view_statements, "_" + kind)
     return handler(session, statement, parameters)
 
 
@@ -86,14 +92,14 @@ def _after(session: "Session") -> None:
         maybe_compact_tables(session, writer.tables.committed)
 
 
-def _check_schema(session: "Session", name: str) -> None:
+def check_schema(session: "Session", name: str) -> None:
     schema, _ = split_name(name)
     if schema.lower() != MAIN and schema.lower() not in (
             s.lower() for s in session.catalog.tables_now().schemas()):
         raise CatalogError(f"schema '{schema}' does not exist; CREATE SCHEMA {schema} first")
 
 
-def _valid(name: str) -> str:
+def valid_name(name: str) -> str:
     if not valid_table_name(name):
         raise InvalidInputError(f"invalid table name '{name[:80]}': letters, digits and "
                                 "underscores, starting with a letter or underscore, optionally "
@@ -103,51 +109,30 @@ def _valid(name: str) -> str:
 
 
 # -- CREATE TABLE -------------------------------------------------------------------------------
-def _create_table(session: "Session", statement: "Statement", parameters: Any):
+def definition_plan(session: "Session", statement: "Statement", parameters: Any,
+                    snapshot: "StatementCatalog") -> PlanNode:
+    """The plan of CREATE TABLE or DROP TABLE (:mod:`graphdb.executor.plan_tables`)."""
+    if statement.kind == "drop_table":
+        return DropTable(tuple(statement.options["names"]), bool(statement.if_exists))
     options = statement.options
-    name = _valid(statement.name)
-    _check_schema(session, name)
-    with _statement(session):
-        writes = _writes(session)
-        existing = writes.find(name)
-        if existing is not None and not options["replace"]:
-            if options["if_not_exists"]:
-                return pa.table({}), f"table '{existing.name}' exists; nothing created"
-            raise CatalogError(f"table '{existing.name}' already exists: CREATE OR REPLACE "
-                               f"TABLE {name} ..., or DROP TABLE {name} first")
-        if existing is not None:
-            _refuse_if_graph(session, existing.name, "replace")
-        if "query" in options:
-            rows = run_text(session, options["query"], parameters)
-            entry = _entry_of_rows(session, name, rows, "CREATE TABLE AS")
-            table_id, files = new_generation(session.catalog, rows)
-            entry = entry.with_changes(table_id=table_id, files=files, base_rows=rows.num_rows,
-                                       rows=rows.num_rows)
-            writes.create(entry, replace=options["replace"])
-            message = f"created table '{entry.name}' ({rows.num_rows:,} rows)"
-        else:
-            entry = _declared(session, name, statement.ast)
-            writes.create(entry, replace=options["replace"])
-            message = f"created table '{entry.name}'"
-    _after(session)
-    return pa.table({}), message
+    name = valid_name(statement.name)
+    check_schema(session, name)
+    if "query" in options:
+        from .parser import parse
+        from .statements import handler_for
+
+        query = parse(options["query"])
+        rows = handler_for(query.ast).plan(session, query, parameters, snapshot)
+        return CreateTable(name, rows=rows, replace=options["replace"],
+                           if_not_exists=options["if_not_exists"])
+    return CreateTable(name, entry=_declared(session, name, statement.ast),
+                       replace=options["replace"], if_not_exists=options["if_not_exists"])
 
 
 def _entry_of_rows(session: "Session", name: str, rows: pa.Table, source: str,
                    primary_key: tuple[str, ...] = ()) -> TableEntry:
     """The entry of a new table holding ``rows`` (its columns and types as they are)."""
-    names = rows.column_names
-    if len({n.lower() for n in names}) != len(names):
-        raise InvalidInputError(f"table {name}: two columns have the same name "
-                                f"({', '.join(names)})")
-    if any(not n for n in names):
-        raise InvalidInputError(f"table {name}: a column has no name")
-    types = duckdb_types(session, rows)
-    schema = pa.schema([pa.field(f.name, f.type) for f in rows.schema])
-    columns = tuple(Column(n, t, n not in primary_key) for n, t in zip(names, types))
-    return TableEntry(name=name, table_id="0" * 32, arrow_schema=schema_bytes(schema),
-                      columns=columns, created=time.time(), primary_key=primary_key,
-                      source=source)
+    return entry_of_rows(session.runner.sql, name, rows, source, primary_key)
 
 
 def _names(node) -> tuple[str, ...]:
@@ -186,7 +171,7 @@ def _declared(session: "Session", name: str, ast: exp.Create) -> TableEntry:
                     target = kind.this
                     table = target.this if isinstance(target, exp.Schema) else target
                     refs = _names(target) if isinstance(target, exp.Schema) else ()
-                    foreign.append(ForeignKey((column,), _table_name(table), refs))
+                    foreign.append(ForeignKey((column,), table_name(table), refs))
         elif isinstance(item, exp.PrimaryKey):
             if primary:
                 raise InvalidInputError(f"table {name} has two primary keys")
@@ -198,7 +183,7 @@ def _declared(session: "Session", name: str, ast: exp.Create) -> TableEntry:
             table = target.this if isinstance(target, exp.Schema) else target
             refs = _names(target) if isinstance(target, exp.Schema) else ()
             foreign.append(ForeignKey(tuple(e.name for e in item.expressions),
-                                      _table_name(table), refs))
+                                      table_name(table), refs))
         elif isinstance(item, exp.CheckColumnConstraint):
             checks.append(item.this.sql(dialect="duckdb"))
         elif isinstance(item, exp.Constraint):
@@ -241,7 +226,7 @@ def _declared(session: "Session", name: str, ast: exp.Create) -> TableEntry:
     schema = pa.schema([pa.field(n, t) for n, t in zip(names, arrow)])
     columns = tuple(Column(n, t, nullable[n] and n not in primary, defaults.get(n))
                     for n, t in zip(names, canonical))
-    return TableEntry(name=name, table_id=new_generation(session.catalog, None)[0],
+    return TableEntry(name=name, table_id="0" * 32,  # (its generation is made when it runs)
                       arrow_schema=schema_bytes(schema), columns=columns, created=time.time(),
                       primary_key=primary, unique=tuple(unique), foreign_keys=tuple(foreign),
                       checks=tuple(checks), source="CREATE TABLE")
@@ -257,7 +242,7 @@ def resolve_default(session: "Session", text: str, type_: str, table: str, colum
                                 f"not a {type_}: {translate(exc)}") from None
 
 
-def _table_name(table: exp.Table) -> str:
+def table_name(table: exp.Table) -> str:
     db = table.args.get("db")
     return f"{db.name}.{table.name}" if db is not None else table.name
 
@@ -296,8 +281,8 @@ def _with_references(session: "Session", name: str, fk: ForeignKey) -> ForeignKe
 def create_table_from(session: "Session", name: str, rows: pa.Table, *, replace: bool = False,
                       primary_key: tuple[str, ...] = ()) -> TableEntry:
     """Store ``rows`` as table ``name`` (``Connection.create_table``)."""
-    name = _valid(name)
-    _check_schema(session, name)
+    name = valid_name(name)
+    check_schema(session, name)
     session.writable()
     with _statement(session):
         writes = _writes(session)
@@ -337,266 +322,13 @@ def _check_key(name: str, rows: pa.Table, key: tuple[str, ...]) -> None:
 
 # -- DROP, ALTER, TRUNCATE ----------------------------------------------------------------------
 def _refuse_if_graph(session: "Session", table: str, what: str) -> None:
-    from graphdb.executor.writes.table_graphs import graphs_over
-
-    graphs = graphs_over(session.catalog, table)
-    if graphs:
-        raise CatalogError(f"cannot {what} table '{table}': property graph "
-                           f"{', '.join(repr(g) for g in graphs)} is built over it; DROP "
-                           f"PROPERTY GRAPH {graphs[0]} first")
-
-
-def _drop_table(session: "Session", statement: "Statement", parameters: Any):
-    dropped = []
-    with _statement(session):
-        writes = _writes(session)
-        for name in statement.options["names"]:
-            entry = writes.find(name)
-            if entry is None:
-                if statement.if_exists:
-                    continue
-                if session.catalog.tables_now().find_view(name) is not None:
-                    raise CatalogError(f"'{name}' is a view: DROP VIEW {name}")
-                writes.entry(name)  # raises TableNotFound with suggestions
-            _refuse_if_graph(session, entry.name, "drop")
-            _refuse_if_referenced(session, entry)
-            writes.drop(entry.name)
-            dropped.append(entry.name)
-    _after(session)
-    if not dropped:
-        return pa.table({}), "no table dropped"
-    return pa.table({}), "dropped table " + ", ".join(f"'{n}'" for n in dropped)
-
-
-def _refuse_if_referenced(session: "Session", entry: TableEntry) -> None:
-    writes = _writes(session)
-    for name in writes.names():
-        other = writes.find(name)
-        if other is None or other.name.lower() == entry.name.lower():
-            continue
-        if any(fk.table.lower() == entry.name.lower() for fk in other.foreign_keys):
-            raise CatalogError(f"cannot drop table '{entry.name}': table '{other.name}' has a "
-                               "foreign key referencing it")
+    refuse_if_graph(session.catalog, table, what)
 
 
 def _truncate(session: "Session", statement: "Statement", parameters: Any):
     from .table_writes import delete_all_plan
 
     return session.execute_plan(delete_all_plan(statement.name)), None
-
-
-def _alter_table(session: "Session", statement: "Statement", parameters: Any):
-    ast = statement.ast
-    with _statement(session):
-        writes = _writes(session)
-        entry = writes.find(statement.name)
-        if entry is None:
-            if statement.if_exists:
-                return pa.table({}), f"table '{statement.name}' does not exist; nothing altered"
-            writes.entry(statement.name)
-        _refuse_if_graph(session, entry.name, "alter")
-        messages = []
-        for action in ast.args.get("actions") or []:
-            entry, message = _alter(session, entry, action)
-            messages.append(message)
-    _after(session)
-    return pa.table({}), "; ".join(messages)
-
-
-def _rows_of(session: "Session", entry: TableEntry) -> pa.Table:
-    return session.catalog.tables.view(entry).table
-
-
-def _rewrite(session: "Session", entry: TableEntry, rows: pa.Table, **changes) -> TableEntry:
-    """``entry`` as a new generation holding ``rows`` (its live rows changed: its schema and
-    columns as changed), their row ids kept."""
-    new = rebased(session.catalog, entry, rows, arrow_schema=schema_bytes(rows.schema), **changes)
-    return _writes(session).create(new, replace=True)
-
-
-def _alter(session: "Session", entry: TableEntry, action) -> tuple[TableEntry, str]:
-    names = [c.name for c in entry.columns]
-    if isinstance(action, exp.ColumnDef):  # ADD COLUMN
-        column = action.name
-        if column.lower() in (n.lower() for n in names):
-            if action.args.get("exists"):
-                return entry, f"column {column} exists"
-            raise CatalogError(f"table {entry.name} has a column '{column}' already")
-        text = action.args["kind"].sql(dialect="duckdb")
-        (arrow,), (canonical,) = resolve_types(session, [text])
-        default, nullable = None, True
-        for constraint in action.args.get("constraints") or []:
-            kind = constraint.args.get("kind")
-            if isinstance(kind, exp.DefaultColumnConstraint):
-                default = kind.this.sql(dialect="duckdb")
-            elif isinstance(kind, exp.NotNullColumnConstraint):
-                nullable = False
-            else:
-                raise InvalidInputError(f"ALTER TABLE ... ADD COLUMN takes a type, DEFAULT and "
-                                        f"NOT NULL, not {constraint.sql()}")
-        rows = _rows_of(session, entry)
-        if default is not None:
-            resolve_default(session, default, canonical, entry.name, column)
-            value, _ = session.runner.sql.run(
-                f"SELECT CAST({default} AS {canonical}) AS v FROM range({rows.num_rows})", {})
-            values = value.column(0).cast(arrow)
-        else:
-            values = pa.nulls(rows.num_rows, arrow)
-        if not nullable and values.null_count:
-            raise InvalidInputError(f"cannot add NOT NULL column {column} without a DEFAULT to "
-                                    f"table {entry.name} with rows")
-        rows = rows.append_column(pa.field(column, arrow), values)
-        new = _rewrite(session, entry, rows, columns=entry.columns + (
-            Column(column, canonical, nullable, default),))
-        return new, f"added column {column} to table {entry.name}"
-    if isinstance(action, exp.Drop):  # DROP COLUMN
-        target = action.args["tables"][0].name if action.args.get("tables") else action.name
-        found = [n for n in names if n.lower() == target.lower()]
-        if not found:
-            if action.args.get("exists"):
-                return entry, f"column {target} does not exist"
-            raise CatalogError(f"table {entry.name} has no column '{target}'")
-        column = found[0]
-        if column in entry.primary_key or any(column in u for u in entry.unique) or any(
-                column in fk.columns for fk in entry.foreign_keys):
-            raise CatalogError(f"cannot drop column {column} of table {entry.name}: a key or "
-                               "constraint uses it")
-        if len(names) == 1:
-            raise CatalogError(f"cannot drop the only column of table {entry.name}")
-        rows = _rows_of(session, entry).drop_columns([column])
-        new = _rewrite(session, entry, rows,
-                       columns=tuple(c for c in entry.columns if c.name != column))
-        return new, f"dropped column {column} of table {entry.name}"
-    if isinstance(action, exp.RenameColumn):
-        old, to = action.this.name, action.args["to"].name
-        found = [n for n in names if n.lower() == old.lower()]
-        if not found:
-            raise CatalogError(f"table {entry.name} has no column '{old}'")
-        if to.lower() in (n.lower() for n in names if n != found[0]):
-            raise CatalogError(f"table {entry.name} has a column '{to}' already")
-
-        def rename(columns):
-            return tuple(to if c == found[0] else c for c in columns)
-
-        rows = _rows_of(session, entry)
-        rows = rows.rename_columns([to if n == found[0] else n for n in rows.column_names])
-        new = _rewrite(session, entry, rows, columns=tuple(
-            Column(to, c.type, c.nullable, c.default) if c.name == found[0] else c
-            for c in entry.columns), primary_key=rename(entry.primary_key),
-            unique=tuple(rename(u) for u in entry.unique),
-            foreign_keys=tuple(ForeignKey(rename(f.columns), f.table, f.references)
-                               for f in entry.foreign_keys))
-        return new, f"renamed column {found[0]} of table {entry.name} to {to}"
-    if isinstance(action, exp.AlterRename):
-        to = _table_name(action.this)
-        to = _valid(to)
-        writes = _writes(session)
-        if writes.find(to) is not None:
-            raise CatalogError(f"table '{to}' already exists")
-        writes.drop(entry.name)
-        new = writes.create(entry.with_changes(name=to), fresh=False)
-        return new, f"renamed table {entry.name} to {to}"
-    raise InvalidInputError(f"ALTER TABLE: unsupported action {action.sql()[:60]}; ADD COLUMN, "
-                            "DROP COLUMN, RENAME COLUMN a TO b and RENAME TO are supported")
-
-
-# -- views and schemas --------------------------------------------------------------------------
-def _put(session: "Session", key: bytes, value: bytes | None) -> None:
-    env = session.catalog.env
-    db = env.db(TABLES_DB)
-    if session.transaction.writer.in_transaction:
-        raise InvalidInputError("CREATE/DROP VIEW and SCHEMA run outside a transaction: "
-                                "COMMIT or ROLLBACK first")
-
-    def commit(txn):
-        if value is None:
-            txn.delete(key, db=db)
-        else:
-            txn.put(key, value, db=db)
-
-    with env.writer_lock():
-        env.write(commit)
-
-
-def _create_view(session: "Session", statement: "Statement", parameters: Any):
-    options = statement.options
-    name = _valid(statement.name)
-    _check_schema(session, name)
-    tables = session.catalog.tables_now()
-    existing = tables.find_view(name)
-    if existing is not None and not options["replace"]:
-        if options["if_not_exists"]:
-            return pa.table({}), f"view '{existing.name}' exists; nothing created"
-        raise CatalogError(f"view '{existing.name}' already exists: CREATE OR REPLACE VIEW")
-    if tables.find(name) is not None:
-        raise CatalogError(f"'{name}' is a table; a view needs another name")
-    result = run_text(session, options["query"] + " LIMIT 0")  # it must bind now
-    columns = tuple(options["columns"])
-    if columns and len(columns) > result.num_columns:
-        raise InvalidInputError(f"view {name} names {len(columns)} columns; its query gives "
-                                f"{result.num_columns}")
-    names = list(columns) + result.column_names[len(columns):]
-    output = tuple(zip(names, duckdb_types(session, result)))
-    if existing is not None:
-        _put(session, table_key(existing.name, b"v/"), None)
-    _put(session, table_key(name, b"v/"),
-         ViewEntry(name, options["query"], columns, output).to_json())
-    return pa.table({}), f"created view '{name}'"
-
-
-def _drop_view(session: "Session", statement: "Statement", parameters: Any):
-    dropped = []
-    for name in statement.options["names"]:
-        view = session.catalog.tables_now().find_view(name)
-        if view is None:
-            if statement.if_exists:
-                continue
-            raise CatalogError(f"view '{name}' does not exist")
-        _put(session, table_key(view.name, b"v/"), None)
-        dropped.append(view.name)
-    return pa.table({}), ("dropped view " + ", ".join(dropped)) if dropped else "no view dropped"
-
-
-def _create_schema(session: "Session", statement: "Statement", parameters: Any):
-    name = statement.name
-    if not valid_table_name(name) or "." in name:
-        raise InvalidInputError(f"invalid schema name '{name[:80]}'")
-    known = [s for s in session.catalog.tables_now().schemas() if s.lower() == name.lower()]
-    if known or name.lower() in (MAIN, "information_schema"):
-        if statement.if_exists:
-            return pa.table({}), f"schema '{name}' exists; nothing created"
-        raise CatalogError(f"schema '{name}' already exists")
-    from graphdb.catalog.tables.entries import seal_json
-
-    _put(session, table_key(name, b"s/"), seal_json({"created": time.time()}))
-    return pa.table({}), f"created schema '{name}'"
-
-
-def _drop_schema(session: "Session", statement: "Statement", parameters: Any):
-    tables = session.catalog.tables_now()
-    dropped = []
-    for name in statement.options["names"]:
-        known = [s for s in tables.schemas() if s.lower() == name.lower()]
-        if not known:
-            if statement.if_exists:
-                continue
-            raise CatalogError(f"schema '{name}' does not exist")
-        inside = [t for t in tables.names() if split_name(t)[0].lower() == name.lower()] + [
-            v for v in tables.view_names() if split_name(v)[0].lower() == name.lower()]
-        if inside and not statement.options["cascade"]:
-            raise CatalogError(f"schema '{known[0]}' is not empty ({', '.join(inside)}); DROP "
-                               f"SCHEMA {known[0]} CASCADE drops them too")
-        for item in inside:
-            if tables.find(item) is not None:
-                with _statement(session):
-                    _refuse_if_graph(session, item, "drop")
-                    _writes(session).drop(item)
-            else:
-                _put(session, table_key(item, b"v/"), None)
-        _put(session, table_key(known[0], b"s/"), None)
-        dropped.append(known[0])
-    return pa.table({}), ("dropped schema " + ", ".join(dropped)) if dropped else \
-        "no schema dropped"
 
 
 # -- COPY t FROM --------------------------------------------------------------------------------

@@ -10,15 +10,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from graphdb.executor.plan import (
-    ROW,
-    PlanNode,
-    TableDelete,
-    TableInsert,
-    TableRows,
-    TableUpdate,
-    ValuesScan,
-)
+from graphdb.executor.plan import ROW, PlanNode, ValuesScan
+from graphdb.executor.plan_tables import TableDelete, TableInsert, TableRows, TableUpdate
 
 from ..errors import BinderError
 from .fast_values import FastValues

@@ -118,3 +118,24 @@ def test_table_writes_agree_with_sqlite(tmp_path, seed):
             ours = con.execute("SELECT id, name, v FROM t ORDER BY id").fetchall()
             theirs = lite.execute("SELECT id, name, v FROM t ORDER BY id").fetchall()
             assert ours == theirs, sql
+
+
+def test_explain_shows_table_definitions_and_they_run_as_plans(tmp_path):
+    with graphdb.connect(tmp_path / "db") as con:
+        plan = lines(con, f"EXPLAIN {SCHEMA}")
+        assert plan[0] == "CREATE TABLE p"
+        assert "id BIGINT, name VARCHAR, age INTEGER" in plan[1]
+        assert con.execute("SHOW TABLES").fetchall() == []  # EXPLAIN created nothing
+        con.execute(SCHEMA)
+        con.execute("INSERT INTO p VALUES (1, 'a', 5), (2, 'b', 0)")
+        plan = lines(con, "EXPLAIN CREATE TABLE q AS SELECT * FROM p WHERE age > 1")
+        assert plan[0] == "CREATE TABLE q" and any("SCAN p" in line for line in plan)
+        con.execute("CREATE TABLE q AS SELECT * FROM p WHERE age > 1")
+        assert con.execute("SELECT * FROM q").fetchall() == [(1, "a", 5)]
+        assert lines(con, "EXPLAIN DROP TABLE q")[0] == "DROP TABLE q"
+        con.execute("DROP TABLE q")
+        assert con.execute("SHOW TABLES").fetchall() == [("p",)]
+        con.execute("BEGIN")
+        con.execute("CREATE TABLE r (x INTEGER)")
+        con.execute("ROLLBACK")
+        assert con.execute("SHOW TABLES").fetchall() == [("p",)]

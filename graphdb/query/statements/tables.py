@@ -1,6 +1,7 @@
 """Tables, views and schemas: CREATE/DROP/ALTER TABLE, TRUNCATE, COPY t FROM, CREATE/DROP VIEW,
-CREATE/DROP SCHEMA (run by :mod:`graphdb.query.table_statements`), SHOW TABLES and SHOW
-PROPERTY GRAPHS.
+CREATE/DROP SCHEMA (bound or run by :mod:`graphdb.query.table_statements`), SHOW TABLES and
+SHOW PROPERTY GRAPHS. CREATE TABLE, DROP TABLE and COPY t FROM are plans, which EXPLAIN
+shows.
 
 The definitions change the catalog's table entries inside the session's write transaction
 (:mod:`graphdb.catalog.tables`). ``COPY t FROM`` is a plan (EXPLAIN shows it): the file's rows
@@ -44,6 +45,36 @@ class TableDefinition(Handler):
         from ..table_statements import execute_table_statement
 
         return execute_table_statement(session, statement.ast.command, parameters)
+
+
+class TablePlan(TableDefinition):
+    """CREATE TABLE and DROP TABLE: plans (:func:`graphdb.query.table_statements.
+    definition_plan`) run by the executor's operators, which EXPLAIN shows."""
+
+    explainable = True
+    leased = True
+
+    def check(self, session: "Session", statement: "Statement") -> None:
+        session.writable()
+
+    def uses_lease(self, statement: "Statement") -> bool:
+        return "query" in statement.ast.command.options  # CREATE TABLE AS reads tables
+
+    def plan(self, session: "Session", statement: "Statement", parameters: Any,
+             snapshot: "StatementCatalog") -> PlanNode:
+        from ..table_statements import definition_plan
+
+        return definition_plan(session, statement.ast.command, parameters, snapshot)
+
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        return Handler.execute(self, session, statement, parameters)
+
+    def finish(self, session: "Session", statement: "Statement", table: pa.Table
+               ) -> tuple[pa.Table, str | None]:
+        if not session.transaction.open:
+            session.after_commit(session.transaction.writer.committed)
+        return pa.table({}), table.column("status")[0].as_py()
 
 
 class CopyFrom(Handler):
@@ -167,6 +198,7 @@ class ShowTables(Handler):
 
 
 HANDLERS: dict[type, Handler] = {NODES[kind]: TableDefinition(kind) for kind in TABLE_KINDS}
+HANDLERS.update({NODES[kind]: TablePlan(kind) for kind in ("create_table", "drop_table")})
 HANDLERS[NODES["copy_from"]] = CopyFrom()
 HANDLERS[grammar.ImportDatabase] = ImportDatabase()
 HANDLERS.update({NODES[kind]: ShowTables(kind) for kind in ("show_tables",
