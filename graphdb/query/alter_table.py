@@ -18,7 +18,14 @@ from graphdb.executor.writes.table_graphs import refuse_if_graph
 
 from ..errors import CatalogError, InvalidInputError
 from ..table_types import resolve_types
-from .table_statements import maybe_compact_tables, resolve_default, table_name, valid_name
+from .table_statements import (
+    after_write,
+    resolve_default,
+    table_name,
+    table_writes,
+    valid_name,
+    write_statement,
+)
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -27,28 +34,14 @@ if TYPE_CHECKING:
 __all__: list[str] = []
 
 
-def _writes(session: "Session"):
-    return session.transaction.writer.tables
-
-
-def _statement(session: "Session"):
-    return session.transaction.writer.statement()
-
-
-def _after(session: "Session") -> None:
-    writer = session.transaction.writer
-    if not writer.in_transaction:
-        maybe_compact_tables(session, writer.tables.committed)
-
-
 def _refuse_if_graph(session: "Session", table: str, what: str) -> None:
     refuse_if_graph(session.catalog, table, what)
 
 
 def _alter_table(session: "Session", statement: "Statement", parameters: Any):
     ast = statement.ast
-    with _statement(session):
-        writes = _writes(session)
+    with write_statement(session):
+        writes = table_writes(session)
         entry = writes.find(statement.name)
         if entry is None:
             if statement.if_exists:
@@ -59,7 +52,7 @@ def _alter_table(session: "Session", statement: "Statement", parameters: Any):
         for action in ast.args.get("actions") or []:
             entry, message = _alter(session, entry, action)
             messages.append(message)
-    _after(session)
+    after_write(session)
     return pa.table({}), "; ".join(messages)
 
 
@@ -71,7 +64,7 @@ def _rewrite(session: "Session", entry: TableEntry, rows: pa.Table, **changes) -
     """``entry`` as a new generation holding ``rows`` (its live rows changed: its schema and
     columns as changed), their row ids kept."""
     new = rebased(session.catalog, entry, rows, arrow_schema=schema_bytes(rows.schema), **changes)
-    return _writes(session).create(new, replace=True)
+    return table_writes(session).create(new, replace=True)
 
 
 def _alter(session: "Session", entry: TableEntry, action) -> tuple[TableEntry, str]:
@@ -150,7 +143,7 @@ def _alter(session: "Session", entry: TableEntry, action) -> tuple[TableEntry, s
     if isinstance(action, exp.AlterRename):
         to = table_name(action.this)
         to = valid_name(to)
-        writes = _writes(session)
+        writes = table_writes(session)
         if writes.find(to) is not None:
             raise CatalogError(f"table '{to}' already exists")
         writes.drop(entry.name)

@@ -46,9 +46,10 @@ if TYPE_CHECKING:
     from ..session import Session
     from .table_sql import TableCommand as Statement
 
-__all__ = ["copy_plan", "create_table_from", "definition_plan", "describe_table",
-           "execute_table_statement",
-           "file_query", "maybe_compact_tables", "read_file", "show_tables"]
+__all__ = ["after_write", "check_schema", "copy_plan", "create_table_from", "definition_plan",
+           "describe_table", "execute_table_statement", "file_query", "maybe_compact_tables",
+           "read_file", "resolve_default", "show_tables", "table_name", "table_writes",
+           "valid_name", "write_statement"]
 
 #: A table is rewritten as a new base generation when its delta records hold more rows than
 #: this share of its base (and at least MIN_COMPACT rows): what a scan merges stays small.
@@ -77,16 +78,16 @@ def execute_table_statement(session: "Session", statement: "Statement", paramete
     return handler(session, statement, parameters)
 
 
-def _writes(session: "Session"):
+def table_writes(session: "Session"):
     return session.transaction.writer.tables
 
 
-def _statement(session: "Session"):
+def write_statement(session: "Session"):
     """The write transaction's statement scope (commits unless BEGIN was given)."""
     return session.transaction.writer.statement()
 
 
-def _after(session: "Session") -> None:
+def after_write(session: "Session") -> None:
     writer = session.transaction.writer
     if not writer.in_transaction:
         maybe_compact_tables(session, writer.tables.committed)
@@ -250,7 +251,7 @@ def table_name(table: exp.Table) -> str:
 def _resolve_reference(session: "Session", name: str, fk: ForeignKey) -> None:
     if fk.table.lower() == name.lower():
         return
-    if _writes(session).find(fk.table) is None:
+    if table_writes(session).find(fk.table) is None:
         raise CatalogError(f"table {name}: its foreign key references table '{fk.table}', "
                            "which does not exist")
 
@@ -261,7 +262,7 @@ def _with_references(session: "Session", name: str, fk: ForeignKey) -> ForeignKe
     if fk.references:
         if fk.table.lower() == name.lower():
             return fk
-        referenced = _writes(session).entry(fk.table)
+        referenced = table_writes(session).entry(fk.table)
         keys = [tuple(c.lower() for c in k) for k in (referenced.primary_key, *referenced.unique)
                 if k]
         if tuple(c.lower() for c in fk.references) not in keys:
@@ -271,7 +272,7 @@ def _with_references(session: "Session", name: str, fk: ForeignKey) -> ForeignKe
         return fk
     if fk.table.lower() == name.lower():
         raise InvalidInputError(f"table {name}: name the referenced columns of its foreign key")
-    referenced = _writes(session).entry(fk.table)
+    referenced = table_writes(session).entry(fk.table)
     if not referenced.primary_key:
         raise InvalidInputError(f"table {name}: table {referenced.name} has no primary key for "
                                 "its foreign key to reference; name the columns")
@@ -284,8 +285,8 @@ def create_table_from(session: "Session", name: str, rows: pa.Table, *, replace:
     name = valid_name(name)
     check_schema(session, name)
     session.writable()
-    with _statement(session):
-        writes = _writes(session)
+    with write_statement(session):
+        writes = table_writes(session)
         existing = writes.find(name)
         if existing is not None and not replace:
             raise CatalogError(f"table '{existing.name}' already exists (replace=True replaces "
@@ -304,7 +305,7 @@ def create_table_from(session: "Session", name: str, rows: pa.Table, *, replace:
         entry = writes.create(entry.with_changes(table_id=table_id, files=files,
                                                  base_rows=rows.num_rows, rows=rows.num_rows),
                               replace=True)
-    _after(session)
+    after_write(session)
     return entry
 
 
@@ -415,7 +416,7 @@ def maybe_compact_tables(session: "Session", committed: dict) -> None:
         if delta_rows < max(MIN_COMPACT, COMPACT_SHARE * entry.base_rows):
             continue
         with session.transaction.writer.statement():
-            current = _writes(session).find(name)
+            current = table_writes(session).find(name)
             if current is None or current.table_id != entry.table_id:
                 continue
-            _writes(session).create(rebased(session.catalog, current), replace=True)
+            table_writes(session).create(rebased(session.catalog, current), replace=True)

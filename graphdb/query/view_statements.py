@@ -15,9 +15,10 @@ import pyarrow as pa
 from graphdb.catalog.tables import MAIN, ViewEntry, split_name, valid_table_name
 from graphdb.catalog.tables.store import TABLES_DB, table_key
 from graphdb.executor.table_types import duckdb_types
+from graphdb.executor.writes.table_graphs import refuse_if_graph
 
 from ..errors import CatalogError, InvalidInputError
-from .table_statements import check_schema, refuse_if_graph, valid_name
+from .table_statements import check_schema, valid_name
 from .values import run_text
 
 if TYPE_CHECKING:
