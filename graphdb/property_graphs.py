@@ -150,7 +150,8 @@ def plan_statement(session: "Session", parts: dict, snapshot: "StatementCatalog"
         return TableSource(item["name"], read[item["name"].lower()][0], None, item.get("key"),
                            _listed(item["properties"]), labels=_listed(item["labels"] or None),
                            except_=tuple(item.get("except", [])), stored=item["stored"],
-                           row_labels=tuple(item.get("row_labels", [])), **ends)
+                           row_labels=tuple(item.get("row_labels", [])),
+                           row_label_column=item.get("row_label_column"), **ends)
 
     vertex_tables = tuple(source(v) for v in parts["vertices"])
     edge_tables = tuple(source(e, source=e["source"], destination=e["destination"],

@@ -11,7 +11,6 @@ around it.
 
 from __future__ import annotations
 
-import re
 from typing import Callable
 
 from sqlglot import exp
@@ -19,12 +18,12 @@ from sqlglot import exp
 from graphdb.executor.graph_tables import POSITION, table_name
 from graphdb.executor.pattern import PATH_COLUMNS
 from graphdb.executor.plan import GraphTableScan, Hop, PatternMatch, RelationalQuery
-from graphdb.executor.property_graph import PropertySchema, visible
+from graphdb.executor.property_graph import ROW_LABELS, PropertySchema, visible
 
 from ..errors import BinderError, NotSupportedError
 from .conditions import conjuncts
 from .dialect import UNBOUNDED, EdgePattern, GraphTable, NodePattern
-from .labels import label_set
+from .labels import label_set, row_label_choice
 from .pattern_surface import (
     EDGE_POSITION,
     VERTEX_ID,
@@ -166,6 +165,8 @@ class _Labels:
         self.of: dict[str, tuple[str, ...]] = {}  # variable -> its labels (all: absent)
         self.kind: dict[str, str] = {}  # variable -> "vertex" | "edge"
         self.edge_at: dict[int, str] = {}  # pattern position -> its edge variable
+        # variable -> (element, bit) of the labels rows get from a column (DuckPGQ's IN)
+        self.by_rows: dict[str, list[tuple[str, int | None]]] = {}
         vertex_names = [(v.name, v.label_names) for v in schema.vertex_labels] if schema else []
         edge_names = [(e.name, e.label_names) for e in schema.edge_labels] if schema else []
 
@@ -178,14 +179,14 @@ class _Labels:
                                   f"labels ({text}); CREATE PROPERTY GRAPH makes a graph of "
                                   "labelled vertex and edge tables")
             names = vertex_names if kind == "vertex" else edge_names
-            by_rows = {n.lower() for v in schema.vertex_labels for n in v.row_labels}
-            named = {t.lower() for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
-            if by_rows & named:
-                raise NotSupportedError(
-                    f"label {sorted(by_rows & named)[0]} of graph '{graph}' is given to rows by a "
-                    "column's value (LABEL ... IN column (...)), which patterns do not match "
-                    "yet; filter on that column instead")
-            found = label_set(text, names, f"{kind} labels of graph '{graph}'")
+            choice = row_label_choice(text, [(v.name, v.label_names, v.row_labels)
+                                             for v in schema.vertex_labels]) \
+                if kind == "vertex" else None
+            if choice is not None:
+                found = tuple(dict.fromkeys(element for element, _ in choice))
+                self.by_rows[variable] = choice
+            else:
+                found = label_set(text, names, f"{kind} labels of graph '{graph}'")
             self.of[variable] = tuple(n for n in self.of.get(variable, found) if n in found)
 
         for i, item in enumerate(pattern):
@@ -200,6 +201,28 @@ class _Labels:
                 if node is not None:
                     inner = node.this.name if node.this is not None else f"__inner{i}{role}"
                     note(inner, node.args.get("labels"), "vertex")
+
+    def row_conditions(self) -> dict[str, exp.Expression]:
+        """The condition each variable naming a label rows get from a column's value has:
+        ``(x.__row_labels & 2) = 2`` (with ``x.label = 'Organisation'`` where it may have
+        several element tables)."""
+        found = {}
+        for variable, choice in self.by_rows.items():
+            several = len({element for element, _ in choice}) > 1
+            terms = []
+            for element, bit in choice:
+                label = exp.EQ(this=exp.column("label", table=variable, quoted=True),
+                               expression=exp.Literal.string(element))
+                if bit is None:
+                    terms.append(label)
+                    continue
+                mask = exp.column(ROW_LABELS, table=variable, quoted=True)
+                test = exp.EQ(this=exp.paren(exp.BitwiseAnd(this=mask, expression=exp.Literal
+                                                            .number(bit))),
+                              expression=exp.Literal.number(bit))
+                terms.append(exp.and_(label, test) if several else test)
+            found[variable] = exp.or_(*terms) if len(terms) > 1 else terms[0]
+        return found
 
     def edge_variable(self, position: int) -> str:
         return self.edge_at[position]
@@ -410,6 +433,13 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         columns.update({e: edge_cols for e in edges})
     if path is not None:
         columns[path] = list(PATH_COLUMNS)
+    row_conditions = labels.row_conditions()
+    for variable in row_conditions:
+        if variable in inner:
+            raise NotSupportedError(f"({variable}): a label rows get from a column's value "
+                                    "(LABEL ... IN column (...)) on a vertex inside a quantified "
+                                    "pattern; name it on the pattern's end vertices")
+        columns[variable] = list(columns[variable]) + [ROW_LABELS]
     if uses_position(table):  # element_id
         for e in edges:
             columns[e] = list(columns[e]) + [EDGE_POSITION]
@@ -453,6 +483,7 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                     "conditions across several of them out of the pattern")
             masks.setdefault(i, {}).setdefault(roles[next(iter(named))], []).append(condition)
     conditions.extend(conjuncts(table.args.get("where")))
+    conditions.extend(row_conditions.values())
     if any(c.find(exp.Subquery, exp.Select) for c in conditions + [
             c for found in masks.values() for cs in found.values() for c in cs]):
         raise NotSupportedError("subqueries inside GRAPH_TABLE are not supported; filter its "

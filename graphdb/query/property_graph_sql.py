@@ -148,11 +148,15 @@ def _label_and_properties(r: TokenReader, item: dict) -> None:
     clauses: list[list | None] = []  # per label; None: none given
     leading = None
     while True:
+        if r.word("IN"):  # DuckPGQ's `table IN column (...)`: the table's name is the label
+            _row_labels(r, item)
+            _add_label(r, labels, item["name"])
+            clauses.append(None)
+            continue
         if r.word("LABEL"):
             label = r.name("label").strip('"')
             if r.word("IN"):  # DuckPGQ's labels chosen per row by a column's value
-                r.name("column")
-                item.setdefault("row_labels", []).extend(c.strip('"') for c in _columns(r))
+                _row_labels(r, item)
             _add_label(r, labels, label)
             clauses.append(None)
         elif r.word("DEFAULT"):
@@ -177,6 +181,22 @@ def _label_and_properties(r: TokenReader, item: dict) -> None:
             if prop not in chosen:
                 chosen.append(prop)
     item["properties"] = None if chosen == ["*"] else chosen
+
+
+def _row_labels(r: TokenReader, item: dict) -> None:
+    """``column (label, ...)`` of DuckPGQ's ``LABEL l IN column (...)``: label i is given to
+    the rows whose integer ``column`` has bit i set."""
+    if item.get("row_labels"):
+        raise r.error("one IN column (...) per table")
+    item["row_label_column"] = r.name("column").strip('"')
+    names = [c.strip('"') for c in _columns(r)]
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            raise r.error(f"label {name.lower()} is given twice in IN (...): labels must be "
+                          "unique")
+        seen.add(name.lower())
+    item["row_labels"] = names
 
 
 def _references(r: TokenReader) -> tuple[str, str | None]:
