@@ -76,15 +76,21 @@ def _table(r: TokenReader) -> dict[str, Any]:
         source, name = token.text, None
         quoted = True
     else:
-        source = r.name("table name")
-        if _punct(r, TokenType.DOT):
-            source = f"{source}.{r.name('table name')}"
+        source = _qualified(r, "table name")
         name, quoted = source.split(".")[-1], False
     if r.word("AS"):
         name = r.name("table name")
     if name is None:
         raise r.error(f"a file ('{source}') needs a name: '{source}' AS persons")
     return {"table": source, "file": quoted, "name": name.strip('"')}
+
+
+def _qualified(r: TokenReader, what: str) -> str:
+    """A table's name, ``t`` or ``schema.t``."""
+    name = r.name(what)
+    if _punct(r, TokenType.DOT):
+        name = f"{name}.{r.name(what)}"
+    return name
 
 
 def _property_list(r: TokenReader) -> list[tuple[str, str]]:
@@ -201,7 +207,7 @@ def _row_labels(r: TokenReader, item: dict) -> None:
 
 def _references(r: TokenReader) -> tuple[str, str | None]:
     r.expect("REFERENCES")
-    name = r.name("vertex table")
+    name = _qualified(r, "vertex table")
     column = None
     token = r.peek()
     if token is not None and token.token_type == TokenType.L_PAREN:
@@ -226,7 +232,7 @@ def _endpoint(r: TokenReader, item: dict, side: str) -> None:
         item[side], item[f"{side}_column"] = _references(r)
     else:
         item[f"{side}_key"] = None
-        item[side], item[f"{side}_column"] = r.name("vertex table"), None
+        item[side], item[f"{side}_column"] = _qualified(r, "vertex table"), None
 
 
 def _list(r: TokenReader, edge: bool) -> list[dict]:

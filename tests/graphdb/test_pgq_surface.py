@@ -412,3 +412,24 @@ def test_a_parenthesized_path_pattern_is_its_elements(both):
     assert two and con.execute(
         "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[:Knows]->((b:Person)-[:Knows]->"
         "(c:Person)) COLUMNS (a.id AS a, b.id AS b, c.id AS c)) ORDER BY 1, 2, 3").fetchall() == two
+
+
+def test_tables_of_schemas_by_qualified_names(tmp_path):
+    with graphdb.connect(tmp_path / "db") as con:
+        con.execute("CREATE SCHEMA s1; CREATE SCHEMA s2")
+        con.execute("CREATE TABLE s1.Person (id BIGINT PRIMARY KEY, name TEXT)")
+        con.execute("INSERT INTO s1.Person VALUES (1, 'Alice'), (3, 'Cy')")
+        con.execute("CREATE TABLE s2.Company (id BIGINT PRIMARY KEY, name TEXT)")
+        con.execute("INSERT INTO s2.Company VALUES (2, 'Bob B.V.')")
+        con.execute("CREATE TABLE s2.WorksAt (person_id BIGINT, company_id BIGINT)")
+        con.execute("INSERT INTO s2.WorksAt VALUES (1, 2), (3, 2)")
+        con.execute("CREATE PROPERTY GRAPH g VERTEX TABLES (s1.Person, s2.Company) EDGE TABLES ("
+                    "s2.WorksAt SOURCE KEY (person_id) REFERENCES s1.Person (id) "
+                    "DESTINATION KEY (company_id) REFERENCES s2.Company (id) LABEL works_at)")
+        rows = con.execute("FROM GRAPH_TABLE (g MATCH (a:Person)-[:works_at]->(c:Company) "
+                           "COLUMNS (a.name AS a, c.name AS c)) ORDER BY a").fetchall()
+        assert rows == [("Alice", "Bob B.V."), ("Cy", "Bob B.V.")]
+        with pytest.raises(graphdb.Error):
+            con.execute("CREATE PROPERTY GRAPH bad VERTEX TABLES (s1.Person) EDGE TABLES ("
+                        "s2.WorksAt SOURCE KEY (person_id) REFERENCES s3.Person (id) "
+                        "DESTINATION KEY (company_id) REFERENCES s1.Person (id))")
