@@ -306,6 +306,42 @@ class _Scope:
     def __init__(self, columns: dict[str, list[str]]):
         self.columns = columns
 
+    def qualify(self, table: GraphTable, kinds: dict[str, str], labels: _Labels) -> GraphTable:
+        """``table`` with each bare column name that one variable has a property of
+        (``COLUMNS (firstName)``, as DuckPGQ reads it) qualified by that variable; a name that
+        several variables have is ambiguous."""
+        lowered = {k.lower() for k in kinds}
+
+        def owners(name: str, own: bool) -> list[str]:
+            found = []
+            for variable, names in self.columns.items():
+                if variable.startswith("__") or kinds.get(variable) == "path":
+                    continue
+                shown = labels.own_properties(variable) if own and labels.schema is not None \
+                    else names
+                if any(n.lower() == name.lower() for n in shown):
+                    found.append(variable)
+            return found
+
+        def rewrite(node: exp.Expression) -> exp.Expression:
+            if not isinstance(node, exp.Column) or node.table or \
+                    not isinstance(node.this, exp.Identifier) or node.name.lower() in lowered:
+                return node
+            found = owners(node.name, True) or owners(node.name, False)
+            if len(found) > 1:
+                raise BinderError(f"in GRAPH_TABLE, '{node.name}' is a property of "
+                                  f"{', '.join(found)}: qualify it (e.g. {found[0]}.{node.name})")
+            if not found:
+                return node
+            return exp.column(node.this.copy(), table=found[0])
+
+        written = [output_name(c) for c in table.args.get("columns") or []]
+        table = table.transform(rewrite)
+        for item, name in zip(table.args.get("columns") or [], written):
+            if not isinstance(item, (exp.Alias, exp.Column)) and output_name(item) != name:
+                item.replace(exp.alias_(item.copy(), name, quoted=True))  # named as written
+        return table
+
     def resolve(self, column: exp.Column) -> tuple[str, str]:
         """(variable, property) of ``var.prop``."""
         if not column.table:
@@ -446,6 +482,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         for v in dict.fromkeys(vertices + inner):
             columns[v] = list(columns[v]) + [VERTEX_ID]
     scope = _Scope(columns)
+    table = scope.qualify(table, kinds, labels)
+    pattern = list(table.args["pattern"])
 
     def variables(node: exp.Expression) -> set[str]:
         return {scope.resolve(c)[0] for c in node.find_all(exp.Column)}

@@ -433,3 +433,19 @@ def test_tables_of_schemas_by_qualified_names(tmp_path):
             con.execute("CREATE PROPERTY GRAPH bad VERTEX TABLES (s1.Person) EDGE TABLES ("
                         "s2.WorksAt SOURCE KEY (person_id) REFERENCES s3.Person (id) "
                         "DESTINATION KEY (company_id) REFERENCES s1.Person (id))")
+
+
+def test_bare_property_names_in_columns_and_where(both):
+    """A name that one variable has a property of needs no qualifier (DuckPGQ's reading);
+    one that several have is refused as ambiguous. Checked against the joins in DuckDB."""
+    con, _ = both
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) "
+               "WHERE createDate > 11 COLUMNS (createDate, a.name AS a, b.name AS b))",
+         "SELECT k.createDate, a.name, b.name FROM know k JOIN Student a ON a.id = k.src "
+         "JOIN Student b ON b.id = k.dst WHERE k.createDate > 11")
+    rows = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (s:SCHOOL WHERE Kind = 'University')"
+                       " COLUMNS (upper(name), Id))").fetchall()
+    assert sorted(rows) == [("UVA", 1), ("VU", 0)]
+    with pytest.raises(graphdb.BinderError, match="qualify"):
+        con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) "
+                    "COLUMNS (name))")
