@@ -30,7 +30,6 @@ graphdb did, what the file expected.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import os
@@ -41,7 +40,6 @@ import sys
 import tempfile
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from decimal import Decimal
 from pathlib import Path
 
 #: Statements that use DuckPGQ's own extensions rather than SQL/PGQ (pattern, reason).
@@ -155,41 +153,22 @@ def expand(blocks, variables=None):
 
 # ----------------------------------------------------------------------------- values
 
-def _nested(value) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"'{k}': {_nested(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_nested(v) for v in value) + "]"
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        return _nested(value.tolist())
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, (datetime.datetime, datetime.time)):
-        text = value.isoformat(sep=" ") if isinstance(value, datetime.datetime) \
-            else value.isoformat()
-        if "." in text:  # DuckDB drops the fraction's trailing zeros: 16:48:41.63
-            head, _, frac = text.partition(".")
-            digits = frac[:6].rstrip("0")
-            text = head + ("." + digits if digits else "") + frac[6:]
-        return text
-    return str(value)
+def as_text(table) -> list[list[str]]:
+    """The rows of an Arrow table as DuckDB prints them: each value cast to VARCHAR by DuckDB
+    itself (nested values, timestamps and floats exactly as its sqllogictest runner shows
+    them), NULL as ``NULL`` and the empty string as ``(empty)``."""
+    import duckdb
 
-
-def render(value) -> str:
-    """A value as DuckDB's sqllogictest runner prints it."""
-    if isinstance(value, str):
-        return value if value else "(empty)"
-    return _nested(value)
+    if table.num_columns == 0:
+        return []
+    names = [f"c{i}" for i in range(table.num_columns)]
+    renamed = table.rename_columns(names)
+    con = duckdb.connect()
+    con.register("t", renamed)
+    rows = con.execute("SELECT " + ", ".join(f"CAST({n} AS VARCHAR)" for n in names)
+                       + " FROM t").fetchall()
+    con.close()
+    return [[("NULL" if v is None else v if v else "(empty)") for v in row] for row in rows]
 
 
 def _same(actual: str, expected: str) -> bool:
@@ -313,7 +292,7 @@ def run_file(path: Path, root: Path, timeout: float) -> FileResult:
         signal.alarm(int(timeout))
         try:
             cur = con.execute(sql)
-            rows = cur.fetchall() if word == "query" else None
+            rows = as_text(cur.arrow()) if word == "query" else None
             if word == "statement":
                 try:
                     cur.fetchall()
@@ -341,7 +320,7 @@ def run_file(path: Path, root: Path, timeout: float) -> FileResult:
             continue
         if word == "statement":
             continue
-        got = [[render(v) for v in row] for row in rows]
+        got = rows
         want_rows = [e.split("\t") for e in expected]
         if mode == "valuesort":
             got_v = sorted((c for r in got for c in r), key=lambda c: _sort_key([c]))
