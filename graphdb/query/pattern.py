@@ -142,12 +142,15 @@ def _path_functions(node: exp.Expression, path: str | None) -> exp.Expression:
 def _default_columns(pattern: list, vertices: list[str], edges: list[str],
                      property_graph: bool) -> list[exp.Expression]:
     """The output of a GRAPH_TABLE without COLUMNS: on a property graph every property of each
-    named variable, in the pattern's order (``x.*`` each, as DuckPGQ reads it); on a graph, the
+    named vertex and single edge, in the pattern's order (``x.*`` each, as DuckPGQ reads it); on a graph, the
     id of each named vertex."""
     if not property_graph:
         return [exp.alias_(exp.column("id", v), v) for v in dict.fromkeys(vertices)
                 if not v.startswith("__")]
-    named = set(vertices) | set(edges)
+    # a quantified edge is a list of edges, not one set of properties: edges(p) shows it
+    single = {item.this.name for item in pattern if isinstance(item, EdgePattern)
+              and item.this is not None and (item.args["low"], item.args["high"]) == (1, 1)}
+    named = set(vertices) | (set(edges) & single)
     order = [item.this.name for item in pattern if item.this is not None
              and item.this.name in named and not item.this.name.startswith("__")]
     return [exp.Column(this=exp.Star(), table=exp.to_identifier(v))

@@ -449,3 +449,11 @@ def test_bare_property_names_in_columns_and_where(both):
     with pytest.raises(graphdb.BinderError, match="qualify"):
         con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) "
                     "COLUMNS (name))")
+
+
+def test_default_columns_leave_out_a_quantified_edge(both):
+    """Without COLUMNS, a quantified edge (a list of edges) adds no columns; the vertices'
+    properties are the rows of zero or one step, checked against DuckDB."""
+    same(both, "FROM GRAPH_TABLE (pg MATCH ANY SHORTEST (a:Person)<-[k:Knows]-?(b:Person))",
+         "SELECT id, name, id, name FROM Student UNION ALL SELECT a.id, a.name, b.id, b.name "
+         "FROM know k JOIN Student a ON a.id = k.dst JOIN Student b ON b.id = k.src")
