@@ -204,8 +204,21 @@ def test_duckpgq_dash_and_describe_property_graph(both):
          "SELECT b.name FROM know k JOIN Student a ON a.id = k.src JOIN Student b ON "
          "b.id = k.dst WHERE a.name = 'Daniel'")
     con, _ = both
-    assert con.execute("DESCRIBE PROPERTY GRAPH pg").fetchall() == \
-        con.execute("DESCRIBE pg").fetchall()
+    rows = con.execute("DESCRIBE PROPERTY GRAPH pg").fetchall()
+    assert [d[0] for d in con.execute("DESCRIBE PROPERTY GRAPH pg").description] == [
+        "property_graph", "table_name", "label", "is_vertex_table", "source_table", "source_pk",
+        "source_fk", "destination_table", "destination_pk", "destination_fk", "discriminator",
+        "sub_labels", "catalog", "schema"]
+    # the tables of GRAPH above, spelled as the tables are (CREATE TABLE StudyAt (.. schoolId))
+    assert rows == [
+        ("pg", "Student", "Person", True) + (None,) * 9 + ("",),
+        ("pg", "School", "SCHOOL", True) + (None,) * 9 + ("",),
+        ("pg", "know", "Knows", False, "Student", ["id"], ["src"], "Student", ["id"], ["dst"],
+         None, None, None, ""),
+        ("pg", "StudyAt", "StudyAt", False, "Student", ["id"], ["personId"], "School", ["Id"],
+         ["schoolId"], None, None, None, "")]
+    with pytest.raises(graphdb.CatalogError):
+        con.execute("DESCRIBE PROPERTY GRAPH nothing")
 
 
 def test_anonymous_elements_with_is_labels(both):
