@@ -653,7 +653,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         text += f" start {start} WHERE " + " AND ".join(c.sql() for c in pushed)
     text += "".join(ended)
     alias = table.args.get("alias")
-    alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
+    # without an alias, the relational engine names it as any subquery (unnamed_subquery, ...)
+    alias_sql = f" AS {alias.sql(dialect='duckdb')}" if alias is not None else ""
     plain = [c.this if isinstance(c, exp.Alias) else c for c in outputs]
     result = fresh()
     shape = dict(path=path, mode=mode, k=k, reversed=backwards, stored=stored,
@@ -666,7 +667,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                        "{}.{}".format(*scope.resolve(p))) for c, p in zip(outputs, plain))
         node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
                             tuple(edge_props), text, named, **shape)
-        return f"{result} AS {alias_sql}", inputs + [(result, node)]
+        text = f"{result}{alias_sql}" if alias is not None else f"(SELECT * FROM {result})"
+        return text, inputs + [(result, node)]
     node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
                         tuple(edge_props), text, **shape)
     inputs.append((result, node))
@@ -686,7 +688,7 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                        + '"' + _output_of(c, path, table).replace('"', '""') + '"'
                        for c in outputs)
     where = (" WHERE " + " AND ".join(f"({over_result(c)})" for c in rest)) if rest else ""
-    return f"(SELECT {select} FROM {result} AS __pattern{where}) AS {alias_sql}", inputs
+    return f"(SELECT {select} FROM {result} AS __pattern{where}){alias_sql}", inputs
 
 
 def shown_properties(table: GraphTable, ctx: Context, variable: str) -> list[str]:

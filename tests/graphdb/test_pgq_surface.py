@@ -470,3 +470,16 @@ def test_default_columns_leave_out_a_quantified_edge(both):
     same(both, "FROM GRAPH_TABLE (pg MATCH ANY SHORTEST (a:Person)<-[k:Knows]-?(b:Person))",
          "SELECT id, name, id, name FROM Student UNION ALL SELECT a.id, a.name, b.id, b.name "
          "FROM know k JOIN Student a ON a.id = k.dst JOIN Student b ON b.id = k.src")
+
+
+def test_a_graph_table_without_alias_is_named_as_any_subquery(both):
+    """DuckDB names subqueries without an alias unnamed_subquery, unnamed_subquery2, ...; a
+    GRAPH_TABLE is one of them, as in DuckPGQ."""
+    con, _ = both
+    rows = con.execute("SELECT unnamed_subquery.id, unnamed_subquery2.id FROM GRAPH_TABLE (pg "
+                       "MATCH (a:Person) COLUMNS (a.id)), (SELECT 7 AS id) ORDER BY 1").fetchall()
+    assert rows == [(i, 7) for i in range(5)]
+    same(both, "SELECT unnamed_subquery.id, unnamed_subquery2.n FROM GRAPH_TABLE (pg MATCH "
+               "(a:Person) COLUMNS (a.id)), GRAPH_TABLE (pg MATCH (b:Person) WHERE b.id < 2 "
+               "COLUMNS (upper(b.name) AS n))",
+         "SELECT a.id, upper(b.name) FROM Student a, Student b WHERE b.id < 2")
