@@ -120,6 +120,13 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             return table
         return self._spanned(lambda: super(GraphSQLParser, self)._parse_table(*args, **kwargs))
 
+    def _parse_schema(self, this=None):
+        # INSERT INTO t (FROM s): a query in parentheses, not t's column list
+        if self._curr and self._curr.token_type == TokenType.L_PAREN and self._next and \
+                self._next.token_type == TokenType.FROM:
+            return this
+        return super()._parse_schema(this=this)
+
     def _parse_function_args(self, alias: bool = False):
         return self._parse_csv(lambda: self._parse_subgraph()
                                or self._parse_lambda(alias=alias))

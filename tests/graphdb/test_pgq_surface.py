@@ -483,3 +483,16 @@ def test_a_graph_table_without_alias_is_named_as_any_subquery(both):
                "(a:Person) COLUMNS (a.id)), GRAPH_TABLE (pg MATCH (b:Person) WHERE b.id < 2 "
                "COLUMNS (upper(b.name) AS n))",
          "SELECT a.id, upper(b.name) FROM Student a, Student b WHERE b.id < 2")
+
+
+def test_insert_from_a_graph_table_in_parentheses(tmp_path):
+    """DuckDB's ``INSERT INTO t (FROM ...)``: a query in parentheses, not a column list."""
+    with graphdb.connect(tmp_path / "db") as con:
+        con.execute(TABLES)
+        con.execute(GRAPH)
+        con.execute("CREATE TABLE result (name VARCHAR)")
+        con.execute("INSERT INTO result (FROM GRAPH_TABLE (pg MATCH (a IS Person WHERE a.id = 3)"
+                    " COLUMNS (a.name)) tmp)")
+        con.execute("INSERT INTO result (name) (FROM Student SELECT name WHERE id < 2)")
+        assert sorted(con.execute("FROM result").fetchall()) == [
+            ("Daniel",), ("Peter",), ("Tavneet",)]
