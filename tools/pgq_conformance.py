@@ -153,13 +153,11 @@ def expand(blocks, variables=None):
 
 # ----------------------------------------------------------------------------- values
 
-def as_text(table, types: str = "") -> list[list[str]]:
+def as_text(table) -> list[list[str]]:
     """The rows of an Arrow table as DuckDB prints them: each value cast to VARCHAR by DuckDB
-    itself (nested values, timestamps and floats exactly as its sqllogictest runner shows
-    them), a boolean in a column the query declares ``I`` as 1 or 0, NULL as ``NULL`` and the
-    empty string as ``(empty)``."""
+    itself (nested values, timestamps, booleans and floats exactly as its sqllogictest runner
+    shows them), NULL as ``NULL`` and the empty string as ``(empty)``."""
     import duckdb
-    import pyarrow as pa
 
     if table.num_columns == 0:
         return []
@@ -167,10 +165,8 @@ def as_text(table, types: str = "") -> list[list[str]]:
     renamed = table.rename_columns(names)
     con = duckdb.connect()
     con.register("t", renamed)
-    casts = [f"CAST(CAST({n} AS INTEGER) AS VARCHAR)" if pa.types.is_boolean(f.type)
-             and types[i:i + 1] == "I" else f"CAST({n} AS VARCHAR)"
-             for i, (n, f) in enumerate(zip(names, renamed.schema))]
-    rows = con.execute("SELECT " + ", ".join(casts) + " FROM t").fetchall()
+    rows = con.execute("SELECT " + ", ".join(f"CAST({n} AS VARCHAR)" for n in names)
+                       + " FROM t").fetchall()
     con.close()
     return [[("NULL" if v is None else v if v else "(empty)") for v in row] for row in rows]
 
@@ -296,8 +292,7 @@ def run_file(path: Path, root: Path, timeout: float) -> FileResult:
         signal.alarm(int(timeout))
         try:
             cur = con.execute(sql)
-            rows = as_text(cur.arrow(), head[1] if len(head) > 1 else "") \
-                if word == "query" else None
+            rows = as_text(cur.arrow()) if word == "query" else None
             if word == "statement":
                 try:
                     cur.fetchall()

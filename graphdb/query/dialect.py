@@ -341,6 +341,8 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             edge = EdgePattern(direction="both")
             return self._edge_quantifier(edge) if quantified else edge
         left_arrow = bool(self._match(TokenType.LT))
+        if left_arrow and self._curr and self._curr.start != self._prev.end + 1:
+            self.raise_error("'<-' is one symbol: write it without a space")  # not '< -'
         if self._match(TokenType.ARROW):  # '->' with no brackets; '<->' either direction
             edge = EdgePattern(direction="both" if left_arrow else "out")
             return self._edge_quantifier(edge) if quantified else edge

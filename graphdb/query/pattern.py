@@ -330,7 +330,8 @@ class _Scope:
             if not isinstance(node, exp.Column) or node.table or \
                     not isinstance(node.this, exp.Identifier) or node.name.lower() in lowered:
                 return node
-            found = owners(node.name, True) or owners(node.name, False)
+            # a property of a label, not the extras every element has (id, src, dst, label)
+            found = owners(node.name, labels.schema is not None)
             if len(found) > 1:
                 raise BinderError(f"in GRAPH_TABLE, '{node.name}' is a property of "
                                   f"{', '.join(found)}: qualify it (e.g. {found[0]}.{node.name})")
@@ -347,6 +348,9 @@ class _Scope:
 
     def resolve(self, column: exp.Column) -> tuple[str, str]:
         """(variable, property) of ``var.prop``."""
+        if column.args.get("db") is not None:
+            raise BinderError(f"in GRAPH_TABLE, '{column.sql()}': a property is named by its "
+                              f"pattern variable alone ({column.table}.{column.name})")
         if not column.table:
             first = next(iter(self.columns))
             raise BinderError(f"in GRAPH_TABLE, qualify '{column.name}' with its pattern "

@@ -283,5 +283,11 @@ def parse_create_property_graph(text: str) -> dict[str, Any]:
     token = r.peek()
     if token is not None and token.token_type != TokenType.SEMICOLON:
         raise ParseError(f"unexpected '{token.text}' after the tables; expected {_USAGE}")
+    labels = [label.lower() for item in vertices + edges for label in item["labels"]]
+    for item in vertices + edges:
+        for label in item.get("row_labels", []):
+            if label.lower() in labels:
+                raise ParseError(f"label {label.lower()} is given by IN ({label}) and to a "
+                                 "table: labels must be unique")
     return {"graph": graph, "replace": replace, "undirected": undirected,
             "if_not_exists": if_not_exists, "vertices": vertices, "edges": edges}

@@ -496,3 +496,31 @@ def test_insert_from_a_graph_table_in_parentheses(tmp_path):
         con.execute("INSERT INTO result (name) (FROM Student SELECT name WHERE id < 2)")
         assert sorted(con.execute("FROM result").fetchall()) == [
             ("Daniel",), ("Peter",), ("Tavneet",)]
+
+
+@pytest.mark.parametrize("wrong, error", [
+    ("MATCH ANY SHORTEST (a:Person)< -*(b:Person) COLUMNS (b.id)", graphdb.ParseError),
+    ("MATCH (a:Person)< -[k:Knows]-(b:Person) COLUMNS (b.id)", graphdb.ParseError),
+    ("MATCH (a:Person) COLUMNS (main.a.id)", graphdb.BinderError),
+    ("MATCH (a:Person)-[k:StudyAt]->(b:SCHOOL) COLUMNS (src)", graphdb.BinderError),
+])
+def test_pattern_mistakes_are_refused(both, wrong, error):
+    """'<-' is one symbol (as '->' is); a property is named by its variable alone; a bare
+    name reaches the labels' properties, not the extras every edge has (src, dst): StudyAt's
+    are personId and schoolId."""
+    con, _ = both
+    with pytest.raises(error):
+        con.execute(f"SELECT * FROM GRAPH_TABLE (pg {wrong})")
+    import networkx as nx
+
+    knows = nx.DiGraph(con.execute("SELECT src, dst FROM know").fetchall())
+    reached = sum(len(nx.descendants(knows, v)) + 1 for v in knows)  # (b, a): b reaches a
+    assert con.execute("SELECT count(*) FROM GRAPH_TABLE (pg MATCH ANY SHORTEST (a:Person)<-*"
+                       "(b:Person) COLUMNS (b.id))").fetchall() == [(reached,)]
+
+
+def test_a_label_from_a_column_must_not_be_another_tables(both):
+    con, _ = both
+    with pytest.raises(graphdb.ParseError, match="unique"):
+        con.execute("CREATE PROPERTY GRAPH clash VERTEX TABLES (School LABEL School IN Id "
+                    "(Hogeschool, University), Student LABEL hogeschool)")
