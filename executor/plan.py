@@ -382,7 +382,8 @@ class TableSource:
     but ``except_``), and for an edge table the vertex tables its ends reference with their key
     columns. ``labels``: several labels (default: ``(label or name,)``); ``stored``: the stored
     table (CREATE TABLE) it is, whose rows carry their identities in column :data:`ROWID`;
-    ``row_labels``: DuckPGQ's ``LABEL l IN column (...)`` labels."""
+    ``row_labels``: DuckPGQ's ``LABEL l IN column (...)`` labels, label i given to the
+    rows whose integer ``row_label_column`` has bit i set."""
 
     name: str
     rows: PlanNode
@@ -397,6 +398,7 @@ class TableSource:
     except_: tuple[str, ...] = ()
     stored: str | None = None
     row_labels: tuple[str, ...] = ()
+    row_label_column: str | None = None
 
 
 #: The column of a stored table's rows (TableSource.rows) that holds each row's identity.

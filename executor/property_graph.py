@@ -37,7 +37,7 @@ from .arrays import to_arrow
 from .errors import InvalidArgument
 from .ids import VertexIds
 
-__all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "VertexLabel", "describe_rows",
+__all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "ROW_LABELS", "VertexLabel", "describe_rows",
            "encode_keys",
            "edge_label_table", "label_column", "label_ids", "label_table_columns",
            "label_weights", "vertex_row_ids",
@@ -45,6 +45,10 @@ __all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "VertexLabel", "desc
 
 #: The key of a property graph's schema in its catalog entry's stats.
 PROPERTY_GRAPH = "property_graph"
+
+
+#: The hidden property of the bits that give a row its labels (``LABEL l IN column (...)``).
+ROW_LABELS = "__row_labels"
 
 
 @dataclass(frozen=True)
@@ -64,9 +68,11 @@ class VertexLabel:
     count: int
     labels: tuple[str, ...] = ()
     columns: tuple[str, ...] = ()
-    #: labels a column's value gives each row (``LABEL Person IN kind (Student, Teacher)``):
-    #: known, so that a pattern naming one is refused rather than matching every row
+    #: labels a column's value gives each row (DuckPGQ's ``LABEL Person IN kind (Student,
+    #: Teacher)``): a pattern naming one matches the rows with its bit set
     row_labels: tuple[str, ...] = ()
+    #: the property holding the bits that give a row its ``row_labels`` (label i: bit i)
+    row_label_property: str = ""
 
     @property
     def label_names(self) -> tuple[str, ...]:

@@ -150,7 +150,8 @@ def plan_statement(session: "Session", parts: dict, snapshot: "StatementCatalog"
         return TableSource(item["name"], read[item["name"].lower()][0], None, item.get("key"),
                            _listed(item["properties"]), labels=_listed(item["labels"] or None),
                            except_=tuple(item.get("except", [])), stored=item["stored"],
-                           row_labels=tuple(item.get("row_labels", [])), **ends)
+                           row_labels=tuple(item.get("row_labels", [])),
+                           row_label_column=item.get("row_label_column"), **ends)
 
     vertex_tables = tuple(source(v) for v in parts["vertices"])
     edge_tables = tuple(source(e, source=e["source"], destination=e["destination"],
@@ -222,3 +223,42 @@ def show_property_graphs(session: "Session") -> pa.Table:
                      "vertex_labels": pa.array([r[1] for r in rows], pa.string()),
                      "edge_labels": pa.array([r[2] for r in rows], pa.string()),
                      "tables": pa.array([r[3] for r in rows], pa.string())})
+
+
+def describe_property_graph(name: str, schema: PropertySchema) -> pa.Table:
+    """``DESCRIBE PROPERTY GRAPH g`` as DuckPGQ shows it: a row per element table (vertex
+    tables first) with its table, label, the source and destination tables of an edge table
+    with their key and foreign key columns, the column and labels of ``LABEL l IN column
+    (...)``, and the table's catalog and schema."""
+    vertices = {v.name: v for v in schema.vertex_labels}
+    rows = []
+
+    def split(table: str) -> tuple[str, str]:
+        schema_name, _, table_name = table.rpartition(".")
+        return table_name, schema_name if schema_name.lower() != "main" else ""
+
+    for v in schema.vertex_labels:
+        table, in_schema = split(v.table)
+        rows.append((table, v.label_names[0], True, None, None, None, None, None, None,
+                     v.column_of(v.row_label_property) if v.row_labels else None,
+                     list(v.row_labels) or None, in_schema))
+    for e in schema.edge_labels:
+        table, in_schema = split(e.table)
+        ends = []
+        for side, column in ((e.source, e.source_key), (e.destination, e.destination_key)):
+            vertex = vertices[side]
+            key = vertex.column_of(vertex.key)
+            ends += [split(vertex.table)[0], [key] if not key.startswith("__") else [],
+                     [column]]
+        rows.append((table, e.label_names[0], False, *ends, None, None, in_schema))
+    text, texts = pa.string(), pa.list_(pa.string())
+    types = [text, text, pa.bool_(), text, texts, texts, text, texts, texts, text, texts, text]
+    names = ["table_name", "label", "is_vertex_table", "source_table", "source_pk", "source_fk",
+             "destination_table", "destination_pk", "destination_fk", "discriminator",
+             "sub_labels", "schema"]
+    columns = {"property_graph": pa.array([name] * len(rows), text)}
+    columns.update({n: pa.array([r[i] for r in rows], t) for i, (n, t) in
+                    enumerate(zip(names, types))})
+    columns["catalog"] = pa.nulls(len(rows), text)
+    order = ["property_graph", *names[:-1], "catalog", "schema"]
+    return pa.table({n: columns[n] for n in order})

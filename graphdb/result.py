@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .errors import InterfaceError, NotSupportedError
+from .errors import DataError, InterfaceError, NotSupportedError
 from .types import TypeCode
 
 __all__ = ["Result", "Cursor"]
@@ -191,7 +191,14 @@ class Result:
 
     def _rows(self, start: int, stop: int) -> list[tuple[Any, ...]]:
         chunk = self._table.slice(start, max(0, stop - start))
-        cols = [c.to_pylist() for c in chunk.columns]
+        cols = []
+        for name, column in zip(chunk.column_names, chunk.columns):
+            try:
+                cols.append(column.to_pylist())
+            except (OverflowError, ValueError) as exc:  # a year past 9999, as DuckDB allows
+                raise DataError(f"column {name!r} holds a value Python cannot represent "
+                                f"({exc}): CAST it to VARCHAR, or read the rows with .arrow()"
+                                ) from None
         return list(zip(*cols)) if cols else []
 
     def fetchone(self) -> tuple | None:

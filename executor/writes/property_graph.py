@@ -30,7 +30,7 @@ from graphdb.storage.lazy import pc
 from ..errors import InvalidArgument
 from ..physical.nodes import PhysicalNode
 from ..plan import ROWID
-from ..property_graph import EdgeLabel, PropertySchema, VertexLabel, encode_keys
+from ..property_graph import ROW_LABELS, EdgeLabel, PropertySchema, VertexLabel, encode_keys
 from .definitions import load, status_table, summary_table
 from .files import write_arrow_file
 
@@ -71,6 +71,7 @@ class VertexTable:
     rowids: np.ndarray | None = None
     stored: str | None = None
     row_labels: list[str] = field(default_factory=list)
+    row_label_column: str | None = None
 
 
 @dataclass
@@ -205,6 +206,12 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
         if key_prop is None:
             key_prop = ROW if key == ROW else KEY
             props.append((key_prop, key))
+        if item.row_labels:  # the bits giving rows their labels: a hidden property
+            column = _column(table, item.row_label_column, what, 0)
+            if not pa.types.is_integer(table.schema.field(column).type):
+                raise InvalidArgument(f"{what}: the column {column} of its labels (IN {column} "
+                                      "(...)) must be an integer")
+            props.append((ROW_LABELS, column))
         key_mode = key_mode and pa.types.is_integer(keys.type)
         vertices.append(_Vertices(item, table, key, key_prop, props, keys, keys))
     schema = PropertySchema((), (), undirected, tuple(tables),
@@ -232,7 +239,8 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
         labels.append(VertexLabel(element, v.item.stored or v.item.name, v.key_prop,
                                   str(v.keys.type), tuple(p for p, _ in v.props), start, count,
                                   tuple(_labels(v.item)), tuple(c for _, c in v.props),
-                                  tuple(v.item.row_labels)))
+                                  tuple(v.item.row_labels),
+                                  ROW_LABELS if v.item.row_labels else ""))
         start += count
     vertex_table = pa.table(columns)
     schema = PropertySchema(tuple(labels), (), undirected, tuple(tables), schema.id_mode)
@@ -310,7 +318,8 @@ class CreatePropertyGraphOperator(PhysicalNode):
         vertex_tables = [VertexTable(s.name, _split(t)[0], rowids=_split(t)[1], label=s.label, key=s.key,
                                      properties=_listed(s.properties),
                                      labels=_listed(s.labels), except_=list(s.except_),
-                                     stored=s.stored, row_labels=list(s.row_labels))
+                                     stored=s.stored, row_labels=list(s.row_labels),
+                                     row_label_column=s.row_label_column)
                          for s, t in zip(node.vertex_tables, rows)]
         edge_tables = [EdgeTable(s.name, _split(t)[0], rowids=_split(t)[1], source=s.source,
                                  destination=s.destination, source_key=s.source_key,

@@ -120,6 +120,13 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             return table
         return self._spanned(lambda: super(GraphSQLParser, self)._parse_table(*args, **kwargs))
 
+    def _parse_schema(self, this=None):
+        # INSERT INTO t (FROM s): a query in parentheses, not t's column list
+        if self._curr and self._curr.token_type == TokenType.L_PAREN and self._next and \
+                self._next.token_type == TokenType.FROM:
+            return this
+        return super()._parse_schema(this=this)
+
     def _parse_function_args(self, alias: bool = False):
         return self._parse_csv(lambda: self._parse_subgraph()
                                or self._parse_lambda(alias=alias))
@@ -334,6 +341,8 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             edge = EdgePattern(direction="both")
             return self._edge_quantifier(edge) if quantified else edge
         left_arrow = bool(self._match(TokenType.LT))
+        if left_arrow and self._curr and self._curr.start != self._prev.end + 1:
+            self.raise_error("'<-' is one symbol: write it without a space")  # not '< -'
         if self._match(TokenType.ARROW):  # '->' with no brackets; '<->' either direction
             edge = EdgePattern(direction="both" if left_arrow else "out")
             return self._edge_quantifier(edge) if quantified else edge

@@ -215,14 +215,15 @@ class StatementGrammar:
         raise ParseError(f"expected DROP {what} [IF EXISTS] name", 1, 1)
 
     def _parse_describe_graph(self):
-        """``DESCRIBE PROPERTY GRAPH g`` (DuckPGQ's): ``DESCRIBE g``; None (sqlglot's) for any
-        other DESCRIBE."""
+        """``DESCRIBE PROPERTY GRAPH g`` (DuckPGQ's: a row per element table); None (sqlglot's)
+        for any other DESCRIBE."""
         tokens = self._tokens[self._index:]
         if [t.text.upper() for t in tokens[1:3]] != ["PROPERTY", "GRAPH"]:
             return None
         if len(tokens) != 4 or not _is_name(tokens[3]):
             raise ParseError("expected DESCRIBE PROPERTY GRAPH name", 1, 1)
-        return self._finish(exp.Describe(this=exp.to_table(tokens[3].text)))
+        return self._finish(exp.Describe(this=exp.to_table(tokens[3].text),
+                                         kind="PROPERTY GRAPH"))
 
     def _table_statement(self):
         """A statement of tables, views or schemas (:mod:`.table_sql`), or None."""

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 
-from ..errors import BinderError
+from ..errors import BinderError, NotSupportedError
 from .tables import suggest
 
-__all__ = ["label_set"]
+__all__ = ["label_set", "row_label_choice"]
 
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\"[^\"]+\"|[|&!%()])")
 
@@ -87,3 +87,31 @@ def label_set(text: str, elements: list[tuple[str, tuple[str, ...]]], what: str
     if peek() is not None:
         raise BinderError(f"the label expression '{text}' goes on after its end: '{peek()}'")
     return tuple(name for name, _ in elements if name in found)
+
+
+def row_label_choice(text: str, elements: list[tuple[str, tuple[str, ...], tuple[str, ...]]]
+                     ) -> list[tuple[str, int | None]] | None:
+    """The rows a label expression naming a row label matches: DuckPGQ's ``LABEL Organisation
+    IN kind (Company, University)`` gives label i to the rows whose ``kind`` has bit i set.
+    ``elements`` are (name, labels, row labels) each; the result is (element, bit) pairs, bit
+    None for every row of the element, or None when the expression names no row label. A
+    label, or labels joined by ``|``, may name row labels."""
+    names = [t.strip().strip('"') for t in text.split("|")]
+    rowwise = {r.lower() for _, _, rows in elements for r in rows}
+    if not any(_TOKEN.fullmatch(n) and n.lower() in rowwise for n in names):
+        if not any(word.lower() in rowwise for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*",
+                                                                  text)):
+            return None
+    if not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n) for n in names):
+        raise NotSupportedError(f"the label expression '{text}' names a label that rows get "
+                                "from a column's value (LABEL ... IN column (...)); only such "
+                                "labels joined by '|' are supported")
+    found: list[tuple[str, int | None]] = []
+    for name in names:
+        low = name.lower()
+        for element, labels, rows in elements:
+            if low in (label.lower() for label in labels):
+                found.append((element, None))
+            elif low in (r.lower() for r in rows):
+                found.append((element, 1 << [r.lower() for r in rows].index(low)))
+    return found

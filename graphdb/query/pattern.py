@@ -11,7 +11,6 @@ around it.
 
 from __future__ import annotations
 
-import re
 from typing import Callable
 
 from sqlglot import exp
@@ -19,12 +18,12 @@ from sqlglot import exp
 from graphdb.executor.graph_tables import POSITION, table_name
 from graphdb.executor.pattern import PATH_COLUMNS
 from graphdb.executor.plan import GraphTableScan, Hop, PatternMatch, RelationalQuery
-from graphdb.executor.property_graph import PropertySchema, visible
+from graphdb.executor.property_graph import ROW_LABELS, PropertySchema, visible
 
 from ..errors import BinderError, NotSupportedError
 from .conditions import conjuncts
 from .dialect import UNBOUNDED, EdgePattern, GraphTable, NodePattern
-from .labels import label_set
+from .labels import label_set, row_label_choice
 from .pattern_surface import (
     EDGE_POSITION,
     VERTEX_ID,
@@ -143,12 +142,15 @@ def _path_functions(node: exp.Expression, path: str | None) -> exp.Expression:
 def _default_columns(pattern: list, vertices: list[str], edges: list[str],
                      property_graph: bool) -> list[exp.Expression]:
     """The output of a GRAPH_TABLE without COLUMNS: on a property graph every property of each
-    named variable, in the pattern's order (``x.*`` each, as DuckPGQ reads it); on a graph, the
+    named vertex and single edge, in the pattern's order (``x.*`` each, as DuckPGQ reads it); on a graph, the
     id of each named vertex."""
     if not property_graph:
         return [exp.alias_(exp.column("id", v), v) for v in dict.fromkeys(vertices)
                 if not v.startswith("__")]
-    named = set(vertices) | set(edges)
+    # a quantified edge is a list of edges, not one set of properties: edges(p) shows it
+    single = {item.this.name for item in pattern if isinstance(item, EdgePattern)
+              and item.this is not None and (item.args["low"], item.args["high"]) == (1, 1)}
+    named = set(vertices) | (set(edges) & single)
     order = [item.this.name for item in pattern if item.this is not None
              and item.this.name in named and not item.this.name.startswith("__")]
     return [exp.Column(this=exp.Star(), table=exp.to_identifier(v))
@@ -166,6 +168,8 @@ class _Labels:
         self.of: dict[str, tuple[str, ...]] = {}  # variable -> its labels (all: absent)
         self.kind: dict[str, str] = {}  # variable -> "vertex" | "edge"
         self.edge_at: dict[int, str] = {}  # pattern position -> its edge variable
+        # variable -> (element, bit) of the labels rows get from a column (DuckPGQ's IN)
+        self.by_rows: dict[str, list[tuple[str, int | None]]] = {}
         vertex_names = [(v.name, v.label_names) for v in schema.vertex_labels] if schema else []
         edge_names = [(e.name, e.label_names) for e in schema.edge_labels] if schema else []
 
@@ -178,14 +182,14 @@ class _Labels:
                                   f"labels ({text}); CREATE PROPERTY GRAPH makes a graph of "
                                   "labelled vertex and edge tables")
             names = vertex_names if kind == "vertex" else edge_names
-            by_rows = {n.lower() for v in schema.vertex_labels for n in v.row_labels}
-            named = {t.lower() for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
-            if by_rows & named:
-                raise NotSupportedError(
-                    f"label {sorted(by_rows & named)[0]} of graph '{graph}' is given to rows by a "
-                    "column's value (LABEL ... IN column (...)), which patterns do not match "
-                    "yet; filter on that column instead")
-            found = label_set(text, names, f"{kind} labels of graph '{graph}'")
+            choice = row_label_choice(text, [(v.name, v.label_names, v.row_labels)
+                                             for v in schema.vertex_labels]) \
+                if kind == "vertex" else None
+            if choice is not None:
+                found = tuple(dict.fromkeys(element for element, _ in choice))
+                self.by_rows[variable] = choice
+            else:
+                found = label_set(text, names, f"{kind} labels of graph '{graph}'")
             self.of[variable] = tuple(n for n in self.of.get(variable, found) if n in found)
 
         for i, item in enumerate(pattern):
@@ -200,6 +204,28 @@ class _Labels:
                 if node is not None:
                     inner = node.this.name if node.this is not None else f"__inner{i}{role}"
                     note(inner, node.args.get("labels"), "vertex")
+
+    def row_conditions(self) -> dict[str, exp.Expression]:
+        """The condition each variable naming a label rows get from a column's value has:
+        ``(x.__row_labels & 2) = 2`` (with ``x.label = 'Organisation'`` where it may have
+        several element tables)."""
+        found = {}
+        for variable, choice in self.by_rows.items():
+            several = len({element for element, _ in choice}) > 1
+            terms = []
+            for element, bit in choice:
+                label = exp.EQ(this=exp.column("label", table=variable, quoted=True),
+                               expression=exp.Literal.string(element))
+                if bit is None:
+                    terms.append(label)
+                    continue
+                mask = exp.column(ROW_LABELS, table=variable, quoted=True)
+                test = exp.EQ(this=exp.paren(exp.BitwiseAnd(this=mask, expression=exp.Literal
+                                                            .number(bit))),
+                              expression=exp.Literal.number(bit))
+                terms.append(exp.and_(label, test) if several else test)
+            found[variable] = exp.or_(*terms) if len(terms) > 1 else terms[0]
+        return found
 
     def edge_variable(self, position: int) -> str:
         return self.edge_at[position]
@@ -283,8 +309,48 @@ class _Scope:
     def __init__(self, columns: dict[str, list[str]]):
         self.columns = columns
 
+    def qualify(self, table: GraphTable, kinds: dict[str, str], labels: _Labels) -> GraphTable:
+        """``table`` with each bare column name that one variable has a property of
+        (``COLUMNS (firstName)``, as DuckPGQ reads it) qualified by that variable; a name that
+        several variables have is ambiguous."""
+        lowered = {k.lower() for k in kinds}
+
+        def owners(name: str, own: bool) -> list[str]:
+            found = []
+            for variable, names in self.columns.items():
+                if variable.startswith("__") or kinds.get(variable) == "path":
+                    continue
+                shown = labels.own_properties(variable) if own and labels.schema is not None \
+                    else names
+                if any(n.lower() == name.lower() for n in shown):
+                    found.append(variable)
+            return found
+
+        def rewrite(node: exp.Expression) -> exp.Expression:
+            if not isinstance(node, exp.Column) or node.table or \
+                    not isinstance(node.this, exp.Identifier) or node.name.lower() in lowered:
+                return node
+            # a property of a label, not the extras every element has (id, src, dst, label)
+            found = owners(node.name, labels.schema is not None)
+            if len(found) > 1:
+                raise BinderError(f"in GRAPH_TABLE, '{node.name}' is a property of "
+                                  f"{', '.join(found)}: qualify it (e.g. {found[0]}.{node.name})")
+            if not found:
+                return node
+            return exp.column(node.this.copy(), table=found[0])
+
+        written = [output_name(c) for c in table.args.get("columns") or []]
+        table = table.transform(rewrite)
+        for item, name in zip(table.args.get("columns") or [], written):
+            if not isinstance(item, (exp.Alias, exp.Column)) and output_name(item) != name:
+                item.replace(exp.alias_(item.copy(), name, quoted=True))  # named as written
+        return table
+
     def resolve(self, column: exp.Column) -> tuple[str, str]:
         """(variable, property) of ``var.prop``."""
+        if column.args.get("db") is not None:
+            raise BinderError(f"in GRAPH_TABLE, '{column.sql()}': a property is named by its "
+                              f"pattern variable alone ({column.table}.{column.name})")
         if not column.table:
             first = next(iter(self.columns))
             raise BinderError(f"in GRAPH_TABLE, qualify '{column.name}' with its pattern "
@@ -410,12 +476,21 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         columns.update({e: edge_cols for e in edges})
     if path is not None:
         columns[path] = list(PATH_COLUMNS)
+    row_conditions = labels.row_conditions()
+    for variable in row_conditions:
+        if variable in inner:
+            raise NotSupportedError(f"({variable}): a label rows get from a column's value "
+                                    "(LABEL ... IN column (...)) on a vertex inside a quantified "
+                                    "pattern; name it on the pattern's end vertices")
+        columns[variable] = list(columns[variable]) + [ROW_LABELS]
     if uses_position(table):  # element_id
         for e in edges:
             columns[e] = list(columns[e]) + [EDGE_POSITION]
         for v in dict.fromkeys(vertices + inner):
             columns[v] = list(columns[v]) + [VERTEX_ID]
     scope = _Scope(columns)
+    table = scope.qualify(table, kinds, labels)
+    pattern = list(table.args["pattern"])
 
     def variables(node: exp.Expression) -> set[str]:
         return {scope.resolve(c)[0] for c in node.find_all(exp.Column)}
@@ -453,6 +528,7 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                     "conditions across several of them out of the pattern")
             masks.setdefault(i, {}).setdefault(roles[next(iter(named))], []).append(condition)
     conditions.extend(conjuncts(table.args.get("where")))
+    conditions.extend(row_conditions.values())
     if any(c.find(exp.Subquery, exp.Select) for c in conditions + [
             c for found in masks.values() for cs in found.values() for c in cs]):
         raise NotSupportedError("subqueries inside GRAPH_TABLE are not supported; filter its "
@@ -581,7 +657,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
         text += f" start {start} WHERE " + " AND ".join(c.sql() for c in pushed)
     text += "".join(ended)
     alias = table.args.get("alias")
-    alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
+    # without an alias, the relational engine names it as any subquery (unnamed_subquery, ...)
+    alias_sql = f" AS {alias.sql(dialect='duckdb')}" if alias is not None else ""
     plain = [c.this if isinstance(c, exp.Alias) else c for c in outputs]
     result = fresh()
     shape = dict(path=path, mode=mode, k=k, reversed=backwards, stored=stored,
@@ -594,7 +671,8 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                        "{}.{}".format(*scope.resolve(p))) for c, p in zip(outputs, plain))
         node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
                             tuple(edge_props), text, named, **shape)
-        return f"{result} AS {alias_sql}", inputs + [(result, node)]
+        text = f"{result}{alias_sql}" if alias is not None else f"(SELECT * FROM {result})"
+        return text, inputs + [(result, node)]
     node = PatternMatch(graph, start, start_ids, tuple(hops), tuple(vertex_props),
                         tuple(edge_props), text, **shape)
     inputs.append((result, node))
@@ -614,7 +692,7 @@ def bind_graph_table(table: GraphTable, ctx: Context, generate: Callable[[exp.Ex
                        + '"' + _output_of(c, path, table).replace('"', '""') + '"'
                        for c in outputs)
     where = (" WHERE " + " AND ".join(f"({over_result(c)})" for c in rest)) if rest else ""
-    return f"(SELECT {select} FROM {result} AS __pattern{where}) AS {alias_sql}", inputs
+    return f"(SELECT {select} FROM {result} AS __pattern{where}){alias_sql}", inputs
 
 
 def shown_properties(table: GraphTable, ctx: Context, variable: str) -> list[str]:

@@ -269,10 +269,10 @@ def bind_patterns(table: GraphTable, bind_one: Callable[[GraphTable], tuple[str,
         f"{generate(over(o.this if isinstance(o, exp.Alias) else o))} AS "
         f"{_quote(o.alias if isinstance(o, exp.Alias) else _output(o))}" for o in outputs)
     alias = table.args.get("alias")
-    alias_sql = alias.sql(dialect="duckdb") if alias is not None else "graph_table"
+    # without an alias, the relational engine names it as any subquery (unnamed_subquery, ...)
+    alias_sql = f" AS {alias.sql(dialect='duckdb')}" if alias is not None else ""
     where_sql = " WHERE " + " AND ".join(conditions) if conditions else ""
-    return (f"(SELECT {select} FROM {', '.join(sql_parts)}{where_sql}) AS {alias_sql}",
-            inputs)
+    return (f"(SELECT {select} FROM {', '.join(sql_parts)}{where_sql}){alias_sql}", inputs)
 
 
 def _labelled(pattern: GraphTable, variable: str) -> bool:

@@ -76,15 +76,21 @@ def _table(r: TokenReader) -> dict[str, Any]:
         source, name = token.text, None
         quoted = True
     else:
-        source = r.name("table name")
-        if _punct(r, TokenType.DOT):
-            source = f"{source}.{r.name('table name')}"
+        source = _qualified(r, "table name")
         name, quoted = source.split(".")[-1], False
     if r.word("AS"):
         name = r.name("table name")
     if name is None:
         raise r.error(f"a file ('{source}') needs a name: '{source}' AS persons")
     return {"table": source, "file": quoted, "name": name.strip('"')}
+
+
+def _qualified(r: TokenReader, what: str) -> str:
+    """A table's name, ``t`` or ``schema.t``."""
+    name = r.name(what)
+    if _punct(r, TokenType.DOT):
+        name = f"{name}.{r.name(what)}"
+    return name
 
 
 def _property_list(r: TokenReader) -> list[tuple[str, str]]:
@@ -148,11 +154,15 @@ def _label_and_properties(r: TokenReader, item: dict) -> None:
     clauses: list[list | None] = []  # per label; None: none given
     leading = None
     while True:
+        if r.word("IN"):  # DuckPGQ's `table IN column (...)`: the table's name is the label
+            _row_labels(r, item)
+            _add_label(r, labels, item["name"])
+            clauses.append(None)
+            continue
         if r.word("LABEL"):
             label = r.name("label").strip('"')
             if r.word("IN"):  # DuckPGQ's labels chosen per row by a column's value
-                r.name("column")
-                item.setdefault("row_labels", []).extend(c.strip('"') for c in _columns(r))
+                _row_labels(r, item)
             _add_label(r, labels, label)
             clauses.append(None)
         elif r.word("DEFAULT"):
@@ -179,9 +189,25 @@ def _label_and_properties(r: TokenReader, item: dict) -> None:
     item["properties"] = None if chosen == ["*"] else chosen
 
 
+def _row_labels(r: TokenReader, item: dict) -> None:
+    """``column (label, ...)`` of DuckPGQ's ``LABEL l IN column (...)``: label i is given to
+    the rows whose integer ``column`` has bit i set."""
+    if item.get("row_labels"):
+        raise r.error("one IN column (...) per table")
+    item["row_label_column"] = r.name("column").strip('"')
+    names = [c.strip('"') for c in _columns(r)]
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            raise r.error(f"label {name.lower()} is given twice in IN (...): labels must be "
+                          "unique")
+        seen.add(name.lower())
+    item["row_labels"] = names
+
+
 def _references(r: TokenReader) -> tuple[str, str | None]:
     r.expect("REFERENCES")
-    name = r.name("vertex table")
+    name = _qualified(r, "vertex table")
     column = None
     token = r.peek()
     if token is not None and token.token_type == TokenType.L_PAREN:
@@ -206,7 +232,7 @@ def _endpoint(r: TokenReader, item: dict, side: str) -> None:
         item[side], item[f"{side}_column"] = _references(r)
     else:
         item[f"{side}_key"] = None
-        item[side], item[f"{side}_column"] = r.name("vertex table"), None
+        item[side], item[f"{side}_column"] = _qualified(r, "vertex table"), None
 
 
 def _list(r: TokenReader, edge: bool) -> list[dict]:
@@ -257,5 +283,11 @@ def parse_create_property_graph(text: str) -> dict[str, Any]:
     token = r.peek()
     if token is not None and token.token_type != TokenType.SEMICOLON:
         raise ParseError(f"unexpected '{token.text}' after the tables; expected {_USAGE}")
+    labels = [label.lower() for item in vertices + edges for label in item["labels"]]
+    for item in vertices + edges:
+        for label in item.get("row_labels", []):
+            if label.lower() in labels:
+                raise ParseError(f"label {label.lower()} is given by IN ({label}) and to a "
+                                 "table: labels must be unique")
     return {"graph": graph, "replace": replace, "undirected": undirected,
             "if_not_exists": if_not_exists, "vertices": vertices, "edges": edges}

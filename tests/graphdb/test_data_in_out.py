@@ -217,3 +217,12 @@ def test_infinities_in_json_are_null(con):
     import json
 
     assert json.loads(render(table, "json")) == [{"a": 1, "b": 1.5, "c": None}]
+
+
+def test_a_value_python_cannot_hold_is_a_clear_error_not_a_traceback():
+    with graphdb.connect() as con:
+        query = "SELECT TIMESTAMP '44835-01-03 23:11:49' AS t"
+        with pytest.raises(graphdb.DataError, match="'t'.*VARCHAR"):
+            con.execute(query).fetchall()
+        held = con.execute(query).arrow().column("t").cast("int64")[0].as_py()
+        assert held == np.datetime64("44835-01-03T23:11:49", "us").astype(np.int64)

@@ -10,6 +10,7 @@ from sqlglot import exp
 from graphdb.executor.arrays import to_table
 from graphdb.executor.plan import DescribeGraph, PlanNode, ValuesScan
 
+from ...errors import BinderError
 from ..binder import bind_query
 from . import Handler
 
@@ -72,6 +73,17 @@ class Describe(Handler):
         from ..parser import parse
 
         kind, target = describe_target(statement.ast, statement.text)
+        if statement.ast.args.get("kind") == "PROPERTY GRAPH":
+            from graphdb.executor.property_graph import PropertySchema
+
+            from ...property_graphs import describe_property_graph
+
+            entry = snapshot.get(target)
+            schema = PropertySchema.of(entry)
+            if schema is None:
+                raise BinderError(f"'{entry.name}' is a graph, not a property graph: DESCRIBE "
+                                  f"{entry.name}")
+            return ValuesScan("describe", describe_property_graph(entry.name, schema))
         if kind in ("graph", "table"):  # a stored table: its columns and constraints
             from ..table_statements import describe_table
 
