@@ -18,7 +18,8 @@ import pytest
 
 import graphdb
 
-SEEDS = range(8)
+# 4 random graphs in the default run, all 8 in the slow tier (-m slow)
+SEEDS = [*range(4), *(pytest.param(s, marks=pytest.mark.slow) for s in range(4, 8))]
 
 
 class Graph:

@@ -71,7 +71,8 @@ def load(con, seed: int) -> tuple[dict, object]:
     return data, duck
 
 
-SEEDS = range(6)
+# 3 random graphs in the default run, all 6 in the slow tier (-m slow)
+SEEDS = [*range(3), *(pytest.param(s, marks=pytest.mark.slow) for s in range(3, 6))]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
