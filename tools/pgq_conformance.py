@@ -171,7 +171,8 @@ def as_text(table) -> list[list[str]]:
     return [[("NULL" if v is None else v if v else "(empty)") for v in row] for row in rows]
 
 
-def _same(actual: str, expected: str) -> bool:
+def same_value(actual: str, expected: str) -> bool:
+    """sqllogictest's comparison of one printed value: equal text, or numbers equal to 1e-6."""
     if actual == expected:
         return True
     try:
@@ -183,9 +184,10 @@ def _same(actual: str, expected: str) -> bool:
     return math.isclose(a, e, rel_tol=1e-6, abs_tol=1e-9)
 
 
-def _rows_equal(actual, expected) -> bool:
+def rows_equal(actual, expected) -> bool:
+    """Printed rows equal value by value (:func:`same_value`)."""
     return len(actual) == len(expected) and all(
-        len(a) == len(e) and all(_same(x, y) for x, y in zip(a, e))
+        len(a) == len(e) and all(same_value(x, y) for x, y in zip(a, e))
         for a, e in zip(actual, expected))
 
 
@@ -325,11 +327,11 @@ def run_file(path: Path, root: Path, timeout: float) -> FileResult:
         if mode == "valuesort":
             got_v = sorted((c for r in got for c in r), key=lambda c: _sort_key([c]))
             want_v = sorted((c for r in want_rows for c in r), key=lambda c: _sort_key([c]))
-            ok = len(got_v) == len(want_v) and all(map(_same, got_v, want_v))
+            ok = len(got_v) == len(want_v) and all(map(same_value, got_v, want_v))
         elif mode == "rowsort":
-            ok = _rows_equal(sorted(got, key=_sort_key), sorted(want_rows, key=_sort_key))
+            ok = rows_equal(sorted(got, key=_sort_key), sorted(want_rows, key=_sort_key))
         else:
-            ok = _rows_equal(got, want_rows)
+            ok = rows_equal(got, want_rows)
         if ok:
             continue
         text = "\n".join("\t".join(r) for r in got)
@@ -337,7 +339,7 @@ def run_file(path: Path, root: Path, timeout: float) -> FileResult:
             cause = f"wrong column count ({len(got[0])} for {len(want_rows[0])})"
         elif len(got) != len(want_rows):
             cause = "wrong row count"
-        elif _rows_equal(sorted(got, key=_sort_key), sorted(want_rows, key=_sort_key)):
+        elif rows_equal(sorted(got, key=_sort_key), sorted(want_rows, key=_sort_key)):
             cause = "rows in another order (nosort)"
         else:
             cause = "wrong values"

@@ -33,13 +33,13 @@ the plan, are checked under the cost model's choice on the CPU only.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import graphdb
+from tools.pgq_conformance import rows_equal
 
 ROOT = Path(__file__).parent
 DATA = ROOT / "data"
@@ -91,24 +91,6 @@ def _cell(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def _same(actual: str, expected: str) -> bool:
-    if actual == expected:
-        return True
-    try:
-        a, e = float(actual), float(expected)
-    except ValueError:
-        return False
-    if math.isnan(a) and math.isnan(e):
-        return True
-    return math.isclose(a, e, rel_tol=1e-6, abs_tol=1e-9)
-
-
-def _rows_equal(actual: list[list[str]], expected: list[list[str]]) -> bool:
-    return len(actual) == len(expected) and all(
-        len(a) == len(e) and all(_same(x, y) for x, y in zip(a, e))
-        for a, e in zip(actual, expected))
 
 
 def _sort_key(row: list[str]):
@@ -168,7 +150,7 @@ def run_block(con, block: Block, where: str) -> None:
     expected = [[c.strip() for c in line.split("|")] for line in block.expected]
     if block.mode == "rowsort":
         rows, expected = sorted(rows, key=_sort_key), sorted(expected, key=_sort_key)
-    assert _rows_equal(rows, expected), (
+    assert rows_equal(rows, expected), (
         f"{where}: {block.sql}\nexpected:\n" + "\n".join(" | ".join(r) for r in expected)
         + "\nactual:\n" + "\n".join(" | ".join(r) for r in rows))
 
