@@ -107,6 +107,9 @@ class Catalog:
     opened. Every failure is :class:`CorruptGraph` naming the graph, the file and the problem.
     """
 
+    #: Schemas an unqualified table name is looked up in before main (SET search_path).
+    search_path: tuple[str, ...] = ()
+
     def __init__(self, env: Environment, buffers: BufferManager | None = None, *,
                  cleanup: bool = True):
         self.env = env
@@ -230,11 +233,12 @@ class Catalog:
     def tables_now(self) -> TableSnapshot:
         """The tables, views and schemas as the thread's statement snapshot has them (or as
         committed now, with this connection's open transaction on top)."""
-        return self._lookup().tables
+        tables = self._lookup().tables
+        return tables.searching(self.search_path) if self.search_path else tables
 
     def table(self, name: str):
         """The entry of stored table ``name`` (TableNotFound, with suggestions, if none)."""
-        return self._lookup().tables.get(name)
+        return self.tables_now().get(name)
 
     def read_csr(self, entry: GraphEntry, direction: str = "out",
                  weights: bool = False) -> StoredCSR:

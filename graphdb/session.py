@@ -33,6 +33,7 @@ from graphdb.storage import BufferManager, Environment, stats_table
 
 from . import tempdb
 from .errors import (
+    CatalogError,
     Error,
     InterfaceError,
     InvalidInputError,
@@ -429,10 +430,22 @@ class Session:
             self.catalog.buffers.resize(settings.buffer_pool_size)
         self.settings = settings
         self.env.synchronous = settings.synchronous
+        self.catalog.search_path = self._search_path()
         apply_threads(settings.threads)
         if name == "threads":
             self.runner.sql.set_threads(settings.threads)
         return f"{name} = {self.settings.display(name)}"
+
+    def _search_path(self) -> tuple[str, ...]:
+        """The schemas of ``search_path``; one that does not exist is refused when set."""
+        names = tuple(n for n in self.settings.search_path.split(",") if n)
+        known = {s.lower() for s in self.catalog.tables_now().schemas()} | {"main"}
+        for name in names:
+            if name.lower() not in known:
+                self.settings = self.settings.reset("search_path")
+                raise CatalogError(f"schema '{name}' does not exist; CREATE SCHEMA {name} "
+                                   "first")
+        return names
 
     def reset(self, name: str) -> str:
         """``RESET name`` (or ``RESET ALL``); its status line."""
@@ -440,6 +453,7 @@ class Session:
         for n in names:
             self.settings = self.settings.reset(n)
         self.env.synchronous = self.settings.synchronous
+        self.catalog.search_path = self._search_path()
         self.catalog.buffers.resize(self.settings.buffer_pool_size)
         apply_threads(self.settings.threads)
         self.runner.sql.set_threads(self.settings.threads)

@@ -74,6 +74,9 @@ _DOCS = {
     "compaction_threshold": "share of a graph's stored edges its uncompacted writes may reach "
                             "before a commit compacts it in the background (0: only "
                             "CHECKPOINT), e.g. 0.05 or '5%'",
+    "search_path": "schemas (comma-separated) an unqualified table name is looked up in, in "
+                   "order, before main, and CREATE TABLE makes an unqualified table in the "
+                   "first of them ('' : main only)",
     "synchronous": "when a write returns, as SQLite's: 'full' (the default) once it is on disk "
                    "(a sync shared with concurrent writers); 'normal' once its data is, a "
                    "crash of the operating system or a power loss may then undo the last "
@@ -93,6 +96,16 @@ def _integer(name: str, value: Any, low: int, high: int | None, alternative: str
         span = f"from {low} to {high}" if high is not None else f"of at least {low}"
         raise InvalidInputError(f"{name} must be {alternative}an integer {span}, got {value!r}")
     return value
+
+
+def _schemas(value: Any) -> str:
+    """``search_path``: schema names, comma-separated, each a plain identifier."""
+    names = [n.strip().strip('"') for n in str(value).split(",") if n.strip()]
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise InvalidInputError(f"search_path: '{name}' is not a schema name (letters, "
+                                    "digits and underscores)")
+    return ",".join(names)
 
 
 def _share(name: str, value: Any) -> float:
@@ -138,6 +151,8 @@ class Settings:
     compaction_threshold: float = 0.05
     #: when a write returns: 'full' (durable) or 'normal' (storage.durability)
     synchronous: str = "full"
+    #: schemas an unqualified table name is looked up in, in order, before main ('' = main)
+    search_path: str = ""
 
     def set(self, name: str, value: Any) -> "Settings":
         name = name.lower()
@@ -161,6 +176,8 @@ class Settings:
             return replace(self, debug_ranks=_integer(name, value, 0, 64))
         if name == "max_path_rows":
             return replace(self, max_path_rows=_integer(name, value, 1, None))
+        if name == "search_path":
+            return replace(self, search_path=_schemas(value))
         if name == "threads":
             if not isinstance(value, int) or isinstance(value, bool) or \
                     not 1 <= value <= MAX_THREADS:

@@ -13,6 +13,7 @@ changes of this connection's open transaction on top.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import os
 import threading
@@ -248,15 +249,38 @@ class TableSnapshot:
     def names(self) -> list[str]:
         return sorted(self._names)
 
+    #: Schemas an unqualified name no table of main has is looked up in (SET search_path).
+    search_path: tuple[str, ...] = ()
+
+    def searching(self, path: tuple[str, ...]) -> "TableSnapshot":
+        """This snapshot, looking unqualified names up in ``path`` too (a copy: a snapshot
+        may be shared by the process's connections, each with its own search path)."""
+        found = copy.copy(self)
+        found.search_path = tuple(path)
+        return found
+
     def key_of(self, name: str) -> str | None:
-        """The stored name of table ``name`` (case-insensitive, a unique match), or None."""
+        """The stored name of table ``name`` (case-insensitive, a unique match), or None. An
+        unqualified name is main's table, else one of :attr:`search_path`'s schemas', in
+        order: a stored name always finds its own table (CREATE TABLE refuses a table that
+        main's would hide)."""
+        key = self.exact_key(name)
+        if key is None and "." not in name:
+            for schema in self.search_path:
+                if schema.lower() != "main" and (key := self.exact_key(f"{schema}.{name}")):
+                    return key
+        return key
+
+    def exact_key(self, name: str) -> str | None:
+        """The stored name of ``name`` as written (``main.`` optional), without the search
+        path."""
         if name in self._names:
             return name
         folded = [n for n in self._names if n.lower() == name.lower()]
         if len(folded) == 1:
             return folded[0]
         if not folded and "." in name and split_name(name)[0].lower() == "main":
-            return self.key_of(split_name(name)[1])
+            return self.exact_key(split_name(name)[1])
         return None
 
     def find(self, name: str) -> TableEntry | None:

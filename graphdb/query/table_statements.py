@@ -117,6 +117,12 @@ def definition_plan(session: "Session", statement: "Statement", parameters: Any,
         return DropTable(tuple(statement.options["names"]), bool(statement.if_exists))
     options = statement.options
     name = valid_name(statement.name)
+    path = session.catalog.search_path
+    if "." not in name and path and path[0].lower() != MAIN:  # SET search_path's first schema
+        if session.catalog.tables_now().exact_key(name) is not None:
+            raise CatalogError(f"table '{name}' exists in schema main, which comes first for "
+                               f"an unqualified name: write {path[0]}.{name} (or main.{name})")
+        name = f"{path[0]}.{name}"
     check_schema(session, name)
     if "query" in options:
         from .parser import parse

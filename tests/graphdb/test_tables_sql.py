@@ -267,3 +267,41 @@ def test_executemany_into_a_table(tmp_path):
         with pytest.raises(graphdb.IntegrityError):
             con.executemany("INSERT INTO m VALUES (?, ?)", [(1000, "a"), (1000, "b")])
         assert con.execute("SELECT count(*) FROM m").fetchone() == (500,)
+
+
+def test_search_path_finds_and_makes_tables_of_its_schemas(tmp_path):
+    """SET search_path = s (DuckPGQ's scripts use it): unqualified names that main has no table
+    of are the schema's, CREATE TABLE makes them there, and a property graph over them follows
+    their writes; main's own tables come first and are never hidden, and another connection
+    keeps its own (empty) path. Rows by hand."""
+    path = str(tmp_path / "db")
+    con = graphdb.connect(path)
+    con.execute("CREATE TABLE Person (id BIGINT PRIMARY KEY, name VARCHAR)")
+    con.execute("INSERT INTO Person VALUES (9, 'main')")
+    con.execute("CREATE SCHEMA s")
+    with pytest.raises(graphdb.CatalogError, match="schema 'nope' does not exist"):
+        con.execute("SET search_path = nope")
+    con.execute("SET search_path = s")
+    with pytest.raises(graphdb.CatalogError, match="exists in schema main"):
+        con.execute("CREATE TABLE Person (id BIGINT PRIMARY KEY)")
+    con.execute("CREATE TABLE Company (id BIGINT PRIMARY KEY, name VARCHAR)")
+    con.execute("CREATE TABLE WorksAt (person_id BIGINT, company_id BIGINT)")
+    assert [n for (n,) in con.execute("SHOW TABLES").fetchall()] == [
+        "Person", "s.Company", "s.WorksAt"]
+    con.execute("INSERT INTO Company VALUES (1, 'acme'), (2, 'initech')")
+    con.execute("CREATE PROPERTY GRAPH g VERTEX TABLES (Person, Company) EDGE TABLES (WorksAt "
+                "SOURCE KEY (person_id) REFERENCES Person (id) DESTINATION KEY (company_id) "
+                "REFERENCES Company (id) LABEL works_at)")
+    con.execute("INSERT INTO WorksAt VALUES (9, 2)")
+    con.execute("UPDATE Company SET name = 'initrode' WHERE id = 2")
+    assert con.execute("SELECT * FROM GRAPH_TABLE (g MATCH (p:Person)-[:works_at]->(c:Company) "
+                       "COLUMNS (p.name AS p, c.name AS c))").fetchall() == [("main", "initrode")]
+    assert con.execute("SELECT * FROM main.Person").fetchall() == [(9, "main")]
+    assert con.execute("SELECT name FROM s.Company ORDER BY id").fetchall() == [
+        ("acme",), ("initrode",)]
+    other = graphdb.connect(path)
+    with pytest.raises(graphdb.BinderError, match="unknown table 'Company'"):
+        other.execute("SELECT * FROM Company")
+    con.execute("RESET search_path")
+    with pytest.raises(graphdb.BinderError, match="unknown table 'Company'"):
+        con.execute("SELECT * FROM Company")

@@ -29,7 +29,7 @@ def set_item(ast: exp.Expression) -> tuple[str, Any]:
     """(setting name, value) of ``SET name = value``; an unquoted word is taken as a string."""
     item = ast.expressions[0].this
     name = (item.this.name if hasattr(item.this, "name") else item.this.sql()).lower()
-    if isinstance(item.expression, exp.Column):  # SET device = cpu
+    if isinstance(item.expression, (exp.Column, exp.Var)):  # SET device = cpu
         return name, item.expression.name
     known, value = constant(item.expression)
     if not known:
