@@ -430,7 +430,8 @@ class Session:
             self.catalog.buffers.resize(settings.buffer_pool_size)
         self.settings = settings
         self.env.synchronous = settings.synchronous
-        self.catalog.search_path = self._search_path()
+        if name.lower() == "search_path":
+            self.catalog.search_path = self._search_path()
         apply_threads(settings.threads)
         if name == "threads":
             self.runner.sql.set_threads(settings.threads)
@@ -453,7 +454,7 @@ class Session:
         for n in names:
             self.settings = self.settings.reset(n)
         self.env.synchronous = self.settings.synchronous
-        self.catalog.search_path = self._search_path()
+        self.catalog.search_path = tuple(n for n in self.settings.search_path.split(",") if n)
         self.catalog.buffers.resize(self.settings.buffer_pool_size)
         apply_threads(self.settings.threads)
         self.runner.sql.set_threads(self.settings.threads)
