@@ -89,37 +89,10 @@ def time_lookups(run, keys: list[int]) -> float:
     return statistics.median(times) * 1000
 
 
-def bench_graphdb(work: Path, csv: Path, batches: list[str], many: list[tuple], args) -> dict:
+def _same_statements(con, csv: Path, batches: list[str], many: list[tuple], args) -> dict:
+    """The statements graphdb and DuckDB both run (their SQL and DB-API are the same), timed:
+    COPY, batched INSERTs, executemany, key lookups, single-row INSERTs."""
     out = {}
-    with graphdb.connect(str(work / "graphdb")) as con:
-        con.execute(DDL)
-        start = time.perf_counter()
-        con.execute(f"COPY person FROM '{csv}' (HEADER)")
-        out["copy"] = args.rows / (time.perf_counter() - start)
-        start = time.perf_counter()
-        for statement in batches:
-            con.execute(statement)
-        out["batched"] = args.batch * len(batches) / (time.perf_counter() - start)
-        start = time.perf_counter()
-        con.executemany("INSERT INTO person VALUES (?, ?, ?, ?)", many)
-        out["executemany"] = len(many) / (time.perf_counter() - start)
-        expected = args.rows + args.batch * len(batches) + len(many)
-        assert con.execute("SELECT count(*) FROM person").fetchone() == (expected,)
-        out["lookup_ms"] = time_lookups(lambda k: con.execute(LOOKUP, [k]).fetchall(),
-                                        lookup_keys(args))
-        assert con.execute(LOOKUP, [3]).fetchall() == [("name1",)]
-        con.execute(SINGLE_DDL)
-        out["single"] = single_rows(lambda i: con.execute(SINGLE, [i, f"n{i}", i / 2]),
-                                    args.single)
-        assert con.execute("SELECT count(*) FROM t").fetchone() == (args.single + 10,)
-    return out
-
-
-def bench_duckdb(work: Path, csv: Path, batches: list[str], many: list[tuple], args) -> dict:
-    import duckdb
-
-    out = {}
-    con = duckdb.connect(str(work / "duck.db"))
     con.execute(DDL)
     start = time.perf_counter()
     con.execute(f"COPY person FROM '{csv}' (HEADER)")
@@ -131,13 +104,31 @@ def bench_duckdb(work: Path, csv: Path, batches: list[str], many: list[tuple], a
     start = time.perf_counter()
     con.executemany("INSERT INTO person VALUES (?, ?, ?, ?)", many)
     out["executemany"] = len(many) / (time.perf_counter() - start)
+    expected = args.rows + args.batch * len(batches) + len(many)
+    assert con.execute("SELECT count(*) FROM person").fetchone() == (expected,)
     out["lookup_ms"] = time_lookups(lambda k: con.execute(LOOKUP, [k]).fetchall(),
                                     lookup_keys(args))
+    assert con.execute(LOOKUP, [3]).fetchall() == [("name1",)]
     con.execute(SINGLE_DDL)
     out["single"] = single_rows(lambda i: con.execute(SINGLE, [i, f"n{i}", i / 2]),
                                 args.single)
-    con.close()
+    assert con.execute("SELECT count(*) FROM t").fetchone() == (args.single + 10,)
     return out
+
+
+def bench_graphdb(work: Path, csv: Path, batches: list[str], many: list[tuple], args) -> dict:
+    with graphdb.connect(str(work / "graphdb")) as con:
+        return _same_statements(con, csv, batches, many, args)
+
+
+def bench_duckdb(work: Path, csv: Path, batches: list[str], many: list[tuple], args) -> dict:
+    import duckdb
+
+    con = duckdb.connect(str(work / "duck.db"))
+    try:
+        return _same_statements(con, csv, batches, many, args)
+    finally:
+        con.close()
 
 
 def bench_kuzu(work: Path, csv: Path, args) -> dict:
