@@ -18,6 +18,7 @@ wrong (usage), 3 an internal error (a bug: please report it), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import warnings
@@ -406,6 +407,8 @@ def _creates(args) -> bool:
     from .errors import Error
     from .query.parser import parse
 
+    if os.path.exists(args.db):
+        return False  # only a new path is created: no second parse of every statement
     try:
         statement = parse(args.sql)
     except Error:
