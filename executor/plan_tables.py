@@ -1,6 +1,8 @@
 """Logical plan nodes of stored tables (CREATE TABLE): their writes (INSERT, UPDATE, DELETE,
-COPY t FROM) and definitions (CREATE TABLE, DROP TABLE), built by the front end and run by the
-operators of :mod:`graphdb.executor.writes.tables` and :mod:`graphdb.executor.writes.table_definitions`.
+TRUNCATE, COPY t FROM) and definitions (CREATE, DROP and ALTER TABLE), and of views and schemas,
+built by the front end and run by the operators of :mod:`graphdb.executor.writes.tables`,
+:mod:`graphdb.executor.writes.table_definitions`, :mod:`graphdb.executor.writes.alter_table` and
+:mod:`graphdb.executor.writes.namespaces`.
 Like every node of :mod:`.plan`, plain frozen dataclasses that EXPLAIN shows."""
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from typing import Any
 
 from .plan import PlanNode
 
-__all__ = ["CreateTable", "DropTable", "FileRows", "TableDelete", "TableInsert", "TableRows",
-           "TableUpdate"]
+__all__ = ["AddColumn", "AlterTable", "CreateSchema", "CreateTable", "CreateView", "DropColumn",
+           "DropSchema", "DropTable", "DropView", "FileRows", "RenameColumn", "RenameTable",
+           "TableDelete", "TableInsert", "TableRows", "TableUpdate"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,3 +92,104 @@ class DropTable(PlanNode):
 
     tables: tuple[str, ...]
     if_exists: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class AddColumn:
+    """``ADD [COLUMN] [IF NOT EXISTS] c TYPE [DEFAULT x] [NOT NULL]``: ``column`` is its
+    :class:`graphdb.catalog.tables.Column`, ``arrow`` its Arrow type; each existing row gets the
+    default (``column.default``, DuckDB SQL) or NULL."""
+
+    column: Any
+    arrow: Any
+    if_not_exists: bool = False
+
+    def __str__(self) -> str:
+        column = self.column
+        return (f"ADD COLUMN {column.name} {column.type}"
+                + (f" DEFAULT {column.default}" if column.default is not None else "")
+                + ("" if column.nullable else " NOT NULL"))
+
+
+@dataclass(frozen=True, eq=False)
+class DropColumn:
+    """``DROP [COLUMN] [IF EXISTS] c``: refused for a column a key or constraint uses."""
+
+    name: str
+    if_exists: bool = False
+
+    def __str__(self) -> str:
+        return f"DROP COLUMN {self.name}"
+
+
+@dataclass(frozen=True, eq=False)
+class RenameColumn:
+    """``RENAME [COLUMN] a TO b``: the keys and constraints follow the new name."""
+
+    old: str
+    new: str
+
+    def __str__(self) -> str:
+        return f"RENAME COLUMN {self.old} TO {self.new}"
+
+
+@dataclass(frozen=True, eq=False)
+class RenameTable:
+    """``RENAME TO t2``."""
+
+    new: str
+
+    def __str__(self) -> str:
+        return f"RENAME TO {self.new}"
+
+
+@dataclass(frozen=True, eq=False)
+class AlterTable(PlanNode):
+    """``ALTER TABLE [IF EXISTS] t action, ...``: the actions (:class:`AddColumn`,
+    :class:`DropColumn`, :class:`RenameColumn`, :class:`RenameTable`) applied in order in one
+    statement; a change of columns rewrites the table's live rows as a new generation, their row
+    ids kept. Refused for a table a property graph is built over."""
+
+    table: str
+    actions: tuple
+    if_exists: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class CreateView(PlanNode):
+    """``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(columns)] AS query``: the query's text is
+    kept and expanded where a query names the view; ``output`` is its (name, DuckDB type)
+    columns, as bound when the view is made."""
+
+    view: str
+    query: str
+    columns: tuple[str, ...] = ()
+    output: tuple = ()
+    replace: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class DropView(PlanNode):
+    """``DROP VIEW [IF EXISTS] v, ...``."""
+
+    views: tuple[str, ...]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class CreateSchema(PlanNode):
+    """``CREATE SCHEMA [IF NOT EXISTS] s``: a namespace for tables and views (``s.t``)."""
+
+    schema: str
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class DropSchema(PlanNode):
+    """``DROP SCHEMA [IF EXISTS] s, ... [CASCADE]``: refused for a schema with tables or views
+    unless CASCADE, which drops them too (each table as DROP TABLE would)."""
+
+    schemas: tuple[str, ...]
+    if_exists: bool = False
+    cascade: bool = False

@@ -129,6 +129,25 @@ class Tables:
             raw = self.read_raw(txn)
         return TableSnapshot(self, raw, {})
 
+    def put_namespace(self, changes: "dict[tuple[str, str], bytes | None]") -> None:
+        """Store (bytes) or remove (None) view and schema entries, keyed by ``('view' |
+        'schema', name)``, in one commit of their own under the writer lock (views and schemas
+        change outside transactions)."""
+        env = self.catalog.env
+        db = env.db(TABLES_DB)
+        kinds = {"view": _VIEW, "schema": _SCHEMA}
+
+        def commit(txn):
+            for (kind, name), value in changes.items():
+                key = table_key(name, kinds[kind])
+                if value is None:
+                    txn.delete(key, db=db)
+                else:
+                    txn.put(key, value, db=db)
+
+        with env.writer_lock(timeout=self.catalog.lock_timeout):
+            env.write(commit)
+
     # -- data -----------------------------------------------------------------------------------
     def base_table(self, entry: TableEntry) -> tuple[pa.Table, np.ndarray | None]:
         """The base generation's rows (memory-mapped), checked against the entry, and their

@@ -20,17 +20,30 @@ from ..plan import (
     UpdateRows,
 )
 from ..plan_tables import (
+    AlterTable,
+    CreateSchema,
     CreateTable,
+    CreateView,
+    DropSchema,
     DropTable,
+    DropView,
     FileRows,
+    RenameTable,
     TableDelete,
     TableInsert,
     TableRows,
     TableUpdate,
 )
+from ..writes.alter_table import AlterTableOperator
 from ..writes.definitions import CreateGraphOperator, DropGraphOperator, LoadGraphOperator
 from ..writes.delete import DeleteOperator
 from ..writes.insert import InsertOperator
+from ..writes.namespaces import (
+    CreateSchemaOperator,
+    CreateViewOperator,
+    DropSchemaOperator,
+    DropViewOperator,
+)
 from ..writes.property_graph import CreatePropertyGraphOperator
 from ..writes.table_definitions import CreateTableOperator, DropTableOperator
 from ..writes.table_graphs import graphs_over
@@ -47,6 +60,7 @@ from ..writes.update import UpdateOperator
 __all__ = ["WritePlanning"]
 
 _COMMITS = "commits at the statement's end, or with the open transaction (BEGIN ... COMMIT)"
+_NAMESPACE = "stored at once in a commit of its own (refused inside BEGIN ... COMMIT)"
 
 
 class WritePlanning:
@@ -222,3 +236,39 @@ class WritePlanning:
                                 f"{', '.join(node.tables)}",
             details=("refused for a table a property graph is built over or a FOREIGN KEY "
                      "references; its files are freed once no statement reads them", _COMMITS))
+
+    def plan_AlterTable(self, node: AlterTable) -> AlterTableOperator:
+        rewrites = any(not isinstance(a, RenameTable) for a in node.actions)
+        return AlterTableOperator(
+            logical=node, label=f"ALTER TABLE {'IF EXISTS ' if node.if_exists else ''}"
+                                f"{node.table}",
+            details=(*(str(a) for a in node.actions),
+                     "refused for a table a property graph is built over",
+                     *(("the live rows rewritten as a new generation, their row ids kept",)
+                       if rewrites else ()), _COMMITS))
+
+    def plan_CreateView(self, node: CreateView) -> CreateViewOperator:
+        columns = ", ".join(f"{name} {type_}" for name, type_ in node.output)
+        return CreateViewOperator(
+            logical=node, label=f"CREATE {'OR REPLACE ' if node.replace else ''}VIEW "
+                                f"{'IF NOT EXISTS ' if node.if_not_exists else ''}{node.view}",
+            details=(columns, "AS " + node.query, _NAMESPACE))
+
+    def plan_DropView(self, node: DropView) -> DropViewOperator:
+        return DropViewOperator(
+            logical=node, label=f"DROP VIEW {'IF EXISTS ' if node.if_exists else ''}"
+                                f"{', '.join(node.views)}", details=(_NAMESPACE,))
+
+    def plan_CreateSchema(self, node: CreateSchema) -> CreateSchemaOperator:
+        return CreateSchemaOperator(
+            logical=node, label=f"CREATE SCHEMA {'IF NOT EXISTS ' if node.if_not_exists else ''}"
+                                f"{node.schema}", details=(_NAMESPACE,))
+
+    def plan_DropSchema(self, node: DropSchema) -> DropSchemaOperator:
+        details = ("its tables dropped as DROP TABLE drops them (refused for a table a property "
+                   "graph is built over), then its views",) if node.cascade else (
+            "refused for a schema with tables or views (CASCADE drops them)",)
+        return DropSchemaOperator(
+            logical=node, label=f"DROP SCHEMA {'IF EXISTS ' if node.if_exists else ''}"
+                                f"{', '.join(node.schemas)}{' CASCADE' if node.cascade else ''}",
+            details=(*details, _NAMESPACE))

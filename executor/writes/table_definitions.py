@@ -80,7 +80,7 @@ class DropTableOperator(PhysicalNode):
                         raise CatalogError(f"'{name}' is a view: DROP VIEW {name}")
                     writes.entry(name)  # raises TableNotFound with suggestions
                 refuse_if_graph(runner.catalog, entry.name, "drop")
-                refuse_if_referenced(writes, entry)
+                refuse_if_referenced(writes, entry, dropping=node.tables)
                 writes.drop(entry.name)
                 dropped.append(entry.name)
         if not dropped:
@@ -88,11 +88,13 @@ class DropTableOperator(PhysicalNode):
         return status_table("dropped table " + ", ".join(f"'{n}'" for n in dropped))
 
 
-def refuse_if_referenced(writes, entry) -> None:
-    """A table another table's FOREIGN KEY references cannot be dropped."""
+def refuse_if_referenced(writes, entry, dropping: "list[str] | tuple[str, ...]" = ()) -> None:
+    """A table another table's FOREIGN KEY references cannot be dropped (unless that table is
+    dropped with it: one of ``dropping``)."""
+    gone = {entry.name.lower()} | {name.lower() for name in dropping}
     for name in writes.names():
         other = writes.find(name)
-        if other is None or other.name.lower() == entry.name.lower():
+        if other is None or other.name.lower() in gone:
             continue
         if any(fk.table.lower() == entry.name.lower() for fk in other.foreign_keys):
             raise CatalogError(f"cannot drop table '{entry.name}': table '{other.name}' has a "

@@ -8,9 +8,10 @@ is part of the connection's write transaction, like INSERT (BEGIN ... ROLLBACK u
 TABLE too). A table a property graph is built over cannot be dropped, renamed or altered
 while the graph exists (the error names the graph).
 
-Views and schemas are :mod:`.view_statements`'. SHOW TABLES, DESCRIBE t and
-``information_schema`` list them. CREATE TABLE, DROP TABLE and COPY t FROM are bound into plans
-(:mod:`graphdb.executor.plan_tables`) which EXPLAIN shows; the others run here.
+ALTER TABLE is bound by :mod:`.alter_table`, views and schemas by :mod:`.view_statements`.
+Every one of these statements is bound into a plan (:mod:`graphdb.executor.plan_tables`) which
+EXPLAIN shows and the executor's operators run. SHOW TABLES, DESCRIBE t and
+``information_schema`` list them.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from graphdb.executor.plan_tables import CreateTable, DropTable, FileRows, Table
 from graphdb.executor.table_types import entry_of_rows
 from graphdb.executor.writes.table_graphs import refuse_if_graph
 
-from ..errors import BinderError, CatalogError, InvalidInputError
+from ..errors import CatalogError, InvalidInputError
 from ..table_types import resolve_types
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from .table_sql import TableCommand as Statement
 
 __all__ = ["after_write", "check_schema", "copy_plan", "create_table_from", "definition_plan",
-           "describe_table", "execute_table_statement", "file_query", "maybe_compact_tables",
+           "describe_table", "file_query", "maybe_compact_tables",
            "read_file", "resolve_default", "show_tables", "table_name", "table_writes",
            "valid_name", "write_statement"]
 
@@ -59,23 +60,6 @@ MIN_COMPACT = 50_000
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def execute_table_statement(session: "Session", statement: "Statement", parameters: Any
-                            ) -> tuple[pa.Table, str | None]:
-    """Run a table, view or schema statement; (result, message)."""
-    kind = statement.kind
-    if parameters and kind not in ("create_table",):
-        raise InvalidInputError(f"{kind.replace('_', ' ').upper()} takes no parameters")
-    if statement.explain:
-        raise BinderError(f"EXPLAIN shows how a query runs; {kind.replace('_', ' ').upper()} "
-                          "is not a query")
-    session.writable()
-    from . import alter_table, view_statements
-
-    handler = globals().get("_" + kind) or getattr(
-        alter_table if kind == "alter_table" else view_statements, "_" + kind)
-    return handler(session, statement, parameters)
 
 
 def table_writes(session: "Session"):
@@ -112,9 +96,25 @@ def valid_name(name: str) -> str:
 # -- CREATE TABLE -------------------------------------------------------------------------------
 def definition_plan(session: "Session", statement: "Statement", parameters: Any,
                     snapshot: "StatementCatalog") -> PlanNode:
-    """The plan of CREATE TABLE or DROP TABLE (:mod:`graphdb.executor.plan_tables`)."""
-    if statement.kind == "drop_table":
+    """The plan of a table, view or schema definition, or TRUNCATE
+    (:mod:`graphdb.executor.plan_tables`)."""
+    kind = statement.kind
+    if parameters and kind != "create_table":  # CREATE TABLE t AS SELECT ... WHERE x = ?
+        raise InvalidInputError(f"{kind.replace('_', ' ').upper()} takes no parameters")
+    if kind == "drop_table":
         return DropTable(tuple(statement.options["names"]), bool(statement.if_exists))
+    if kind == "truncate":
+        from .table_writes import delete_all_plan
+
+        return delete_all_plan(statement.name)
+    if kind == "alter_table":
+        from .alter_table import alter_plan
+
+        return alter_plan(session, statement)
+    if kind != "create_table":
+        from .view_statements import namespace_plan
+
+        return namespace_plan(session, statement)
     options = statement.options
     name = valid_name(statement.name)
     path = session.catalog.search_path
@@ -298,7 +298,7 @@ def create_table_from(session: "Session", name: str, rows: pa.Table, *, replace:
             raise CatalogError(f"table '{existing.name}' already exists (replace=True replaces "
                                "it)")
         if existing is not None:
-            _refuse_if_graph(session, existing.name, "replace")
+            refuse_if_graph(session.catalog, existing.name, "replace")
         if primary_key:
             missing = [k for k in primary_key if k not in rows.column_names]
             if missing:
@@ -325,17 +325,6 @@ def _check_key(name: str, rows: pa.Table, key: tuple[str, ...]) -> None:
     if rows.num_rows and rows.group_by(list(key)).aggregate([]).num_rows != rows.num_rows:
         raise IntegrityError(f"duplicate key in the primary key ({', '.join(key)}) of table "
                              f"{name}")
-
-
-# -- DROP, ALTER, TRUNCATE ----------------------------------------------------------------------
-def _refuse_if_graph(session: "Session", table: str, what: str) -> None:
-    refuse_if_graph(session.catalog, table, what)
-
-
-def _truncate(session: "Session", statement: "Statement", parameters: Any):
-    from .table_writes import delete_all_plan
-
-    return session.execute_plan(delete_all_plan(statement.name)), None
 
 
 # -- COPY t FROM --------------------------------------------------------------------------------

@@ -139,3 +139,76 @@ def test_explain_shows_table_definitions_and_they_run_as_plans(tmp_path):
         con.execute("CREATE TABLE r (x INTEGER)")
         con.execute("ROLLBACK")
         assert con.execute("SHOW TABLES").fetchall() == [("p",)]
+
+
+def test_explain_shows_alter_truncate_views_and_schemas_and_runs_nothing(tmp_path):
+    with graphdb.connect(tmp_path / "db") as con:
+        con.execute(SCHEMA)
+        con.execute("INSERT INTO p VALUES (1, 'a', 5), (2, 'b', 0)")
+        plan = lines(con, "EXPLAIN ALTER TABLE p ADD COLUMN city VARCHAR DEFAULT 'x', "
+                          "ADD COLUMN zip INTEGER")
+        assert plan[0] == "ALTER TABLE p"
+        assert any("ADD COLUMN city VARCHAR" in line for line in plan)
+        assert any("ADD COLUMN zip INTEGER" in line for line in plan)
+        assert "RENAME COLUMN age TO years" in lines(
+            con, "EXPLAIN ALTER TABLE p RENAME COLUMN age TO years")[1]
+        assert lines(con, "EXPLAIN TRUNCATE p")[0].startswith("DELETE FROM TABLE p")
+        assert lines(con, "EXPLAIN CREATE VIEW v AS SELECT id FROM p")[0] == "CREATE VIEW v"
+        assert lines(con, "EXPLAIN CREATE SCHEMA s")[0] == "CREATE SCHEMA s"
+        # nothing ran: the table, its rows and the namespace are as they were
+        assert con.execute("SELECT * FROM p ORDER BY id").fetchall() == [(1, "a", 5),
+                                                                         (2, "b", 0)]
+        assert con.execute("SHOW TABLES").fetchall() == [("p",)]
+        with pytest.raises(graphdb.CatalogError):
+            con.execute("CREATE TABLE s.t (x INTEGER)")  # no schema s yet
+        con.execute("ALTER TABLE p ADD COLUMN city VARCHAR DEFAULT 'x', ADD COLUMN zip INTEGER")
+        con.execute("ALTER TABLE p RENAME COLUMN age TO years")
+        assert con.execute("SELECT id, years, city, zip FROM p ORDER BY id").fetchall() == [
+            (1, 5, "x", None), (2, 0, "x", None)]
+        con.execute("CREATE SCHEMA s")
+        con.execute("CREATE TABLE s.t (x INTEGER)")
+        con.execute("CREATE VIEW s.v AS SELECT x FROM s.t")
+        plan = lines(con, "EXPLAIN DROP SCHEMA s CASCADE")
+        assert plan[0] == "DROP SCHEMA s CASCADE"
+        assert lines(con, "EXPLAIN DROP VIEW s.v")[0] == "DROP VIEW s.v"
+        con.execute("DROP SCHEMA s CASCADE")
+        assert con.execute("SHOW TABLES").fetchall() == [("p",)]
+
+
+def test_alter_table_is_part_of_the_transaction(tmp_path):
+    with graphdb.connect(tmp_path / "db") as con:
+        con.execute("CREATE TABLE t (a INTEGER)")
+        con.execute("INSERT INTO t VALUES (1), (2)")
+        con.execute("BEGIN")
+        con.execute("CREATE TABLE u (b INTEGER)")  # made in this transaction, altered in it
+        con.execute("ALTER TABLE u ADD COLUMN c INTEGER DEFAULT 7")
+        con.execute("INSERT INTO u VALUES (1, 2)")
+        con.execute("ALTER TABLE t RENAME COLUMN a TO z")
+        assert con.execute("SELECT b, c FROM u").fetchall() == [(1, 2)]
+        con.execute("ROLLBACK")
+        assert con.execute("SHOW TABLES").fetchall() == [("t",)]
+        assert con.execute("SELECT a FROM t ORDER BY a").fetchall() == [(1,), (2,)]
+        with pytest.raises(graphdb.IntegrityError, match="NOT NULL"):
+            con.execute("ALTER TABLE t ADD COLUMN n INTEGER NOT NULL")  # rows would be NULL
+        with pytest.raises(graphdb.ProgrammingError, match="outside a transaction"):
+            con.execute("BEGIN")
+            con.execute("CREATE VIEW w AS SELECT a FROM t")
+        con.execute("ROLLBACK")
+
+
+def test_tables_that_reference_each_other_drop_together(tmp_path):
+    """PostgreSQL drops a referenced table when its referencing table goes in the same DROP;
+    alone, or under a table outside the dropped schema, it is refused."""
+    with graphdb.connect(tmp_path / "db") as con:
+        con.execute("CREATE TABLE a (id INTEGER PRIMARY KEY)")
+        con.execute("CREATE TABLE b (id INTEGER PRIMARY KEY, a_id INTEGER REFERENCES a(id))")
+        with pytest.raises(graphdb.CatalogError, match="foreign key"):
+            con.execute("DROP TABLE a")
+        con.execute("DROP TABLE a, b")
+        assert con.execute("SHOW TABLES").fetchall() == []
+        con.execute("CREATE SCHEMA s")
+        con.execute("CREATE TABLE s.a (id INTEGER PRIMARY KEY)")
+        con.execute("CREATE TABLE c (id INTEGER PRIMARY KEY, a_id INTEGER REFERENCES s.a(id))")
+        with pytest.raises(graphdb.CatalogError, match="foreign key"):
+            con.execute("DROP SCHEMA s CASCADE")
+        assert [name for (name,) in con.execute("SHOW TABLES").fetchall()] == ["c", "s.a"]

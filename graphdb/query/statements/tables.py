@@ -1,7 +1,6 @@
 """Tables, views and schemas: CREATE/DROP/ALTER TABLE, TRUNCATE, COPY t FROM, CREATE/DROP VIEW,
-CREATE/DROP SCHEMA (bound or run by :mod:`graphdb.query.table_statements`), SHOW TABLES and
-SHOW PROPERTY GRAPHS. CREATE TABLE, DROP TABLE and COPY t FROM are plans, which EXPLAIN
-shows.
+CREATE/DROP SCHEMA (bound into plans by :mod:`graphdb.query.table_statements`, which EXPLAIN
+shows), SHOW TABLES and SHOW PROPERTY GRAPHS.
 
 The definitions change the catalog's table entries inside the session's write transaction
 (:mod:`graphdb.catalog.tables`). ``COPY t FROM`` is a plan (EXPLAIN shows it): the file's rows
@@ -30,35 +29,23 @@ if TYPE_CHECKING:
 __all__ = ["HANDLERS"]
 
 
-class TableDefinition(Handler):
-    """A statement of tables, views or schemas: carried out by
-    :func:`graphdb.query.table_statements.execute_table_statement`."""
+class TablePlan(Handler):
+    """A definition of tables, views or schemas, or TRUNCATE: a plan
+    (:func:`graphdb.query.table_statements.definition_plan`) run by the executor's operators,
+    which EXPLAIN shows."""
 
-    leased = False
+    explainable = True
 
     def __init__(self, kind: str):
         self.kind = kind
         self.parameters = kind == "create_table"  # CREATE TABLE t AS SELECT ... WHERE x = ?
 
-    def execute(self, session: "Session", statement: "Statement", parameters: Any
-                ) -> tuple[pa.Table, str | None]:
-        from ..table_statements import execute_table_statement
-
-        return execute_table_statement(session, statement.ast.command, parameters)
-
-
-class TablePlan(TableDefinition):
-    """CREATE TABLE and DROP TABLE: plans (:func:`graphdb.query.table_statements.
-    definition_plan`) run by the executor's operators, which EXPLAIN shows."""
-
-    explainable = True
-    leased = True
-
     def check(self, session: "Session", statement: "Statement") -> None:
         session.writable()
 
     def uses_lease(self, statement: "Statement") -> bool:
-        return "query" in statement.ast.command.options  # CREATE TABLE AS reads tables
+        # CREATE TABLE AS reads tables; CREATE VIEW binds its query when planned
+        return "query" in (statement.ast.command.options or {})
 
     def plan(self, session: "Session", statement: "Statement", parameters: Any,
              snapshot: "StatementCatalog") -> PlanNode:
@@ -66,14 +53,12 @@ class TablePlan(TableDefinition):
 
         return definition_plan(session, statement.ast.command, parameters, snapshot)
 
-    def execute(self, session: "Session", statement: "Statement", parameters: Any
-                ) -> tuple[pa.Table, str | None]:
-        return Handler.execute(self, session, statement, parameters)
-
     def finish(self, session: "Session", statement: "Statement", table: pa.Table
                ) -> tuple[pa.Table, str | None]:
         if not session.transaction.open:
             session.after_commit(session.transaction.writer.committed)
+        if self.kind == "truncate":
+            return table, None
         return pa.table({}), table.column("status")[0].as_py()
 
 
@@ -197,8 +182,8 @@ class ShowTables(Handler):
         return ValuesScan("property_graphs", show_property_graphs(session))
 
 
-HANDLERS: dict[type, Handler] = {NODES[kind]: TableDefinition(kind) for kind in TABLE_KINDS}
-HANDLERS.update({NODES[kind]: TablePlan(kind) for kind in ("create_table", "drop_table")})
+HANDLERS: dict[type, Handler] = {NODES[kind]: TablePlan(kind) for kind in TABLE_KINDS
+                                 if kind != "copy_from"}
 HANDLERS[NODES["copy_from"]] = CopyFrom()
 HANDLERS[grammar.ImportDatabase] = ImportDatabase()
 HANDLERS.update({NODES[kind]: ShowTables(kind) for kind in ("show_tables",
