@@ -45,14 +45,16 @@ def information_schema(catalog: "StatementCatalog", registered: dict[str, pa.Tab
             schema, table = split_name(e.name)
             for i, c in enumerate(e.columns, start=1):
                 rows.append((schema, table, c.name, i, c.default,
-                             "YES" if c.nullable else "NO", c.type))
+                             "YES" if c.nullable else "NO", c.type,
+                             None if c.identity is None else
+                             "ALWAYS" if c.identity[0] else "BY DEFAULT"))
         for v in tables.view_names():
             schema, table = split_name(v)
             for i, (column, kind) in enumerate(tables.find_view(v).output, start=1):
-                rows.append((schema, table, column, i, None, "YES", kind))
+                rows.append((schema, table, column, i, None, "YES", kind, None))
         for t, data in sorted(registered.items()):
             for i, f in enumerate(data.schema, start=1):
-                rows.append((MAIN, t, f.name, i, None, "YES", str(f.type).upper()))
+                rows.append((MAIN, t, f.name, i, None, "YES", str(f.type).upper(), None))
         return pa.table({"table_catalog": _strings(_CATALOG for _ in rows),
                          "table_schema": _strings(r[0] for r in rows),
                          "table_name": _strings(r[1] for r in rows),
@@ -60,7 +62,9 @@ def information_schema(catalog: "StatementCatalog", registered: dict[str, pa.Tab
                          "ordinal_position": pa.array([r[3] for r in rows], pa.int64()),
                          "column_default": _strings(r[4] for r in rows),
                          "is_nullable": _strings(r[5] for r in rows),
-                         "data_type": _strings(r[6] for r in rows)})
+                         "data_type": _strings(r[6] for r in rows),
+                         "is_identity": _strings("NO" if r[7] is None else "YES" for r in rows),
+                         "identity_generation": _strings(r[7] for r in rows)})
     if name == "schemata":
         names = [MAIN, "information_schema"] + tables.schemas()
         return pa.table({"catalog_name": _strings(_CATALOG for _ in names),

@@ -80,16 +80,26 @@ def _count(value) -> bool:
 @dataclass(frozen=True)
 class Column:
     """A column as declared: its name, its SQL type as the relational engine spells it, whether
-    it may hold NULL, and its default (SQL text, or None)."""
+    it may hold NULL, its default (SQL text, or None), and of an identity column
+    (``GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY``, ``SERIAL``) ``(always, start,
+    increment)``: an INSERT that leaves it out takes the table's next value of it."""
 
     name: str
     type: str
     nullable: bool = True
     default: str | None = None
+    identity: tuple | None = None
+
+    def __post_init__(self):
+        if self.identity is not None:  # (stored as a JSON list)
+            object.__setattr__(self, "identity", tuple(self.identity))
 
     def to_json(self) -> dict:
-        return {"name": self.name, "type": self.type, "nullable": self.nullable,
+        data = {"name": self.name, "type": self.type, "nullable": self.nullable,
                 "default": self.default}
+        if self.identity is not None:
+            data["identity"] = list(self.identity)
+        return data
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,9 @@ class TableEntry:
     appended_from: int = -1
     #: the base file carries its rows' ids (else they are 0 .. base_rows - 1)
     base_rowids: bool = False
+    #: an identity column's next value (column -> value; absent: its start), advanced by the
+    #: INSERTs that take it, with the write's records in the same transaction
+    identity_next: dict = field(default_factory=dict)
 
     # -- stored form ----------------------------------------------------------------------------
     def to_json(self) -> bytes:
@@ -211,6 +224,17 @@ class TableEntry:
         if not isinstance(self.appended_from, int) or self.appended_from < -1 or \
                 not isinstance(self.base_rowids, bool):
             return "fields appended_from/base_rowids have the wrong type"
+        for column in self.columns:
+            identity = column.identity
+            if identity is not None and not (
+                    len(identity) == 3 and isinstance(identity[0], bool)
+                    and all(isinstance(v, int) and not isinstance(v, bool) for v in identity[1:])
+                    and identity[2] != 0):
+                return f"has a malformed identity of column {column.name}"
+        if not isinstance(self.identity_next, dict) or not all(
+                k in names and isinstance(v, int) and not isinstance(v, bool)
+                for k, v in self.identity_next.items()):
+            return "field identity_next is not an object of column values"
         return None
 
     # -- what it says ---------------------------------------------------------------------------

@@ -6,13 +6,14 @@ is refused (the error names the graph)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from graphdb.catalog import CatalogError
-from graphdb.catalog.tables import Column, ForeignKey, TableEntry, rebased
+from graphdb.catalog.tables import ForeignKey, TableEntry, rebased
 from graphdb.catalog.tables.entries import schema_bytes
 
 from ..errors import ConstraintViolation
@@ -104,7 +105,8 @@ def _drop(runner: "Runner", writes, entry: TableEntry, action: DropColumn):
         raise CatalogError(f"cannot drop the only column of table {entry.name}")
     rows = _rows(runner, entry).drop_columns([column])
     new = _rewrite(runner, writes, entry, rows,
-                   columns=tuple(c for c in entry.columns if c.name != column))
+                   columns=tuple(c for c in entry.columns if c.name != column),
+                   identity_next={k: v for k, v in entry.identity_next.items() if k != column})
     return new, f"dropped column {column} of table {entry.name}"
 
 
@@ -123,8 +125,9 @@ def _rename_column(runner: "Runner", writes, entry: TableEntry, action: RenameCo
     rows = _rows(runner, entry)
     rows = rows.rename_columns([to if n == old else n for n in rows.column_names])
     new = _rewrite(runner, writes, entry, rows, columns=tuple(
-        Column(to, c.type, c.nullable, c.default) if c.name == old else c
+        dataclasses.replace(c, name=to) if c.name == old else c
         for c in entry.columns), primary_key=rename(entry.primary_key),
+        identity_next={to if k == old else k: v for k, v in entry.identity_next.items()},
         unique=tuple(rename(u) for u in entry.unique),
         foreign_keys=tuple(ForeignKey(rename(f.columns), f.table, f.references)
                            for f in entry.foreign_keys))

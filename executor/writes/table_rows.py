@@ -128,10 +128,22 @@ def _full_rows(target: TableTarget, rows: pa.Table) -> pa.Table:
         name = given.get(column.name.lower())
         if name is not None:
             columns[column.name] = rows.column(name)
+        elif column.identity is not None:
+            columns[column.name] = _identity_values(target, column, n)
         else:
             columns[column.name] = _default(target, column, n)
     full = pa.table(columns)
     return conform(target.runner.sql, full, entry.schema, [c.type for c in entry.columns], entry.name)
+
+
+def _identity_values(target: TableTarget, column, n: int) -> pa.Array:
+    """The next ``n`` values of identity column ``column``; the table's entry takes the one
+    after them (recorded with the write, so a rolled-back INSERT gives its values back)."""
+    _, start, increment = column.identity
+    first = target.entry.identity_next.get(column.name, start)
+    target.entry = target.entry.with_changes(identity_next={
+        **target.entry.identity_next, column.name: first + n * increment})
+    return pa.array(first + increment * np.arange(n, dtype=np.int64), pa.int64())
 
 
 def _default(target: TableTarget, column, n: int) -> pa.Array:

@@ -153,13 +153,21 @@ def _declared(session: "Session", name: str, ast: exp.Create) -> TableEntry:
     defs, primary, unique, foreign, checks = [], (), [], [], []
     nullable: dict[str, bool] = {}
     defaults: dict[str, str] = {}
+    identities: dict[str, tuple] = {}
     for item in ast.this.expressions:
         if isinstance(item, exp.ColumnDef):
             column = item.name
-            if item.args.get("kind") is None:
+            kind = item.args.get("kind")
+            if kind is None:
                 raise InvalidInputError(f"column {column} of table {name} needs a type")
-            defs.append((column, item.args["kind"].sql(dialect="duckdb")))
-            nullable[column] = True
+            serial = _SERIAL.get(kind.sql(dialect="duckdb").upper())
+            if serial is not None:  # PostgreSQL's SERIAL: an integer that is an identity
+                defs.append((column, serial))
+                identities[column] = (False, 1, 1)
+                nullable[column] = False
+            else:
+                defs.append((column, kind.sql(dialect="duckdb")))
+                nullable[column] = True
             for constraint in item.args.get("constraints") or []:
                 kind = constraint.args.get("kind")
                 if isinstance(kind, exp.NotNullColumnConstraint):
@@ -179,6 +187,14 @@ def _declared(session: "Session", name: str, ast: exp.Create) -> TableEntry:
                     table = target.this if isinstance(target, exp.Schema) else target
                     refs = _names(target) if isinstance(target, exp.Schema) else ()
                     foreign.append(ForeignKey((column,), table_name(table), refs))
+                elif isinstance(kind, (exp.GeneratedAsIdentityColumnConstraint,
+                                       exp.AutoIncrementColumnConstraint)):
+                    identities[column] = _identity(name, column, kind)
+                    nullable[column] = False
+                elif not isinstance(kind, exp.CommentColumnConstraint):
+                    raise InvalidInputError(f"CREATE TABLE {name}: column {column}'s "
+                                            f"{constraint.sql(dialect='duckdb')[:60]} is not "
+                                            "supported")
         elif isinstance(item, exp.PrimaryKey):
             if primary:
                 raise InvalidInputError(f"table {name} has two primary keys")
@@ -186,21 +202,25 @@ def _declared(session: "Session", name: str, ast: exp.Create) -> TableEntry:
         elif isinstance(item, exp.UniqueColumnConstraint):
             unique.append(_names(item.this))
         elif isinstance(item, exp.ForeignKey):
-            target = item.args["reference"].this
-            table = target.this if isinstance(target, exp.Schema) else target
-            refs = _names(target) if isinstance(target, exp.Schema) else ()
-            foreign.append(ForeignKey(tuple(e.name for e in item.expressions),
-                                      table_name(table), refs))
+            foreign.append(_foreign_key(item))
         elif isinstance(item, exp.CheckColumnConstraint):
             checks.append(item.this.sql(dialect="duckdb"))
-        elif isinstance(item, exp.Constraint):
+        elif isinstance(item, exp.Constraint):  # CONSTRAINT name <table constraint>
             for inner in item.expressions:
                 if isinstance(inner, exp.CheckColumnConstraint):
                     checks.append(inner.this.sql(dialect="duckdb"))
                 elif isinstance(inner, exp.PrimaryKey):
+                    if primary:
+                        raise InvalidInputError(f"table {name} has two primary keys")
                     primary = tuple(e.name for e in inner.expressions)
                 elif isinstance(inner, exp.UniqueColumnConstraint):
                     unique.append(_names(inner.this))
+                elif isinstance(inner, exp.ForeignKey):
+                    foreign.append(_foreign_key(inner))
+                else:
+                    raise InvalidInputError(f"CREATE TABLE {name}: the constraint "
+                                            f"{item.sql(dialect='duckdb')[:60]} is not "
+                                            "supported")
         else:
             raise InvalidInputError(f"CREATE TABLE {name}: unsupported item {item.sql()[:60]}")
     if not defs:
@@ -231,12 +251,64 @@ def _declared(session: "Session", name: str, ast: exp.Create) -> TableEntry:
     for column, text in defaults.items():  # checked now: a bad default fails the CREATE
         resolve_default(session, text, dict(zip(names, canonical))[column], name, column)
     schema = pa.schema([pa.field(n, t) for n, t in zip(names, arrow)])
-    columns = tuple(Column(n, t, nullable[n] and n not in primary, defaults.get(n))
-                    for n, t in zip(names, canonical))
+    for column, text in zip(names, canonical):
+        if column in identities and text not in _INTEGERS:
+            raise InvalidInputError(f"identity column {column} of table {name} is {text}; an "
+                                    "identity is an integer (SMALLINT, INTEGER or BIGINT)")
+        if column in identities and column in defaults:
+            raise InvalidInputError(f"column {column} of table {name} has both an identity "
+                                    "and a DEFAULT")
+    columns = tuple(Column(n, t, nullable[n] and n not in primary, defaults.get(n),
+                           identities.get(n)) for n, t in zip(names, canonical))
     return TableEntry(name=name, table_id="0" * 32,  # (its generation is made when it runs)
                       arrow_schema=schema_bytes(schema), columns=columns, created=time.time(),
                       primary_key=primary, unique=tuple(unique), foreign_keys=tuple(foreign),
                       checks=tuple(checks), source="CREATE TABLE")
+
+
+#: PostgreSQL's serial types: the integer each is, as an identity column
+_SERIAL = {"SERIAL": "INTEGER", "SERIAL4": "INTEGER", "BIGSERIAL": "BIGINT", "SERIAL8": "BIGINT",
+           "SMALLSERIAL": "SMALLINT", "SERIAL2": "SMALLINT"}
+_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+             "UINTEGER", "UBIGINT")
+
+
+def _identity(table: str, column: str, kind: exp.Expression) -> tuple:
+    """(always, start, increment) of ``GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [(START
+    WITH s INCREMENT BY i)]`` or ``AUTOINCREMENT``."""
+    if isinstance(kind, exp.AutoIncrementColumnConstraint):
+        return False, 1, 1
+    if kind.args.get("expression") is not None:
+        raise InvalidInputError(f"CREATE TABLE {table}: generated column {column} (GENERATED "
+                                "ALWAYS AS (expression)) is not supported; an identity is")
+
+    def number(key: str, default: int) -> int:
+        value = kind.args.get(key)
+        if value is None:
+            return default
+        try:
+            return int(value.sql(dialect="duckdb"))
+        except ValueError:
+            raise InvalidInputError(f"CREATE TABLE {table}: the identity of column {column} "
+                                    f"takes an integer {key.upper()}, not {value.sql()}") from None
+
+    increment = number("increment", 1)
+    if increment == 0:
+        raise InvalidInputError(f"CREATE TABLE {table}: the identity of column {column} "
+                                "cannot increment by 0")
+    for unsupported in ("minvalue", "maxvalue", "cycle"):
+        if kind.args.get(unsupported) not in (None, False):
+            raise InvalidInputError(f"CREATE TABLE {table}: the identity of column {column} "
+                                    f"takes START WITH and INCREMENT BY, not "
+                                    f"{unsupported.upper()}")
+    return bool(kind.this), number("start", 1 if increment > 0 else -1), increment
+
+
+def _foreign_key(item: exp.ForeignKey) -> ForeignKey:
+    target = item.args["reference"].this
+    table = target.this if isinstance(target, exp.Schema) else target
+    refs = _names(target) if isinstance(target, exp.Schema) else ()
+    return ForeignKey(tuple(e.name for e in item.expressions), table_name(table), refs)
 
 
 def resolve_default(session: "Session", text: str, type_: str, table: str, column: str) -> None:
@@ -397,7 +469,9 @@ def describe_table(session: "Session", name: str) -> pa.Table | None:
         "key": ["PRI" if c.name in keys else "UNI" if c.name in unique else None
                 for c in entry.columns],
         "default": [c.default for c in entry.columns],
-        "extra": pa.nulls(len(entry.columns), pa.string()),
+        "extra": pa.array([None if c.identity is None else
+                           f"GENERATED {'ALWAYS' if c.identity[0] else 'BY DEFAULT'} AS IDENTITY"
+                           for c in entry.columns], pa.string()),
     })
 
 
