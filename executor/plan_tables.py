@@ -14,7 +14,7 @@ from .plan import PlanNode
 
 __all__ = ["AddColumn", "AlterTable", "CreateSchema", "CreateTable", "CreateView", "DropColumn",
            "DropSchema", "DropTable", "DropView", "FileRows", "RenameColumn", "RenameTable",
-           "TableDelete", "TableInsert", "TableRows", "TableUpdate"]
+           "TableDelete", "TableInsert", "TableRows", "TableUpdate", "TruncateTables"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +58,17 @@ class TableDelete(PlanNode):
 
     table: str
     picked: PlanNode
+
+
+@dataclass(frozen=True, eq=False)
+class TruncateTables(PlanNode):
+    """``TRUNCATE [TABLE] t, ... [RESTART IDENTITY | CONTINUE IDENTITY]``: every row of each
+    table deleted in one statement (a table whose rows another table's FOREIGN KEY references
+    is refused unless that table is truncated too); ``restart``: identity columns count from
+    their start again."""
+
+    tables: tuple[str, ...]
+    restart: bool = False
 
 
 @dataclass(frozen=True, eq=False)

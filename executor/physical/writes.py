@@ -33,6 +33,7 @@ from ..plan_tables import (
     TableInsert,
     TableRows,
     TableUpdate,
+    TruncateTables,
 )
 from ..writes.alter_table import AlterTableOperator
 from ..writes.definitions import CreateGraphOperator, DropGraphOperator, LoadGraphOperator
@@ -53,6 +54,7 @@ from ..writes.tables import (
     TableInsertOperator,
     TableRowsScan,
     TableUpdateOperator,
+    TruncateOperator,
 )
 from ..writes.target import TargetRowsScan
 from ..writes.update import UpdateOperator
@@ -194,6 +196,14 @@ class WritePlanning:
                 node.table, "the rows picked, by row id" + (
                     "; rows a FOREIGN KEY of " + ", ".join(referenced) + " references are "
                     "refused" if referenced else "")))
+
+    def plan_TruncateTables(self, node: TruncateTables) -> TruncateOperator:
+        return TruncateOperator(
+            logical=node, label=f"TRUNCATE {', '.join(node.tables)}"
+                                f"{' RESTART IDENTITY' if node.restart else ''}",
+            details=("every row deleted, the tables that reference others first; rows a FOREIGN "
+                     "KEY of a table not truncated references are refused",
+                     "the property graphs over them follow in the same transaction", _COMMITS))
 
     def plan_TableUpdate(self, node: TableUpdate) -> TableUpdateOperator:
         entry = self.snapshot.table(node.table)

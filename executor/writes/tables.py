@@ -21,10 +21,12 @@ import pyarrow as pa
 
 from graphdb.catalog import CatalogError
 
+from ..cancel import check_cancelled
 from ..errors import InvalidArgument, StatementMismatch
 from ..physical.nodes import PhysicalNode
 from ..plan import ROW
 from .delete import PickingWrite
+from .insert import count_table
 from .table_rows import TableTarget, delete_picked, insert_table, update_picked
 from .target import WriteRowsScan
 
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from ..runner import Runner
 
 __all__ = ["FileRowsScan", "TableDeleteOperator", "TableInsertOperator", "TableRowsScan",
-           "TableUpdateOperator"]
+           "TableUpdateOperator", "TruncateOperator"]
 
 
 @dataclass(eq=False, kw_only=True)
@@ -109,3 +111,49 @@ class TableUpdateOperator(TableWrite):
                                "run it again")
         return update_picked(target, pa.table(list(rows.columns), names=[ROW] + names),
                              self.logical.columns)
+
+
+@dataclass(eq=False, kw_only=True)
+class TruncateOperator(PhysicalNode):
+    """Runs :class:`graphdb.executor.plan_tables.TruncateTables`: the tables that reference
+    others first, so a reference between two of them does not refuse the statement."""
+
+    reads_data: bool = False
+
+    def run(self, runner: "Runner", metrics: dict) -> pa.Table:
+        node = self.logical
+        writer = runner.writer_for()
+        count = 0
+        with writer.statement():
+            targets = [TableTarget(runner, writer, name) for name in node.tables]
+            if len({t.name.lower() for t in targets}) != len(targets):
+                raise StatementMismatch("TRUNCATE names a table twice")
+            for target in _referencing_first(targets):
+                rows = target.rows()
+                restarts = node.restart and bool(target.entry.identity_next)
+                if restarts:
+                    target.entry = target.entry.with_changes(identity_next={})
+                if rows.num_rows:
+                    delete_picked(target, rows)
+                elif restarts:
+                    target.record([])  # an empty table's counter restarts too
+                count += rows.num_rows
+            check_cancelled()
+        return count_table(count)
+
+
+def _referencing_first(targets: list[TableTarget]) -> list[TableTarget]:
+    """``targets`` ordered so that a table comes before every table it references (a cycle
+    of references keeps the order given)."""
+    left = list(targets)
+    ordered: list[TableTarget] = []
+    while left:
+        def referenced(target: TableTarget) -> bool:
+            return any(fk.table.lower() == target.name.lower()
+                       for other in left if other is not target
+                       for fk in other.entry.foreign_keys)
+
+        free = [t for t in left if not referenced(t)] or left[:1]
+        ordered.append(free[0])
+        left.remove(free[0])
+    return ordered

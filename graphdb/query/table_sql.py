@@ -26,7 +26,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from ..errors import ParseError
+from ..errors import InvalidInputError, ParseError
 from .copy import TokenReader as _Reader
 
 __all__ = ["TABLE_KINDS", "TableCommand", "TableStatement", "parse_table_statement",
@@ -193,11 +193,15 @@ def parse_table_statement(text: str) -> dict[str, Any] | None:
     if head[0] == "TRUNCATE":
         ast = parse_sqlglot(text, plain=True)
         tables = ast.expressions if isinstance(ast, exp.TruncateTable) else []
-        if len(tables) != 1:
-            raise ParseError("expected TRUNCATE [TABLE] name", 1, 1)
-        table = tables[0]
-        name = ".".join(p.name for p in (table.args.get("db"), table.this) if p is not None)
-        return {"kind": "truncate", "ast": ast, "name": name}
+        if not tables or ast.args.get("is_database"):
+            raise ParseError("expected TRUNCATE [TABLE] name, ... [RESTART IDENTITY]", 1, 1)
+        if ast.args.get("option") or ast.args.get("partition"):
+            raise InvalidInputError("TRUNCATE takes tables and RESTART | CONTINUE IDENTITY; "
+                                    "CASCADE and the rest are not supported")
+        names = [".".join(p.name for p in (t.args.get("db"), t.this) if p is not None)
+                 for t in tables]
+        return {"kind": "truncate", "ast": ast, "name": names[0], "options": {
+            "names": names, "restart": str(ast.args.get("identity") or "").upper() == "RESTART"}}
     return None
 
 

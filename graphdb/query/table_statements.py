@@ -34,7 +34,13 @@ from graphdb.catalog.tables import (
 )
 from graphdb.catalog.tables.entries import schema_bytes
 from graphdb.executor.plan import PlanNode
-from graphdb.executor.plan_tables import CreateTable, DropTable, FileRows, TableInsert
+from graphdb.executor.plan_tables import (
+    CreateTable,
+    DropTable,
+    FileRows,
+    TableInsert,
+    TruncateTables,
+)
 from graphdb.executor.table_types import entry_of_rows
 from graphdb.executor.writes.table_graphs import refuse_if_graph
 
@@ -104,9 +110,7 @@ def definition_plan(session: "Session", statement: "Statement", parameters: Any,
     if kind == "drop_table":
         return DropTable(tuple(statement.options["names"]), bool(statement.if_exists))
     if kind == "truncate":
-        from .table_writes import delete_all_plan
-
-        return delete_all_plan(statement.name)
+        return TruncateTables(tuple(statement.options["names"]), statement.options["restart"])
     if kind == "alter_table":
         from .alter_table import alter_plan
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from ..session import Session
 
-__all__ = ["delete_all_plan", "delete_plan", "insert_plan", "insert_values_plan",
+__all__ = ["delete_plan", "insert_plan", "insert_values_plan",
            "table_target", "update_plan"]
 
 
@@ -96,11 +96,6 @@ def _types(entry, columns: list[str]) -> list[pa.DataType | None]:
     if columns == [c.name for c in entry.columns]:
         return list(entry.schema.types)
     return [_type_of(entry, c) for c in columns]
-
-
-def delete_all_plan(name: str) -> PlanNode:
-    """TRUNCATE: the plan deleting every row of table ``name``."""
-    return TableDelete(name, TableRows(name))
 
 
 def _column(entry: "TableEntry", name: str) -> str:

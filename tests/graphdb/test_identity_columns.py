@@ -88,3 +88,26 @@ def test_a_named_foreign_key_constraint_is_enforced(tmp_path):
         con.execute("INSERT INTO f VALUES (1)")
         with pytest.raises(graphdb.IntegrityError):
             con.execute("INSERT INTO f VALUES (2)")
+
+
+def test_truncate_several_tables_referencing_first_and_restart_identity(tmp_path):
+    """As PostgreSQL: tables that reference each other are truncated together in one
+    statement, whatever order they are named in; alone, a referenced table is refused; RESTART
+    IDENTITY makes the counters start again, CONTINUE IDENTITY (the default) does not."""
+    with graphdb.connect(tmp_path / "db") as con:
+        con.execute("CREATE TABLE a (id INTEGER PRIMARY KEY)")
+        con.execute("CREATE TABLE b (id SERIAL PRIMARY KEY, a_id INTEGER REFERENCES a (id))")
+        con.execute("CREATE TABLE c (id SERIAL PRIMARY KEY, b_id INTEGER REFERENCES b (id))")
+        con.execute("INSERT INTO a VALUES (1), (2)")
+        con.execute("INSERT INTO b (a_id) VALUES (1), (2)")
+        con.execute("INSERT INTO c (b_id) VALUES (1)")
+        with pytest.raises(graphdb.IntegrityError):
+            con.execute("TRUNCATE a, b")  # c still references b's rows
+        assert con.execute("SELECT count(*) FROM b").fetchall() == [(2,)]  # all or nothing
+        assert con.execute("TRUNCATE TABLE a, b, c").fetchall() == [(5,)]
+        con.execute("INSERT INTO b (a_id) VALUES (NULL)")
+        assert con.execute("SELECT id FROM b").fetchall() == [(3,)]  # CONTINUE IDENTITY
+        con.execute("TRUNCATE b RESTART IDENTITY")
+        con.execute("INSERT INTO b (a_id) VALUES (NULL)")
+        assert con.execute("SELECT id FROM b").fetchall() == [(1,)]
+        assert con.execute("SELECT count(*) FROM a").fetchall() == [(0,)]
