@@ -111,3 +111,25 @@ def test_truncate_several_tables_referencing_first_and_restart_identity(tmp_path
         con.execute("INSERT INTO b (a_id) VALUES (NULL)")
         assert con.execute("SELECT id FROM b").fetchall() == [(1,)]
         assert con.execute("SELECT count(*) FROM a").fetchall() == [(0,)]
+
+
+def test_the_default_keyword_in_values_and_default_values(tmp_path):
+    """``VALUES (DEFAULT, ...)`` gives that column its default (NULL without one) and an
+    identity its next value; ``INSERT INTO t DEFAULT VALUES`` does so for every column
+    (sqlite3 agrees where it has the form: DEFAULT VALUES)."""
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE a (id INTEGER PRIMARY KEY AUTOINCREMENT, n TEXT DEFAULT 'd', "
+                 "m INTEGER)")
+    lite.execute("INSERT INTO a DEFAULT VALUES")
+    with graphdb.connect(tmp_path / "db") as con:
+        con.execute("CREATE TABLE a (id SERIAL PRIMARY KEY, n VARCHAR DEFAULT 'd', m INTEGER)")
+        con.execute("INSERT INTO a DEFAULT VALUES")
+        assert con.execute("SELECT * FROM a").fetchall() == lite.execute(
+            "SELECT * FROM a").fetchall() == [(1, "d", None)]
+        con.execute("INSERT INTO a VALUES (DEFAULT, 'x', ?)", [3])
+        con.execute("INSERT INTO a VALUES (DEFAULT, DEFAULT, 5), (DEFAULT, 'q', DEFAULT)")
+        con.execute("INSERT INTO a (m, n) VALUES (7, DEFAULT)")
+        assert con.execute("SELECT * FROM a ORDER BY id").fetchall() == [
+            (1, "d", None), (2, "x", 3), (3, "d", 5), (4, "q", None), (5, "d", 7)]
+        with pytest.raises(graphdb.BinderError, match="every row or in none"):
+            con.execute("INSERT INTO a VALUES (DEFAULT, 'x', 1), (9, 'y', 2)")
