@@ -524,3 +524,17 @@ def test_a_label_from_a_column_must_not_be_another_tables(both):
     with pytest.raises(graphdb.ParseError, match="unique"):
         con.execute("CREATE PROPERTY GRAPH clash VERTEX TABLES (School LABEL School IN Id "
                     "(Hogeschool, University), Student LABEL hogeschool)")
+
+
+def test_columns_star_gives_every_variables_properties(both):
+    """DuckPGQ's ``COLUMNS (*)``: each named vertex's properties, then each named edge's; a
+    property name an earlier variable took is prefixed by its variable."""
+    con, _ = both
+    result = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) "
+                         "COLUMNS (*)) ORDER BY 1, 3")
+    assert [d[0] for d in result.description] == ["id", "name", "b_id", "b_name", "src", "dst",
+                                                  "createDate"]
+    same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) "
+               "COLUMNS (*))",
+         "SELECT a.id, a.name, b.id, b.name, k.src, k.dst, k.createDate FROM know k "
+         "JOIN Student a ON a.id = k.src JOIN Student b ON b.id = k.dst")
