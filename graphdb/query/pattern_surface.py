@@ -106,20 +106,16 @@ def uses_position(table: GraphTable) -> bool:
 def expand_outputs(outputs: list[exp.Expression], properties: Callable[[str], list[str]],
                    kinds: dict[str, str], path: str | None) -> list[exp.Expression]:
     """COLUMNS with ``x.*`` as each property of ``x``, a bare ``x`` as a struct of them, and
-    ``*`` (DuckPGQ's) as every named vertex's properties, then every named edge's - a name that
-    an earlier variable's property took is ``<variable>_<property>``."""
+    ``*`` (DuckPGQ's) as every named vertex's properties, then every named edge's (a name
+    taken before gets ``_1``, ``_2``, ... as DuckDB names a subquery's columns)."""
     out: list[exp.Expression] = []
     for item in outputs:
         target = item.this if isinstance(item, exp.Alias) else item
         if isinstance(target, exp.Star):
-            taken: set[str] = set()
             for variable, kind in kinds.items():
-                if kind not in ("vertex", "edge") or variable.startswith("__"):
-                    continue
-                for prop in _shown(variable, properties, kinds):
-                    name = prop if prop.lower() not in taken else f"{variable}_{prop}"
-                    taken.add(name.lower())
-                    out.append(exp.alias_(exp.column(prop, table=variable), name, quoted=True))
+                if kind in ("vertex", "edge") and not variable.startswith("__"):
+                    out.extend(exp.column(prop, table=variable)
+                               for prop in _shown(variable, properties, kinds))
             continue
         if isinstance(target, exp.Column) and isinstance(target.this, exp.Star) and target.table:
             variable = _variable(target.table, kinds)

@@ -528,11 +528,11 @@ def test_a_label_from_a_column_must_not_be_another_tables(both):
 
 def test_columns_star_gives_every_variables_properties(both):
     """DuckPGQ's ``COLUMNS (*)``: each named vertex's properties, then each named edge's; a
-    property name an earlier variable took is prefixed by its variable."""
+    property name an earlier variable took gets _1, as DuckDB names a subquery's columns."""
     con, _ = both
     result = con.execute("SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) "
                          "COLUMNS (*)) ORDER BY 1, 3")
-    assert [d[0] for d in result.description] == ["id", "name", "b_id", "b_name", "src", "dst",
+    assert [d[0] for d in result.description] == ["id", "name", "id_1", "name_1", "src", "dst",
                                                   "createDate"]
     same(both, "SELECT * FROM GRAPH_TABLE (pg MATCH (a:Person)-[k:Knows]->(b:Person) "
                "COLUMNS (*))",
