@@ -23,8 +23,15 @@ from tests.catalog.ingest_helpers import load
 from tests.catalog.test_ingest_external import TINY, _random_edges, _stored
 
 KERNELS = (COUNT_KEYS, SCATTER, page_kernel.RECORDS)
-pytestmark = pytest.mark.skipif(not all(k.load() for k in KERNELS),
-                                reason="numba is not installed")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kernels_loaded():
+    """The kernels compiled (or read from the cache) by the worker that runs this file, before
+    its first test: not at collection, which every xdist worker does (a cold cache compiled
+    them once a worker)."""
+    if not all(k.load() for k in KERNELS):
+        pytest.skip("numba is not installed")
 
 
 def _reference(keys, n, payload, other):

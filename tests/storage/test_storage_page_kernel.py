@@ -13,8 +13,15 @@ from graphdb.storage.pages import PageLayout, iter_pages, plan_pages
 
 from .test_storage_pages import random_csr
 
-compiled = page_kernel.RECORDS.load()
-pytestmark = pytest.mark.skipif(not compiled, reason="numba is not installed")
+
+@pytest.fixture(scope="module")
+def compiled():
+    """The compiled kernel, loaded by the worker that runs this file (not at collection, which
+    every xdist worker does)."""
+    kernel = page_kernel.RECORDS.load()
+    if not kernel:
+        pytest.skip("numba is not installed")
+    return kernel
 
 
 def pages(offsets, targets, weights, plan, monkeypatch, kernel):
@@ -30,7 +37,7 @@ def pages(offsets, targets, weights, plan, monkeypatch, kernel):
        layout=st.sampled_from([(512, 3, 3), (1024, 2, 1), (256, 2, 2), (4096, 1, 3),
                                (512, 5, 5), (2048, 4, 4), (4096, 8, 1)]),
        wide_targets=st.booleans())
-def test_kernel_pages_equal_numpy_pages(monkeypatch, n, m, hub, weighted, seed, layout,
+def test_kernel_pages_equal_numpy_pages(compiled, monkeypatch, n, m, hub, weighted, seed, layout,
                                         wide_targets):
     offsets, targets, weights = random_csr(n, m, seed, hub_degree=hub)
     if wide_targets:
