@@ -5,6 +5,7 @@ timings only when asked, valid JSON, dot commands that show their setting, ``-c`
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -28,42 +29,60 @@ def db(tmp_path_factory) -> str:
     return str(path)
 
 
-def shell(db: str, script: str, *args: str) -> subprocess.CompletedProcess:
+def process(db: str, script: str, *args: str) -> subprocess.CompletedProcess:
+    """The script piped into ``python -m graphdb.cli`` in a process of its own."""
     return subprocess.run([sys.executable, "-m", "graphdb.cli", db, *args], input=script,
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
-def test_errors_go_to_stderr_with_their_line_and_the_status_is_1(db):
+@pytest.fixture
+def shell(monkeypatch, capsys):
+    """The script piped into the command line's ``main`` in this process (a new process costs
+    a second or two of imports; the checks of a real process and its exit status are
+    ``process``'s): (exit status, stdout, stderr) as a CompletedProcess."""
+
+    def run(db: str, script: str, *args: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()  # what came before is not this script's
+        monkeypatch.setattr(sys, "stdin", io.StringIO(script))
+        code = main([db, *args])
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["graphdb", db, *args], code, out, err)
+
+    return run
+
+
+@pytest.mark.parametrize("run", ["process", "main"])
+def test_errors_go_to_stderr_with_their_line_and_the_status_is_1(db, run, shell):
     script = ".mode csv\nSELECT 1 AS one;\n\nSELECT *\n  FROM nowhere;\nSELECT 2 AS two;\n"
-    proc = shell(db, script)
+    proc = (process if run == "process" else shell)(db, script)
     assert proc.returncode == 1
     assert proc.stdout == "one\n1\ntwo\n2\n"  # nothing but results: no Time:, no errors
     assert proc.stderr.startswith("Error near line 4: unknown table 'nowhere'")
 
 
 @pytest.mark.parametrize("bail", [[".bail on\n"], ["--bail"]])
-def test_bail_stops_at_the_first_error(db, bail):
+def test_bail_stops_at_the_first_error(db, bail, shell):
     head, args = (bail[0], []) if bail[0].startswith(".") else ("", bail)
     proc = shell(db, head + ".mode csv\nSELECT x FROM nowhere;\nSELECT 2 AS two;\n", *args)
     assert proc.returncode == 1 and "two" not in proc.stdout
     assert proc.stderr.count("Error") == 1
 
 
-def test_a_clean_script_exits_0_and_timings_only_when_asked(db):
+def test_a_clean_script_exits_0_and_timings_only_when_asked(db, shell):
     proc = shell(db, ".mode csv\nSELECT 1 AS one;\n")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "one\n1\n", "")
     proc = shell(db, ".mode csv\n.timer on\nSELECT 1 AS one;\n")
     assert proc.stdout == "one\n1\n" and proc.stderr.startswith("Time: ")
 
 
-def test_json_mode_is_valid_json_with_null_for_infinity(db):
+def test_json_mode_is_valid_json_with_null_for_infinity(db, shell):
     proc = shell(db, ".mode json\nSELECT vertex, width FROM sswp(g, 1) ORDER BY vertex;\n")
     assert json.loads(proc.stdout) == [{"vertex": 1, "width": None},
                                        {"vertex": 2, "width": 1.0},
                                        {"vertex": 3, "width": 1.0}]
 
 
-def test_dot_commands_alone_show_their_setting(db):
+def test_dot_commands_alone_show_their_setting(db, shell):
     proc = shell(db, ".mode\n.timer\n.maxrows\n.bail\n.mode box\n.mode\n.mode nope\n")
     assert "current output mode: table" in proc.stderr  # messages of a script: stderr
     assert "table box line csv json markdown" in proc.stderr
@@ -73,13 +92,13 @@ def test_dot_commands_alone_show_their_setting(db):
     assert "Error near line 7: unknown mode 'nope'" in proc.stderr and proc.returncode == 1
 
 
-def test_modes_line_and_box(db):
+def test_modes_line_and_box(db, shell):
     proc = shell(db, ".mode line\nSELECT 1 AS one, 'x' AS letter;\n.mode box\nSELECT 2 AS two;\n")
     assert "   one = 1\nletter = x\n" in proc.stdout
     assert "┌─────┐\n│ two │\n├─────┤\n│   2 │\n└─────┘" in proc.stdout
 
 
-def test_explain_prints_the_plan_as_it_is(db):
+def test_explain_prints_the_plan_as_it_is(db, shell):
     proc = shell(db, "EXPLAIN SELECT * FROM bfs(g, 1);\n")
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("PROJECT") and "│" not in proc.stdout
@@ -101,7 +120,7 @@ def test_version(capsys):
     assert exit_.value.code == 0 and capsys.readouterr().out == f"graphdb {graphdb.__version__}\n"
 
 
-def test_import_in_the_shell(tmp_path):
+def test_import_in_the_shell(tmp_path, shell):
     edges = tmp_path / "e.csv"
     edges.write_text("a,b,minutes\n1,2,5\n2,3,7\n")
     proc = shell(str(tmp_path / "db"), f".import {edges} roads --undirected --weight minutes\n"
