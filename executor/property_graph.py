@@ -37,7 +37,7 @@ from .arrays import to_arrow
 from .errors import InvalidArgument
 from .ids import VertexIds
 
-__all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "ROW_LABELS", "VertexLabel", "describe_rows",
+__all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "ROW", "ROW_LABELS", "VertexLabel", "describe_rows",
            "encode_keys",
            "edge_label_table", "label_column", "label_ids", "label_table_columns",
            "label_weights", "vertex_row_ids",
@@ -47,6 +47,9 @@ __all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "ROW_LABELS", "Verte
 PROPERTY_GRAPH = "property_graph"
 
 
+#: The hidden property of a row's identity, its row id in its table (``x.rowid``): every edge
+#: and every vertex has it, and it is the key of a vertex table that has none.
+ROW = "__row"
 #: The hidden property of the bits that give a row its labels (``LABEL l IN column (...)``).
 ROW_LABELS = "__row_labels"
 

@@ -30,7 +30,7 @@ from graphdb.storage.lazy import pc
 from ..errors import InvalidArgument
 from ..physical.nodes import PhysicalNode
 from ..plan import ROWID
-from ..property_graph import ROW_LABELS, EdgeLabel, PropertySchema, VertexLabel, encode_keys
+from ..property_graph import ROW, ROW_LABELS, EdgeLabel, PropertySchema, VertexLabel, encode_keys
 from .definitions import load, status_table, summary_table
 from .files import write_arrow_file
 
@@ -39,17 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CreatePropertyGraphOperator", "EdgeTable", "KEY", "ROW", "VertexTable", "build"]
 
-#: The hidden property of a row's identity: an edge's row in its table (every edge has it),
-#: the key of a vertex table that has none.
-ROW = "__row"
-#: The hidden property holding a vertex table's key when no property shows it.
-KEY = "__key"
 
 
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: The hidden property of a row's identity: an edge's row in its table (every edge has it),
-#: the key of a vertex table that has none.
-ROW = "__row"
 #: The hidden property holding a vertex table's key when no property shows it.
 KEY = "__key"
 
@@ -192,12 +184,11 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
     for item in vertex_tables:
         what = f"vertex table {item.name}"
         table = item.table.combine_chunks()
-        if item.key == ROW:
-            rowids = item.rowids if item.rowids is not None else np.arange(table.num_rows)
-            table = table.append_column(ROW, pa.array(rowids, pa.int64()))
-            key = ROW
-        else:
-            key = _column(table, item.key, what, 0)
+        # every row keeps its table row id (a hidden property: ``x.rowid``, and the key of
+        # a table without one)
+        rowids = item.rowids if item.rowids is not None else np.arange(table.num_rows)
+        table = table.append_column(ROW, pa.array(rowids, pa.int64()))
+        key = ROW if item.key == ROW else _column(item.table, item.key, what, 0)
         keys = _plain(table.column(key).combine_chunks())
         if keys.null_count:
             raise InvalidArgument(f"{what}: key column '{key}' holds NULL")
@@ -206,6 +197,8 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
         if key_prop is None:
             key_prop = ROW if key == ROW else KEY
             props.append((key_prop, key))
+        if key != ROW:
+            props.append((ROW, ROW))
         if item.row_labels:  # the bits giving rows their labels: a hidden property
             column = _column(table, item.row_label_column, what, 0)
             if not pa.types.is_integer(table.schema.field(column).type):
