@@ -76,6 +76,9 @@ class VertexLabel:
     row_labels: tuple[str, ...] = ()
     #: the property holding the bits that give a row its ``row_labels`` (label i: bit i)
     row_label_property: str = ""
+    #: (hidden column, expression) of the properties that are expressions over the row
+    #: (:mod:`graphdb.executor.property_expressions`)
+    computed: tuple = ()
 
     @property
     def label_names(self) -> tuple[str, ...]:
@@ -106,6 +109,7 @@ class EdgeLabel:
     count: int
     labels: tuple[str, ...] = ()
     columns: tuple[str, ...] = ()
+    computed: tuple = ()
 
     @property
     def label_names(self) -> tuple[str, ...]:

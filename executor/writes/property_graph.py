@@ -30,6 +30,7 @@ from graphdb.storage.lazy import pc
 from ..errors import InvalidArgument
 from ..physical.nodes import PhysicalNode
 from ..plan import ROWID
+from ..property_expressions import COMPUTED, Expression, column_name, with_computed
 from ..property_graph import ROW, ROW_LABELS, EdgeLabel, PropertySchema, VertexLabel, encode_keys
 from .definitions import load, status_table, summary_table
 from .files import write_arrow_file
@@ -64,6 +65,8 @@ class VertexTable:
     stored: str | None = None
     row_labels: list[str] = field(default_factory=list)
     row_label_column: str | None = None
+    #: (hidden column, expression) of its properties that are expressions
+    computed: tuple = ()
 
 
 @dataclass
@@ -84,6 +87,7 @@ class EdgeTable:
     except_: list[str] = field(default_factory=list)
     rowids: np.ndarray | None = None
     stored: str | None = None
+    computed: tuple = ()
 
 
 def _column(table: pa.Table, name: str | None, what: str, default: int) -> str:
@@ -109,7 +113,8 @@ def _properties(table: pa.Table, chosen: list | None, leave: list[str], what: st
             left = {c.lower() for c in leave}
             for c in leave:
                 _column(table, c, what + " EXCEPT", 0)
-            pairs = [(c, c) for c in table.column_names if c.lower() not in left]
+            pairs = [(c, c) for c in table.column_names if c.lower() not in left
+                     and not c.startswith(COMPUTED)]
         else:
             prop, column = item if isinstance(item, tuple) else (item, item)
             pairs = [(prop, _column(table, column, what, 0))]
@@ -233,7 +238,7 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
                                   str(v.keys.type), tuple(p for p, _ in v.props), start, count,
                                   tuple(_labels(v.item)), tuple(c for _, c in v.props),
                                   tuple(v.item.row_labels),
-                                  ROW_LABELS if v.item.row_labels else ""))
+                                  ROW_LABELS if v.item.row_labels else "", v.item.computed))
         start += count
     vertex_table = pa.table(columns)
     schema = PropertySchema(tuple(labels), (), undirected, tuple(tables), schema.id_mode)
@@ -276,7 +281,7 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
                                      item.source_key,
                                      item.destination_key, tuple(p for p, _ in props),
                                      table.num_rows, tuple(_labels(item)),
-                                     tuple(c for _, c in props)))
+                                     tuple(c for _, c in props), item.computed))
     m = sum(t.num_rows for _, t, _, _, _ in parts)
     edges = {"src": pa.concat_arrays([e[0][1].cast(id_type) for _, _, e, _, _ in parts])
              if parts else pa.array([], id_type),
@@ -322,6 +327,8 @@ class CreatePropertyGraphOperator(PhysicalNode):
                        for s, t in zip(node.edge_tables, rows[len(vertex_tables):])]
         tables = tuple(dict.fromkeys(t.stored for t in [*vertex_tables, *edge_tables]
                                      if t.stored))
+        for item in [*vertex_tables, *edge_tables]:
+            _work_out_expressions(runner, item)
         vertices, edges, schema = build(vertex_tables, edge_tables, node.undirected, tables)
         prepare = _unchanged(runner, node) if node.versions else None
         if vertices.num_rows == 0:
@@ -339,6 +346,26 @@ class CreatePropertyGraphOperator(PhysicalNode):
             return load(runner, node.graph, str(paths["edges"]), str(paths["vertices"]),
                         options, replace=node.replace, progress=node.progress,
                         prepare=prepare)
+
+
+def _work_out_expressions(runner: "Runner", item: VertexTable | EdgeTable) -> None:
+    """The properties of ``item`` that are expressions made columns of its rows (hidden ones,
+    which its labels' ``computed`` define, so that later writes work them out again)."""
+    computed: dict[str, str] = {}
+    listed = []
+    for entry in item.properties or ():
+        if isinstance(entry, tuple) and isinstance(entry[1], Expression):
+            name = column_name(entry[0])
+            if computed.setdefault(name, entry[1].sql) != entry[1].sql:
+                raise InvalidArgument(f"{item.name}: property {entry[0]} is given two different "
+                                      "expressions")
+            listed.append((entry[0], name))
+        else:
+            listed.append(entry)
+    if computed:
+        item.table = with_computed(runner.sql, item.table, tuple(computed.items()))
+        item.properties = listed
+        item.computed = tuple(computed.items())
 
 
 def _exists(runner: "Runner", name: str) -> bool:

@@ -31,6 +31,7 @@ from graphdb.storage.lazy import pc
 
 from ..delta import DeltaGraph
 from ..errors import ConstraintViolation as IntegrityError
+from ..property_expressions import with_computed
 from ..property_graph import PROPERTY_GRAPH, PropertySchema, encode_keys
 from .property_graph import ROW
 
@@ -117,6 +118,10 @@ class _Change:
 
     def apply(self, deleted: pa.Table | None, appended: pa.Table | None) -> None:
         schema = self.schema
+        computed = {name: sql for item in (*schema.vertex_labels, *schema.edge_labels)
+                    if item.table.lower() == self.table for name, sql in item.computed}
+        if computed and appended is not None and appended.num_rows:
+            appended = with_computed(self.runner.sql, appended, tuple(computed.items()))
         for e in schema.edge_labels:
             if e.table.lower() == self.table and deleted is not None and deleted.num_rows:
                 self._delete_edges(e, deleted)
