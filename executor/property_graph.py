@@ -26,7 +26,7 @@ strings where they have several (a whole graph of persons and companies).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -144,9 +144,35 @@ class PropertySchema:
     #: integer), ``composite`` (:func:`encode_keys`: the element's place and its key, as text
     #: that sorts by element, then by key)
     id_mode: str = "index"
+    #: when each of ``tables`` was created (its ``created``, which CREATE OR REPLACE TABLE
+    #: renews): a table replaced since is no longer the one the graph was built over. Empty
+    #: for graphs stored before this was kept (their tables cannot be replaced)
+    table_created: tuple[float, ...] = ()
 
     def source_tables(self) -> set[str]:
         return {t.lower() for t in self.tables}
+
+    def built_over(self, table: str, created: float) -> bool | None:
+        """Whether stored table ``table`` (created at ``created``) is the one the graph was
+        built over: False once it was replaced, None where the graph does not know."""
+        if len(self.table_created) != len(self.tables):
+            return None
+        for name, when in zip(self.tables, self.table_created):
+            if name.lower() == table.lower():
+                return when == created
+        return None
+
+    def gone_table(self, find: Callable[[str], Any]) -> tuple[str, Any] | None:
+        """(name, its entry now: None when dropped) of the first of the graph's tables that
+        was dropped or replaced since the graph was built (``find``: a table's entry by
+        name, or None); None while the graph is over the tables it was built over."""
+        if len(self.table_created) != len(self.tables):
+            return None
+        for name, when in zip(self.tables, self.table_created):
+            now = find(name)
+            if now is None or now.created != when:
+                return name, now
+        return None
 
     # -- stored form ----------------------------------------------------------------------------
     def to_json(self) -> dict:
@@ -156,7 +182,7 @@ class PropertySchema:
         return {"vertex_labels": [plain(v) for v in self.vertex_labels],
                 "edge_labels": [plain(e) for e in self.edge_labels],
                 "undirected": self.undirected, "tables": list(self.tables),
-                "id_mode": self.id_mode}
+                "id_mode": self.id_mode, "table_created": list(self.table_created)}
 
     @classmethod
     def of(cls, entry: Any) -> "PropertySchema | None":
@@ -170,7 +196,7 @@ class PropertySchema:
         return cls(tuple(VertexLabel(**tuples(v)) for v in data["vertex_labels"]),
                    tuple(EdgeLabel(**tuples(e)) for e in data["edge_labels"]),
                    bool(data.get("undirected", False)), tuple(data.get("tables", ())),
-                   data.get("id_mode", "index"))
+                   data.get("id_mode", "index"), tuple(data.get("table_created", ())))
 
     # -- lookups --------------------------------------------------------------------------------
     def vertex_label(self, name: str) -> VertexLabel:

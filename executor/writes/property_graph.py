@@ -15,6 +15,7 @@ is stored (another connection's write meanwhile makes the statement fail, to be 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tempfile
@@ -330,6 +331,7 @@ class CreatePropertyGraphOperator(PhysicalNode):
         for item in [*vertex_tables, *edge_tables]:
             _work_out_expressions(runner, item)
         vertices, edges, schema = build(vertex_tables, edge_tables, node.undirected, tables)
+        schema = _with_table_created(runner, schema)
         prepare = _unchanged(runner, node) if node.versions else None
         if vertices.num_rows == 0:
             return _create_empty(runner, node, vertices, edges, schema, prepare)
@@ -346,6 +348,16 @@ class CreatePropertyGraphOperator(PhysicalNode):
             return load(runner, node.graph, str(paths["edges"]), str(paths["vertices"]),
                         options, replace=node.replace, progress=node.progress,
                         prepare=prepare)
+
+
+def _with_table_created(runner: "Runner", schema: PropertySchema) -> PropertySchema:
+    """``schema`` knowing when each of its stored tables was created (so that it can tell
+    when one is replaced)."""
+    now = runner.catalog.tables_now()
+    created = [getattr(now.find(t), "created", None) for t in schema.tables]
+    if any(c is None for c in created):
+        return schema
+    return dataclasses.replace(schema, table_created=tuple(created))
 
 
 def _work_out_expressions(runner: "Runner", item: VertexTable | EdgeTable) -> None:

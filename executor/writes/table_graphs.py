@@ -48,9 +48,17 @@ ROW_ID = "__graphdb_row"
 
 
 def graphs_over(catalog, table: str) -> list[str]:
-    """The property graphs built over stored table ``table``."""
+    """The property graphs built over stored table ``table``, as they are now (a graph one of
+    whose tables was replaced or dropped since it was built is over none: it is not read or
+    changed again, only made anew or dropped)."""
     table = table.lower()
-    return [entry.name for entry in catalog.entries() if table in _source_tables(entry)]
+    found = []
+    for entry in catalog.entries():
+        if table in _source_tables(entry):
+            schema = PropertySchema.of(entry)
+            if schema is None or schema.gone_table(catalog.tables_now().find) is None:
+                found.append(entry.name)
+    return found
 
 
 #: The stored tables of a property graph, by its entry's schema (the same dict object as long
@@ -73,8 +81,13 @@ def _source_tables(entry) -> frozenset:
 
 
 def refuse_if_graph(catalog, table: str, what: str) -> None:
-    """A table a property graph is built over cannot be dropped, replaced or altered."""
+    """A table a property graph is built over cannot be dropped or altered. It may be
+    replaced (CREATE OR REPLACE TABLE): the graph is then over a table that is no more, and
+    refuses to be read until it is made again over the new one (a graph stored before graphs
+    knew when their tables were made refuses the replace instead)."""
     graphs = graphs_over(catalog, table)
+    if what == "replace":
+        graphs = [g for g in graphs if not PropertySchema.of(catalog.get(g)).table_created]
     if graphs:
         raise CatalogError(f"cannot {what} table '{table}': property graph "
                            f"{', '.join(repr(g) for g in graphs)} is built over it; DROP "

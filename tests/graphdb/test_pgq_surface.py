@@ -364,9 +364,11 @@ def test_each_label_has_its_own_properties(tmp_path):
                        "COLUMNS (e.link_id, e.customer_orders_id, c.address)) ORDER BY 1"
                        ).fetchall()
     assert rows == [(1, 1, "US"), (2, 2, "CA")]
-    with pytest.raises(graphdb.ParseError, match="expressions .* not supported"):
-        con.execute("CREATE PROPERTY GRAPH bad VERTEX TABLES (orders LABEL a PROPERTIES "
-                    "(order_id, 'order'::varchar(10) AS list_type))")
+    con.execute("CREATE PROPERTY GRAPH typed VERTEX TABLES (orders LABEL a PROPERTIES "
+                "(order_id, 'order'::varchar(10) AS list_type))")  # an expression's property
+    assert con.execute("SELECT * FROM GRAPH_TABLE (typed MATCH (o) COLUMNS (o.order_id, "
+                       "o.list_type)) ORDER BY 1").fetchall() == [
+        (1, "order"), (2, "order"), (3, "order")]
     with pytest.raises(graphdb.Error, match="two different columns"):
         con.execute("CREATE PROPERTY GRAPH bad VERTEX TABLES (orders LABEL a PROPERTIES "
                     "(order_id AS x) LABEL b PROPERTIES (ordered_when AS x))")
