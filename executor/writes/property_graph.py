@@ -179,12 +179,6 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
                                     f"({elements[first.lower()]} and {item.name}); a table's "
                                     "first label must be its own")
         elements[first.lower()] = item.name
-    vertex_labels = {label.lower() for v in vertex_tables for label in _labels(v)}
-    for e in edge_tables:
-        for label in _labels(e):
-            if label.lower() in vertex_labels:
-                raise InvalidArgument(f"label '{label}' is given to a vertex table and to an "
-                                        "edge table")
     key_mode = len(vertex_tables) == 1
     vertices: list[_Vertices] = []
     for item in vertex_tables:

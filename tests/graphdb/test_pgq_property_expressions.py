@@ -152,3 +152,32 @@ def test_expressions_that_are_refused(tmp_path, properties, error):
         with pytest.raises(Error, match=error):
             con.execute(f"CREATE PROPERTY GRAPH g VERTEX TABLES (e PROPERTIES ({properties}))")
         assert con.execute("SHOW PROPERTY GRAPHS").fetchall() == []
+
+
+def test_one_label_on_vertex_and_edge_tables(tmp_path):
+    """PostgreSQL's g1 (less its table of a two-column key): label l1 is given to both vertex
+    tables and the edge table, each with its own expression of elname; rows checked by hand."""
+    with graphdb.connect(tmp_path / "db") as con:
+        con.execute("""
+            CREATE TABLE v1 (id int PRIMARY KEY, vname varchar(10), vprop1 int, vprop2 int);
+            CREATE TABLE v3 (id int PRIMARY KEY, vname varchar(10), vprop1 int, vprop2 int);
+            CREATE TABLE e1_3 (id_1 int, id_3 int, ename varchar(10), eprop1 int);
+            CREATE PROPERTY GRAPH g1 VERTEX TABLES (
+                v1 LABEL vl1 PROPERTIES (vname, vprop1) LABEL l1 PROPERTIES (vname AS elname),
+                v3 LABEL vl3 PROPERTIES (vname, vprop1, 'vl3_prop'::varchar(10) AS lprop1)
+                   LABEL l1 PROPERTIES (vname AS elname))
+            EDGE TABLES (e1_3 SOURCE KEY (id_1) REFERENCES v1 (id)
+                              DESTINATION KEY (id_3) REFERENCES v3 (id)
+                              LABEL el1 PROPERTIES (ename, eprop1 * 10 AS lprop2)
+                              LABEL l1 PROPERTIES (upper(ename) AS elname));
+            INSERT INTO v1 VALUES (1, 'v11', 10, 100), (2, 'v12', 20, 200);
+            INSERT INTO v3 VALUES (2001, 'v31', 2010, 2100), (2003, 'v33', 2030, 2300);
+            INSERT INTO e1_3 VALUES (1, 2003, 'e131', 10003), (1, 2001, 'e132', 10004);
+        """)
+        assert _rows(con, "SELECT * FROM GRAPH_TABLE (g1 MATCH (a IS l1) COLUMNS (a.elname))"
+                     ) == [("v11",), ("v12",), ("v31",), ("v33",)]
+        assert _rows(con, "SELECT * FROM GRAPH_TABLE (g1 MATCH (a IS l1)-[e IS l1]->(b IS l1) "
+                          "COLUMNS (a.elname AS a, e.elname AS e, e.lprop2, b.lprop1))") == [
+            ("v11", "E131", 100030, "vl3_prop"), ("v11", "E132", 100040, "vl3_prop")]
+        with pytest.raises(Error, match="no label 'el1' among the vertex labels"):
+            con.execute("SELECT * FROM GRAPH_TABLE (g1 MATCH (a IS el1) COLUMNS (a.vname))")
