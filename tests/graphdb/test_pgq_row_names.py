@@ -122,3 +122,15 @@ def test_three_part_names_with_the_databases_catalog(both):
     # a column or alias named memory is not a catalog
     assert con.execute("SELECT memory.name FROM Tag AS memory ORDER BY 1").fetchall() == \
         [("x",), ("y",)]
+
+
+def test_graph_table_spelled_as_two_words(both):
+    con, _ = both
+    con.execute("CREATE TABLE graph(x INT); INSERT INTO graph VALUES (1)")  # still a table name
+    spelled = ("SELECT * FROM GRAPH TABLE (g MATCH (a:Person)-[k:knows]->(b) COLUMNS "
+               "(a.name, b.name)) AS t, graph")
+    _same(both, spelled.replace("GRAPH TABLE", "GRAPH_TABLE"),
+          "SELECT a.name, b.name, 1 FROM knows k JOIN Person a ON a.id = k.src "
+          "JOIN Person b ON b.id = k.dst")
+    assert sorted(con.execute(spelled).fetchall()) == sorted(con.execute(
+        spelled.replace("GRAPH TABLE", "GRAPH_TABLE")).fetchall())
