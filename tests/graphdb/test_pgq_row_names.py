@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 import graphdb
+from tests.support import same_rows as _same
 
 TABLES = """
 CREATE TABLE Person(id BIGINT PRIMARY KEY, name VARCHAR);
@@ -36,13 +37,6 @@ def both(tmp_path):
         ref = duckdb.connect()
         ref.execute(TABLES)
         yield con, ref
-
-
-def _same(both, pgq: str, sql: str) -> list:
-    con, ref = both
-    mine = sorted(con.execute(pgq).fetchall(), key=repr)
-    assert mine == sorted(ref.execute(sql).fetchall(), key=repr), pgq
-    return mine
 
 
 def test_rowid_of_vertices_and_edges_is_their_rows(both):

@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 import graphdb
+from tests.support import same_rows as same
 
 TABLES = """
 CREATE TABLE Student(id BIGINT, name VARCHAR);
@@ -46,13 +47,6 @@ def both():
         ref = duckdb.connect()
         ref.execute(TABLES)
         yield con, ref
-
-
-def same(both, pgq: str, joins: str) -> list:
-    con, ref = both
-    mine = sorted(con.execute(pgq).fetchall(), key=repr)
-    assert mine == sorted(ref.execute(joins).fetchall(), key=repr), pgq
-    return mine
 
 
 def test_labels_and_directions(both):
