@@ -6,11 +6,10 @@ rows loaded in order, and its in-memory catalog is ``memory``."""
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
-import graphdb
 from tests.support import same_rows as _same
+from tests.support import with_reference
 
 TABLES = """
 CREATE TABLE Person(id BIGINT PRIMARY KEY, name VARCHAR);
@@ -31,12 +30,8 @@ EDGE TABLES (knows SOURCE KEY (src) REFERENCES Person (id)
 
 @pytest.fixture()
 def both(tmp_path):
-    with graphdb.connect(tmp_path / "db") as con:
-        con.execute(TABLES)
-        con.execute(GRAPH)
-        ref = duckdb.connect()
-        ref.execute(TABLES)
-        yield con, ref
+    with with_reference(tmp_path / "db", TABLES, GRAPH) as pair:
+        yield pair
 
 
 def test_rowid_of_vertices_and_edges_is_their_rows(both):

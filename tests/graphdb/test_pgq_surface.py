@@ -9,6 +9,7 @@ import pytest
 
 import graphdb
 from tests.support import same_rows as same
+from tests.support import with_reference
 
 TABLES = """
 CREATE TABLE Student(id BIGINT, name VARCHAR);
@@ -41,12 +42,8 @@ EDGE TABLES (
 
 @pytest.fixture(scope="module")
 def both():
-    with graphdb.connect() as con:
-        con.execute(TABLES)
-        con.execute(GRAPH)
-        ref = duckdb.connect()
-        ref.execute(TABLES)
-        yield con, ref
+    with with_reference(None, TABLES, GRAPH) as pair:
+        yield pair
 
 
 def test_labels_and_directions(both):
