@@ -26,7 +26,7 @@ strings where they have several (a whole graph of persons and companies).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +37,7 @@ from .arrays import to_arrow
 from .errors import InvalidArgument
 from .ids import VertexIds
 
-__all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "ROW_LABELS", "VertexLabel", "describe_rows",
+__all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "ROW", "ROW_LABELS", "VertexLabel", "describe_rows",
            "encode_keys",
            "edge_label_table", "label_column", "label_ids", "label_table_columns",
            "label_weights", "vertex_row_ids",
@@ -47,6 +47,9 @@ __all__ = ["EdgeLabel", "PROPERTY_GRAPH", "PropertySchema", "ROW_LABELS", "Verte
 PROPERTY_GRAPH = "property_graph"
 
 
+#: The hidden property of a row's identity, its row id in its table (``x.rowid``): every edge
+#: and every vertex has it, and it is the key of a vertex table that has none.
+ROW = "__row"
 #: The hidden property of the bits that give a row its labels (``LABEL l IN column (...)``).
 ROW_LABELS = "__row_labels"
 
@@ -73,6 +76,9 @@ class VertexLabel:
     row_labels: tuple[str, ...] = ()
     #: the property holding the bits that give a row its ``row_labels`` (label i: bit i)
     row_label_property: str = ""
+    #: (hidden column, expression) of the properties that are expressions over the row
+    #: (:mod:`graphdb.executor.property_expressions`)
+    computed: tuple = ()
 
     @property
     def label_names(self) -> tuple[str, ...]:
@@ -103,6 +109,7 @@ class EdgeLabel:
     count: int
     labels: tuple[str, ...] = ()
     columns: tuple[str, ...] = ()
+    computed: tuple = ()
 
     @property
     def label_names(self) -> tuple[str, ...]:
@@ -137,9 +144,35 @@ class PropertySchema:
     #: integer), ``composite`` (:func:`encode_keys`: the element's place and its key, as text
     #: that sorts by element, then by key)
     id_mode: str = "index"
+    #: when each of ``tables`` was created (its ``created``, which CREATE OR REPLACE TABLE
+    #: renews): a table replaced since is no longer the one the graph was built over. Empty
+    #: for graphs stored before this was kept (their tables cannot be replaced)
+    table_created: tuple[float, ...] = ()
 
     def source_tables(self) -> set[str]:
         return {t.lower() for t in self.tables}
+
+    def built_over(self, table: str, created: float) -> bool | None:
+        """Whether stored table ``table`` (created at ``created``) is the one the graph was
+        built over: False once it was replaced, None where the graph does not know."""
+        if len(self.table_created) != len(self.tables):
+            return None
+        for name, when in zip(self.tables, self.table_created):
+            if name.lower() == table.lower():
+                return when == created
+        return None
+
+    def gone_table(self, find: Callable[[str], Any]) -> tuple[str, Any] | None:
+        """(name, its entry now: None when dropped) of the first of the graph's tables that
+        was dropped or replaced since the graph was built (``find``: a table's entry by
+        name, or None); None while the graph is over the tables it was built over."""
+        if len(self.table_created) != len(self.tables):
+            return None
+        for name, when in zip(self.tables, self.table_created):
+            now = find(name)
+            if now is None or now.created != when:
+                return name, now
+        return None
 
     # -- stored form ----------------------------------------------------------------------------
     def to_json(self) -> dict:
@@ -149,7 +182,7 @@ class PropertySchema:
         return {"vertex_labels": [plain(v) for v in self.vertex_labels],
                 "edge_labels": [plain(e) for e in self.edge_labels],
                 "undirected": self.undirected, "tables": list(self.tables),
-                "id_mode": self.id_mode}
+                "id_mode": self.id_mode, "table_created": list(self.table_created)}
 
     @classmethod
     def of(cls, entry: Any) -> "PropertySchema | None":
@@ -163,7 +196,7 @@ class PropertySchema:
         return cls(tuple(VertexLabel(**tuples(v)) for v in data["vertex_labels"]),
                    tuple(EdgeLabel(**tuples(e)) for e in data["edge_labels"]),
                    bool(data.get("undirected", False)), tuple(data.get("tables", ())),
-                   data.get("id_mode", "index"))
+                   data.get("id_mode", "index"), tuple(data.get("table_created", ())))
 
     # -- lookups --------------------------------------------------------------------------------
     def vertex_label(self, name: str) -> VertexLabel:

@@ -10,7 +10,9 @@ read that snapshot, whose lease keeps the versions' data on disk until the state
 
 from __future__ import annotations
 
-from graphdb.catalog import Catalog, GraphEntry
+from graphdb.catalog import Catalog, CatalogError, GraphEntry
+
+from .property_graph import PropertySchema
 
 __all__ = ["StatementCatalog"]
 
@@ -28,9 +30,24 @@ class StatementCatalog:
         entry = self._entries.get(name) or self._entries.get(name.lower())
         if entry is None:
             entry = self.catalog.get(name)
+            self._check_tables(entry)
             self._entries[name] = self._entries[entry.name] = entry
             self._entries.setdefault(name.lower(), entry)
         return entry
+
+    def _check_tables(self, entry: GraphEntry) -> None:
+        """A property graph whose stored table was replaced (CREATE OR REPLACE TABLE) since it
+        was built is not read: it would answer for the old table's rows."""
+        schema = PropertySchema.of(entry)
+        gone = schema.gone_table(self.find_table) if schema is not None else None
+        if gone is not None:
+            table, now = gone
+            raise CatalogError(
+                f"property graph '{entry.name}' was built over table '{table}', which "
+                + ("has been dropped since" if now is None else
+                   "has been replaced since (CREATE OR REPLACE TABLE)")
+                + f": make the graph again over the tables as they are now (CREATE OR REPLACE "
+                f"PROPERTY GRAPH {entry.name} ...), or DROP PROPERTY GRAPH {entry.name}")
 
     def names(self) -> list[str]:
         if self._names is None:

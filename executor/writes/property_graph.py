@@ -15,6 +15,7 @@ is stored (another connection's write meanwhile makes the statement fail, to be 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tempfile
@@ -30,7 +31,8 @@ from graphdb.storage.lazy import pc
 from ..errors import InvalidArgument
 from ..physical.nodes import PhysicalNode
 from ..plan import ROWID
-from ..property_graph import ROW_LABELS, EdgeLabel, PropertySchema, VertexLabel, encode_keys
+from ..property_expressions import COMPUTED, Expression, column_name, with_computed
+from ..property_graph import ROW, ROW_LABELS, EdgeLabel, PropertySchema, VertexLabel, encode_keys
 from .definitions import load, status_table, summary_table
 from .files import write_arrow_file
 
@@ -39,17 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CreatePropertyGraphOperator", "EdgeTable", "KEY", "ROW", "VertexTable", "build"]
 
-#: The hidden property of a row's identity: an edge's row in its table (every edge has it),
-#: the key of a vertex table that has none.
-ROW = "__row"
-#: The hidden property holding a vertex table's key when no property shows it.
-KEY = "__key"
 
 
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: The hidden property of a row's identity: an edge's row in its table (every edge has it),
-#: the key of a vertex table that has none.
-ROW = "__row"
 #: The hidden property holding a vertex table's key when no property shows it.
 KEY = "__key"
 
@@ -72,6 +66,8 @@ class VertexTable:
     stored: str | None = None
     row_labels: list[str] = field(default_factory=list)
     row_label_column: str | None = None
+    #: (hidden column, expression) of its properties that are expressions
+    computed: tuple = ()
 
 
 @dataclass
@@ -92,6 +88,7 @@ class EdgeTable:
     except_: list[str] = field(default_factory=list)
     rowids: np.ndarray | None = None
     stored: str | None = None
+    computed: tuple = ()
 
 
 def _column(table: pa.Table, name: str | None, what: str, default: int) -> str:
@@ -117,7 +114,8 @@ def _properties(table: pa.Table, chosen: list | None, leave: list[str], what: st
             left = {c.lower() for c in leave}
             for c in leave:
                 _column(table, c, what + " EXCEPT", 0)
-            pairs = [(c, c) for c in table.column_names if c.lower() not in left]
+            pairs = [(c, c) for c in table.column_names if c.lower() not in left
+                     and not c.startswith(COMPUTED)]
         else:
             prop, column = item if isinstance(item, tuple) else (item, item)
             pairs = [(prop, _column(table, column, what, 0))]
@@ -181,23 +179,16 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
                                     f"({elements[first.lower()]} and {item.name}); a table's "
                                     "first label must be its own")
         elements[first.lower()] = item.name
-    vertex_labels = {label.lower() for v in vertex_tables for label in _labels(v)}
-    for e in edge_tables:
-        for label in _labels(e):
-            if label.lower() in vertex_labels:
-                raise InvalidArgument(f"label '{label}' is given to a vertex table and to an "
-                                        "edge table")
     key_mode = len(vertex_tables) == 1
     vertices: list[_Vertices] = []
     for item in vertex_tables:
         what = f"vertex table {item.name}"
         table = item.table.combine_chunks()
-        if item.key == ROW:
-            rowids = item.rowids if item.rowids is not None else np.arange(table.num_rows)
-            table = table.append_column(ROW, pa.array(rowids, pa.int64()))
-            key = ROW
-        else:
-            key = _column(table, item.key, what, 0)
+        # every row keeps its table row id (a hidden property: ``x.rowid``, and the key of
+        # a table without one)
+        rowids = item.rowids if item.rowids is not None else np.arange(table.num_rows)
+        table = table.append_column(ROW, pa.array(rowids, pa.int64()))
+        key = ROW if item.key == ROW else _column(item.table, item.key, what, 0)
         keys = _plain(table.column(key).combine_chunks())
         if keys.null_count:
             raise InvalidArgument(f"{what}: key column '{key}' holds NULL")
@@ -206,6 +197,8 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
         if key_prop is None:
             key_prop = ROW if key == ROW else KEY
             props.append((key_prop, key))
+        if key != ROW:
+            props.append((ROW, ROW))
         if item.row_labels:  # the bits giving rows their labels: a hidden property
             column = _column(table, item.row_label_column, what, 0)
             if not pa.types.is_integer(table.schema.field(column).type):
@@ -240,7 +233,7 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
                                   str(v.keys.type), tuple(p for p, _ in v.props), start, count,
                                   tuple(_labels(v.item)), tuple(c for _, c in v.props),
                                   tuple(v.item.row_labels),
-                                  ROW_LABELS if v.item.row_labels else ""))
+                                  ROW_LABELS if v.item.row_labels else "", v.item.computed))
         start += count
     vertex_table = pa.table(columns)
     schema = PropertySchema(tuple(labels), (), undirected, tuple(tables), schema.id_mode)
@@ -283,7 +276,7 @@ def build(vertex_tables: list[VertexTable], edge_tables: list[EdgeTable], undire
                                      item.source_key,
                                      item.destination_key, tuple(p for p, _ in props),
                                      table.num_rows, tuple(_labels(item)),
-                                     tuple(c for _, c in props)))
+                                     tuple(c for _, c in props), item.computed))
     m = sum(t.num_rows for _, t, _, _, _ in parts)
     edges = {"src": pa.concat_arrays([e[0][1].cast(id_type) for _, _, e, _, _ in parts])
              if parts else pa.array([], id_type),
@@ -329,7 +322,10 @@ class CreatePropertyGraphOperator(PhysicalNode):
                        for s, t in zip(node.edge_tables, rows[len(vertex_tables):])]
         tables = tuple(dict.fromkeys(t.stored for t in [*vertex_tables, *edge_tables]
                                      if t.stored))
+        for item in [*vertex_tables, *edge_tables]:
+            _work_out_expressions(runner, item)
         vertices, edges, schema = build(vertex_tables, edge_tables, node.undirected, tables)
+        schema = _with_table_created(runner, schema)
         prepare = _unchanged(runner, node) if node.versions else None
         if vertices.num_rows == 0:
             return _create_empty(runner, node, vertices, edges, schema, prepare)
@@ -346,6 +342,36 @@ class CreatePropertyGraphOperator(PhysicalNode):
             return load(runner, node.graph, str(paths["edges"]), str(paths["vertices"]),
                         options, replace=node.replace, progress=node.progress,
                         prepare=prepare)
+
+
+def _with_table_created(runner: "Runner", schema: PropertySchema) -> PropertySchema:
+    """``schema`` knowing when each of its stored tables was created (so that it can tell
+    when one is replaced)."""
+    now = runner.catalog.tables_now()
+    created = [getattr(now.find(t), "created", None) for t in schema.tables]
+    if any(c is None for c in created):
+        return schema
+    return dataclasses.replace(schema, table_created=tuple(created))
+
+
+def _work_out_expressions(runner: "Runner", item: VertexTable | EdgeTable) -> None:
+    """The properties of ``item`` that are expressions made columns of its rows (hidden ones,
+    which its labels' ``computed`` define, so that later writes work them out again)."""
+    computed: dict[str, str] = {}
+    listed = []
+    for entry in item.properties or ():
+        if isinstance(entry, tuple) and isinstance(entry[1], Expression):
+            name = column_name(entry[0])
+            if computed.setdefault(name, entry[1].sql) != entry[1].sql:
+                raise InvalidArgument(f"{item.name}: property {entry[0]} is given two different "
+                                      "expressions")
+            listed.append((entry[0], name))
+        else:
+            listed.append(entry)
+    if computed:
+        item.table = with_computed(runner.sql, item.table, tuple(computed.items()))
+        item.properties = listed
+        item.computed = tuple(computed.items())
 
 
 def _exists(runner: "Runner", name: str) -> bool:

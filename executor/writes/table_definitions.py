@@ -6,6 +6,7 @@ the transaction) and returns its status line."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -42,19 +43,24 @@ class CreateTableOperator(PhysicalNode):
                     return status_table(f"table '{existing.name}' exists; nothing created")
                 raise CatalogError(f"table '{existing.name}' already exists: CREATE OR REPLACE "
                                    f"TABLE {node.table} ..., or DROP TABLE {node.table} first")
+            # when the table is made: a new table of an old name is told from the old one
+            # by it (a property graph over the old one is not over the new one)
+            created = time.time()
             if existing is not None:
                 refuse_if_graph(runner.catalog, existing.name, "replace")
+                created = max(created, existing.created + 1e-3)
             if node.rows is not None:
                 rows = runner.input(self, 0)
                 entry = entry_of_rows(runner.sql, node.table, rows, "CREATE TABLE AS")
                 table_id, files = new_generation(runner.catalog, rows)
                 entry = writes.create(entry.with_changes(
                     table_id=table_id, files=files, base_rows=rows.num_rows,
-                    rows=rows.num_rows), replace=node.replace)
+                    rows=rows.num_rows, created=created), replace=node.replace)
                 line = f"created table '{entry.name}' ({rows.num_rows:,} rows)"
             else:
                 entry = writes.create(node.entry.with_changes(
-                    table_id=new_generation(runner.catalog, None)[0]), replace=node.replace)
+                    table_id=new_generation(runner.catalog, None)[0], created=created),
+                    replace=node.replace)
                 line = f"created table '{entry.name}'"
         return status_table(line)
 

@@ -31,6 +31,7 @@ from graphdb.storage.lazy import pc
 
 from ..delta import DeltaGraph
 from ..errors import ConstraintViolation as IntegrityError
+from ..property_expressions import with_computed
 from ..property_graph import PROPERTY_GRAPH, PropertySchema, encode_keys
 from .property_graph import ROW
 
@@ -47,9 +48,17 @@ ROW_ID = "__graphdb_row"
 
 
 def graphs_over(catalog, table: str) -> list[str]:
-    """The property graphs built over stored table ``table``."""
+    """The property graphs built over stored table ``table``, as they are now (a graph one of
+    whose tables was replaced or dropped since it was built is over none: it is not read or
+    changed again, only made anew or dropped)."""
     table = table.lower()
-    return [entry.name for entry in catalog.entries() if table in _source_tables(entry)]
+    found = []
+    for entry in catalog.entries():
+        if table in _source_tables(entry):
+            schema = PropertySchema.of(entry)
+            if schema is None or schema.gone_table(catalog.tables_now().find) is None:
+                found.append(entry.name)
+    return found
 
 
 #: The stored tables of a property graph, by its entry's schema (the same dict object as long
@@ -72,8 +81,13 @@ def _source_tables(entry) -> frozenset:
 
 
 def refuse_if_graph(catalog, table: str, what: str) -> None:
-    """A table a property graph is built over cannot be dropped, replaced or altered."""
+    """A table a property graph is built over cannot be dropped or altered. It may be
+    replaced (CREATE OR REPLACE TABLE): the graph is then over a table that is no more, and
+    refuses to be read until it is made again over the new one (a graph stored before graphs
+    knew when their tables were made refuses the replace instead)."""
     graphs = graphs_over(catalog, table)
+    if what == "replace":
+        graphs = [g for g in graphs if not PropertySchema.of(catalog.get(g)).table_created]
     if graphs:
         raise CatalogError(f"cannot {what} table '{table}': property graph "
                            f"{', '.join(repr(g) for g in graphs)} is built over it; DROP "
@@ -117,6 +131,10 @@ class _Change:
 
     def apply(self, deleted: pa.Table | None, appended: pa.Table | None) -> None:
         schema = self.schema
+        computed = {name: sql for item in (*schema.vertex_labels, *schema.edge_labels)
+                    if item.table.lower() == self.table for name, sql in item.computed}
+        if computed and appended is not None and appended.num_rows:
+            appended = with_computed(self.runner.sql, appended, tuple(computed.items()))
         for e in schema.edge_labels:
             if e.table.lower() == self.table and deleted is not None and deleted.num_rows:
                 self._delete_edges(e, deleted)

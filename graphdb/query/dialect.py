@@ -106,11 +106,24 @@ class GraphSQLParser(StatementGrammar, DuckDB.Parser):
             node.meta["span"] = (self._tokens[first].start, self._tokens[self._index - 1].end)
         return node
 
+    def _graph_table_words(self) -> int:
+        """How many words the ``GRAPH_TABLE`` (or DuckPGQ's ``GRAPH TABLE``) before a ``(`` at
+        the parser's place has: 0 when there is none."""
+        ahead = self._tokens[self._index:self._index + 3]
+        words = [t.text.upper() for t in ahead]
+        if len(ahead) >= 2 and words[0] == "GRAPH_TABLE" and \
+                ahead[1].token_type == TokenType.L_PAREN:
+            return 1
+        if len(ahead) == 3 and words[:2] == ["GRAPH", "TABLE"] and \
+                ahead[2].token_type == TokenType.L_PAREN:
+            return 2
+        return 0
+
     def _parse_table(self, *args, **kwargs):
-        if (self._curr and self._curr.text.upper() == "GRAPH_TABLE" and self._next
-                and self._next.token_type == TokenType.L_PAREN):
+        words = self._graph_table_words() if self._curr else 0
+        if words:
             first = self._index
-            self._advance(2)
+            self._advance(words + 1)
             table = self._parse_graph_table()
             self._match_r_paren()
             alias = self._parse_table_alias()

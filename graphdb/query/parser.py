@@ -95,6 +95,7 @@ def parse(sql: str) -> Statement:
     text = _strip(sql)
     if not text:
         raise ParseError("empty statement")
+    text = without_catalog(text)
     ast = fast_insert(text) if text[:6].upper() == "INSERT" else None
     if ast is not None:  # rows of literals, read without tokenizing them (.fast_values)
         return Statement(ast, text)
@@ -112,6 +113,38 @@ def parse(sql: str) -> Statement:
         if query.kind != "select":
             raise ParseError("COPY (...) TO takes a query: COPY (SELECT ...) TO 'file'", 1, 1)
     return Statement(ast, text)
+
+
+#: The name of the database's one catalog, as ``current_database()`` returns it (DuckDB's name
+#: for the catalog of an in-memory database, which is where the relational part runs).
+CATALOG = "memory"
+_NAME_TOKENS = frozenset({TokenType.VAR, TokenType.IDENTIFIER})
+
+
+def without_catalog(text: str) -> str:
+    """``text`` with the catalog part of three-part names (``memory.main.t``, ``memory.s.t``)
+    blanked out, so they name what ``main.t`` and ``s.t`` name. Offsets stay as they were (the
+    part becomes spaces). A catalog other than the database's own is left for the binder to
+    refuse."""
+    if CATALOG not in text.lower():
+        return text
+    try:
+        tokens = _DIALECT.tokenize(text)
+    except (TokenError, SqlglotParseError):
+        return text
+    blanks = []
+    for i in range(len(tokens) - 4):
+        first = tokens[i]
+        if first.token_type not in _NAME_TOKENS or first.text.lower() != CATALOG or \
+                (i and tokens[i - 1].token_type == TokenType.DOT):
+            continue
+        if tokens[i + 1].token_type == TokenType.DOT and tokens[i + 3].token_type == \
+                TokenType.DOT and tokens[i + 2].token_type != TokenType.DOT and \
+                tokens[i + 4].token_type not in (TokenType.DOT, TokenType.STAR):
+            blanks.append((first.start, tokens[i + 1].end + 1))
+    for start, end in reversed(blanks):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def parse_sqlglot(text: str, *, plain: bool = False) -> exp.Expression:

@@ -18,7 +18,7 @@ from sqlglot import exp
 from graphdb.executor.graph_tables import POSITION, table_name
 from graphdb.executor.pattern import PATH_COLUMNS
 from graphdb.executor.plan import GraphTableScan, Hop, PatternMatch, RelationalQuery
-from graphdb.executor.property_graph import ROW_LABELS, PropertySchema, visible
+from graphdb.executor.property_graph import ROW, ROW_LABELS, PropertySchema, visible
 
 from ..errors import BinderError, NotSupportedError
 from .conditions import conjuncts
@@ -237,14 +237,18 @@ class _Labels:
 
     def properties(self, variable: str) -> list[str]:
         """The properties a variable of a property graph has (its labels' and the extras:
-        a vertex's ``id`` and ``label``, an edge's ``src``, ``dst`` and ``label``)."""
+        a vertex's ``id`` and ``label``, an edge's ``src``, ``dst`` and ``label``, and the
+        ``rowid`` of its row in its table)."""
         found: dict[str, None] = {}
         vertex = self.kind[variable] == "vertex"
+        rows = True
         for name in self._labels(variable):
             label = self.schema.vertex_label(name) if vertex else self.schema.edge_label(name)
             found.update(dict.fromkeys(visible(label.properties)))
+            rows = rows and (not vertex or ROW in label.properties)
         lower = {p.lower() for p in found}
         extras = ("id", "label") if vertex else ("src", "dst", "label")
+        extras += (ROWID,) if rows else ()  # (graphs stored before vertices kept it: none)
         return list(found) + [e for e in extras if e not in lower]
 
     def own_properties(self, variable: str) -> list[str]:
@@ -260,8 +264,12 @@ class _Labels:
     def _columns(self, variable: str, prop: str) -> tuple[str, ...]:
         labels = self._labels(variable)
         if self.kind[variable] == "vertex":
-            return self.schema.vertex_columns(labels, prop)
-        return self.schema.edge_columns(labels, prop)
+            found = self.schema.vertex_columns(labels, prop)
+            if not found and prop.lower() == ROWID:
+                found = self.schema.vertex_columns(labels, ROW)
+            return found
+        found = self.schema.edge_columns(labels, prop)
+        return (ROW,) if not found and prop.lower() == ROWID else found
 
     def restriction(self, variable: str, alias: str) -> str:
         """SQL keeping the rows of ``alias`` (a vertex or edge table) that have the variable's
@@ -301,6 +309,10 @@ class _Labels:
             return ()
         return tuple((variable, prop, self._columns(variable, prop))
                      for variable, prop in references if variable in self.kind)
+
+
+#: The row id of an element's row in its table, as DuckDB names a table's (``x.rowid``).
+ROWID = "rowid"
 
 
 class _Scope:

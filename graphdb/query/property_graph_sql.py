@@ -4,7 +4,8 @@
 
     CREATE [OR REPLACE] [UNDIRECTED] PROPERTY GRAPH [IF NOT EXISTS] social
       VERTEX TABLES (
-        persons KEY (id) LABEL Person PROPERTIES (id, name, birthday AS born),
+        persons KEY (id) LABEL Person PROPERTIES (id, name, birthday AS born,
+                                                  year(birthday) AS born_in),
         'companies.parquet' AS companies KEY (id) LABEL Company LABEL Organisation,
         cities NO PROPERTIES
       )
@@ -19,7 +20,9 @@ A table is a stored table (CREATE TABLE: writes to it reach the graph), a table 
 connection (registered, a graph's ``g.vertices`` or ``g.Person``) or a quoted file DuckDB reads
 (CSV, Parquet, JSON; give it a name with AS). A table's labels default to its name (its AS
 name), its properties to all its columns; ``LABEL`` may be given several times (each a label
-of every row of the table), ``DEFAULT LABEL`` is its name, ``PROPERTIES (col AS name)`` renames.
+of every row of the table), ``DEFAULT LABEL`` is its name, ``PROPERTIES (col AS name)`` renames,
+``PROPERTIES (expression AS name)`` works a property out from the row's columns
+(:mod:`graphdb.executor.property_expressions`).
 A vertex table's key defaults to its primary key, else to the column its edge tables
 reference, else to its first column (a stored table: its rows' identity). An edge table's
 ``SOURCE persons`` without KEY takes its foreign key to persons. ``UNDIRECTED`` (graphdb's, not
@@ -31,7 +34,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlglot import exp, parse_one
+from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
+
+from graphdb.executor.property_expressions import Expression
 
 from ..errors import ParseError
 from .copy import TokenReader
@@ -39,7 +46,8 @@ from .copy import TokenReader
 __all__ = ["parse_create_property_graph"]
 
 _USAGE = ("CREATE [OR REPLACE] PROPERTY GRAPH name VERTEX TABLES (table [AS name] [KEY (column)] "
-          "[LABEL label ...] [PROPERTIES (...) | PROPERTIES ARE ALL COLUMNS [EXCEPT (...)] | NO "
+          "[LABEL label ...] [PROPERTIES (column [AS name] | expression AS name, ...) | "
+          "PROPERTIES ARE ALL COLUMNS [EXCEPT (...)] | NO "
           "PROPERTIES], ...) [EDGE TABLES (table SOURCE [KEY (column) REFERENCES] vertex_table "
           "DESTINATION [KEY (column) REFERENCES] vertex_table [LABEL label ...] [PROPERTIES ...], "
           "...)]")
@@ -104,21 +112,54 @@ def _property_list(r: TokenReader) -> list[tuple[str, str]]:
             raise r.error("PROPERTIES (*) is not SQL/PGQ: write PROPERTIES ALL COLUMNS, or leave "
                           "the clause out")
         token, after = r.peek(), r.peek(1)
-        if token is None or token.token_type in (TokenType.STRING, TokenType.NUMBER,
-                                                 TokenType.L_PAREN) or (
+        if token is None:
+            raise r.error("expected a column or an expression")
+        if token.token_type in (TokenType.STRING, TokenType.NUMBER, TokenType.L_PAREN) or (
                 after is not None and after.text.upper() != "AS"
                 and after.token_type not in (TokenType.COMMA, TokenType.R_PAREN)):
-            raise r.error("a property is a column of its table, PROPERTIES (column [AS name], "
-                          "...); expressions (such as price * 2 AS cost) are not supported yet: "
-                          "make the column with ALTER TABLE ... ADD COLUMN and UPDATE")
-        column = r.name("column name").strip('"')
-        prop = r.name("property name").strip('"') if r.word("AS") else column
-        found.append((prop, column))
+            expression = _expression(r)
+            if not r.word("AS"):
+                raise r.error(f"the property of an expression needs a name: {expression.sql} "
+                              "AS name")
+            found.append((r.name("property name").strip('"'), expression))
+        else:
+            column = r.name("column name").strip('"')
+            prop = r.name("property name").strip('"') if r.word("AS") else column
+            found.append((prop, column))
         if _punct(r, TokenType.COMMA):
             continue
         if _punct(r, TokenType.R_PAREN):
             return found
         raise r.error("expected ',' or ')'")
+
+
+def _expression(r: TokenReader) -> Expression:
+    """A property's expression: the tokens up to AS, ',' or ')' outside parentheses, checked
+    to read only its own row."""
+    first, depth = r.peek(), 0
+    last = first
+    while True:
+        token = r.peek()
+        if token is None:
+            raise r.error("an expression is not closed")
+        kind = token.token_type
+        if depth == 0 and (kind in (TokenType.COMMA, TokenType.R_PAREN) or (
+                token.text.upper() == "AS" and kind == TokenType.ALIAS)):
+            break
+        depth += kind == TokenType.L_PAREN
+        depth -= kind == TokenType.R_PAREN
+        last = token
+        r.i += 1
+    text = r.text[first.start:last.end + 1]
+    try:
+        tree = parse_one(text, read="duckdb")
+    except SqlglotError as exc:
+        raise ParseError(f"property expression {text}: {exc}") from None
+    for node in tree.walk():
+        if isinstance(node, (exp.AggFunc, exp.Window, exp.Subquery, exp.Select, exp.Star)):
+            raise r.error(f"property expression {text}: a property is worked out from its own "
+                          "row (no aggregates, window functions or subqueries)")
+    return Expression(text)
 
 
 def _properties(r: TokenReader, item: dict) -> list | None:

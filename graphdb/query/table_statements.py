@@ -384,8 +384,11 @@ def create_table_from(session: "Session", name: str, rows: pa.Table, *, replace:
         if primary_key:
             _check_key(name, rows, tuple(primary_key))
         table_id, files = new_generation(session.catalog, rows)
+        created = entry.created if existing is None else max(entry.created,
+                                                             existing.created + 1e-3)
         entry = writes.create(entry.with_changes(table_id=table_id, files=files,
-                                                 base_rows=rows.num_rows, rows=rows.num_rows),
+                                                 base_rows=rows.num_rows, rows=rows.num_rows,
+                                                 created=created),
                               replace=True)
     after_write(session)
     return entry

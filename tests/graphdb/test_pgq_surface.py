@@ -8,6 +8,8 @@ import duckdb
 import pytest
 
 import graphdb
+from tests.support import same_rows as same
+from tests.support import with_reference
 
 TABLES = """
 CREATE TABLE Student(id BIGINT, name VARCHAR);
@@ -40,19 +42,8 @@ EDGE TABLES (
 
 @pytest.fixture(scope="module")
 def both():
-    with graphdb.connect() as con:
-        con.execute(TABLES)
-        con.execute(GRAPH)
-        ref = duckdb.connect()
-        ref.execute(TABLES)
-        yield con, ref
-
-
-def same(both, pgq: str, joins: str) -> list:
-    con, ref = both
-    mine = sorted(con.execute(pgq).fetchall(), key=repr)
-    assert mine == sorted(ref.execute(joins).fetchall(), key=repr), pgq
-    return mine
+    with with_reference(None, TABLES, GRAPH) as pair:
+        yield pair
 
 
 def test_labels_and_directions(both):
@@ -364,9 +355,11 @@ def test_each_label_has_its_own_properties(tmp_path):
                        "COLUMNS (e.link_id, e.customer_orders_id, c.address)) ORDER BY 1"
                        ).fetchall()
     assert rows == [(1, 1, "US"), (2, 2, "CA")]
-    with pytest.raises(graphdb.ParseError, match="expressions .* not supported"):
-        con.execute("CREATE PROPERTY GRAPH bad VERTEX TABLES (orders LABEL a PROPERTIES "
-                    "(order_id, 'order'::varchar(10) AS list_type))")
+    con.execute("CREATE PROPERTY GRAPH typed VERTEX TABLES (orders LABEL a PROPERTIES "
+                "(order_id, 'order'::varchar(10) AS list_type))")  # an expression's property
+    assert con.execute("SELECT * FROM GRAPH_TABLE (typed MATCH (o) COLUMNS (o.order_id, "
+                       "o.list_type)) ORDER BY 1").fetchall() == [
+        (1, "order"), (2, "order"), (3, "order")]
     with pytest.raises(graphdb.Error, match="two different columns"):
         con.execute("CREATE PROPERTY GRAPH bad VERTEX TABLES (orders LABEL a PROPERTIES "
                     "(order_id AS x) LABEL b PROPERTIES (ordered_when AS x))")
