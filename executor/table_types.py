@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from .errors import InvalidArgument, SQLError
@@ -32,6 +33,29 @@ def _direct(source: pa.DataType, target: pa.DataType) -> bool:
     return False
 
 
+def _exact_double(source: pa.DataType, target: pa.DataType) -> bool:
+    """Whether ``source`` is a decimal whose values convert to ``target`` (a float) exactly as
+    DuckDB's CAST converts them: its unscaled integers and its power of ten are both exact
+    doubles (at most 15 digits), so the one division is correctly rounded in both engines.
+    (Arrow's own cast of a decimal to a double is not correctly rounded.)"""
+    return pa.types.is_decimal(source) and pa.types.is_float64(target) and \
+        source.precision <= 15 and source.bit_width == 128
+
+
+def _decimals_to_double(column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    """A decimal column of at most 15 digits as doubles (see :func:`_exact_double`): the low
+    64 bits of each 128-bit value are its unscaled integer."""
+    scale = float(10 ** column.type.scale)
+    chunks = []
+    for chunk in column.chunks:
+        data = np.frombuffer(chunk.buffers()[1], dtype=np.int64)
+        unscaled = data[2 * chunk.offset:2 * (chunk.offset + len(chunk)):2]
+        values = unscaled.astype(np.float64) / scale
+        mask = np.asarray(chunk.is_null()) if chunk.null_count else None
+        chunks.append(pa.array(values, pa.float64(), mask=mask))
+    return pa.chunked_array(chunks, target)
+
+
 def conform(sql: "SQLEngine", rows: pa.Table, schema: pa.Schema, declared: list[str],
             table: str) -> pa.Table:
     """``rows`` (the columns of ``schema``, in any types) converted to ``schema``'s types, as
@@ -42,6 +66,9 @@ def conform(sql: "SQLEngine", rows: pa.Table, schema: pa.Schema, declared: list[
         column = rows.column(field.name)
         if column.type == field.type:
             columns.append(column)
+            continue
+        if _exact_double(column.type, field.type):
+            columns.append(_decimals_to_double(column, field.type))
             continue
         if _direct(column.type, field.type):
             try:
