@@ -195,6 +195,26 @@ class Catalog:
                                              self.tables.pending if pending else {}),
                         audit=found)
 
+    def tables_committed(self, generation: tuple[int, int],
+                         written: dict[bytes, bytes | None]) -> None:
+        """This connection's commit made state ``generation`` (a write transaction's) by
+        writing only the table entries ``written`` (stored key -> bytes, None: deleted): the
+        entries kept from the state before it, if those are kept, become this state's
+        without reading the catalog again (a single-row INSERT would read every entry of
+        every graph and table once per statement)."""
+        read = self._read
+        epoch, txnid = generation
+        if read is None or read[0] != (epoch, txnid - 1):
+            return  # (another commit came between: the next statement reads them)
+        _before, raw, found, tables = read
+        tables = dict(tables)  # (snapshots made from the old dict keep it as it was)
+        for key, value in written.items():
+            if value is None:
+                tables.pop(key, None)
+            else:
+                tables[key] = bytes(value)
+        self._read = (generation, raw, found, tables)
+
     def _read_entries(self, txn) -> tuple[dict[str, bytes], ledger.Audit, dict]:
         """(raw entries, the ledger's audit of them, the tables' raw entries) of ``txn``'s
         committed state: read once per state (a generation) and kept, as what statement after

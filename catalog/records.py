@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable
 
@@ -18,6 +17,9 @@ from graphdb.storage.checksum import checksum, default_algorithm
 
 from .errors import CorruptGraph
 
+#: Arrow IPC's current format (what ``pa.ipc.new_stream`` writes by default).
+_IPC_OPTIONS = pa.ipc.IpcWriteOptions()
+
 __all__ = ["canonical", "decode_table", "encode_table", "open_json", "seal_json"]
 
 
@@ -26,11 +28,14 @@ def canonical(data: dict) -> bytes:
 
 
 def seal_json(data: dict) -> bytes:
-    """``data`` as stored: JSON with a seal over its canonical form."""
+    """``data`` as stored: its canonical JSON with a seal over it (the seal a last member,
+    written onto the canonical text: one encoding, not two; readers take any JSON)."""
+    if "seal" in data:
+        raise ValueError("a sealed record has no member 'seal' of its own")
     algorithm = default_algorithm()
-    data = dict(data)
-    data["seal"] = [algorithm, checksum(canonical(data), algorithm)]
-    return json.dumps(data, sort_keys=True).encode()
+    text = canonical(data)
+    seal = json.dumps([algorithm, checksum(text, algorithm)], separators=(",", ":")).encode()
+    return text[:-1] + (b',"seal":' if len(text) > 2 else b'"seal":') + seal + b"}"
 
 
 def open_json(raw: bytes, bad: Callable[[str], Exception]) -> dict:
@@ -58,10 +63,11 @@ def open_json(raw: bytes, bad: Callable[[str], Exception]) -> dict:
 def encode_table(table: pa.Table, key: str, kind: str) -> bytes:
     """``table`` as a record: an Arrow IPC stream whose schema metadata says ``key: kind``."""
     table = table.replace_schema_metadata({key: kind})
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+    sink = pa.BufferOutputStream()
+    # the writer made with options given (pyarrow's default reads two environment variables)
+    with pa.ipc.RecordBatchStreamWriter(sink, table.schema, options=_IPC_OPTIONS) as writer:
         writer.write_table(table)
-    return sink.getvalue()
+    return sink.getvalue().to_pybytes()
 
 
 def decode_table(payload: bytes, where: str, key: str, kinds) -> tuple[str, pa.Table]:

@@ -221,6 +221,7 @@ class Writer:
                                         delta=delta)
             changes.append((name, c, payloads, final))
         total = sum(len(p) for change in changes for p in change[2])
+        made = {}
 
         def commit(txn):
             db = env.db("catalog")  # (in the transaction: a careful reopen renews handles)
@@ -232,10 +233,13 @@ class Writer:
                     put_record(env, txn, c.committed.graph_id, c.committed.version + 1 + i,
                                payload)
                 put_entry(env, txn, name, final.to_json())
-            self.tables.store(txn)
+            made["tables"] = self.tables.store(txn)
+            made["generation"] = env.generation(txn)
 
         env.write(commit, nbytes=2 * (total + self.tables.estimate()) + WRITE_HEADROOM,
                   durable=False)
+        if not changes:  # only tables changed: the kept read of the catalog follows them
+            catalog.tables_committed(made["generation"], made["tables"])
         return [change[3] for change in changes]
 
     def _forget(self, committed: bool = False) -> None:

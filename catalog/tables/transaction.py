@@ -95,6 +95,8 @@ class TableWrites:
         self._lock = acquire
         self._tidied = False
         self._changes: dict[str, _Change] = {}
+        #: committed (key, entry, raw) read by :meth:`find` since the writer lock was taken
+        self._read: dict[str, tuple] = {}
         #: the entries the last commit stored (None for a drop), by name
         self.committed: dict[str, TableEntry | None] = {}
 
@@ -138,8 +140,9 @@ class TableWrites:
         for key, change in self._changes.items():
             if key.lower() == lower:
                 return change.entry
-        _key, entry, _raw = self._committed(name)
-        return entry
+        found = self._committed(name)
+        self._read[lower] = found  # (the lock is held: it stays the newest until the end)
+        return found[1]
 
     def entry(self, name: str) -> TableEntry:
         found = self.find(name)
@@ -158,7 +161,7 @@ class TableWrites:
         for key, change in self._changes.items():
             if key.lower() == lower:
                 return change
-        key, entry, raw = self._committed(name)
+        key, entry, raw = self._read.pop(lower, None) or self._committed(name)
         change = self._changes[key] = _Change(entry, raw, entry,
                                               entry.version if entry is not None else 0)
         return change
@@ -227,8 +230,8 @@ class TableWrites:
         delta["appended"] = delta.get("appended", 0) + appended
         delta["deleted"] = delta.get("deleted", 0) + deleted
         delta["bytes"] = delta.get("bytes", 0) + size
-        updated = self._pending(dataclasses.replace(entry, rows=rows, version=log.version,
-                                                    delta=delta))
+        delta["pending"] = uuid.uuid4().hex
+        updated = dataclasses.replace(entry, rows=rows, version=log.version, delta=delta)
         self._set(change, updated)
         return updated
 
@@ -290,10 +293,12 @@ class TableWrites:
     def estimate(self) -> int:
         return sum(r.table.nbytes for c in self._changes.values() for r in c.records)
 
-    def store(self, txn) -> None:
-        """Write every change in ``txn`` (the writer's commit)."""
+    def store(self, txn) -> dict[bytes, bytes | None]:
+        """Write every change in ``txn`` (the writer's commit); returns the entries written
+        (stored key -> bytes, None where one was deleted)."""
         env = self.catalog.env
         db = env.db(TABLES_DB)
+        written: dict[bytes, bytes | None] = {}
         live = {c.entry.table_id for c in self._changes.values() if c.entry is not None}
         for name, change in self._changes.items():
             stored = txn.get(table_key(name), db=db)
@@ -303,6 +308,7 @@ class TableWrites:
             if current is None:
                 if stored is not None:
                     txn.delete(table_key(name), db=db)
+                    written[table_key(name)] = None
             else:
                 for i, record in enumerate(change.records):
                     put_record(env, txn, current.table_id, change.start + 1 + i,
@@ -311,12 +317,14 @@ class TableWrites:
                     k: v for k, v in current.delta.items() if k != "pending"})
                 raw = committed.to_json()
                 txn.put(table_key(name), raw, db=db)
+                written[table_key(name)] = raw
                 self.tables.remember(name, raw, committed)  # the next statement's read of it
                 if current.table_id in change.created:
                     settle(env, txn, current.table_id)
             old = change.committed
             if old is not None and old.table_id not in live:
                 retire_version(env, txn, _Version(old.name, old.table_id))
+        return written
 
     def forget(self, committed: bool) -> None:
         """The transaction ended: committed (records stay in the logs) or rolled back."""
@@ -335,6 +343,7 @@ class TableWrites:
                 self._discard_created(change.created)
             self.tables.pending.pop(name, None)
         self._changes = {}
+        self._read = {}
         self._tidied = False
         self.committed = done if committed else {}
 

@@ -258,8 +258,11 @@ def check(target: TableTarget, rows: pa.Table, replacing: pa.Table | None = None
             continue
         if key == entry.key_columns and len(key) == 1:
             found = target.log.find_rows(present.column(key[0]), target.log.version)
-            clash = (found >= 0) & ~np.isin(found, gone)
-            clash = [present.column(key[0])[int(i)].as_py() for i in np.flatnonzero(clash)[:1]]
+            clash = found >= 0
+            if gone.size and clash.any():
+                clash &= ~np.isin(found, gone)
+            clash = [present.column(key[0])[int(i)].as_py() for i in np.flatnonzero(clash)[:1]] \
+                if clash.any() else []
         elif key == entry.key_columns:
             live = _keys(present, key)
             found = target.log.rowids_of(live, target.log.version)

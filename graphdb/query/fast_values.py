@@ -126,10 +126,16 @@ def scan_insert(text: str) -> tuple[exp.Insert, list[list[Any]], int] | None:
     return exp.Insert(this=target), rows, parameters
 
 
+#: A parsed INSERT of at most this many rows keeps them for its next runs (a parameterised
+#: single-row INSERT run again and again is not scanned again); a larger one scans its text
+#: again where its rows are used, so the parse cache does not hold them.
+KEPT_ROWS = 16
+
+
 class FastValues(exp.Expression):
-    """The rows of an INSERT that :func:`scan_insert` reads: the statement's text (its rows
-    are scanned again where they are used, so a parsed statement kept for its next run does
-    not hold them) and the number of rows and columns."""
+    """The rows of an INSERT that :func:`scan_insert` reads: the statement's text and the
+    number of rows and columns (and the rows themselves where they are few, see
+    :data:`KEPT_ROWS`)."""
 
     arg_types = {"this": True, "rows": True, "width": True}
 
@@ -137,7 +143,9 @@ class FastValues(exp.Expression):
         """The rows, ``?`` filled in from ``parameters`` (a sequence) in order."""
         from ..errors import InvalidInputError
 
-        kept = self.meta.pop("rows", None)  # read by the parse: its first run takes them
+        kept = self.meta.get("rows")  # read by the parse
+        if kept is not None and self.args["rows"] > KEPT_ROWS:
+            self.meta.pop("rows", None)  # a large statement's rows: its first run takes them
         found = (None, *kept) if kept is not None else scan_insert(self.this)
         if found is None:  # (the text was read once already)
             raise InvalidInputError("cannot read the INSERT's rows again")
@@ -146,7 +154,7 @@ class FastValues(exp.Expression):
             if parameters:
                 raise InvalidInputError(f"{len(parameters)} parameters given but the INSERT "
                                         "has no '?'")
-            return rows
+            return [list(row) for row in rows] if kept is not None else rows
         if not isinstance(parameters, (list, tuple)):
             raise InvalidInputError("the INSERT uses '?': give its parameters as a list or "
                                     "tuple")
@@ -159,8 +167,8 @@ class FastValues(exp.Expression):
     def template(self) -> list[Any]:
         """The one row of ``INSERT ... VALUES (?, ?, 3)`` with its parameters as
         :data:`PARAMETER` (``executemany``)."""
-        found = scan_insert(self.this)
-        return found[1][0]
+        kept = self.meta.get("rows")
+        return list(kept[0][0]) if kept is not None else scan_insert(self.this)[1][0]
 
 
 def fast_insert(text: str) -> exp.Insert | None:
@@ -171,7 +179,7 @@ def fast_insert(text: str) -> exp.Insert | None:
         return None
     ast, rows, count = found
     values = FastValues(this=text, rows=len(rows), width=len(rows[0]))
-    values.meta["rows"] = (rows, count)  # for the statement's first run, not kept after it
+    values.meta["rows"] = (rows, count)  # (for its first run only where they are many)
     ast.set("expression", values)
     return ast
 

@@ -158,7 +158,12 @@ def rows_table(data: list[list[Any]], columns: list[str],
     is a string takes any values as their text)."""
     arrays = []
     for i, name in enumerate(columns):
-        values = _numbers([row[i] for row in data])
+        values = [row[i] for row in data]
+        typed = _typed(values, types[i]) if types is not None else None
+        if typed is not None:
+            arrays.append(typed)
+            continue
+        values = _numbers(values)
         try:
             arrays.append(pa.array(values))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
@@ -175,6 +180,32 @@ def rows_table(data: list[list[Any]], columns: list[str],
             raise InvalidInputError(f"column {name}: the values {values[:3]!r} are not of one "
                                     "type") from None
     return pa.table(arrays, names=columns)
+
+
+def _typed(values: list, wanted: pa.DataType | None) -> pa.Array | None:
+    """``values`` as an array of the column's type ``wanted`` where they are of its own kind
+    (integers of an integer or a double column, numbers of a double column, strings of a text
+    column, booleans of a boolean one) and fit it exactly, as the column's CAST would have
+    them; None otherwise (the general conversion then reads them)."""
+    if wanted is None:
+        return None
+    if pa.types.is_integer(wanted):
+        kinds: tuple = (int,)
+    elif pa.types.is_float64(wanted):
+        kinds = (int, float)
+    elif pa.types.is_string(wanted) or pa.types.is_large_string(wanted):
+        kinds = (str,)
+    elif pa.types.is_boolean(wanted):
+        return pa.array(values, wanted) if all(v is None or type(v) is bool for v in values) \
+            else None
+    else:
+        return None
+    if not all(v is None or (isinstance(v, kinds) and type(v) is not bool) for v in values):
+        return None
+    try:  # an integer beyond the type's range, or beyond a double's exact ones, is refused
+        return pa.array(values, wanted)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return None
 
 
 def _numbers(values: list) -> list:
