@@ -302,8 +302,11 @@ class Connection:
                 return self.execute(pieces[-1])
             if pieces:
                 sql = pieces[0]  # without what followed its ';' (a comment)
-        statement = session.guarded(lambda: parse(sql))
-        table, message = session.guarded(lambda: session.execute(statement, parameters))
+        def run() -> tuple:  # parsed and run as one statement of the session (one guard)
+            statement = parse(sql)
+            return (statement, *session.execute(statement, parameters))
+
+        statement, table, message = session.guarded(run)
         return Result(table, elapsed=time.perf_counter() - start, message=message,
                       kind=statement.kind)
 
