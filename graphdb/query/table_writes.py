@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from ..session import Session
 
-__all__ = ["delete_plan", "insert_plan", "insert_values_plan",
+__all__ = ["column_types", "delete_plan", "insert_plan", "insert_values_plan",
            "table_target", "update_plan"]
 
 
@@ -64,7 +64,7 @@ def insert_values_plan(session: "Session", name: str, columns: list[str] | None,
     if data and len(data[0]) != len(names):
         raise BinderError(f"the VALUES row has {len(data[0])} values for the {len(names)} "
                           f"columns of table {entry.name}")
-    types = _types(entry, names)
+    types = column_types(entry, names)
     rows = rows_table(data, names, types) if data else pa.table(
         [pa.array([], t or pa.null()) for t in types], names=names)
     return TableInsert(entry.name, None if columns is None else tuple(columns),
@@ -129,7 +129,7 @@ def _type_of(entry, column: str) -> pa.DataType | None:
         return None  # (the operator names the column that is none)
 
 
-def _types(entry, columns: list[str]) -> list[pa.DataType | None]:
+def column_types(entry, columns: list[str]) -> list[pa.DataType | None]:
     """The types of ``columns`` of ``entry`` (None for a column it has not)."""
     if columns == [c.name for c in entry.columns]:
         return list(entry.schema.types)
@@ -161,7 +161,7 @@ def insert_plan(session: "Session", name: str, ast: exp.Insert, parameters: Any,
     if isinstance(source, exp.Values):
         source, names = _defaults_filled(entry, source, names)
     _refuse_generated(entry, names)
-    types = _types(entry, names)
+    types = column_types(entry, names)
     if isinstance(source, FastValues):  # literal rows read without the general parser
         if source.args["width"] != len(names):
             raise BinderError(f"a VALUES row has {source.args['width']} values for the "

@@ -81,6 +81,20 @@ class Write(Handler):
 class Insert(Write):
     kind = "insert"
 
+    def execute(self, session: "Session", statement: "Statement", parameters: Any
+                ) -> tuple[pa.Table, str | None]:
+        """An INSERT of literal rows into a stored table runs the plan kept for its text and
+        the table's shape (:mod:`graphdb.query.write_plans`); any other is planned as every
+        statement is."""
+        from ..write_plans import kept_insert
+
+        self.check(session, statement)
+        physical = kept_insert(session, statement, parameters, lambda snapshot: self.plan(
+            session, statement, parameters, snapshot))
+        if physical is None:
+            return super().execute(session, statement, parameters)
+        return self.finish(session, statement, session.runner.run(physical))
+
     def uses_lease(self, statement: "Statement") -> bool:
         return not isinstance(statement.ast.expression, (exp.Values, FastValues))  # (no query)
 
