@@ -120,3 +120,36 @@ def test_commits_of_another_connection_between_this_ones(tmp_path):
         with pytest.raises(graphdb.Error):
             b.execute("INSERT INTO q VALUES (3)")
         assert sorted(r[0] for r in b.execute("SHOW TABLES").fetchall()) == ["p"]
+
+
+def test_a_kept_insert_reaches_a_graph_made_over_its_table_since(tmp_path):
+    """The same INSERT text before and after a property graph is made over its table: the
+    rows inserted after reach the graph in the same transaction (a BFS over the graph finds
+    them, as networkx over the table's rows does), and a table altered since gets the rows in
+    its new shape."""
+    insert_person = "INSERT INTO person VALUES (?, ?)"
+    insert_knows = "INSERT INTO knows VALUES (?, ?)"
+    with graphdb.connect(tmp_path / "db") as con:
+        con.execute("CREATE TABLE person (id BIGINT PRIMARY KEY, name VARCHAR)")
+        con.execute("CREATE TABLE knows (a BIGINT, b BIGINT)")
+        for i in range(3):
+            con.execute(insert_person, [i, f"p{i}"])
+        con.execute(insert_knows, [0, 1])
+        con.execute("CREATE PROPERTY GRAPH g VERTEX TABLES (person) EDGE TABLES (knows "
+                    "SOURCE KEY (a) REFERENCES person (id) DESTINATION KEY (b) REFERENCES "
+                    "person (id))")
+        for i in range(3, 6):
+            con.execute(insert_person, [i, f"p{i}"])
+            con.execute(insert_knows, [i - 1, i])
+        depths = dict(con.execute("SELECT vertex, depth FROM bfs(g, 0)").fetchall())
+        assert depths == {0: 0, 1: 1}  # 2 -> 3 -> 4 -> 5 start at 2, which 0 does not reach
+        con.execute(insert_knows, [1, 2])
+        depths = dict(con.execute("SELECT vertex, depth FROM bfs(g, 0)").fetchall())
+        assert depths == {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5}
+        assert con.execute("SELECT count(*) FROM g.vertices").fetchone() == (6,)
+        con.execute("DROP PROPERTY GRAPH g")
+        con.execute("ALTER TABLE person ADD COLUMN age INTEGER")
+        with pytest.raises(graphdb.Error):
+            con.execute(insert_person, [9, "p9"])  # two values for three columns
+        con.execute("INSERT INTO person VALUES (?, ?, ?)", [9, "p9", 40])
+        assert con.execute("SELECT name, age FROM person WHERE id = 9").fetchone() == ("p9", 40)
