@@ -302,6 +302,10 @@ class TableSnapshot:
             return self.exact_key(split_name(name)[1])
         return None
 
+    def raw(self, key: str) -> bytes | None:
+        """The stored bytes of table ``key`` (a name as :meth:`key_of` gives it), or None."""
+        return self._raw.get(table_key(key))
+
     def find(self, name: str) -> TableEntry | None:
         key = self.key_of(name)
         if key is None:

@@ -131,7 +131,7 @@ class TableWrites:
         key = snap.key_of(name)
         if key is None:
             return name, None, None
-        return key, snap.get(key), snap._raw[table_key(key)]
+        return key, snap.get(key), snap.raw(key)
 
     def find(self, name: str) -> TableEntry | None:
         """Table ``name`` as this transaction sees it (None: there is none)."""
