@@ -31,8 +31,9 @@ from graphdb.storage.compiled import KernelSet
 from .delta import DeltaView
 from .errors import CorruptGraph
 
-__all__ = ["DirectionPlan", "deletion_runs", "in_tombstones", "match_in_entries", "merge_origin",
-           "merge_payload", "merge_payload_xp", "plan_direction"]
+__all__ = ["DirectionPlan", "deletion_runs", "in_tombstones", "match_in_entries",
+           "match_in_sources", "merge_origin", "merge_payload", "merge_payload_xp",
+           "plan_direction"]
 
 KERNELS = KernelSet(__name__)
 prange = range  # numba.prange once compiled
@@ -108,21 +109,43 @@ def match_in_entries(in_offsets: np.ndarray, in_targets: np.ndarray,
     over the rows, that looks every entry up among the row's deletions (sorted by source and
     weight): O(deletions log deletions + the affected rows' entries x log of their
     deletions). No pass over the whole graph, and no transposition of the base."""
+    return _match(in_offsets, in_targets, in_weights, u, v, w, skip, False)[0]
+
+
+def match_in_sources(in_offsets: np.ndarray, in_targets: np.ndarray, u, v,
+                     skip: np.ndarray | None = None) -> tuple[np.ndarray | None, bool]:
+    """:func:`match_in_entries` of a weighted graph without reading a weight: (the positions,
+    whether they are exactly those the weighted match takes). They are wherever every deleted
+    edge's source takes all the live entries of that source in its in-row (the common case:
+    no parallel edges, or all of them deleted together), since the weighted match then takes
+    those same entries; where a source keeps a live entry beside those it lost, only the
+    weights say which ones went, and the answer is (None, False). A deletion that finds no
+    entry gives (None, True)."""
+    return _match(in_offsets, in_targets, None, u, v, None, skip, True)
+
+
+def _match(in_offsets, in_targets, in_weights, u, v, w, skip, check):
     v, u, w, bounds = deletion_runs(u, v, w)
     found = np.empty(v.size, dtype=np.int64)
     if not v.size:
-        return found
+        return found, True
     weights = (np.zeros(0, dtype=np.int64) if in_weights is None
                else np.ascontiguousarray(in_weights).view(np.int64))
     bits = np.zeros(0, dtype=np.uint64) if skip is None else skip
+    spare = np.zeros(bounds.size - 1, dtype=np.int64)
     kernels = KERNELS.for_work(v.size + len(in_targets), parallel=True)
     missing = kernels._match_rows(np.asarray(in_offsets, dtype=np.int64), in_targets, weights,
-                                  in_weights is not None, bits, v, u, w, bounds, found)
-    return None if missing else found
+                                  in_weights is not None, bits, v, u, w, bounds, found, check,
+                                  spare)
+    if missing:
+        return None, True
+    if check and spare.any():
+        return None, False
+    return found, True
 
 
 @KERNELS.kernel(parallel=True)
-def _match_rows(in_off, in_src, in_w, weighted, skip, v, u, w, bounds, found):
+def _match_rows(in_off, in_src, in_w, weighted, skip, v, u, w, bounds, found, check, spare):
     """For each run ``bounds[i]..bounds[i+1]`` of deletions of one in-row (sorted by source,
     then weight bits), the positions of the row's entries they delete (:func:`_match_row`),
     in parallel; returns how many deletions found no entry. Each run's count goes to its own
@@ -132,16 +155,18 @@ def _match_rows(in_off, in_src, in_w, weighted, skip, v, u, w, bounds, found):
     missing = np.zeros(max(runs, 0), dtype=np.int64)
     for i in prange(runs):
         missing[i] = _match_row(in_off, in_src, in_w, weighted, skip, v, u, w, bounds[i],
-                                bounds[i + 1], found)
+                                bounds[i + 1], found, check, spare, i)
     return missing.sum()
 
 
 @KERNELS.kernel()
-def _match_row(in_off, in_src, in_w, weighted, skip, v, u, w, lo, hi, found):
+def _match_row(in_off, in_src, in_w, weighted, skip, v, u, w, lo, hi, found, check, spare,
+               run):
     """Deletions ``lo..hi`` of one in-row: scanning the row in stored order, an entry not set
     in ``skip`` (empty: none) whose (source, weight) still has an unmatched deletion takes it.
     Writes ``found[lo:hi]`` in ascending position; returns how many deletions found no
-    entry."""
+    entry. With ``check``, the row is read to its end and ``spare[run]`` set where a live
+    entry's key has deletions but none left for it (then the match stops there)."""
     row = v[lo]
     taken = np.zeros(hi - lo, dtype=np.bool_)
     out = lo
@@ -160,14 +185,19 @@ def _match_row(in_off, in_src, in_w, weighted, skip, v, u, w, lo, hi, found):
                 a = m + 1
             else:
                 b = m
+        if a == hi or u[a] != s or w[a] != x:
+            continue
         while a < hi and u[a] == s and w[a] == x and taken[a - lo]:
             a += 1
         if a < hi and u[a] == s and w[a] == x:
             taken[a - lo] = True
             found[out] = p
             out += 1
-            if out == hi:
+            if out == hi and not check:
                 break
+        elif check:
+            spare[run] = 1
+            return 0
     return hi - out
 
 

@@ -75,38 +75,37 @@ class DeltaGraph(Graph):
         return device_ops()
 
     def _base_arrays(self, device: str, with_in: bool | None = None) -> overlay.BaseArrays:
-        """The base's arrays on ``device``; its stored in-CSR where ``with_in`` (None: where
-        it is held already)."""
+        """The base's arrays on ``device``; its stored in-CSR's sources where ``with_in``
+        (None: where they are held already). The weights are read only if a match asks."""
         base = self.base
-        in_targets = in_weights = out_weights = None
+        in_targets = None
         if device == "cpu":
             out = base.csr("out")
             offsets, targets = out.offsets, out.targets
             inn = base.array("in_offsets") if base.directed else None
             if base.directed:
-                held = self.residency.peek
                 if with_in is None:
-                    with_in = held(base.key, "cpu", "array:in_targets") is not None and (
-                        not base.weighted or
-                        held(base.key, "cpu", "array:in_weights") is not None)
+                    with_in = self.residency.peek(base.key, "cpu",
+                                                  "array:in_targets") is not None
                 if with_in:
                     in_targets = base.array("in_targets")
-                    if base.weighted:
-                        in_weights = base.array("in_weights")
-                        out_weights = base.array("out_weights")
+
+            def weights():
+                return base.array("in_weights"), base.array("out_weights")
         else:
+            from .gpu import runtime as rt
             from .overlay_gpu import base_arrays
 
             offsets, targets, inn, csr = base_arrays(base, with_in=with_in)
             if csr is not None:
-                in_targets, in_weights = csr.targets, csr.weights
-                if base.weighted:
-                    from .gpu import runtime as rt
+                in_targets = csr.targets
 
-                    out_weights = rt.device_csr(base, "out", weights=True).weights
+            def weights():
+                return (rt.device_csr(base, "in", weights=True).weights,
+                        rt.device_csr(base, "out", weights=True).weights)
         return overlay.BaseArrays(base.num_vertices, base.num_edges, base.directed,
                                   base.weighted, self.id_dtype(), offsets, targets, inn,
-                                  in_targets, in_weights, out_weights)
+                                  in_targets, weights if base.weighted else None)
 
     def _where(self, first: int) -> str:
         return (f"the delta records {first + 1}..{self.entry.version} of graph "

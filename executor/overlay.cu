@@ -79,12 +79,14 @@ extern "C" __global__ void graphdb_overlay_scatter_add(float* sums, const i64* s
 // (source, weight) take its deletions in stored order (their rank in the warp by
 // __match_any_sync, after those taken by earlier chunks: taken[a], kept at the first deletion a
 // of each equal key), exactly the entries the CPU's match takes (catalog/merge.py:_match_row).
-// found[k] (-1 beforehand) is deletion k's position; one left -1 found no entry.
+// found[k] (-1 beforehand) is deletion k's position; one left -1 found no entry. Where `spare`
+// is given, it is set once a live entry's key has deletions but none left for it (matched by
+// source alone, only the weights would say which of the entries go: overlay.py:match_in).
 template <typename ID>
 __global__ void graphdb_overlay_match_in(const i64* in_off, const ID* in_src, const double* in_w,
                                          const u64* skip, const i64* v, const i64* u,
                                          const i64* w, const i64* bounds, i64 runs, i64* taken,
-                                         i64* found) {
+                                         i64* found, u64* spare) {
   const int lane = lane_id();
   const unsigned below = (1u << lane) - 1u;
   const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -111,6 +113,7 @@ __global__ void graphdb_overlay_match_in(const i64* in_off, const ID* in_src, co
       if (a >= 0) {
         const i64 k = a + taken[a] + __popc(peers & below);
         if (k < hi && u[k] == s && w[k] == x) found[k] = p;
+        else if (spare != nullptr) *spare = 1ULL;
       }
       __syncwarp();
       if (a >= 0 && !(peers & below)) taken[a] += __popc(peers);

@@ -17,6 +17,9 @@ directed graph's in-edges are the base's stored in-CSR: a deleted out-edge ``u -
 an entry ``u`` of the same weight in in-row ``v``, found by a pass over the in-rows that lose
 entries only, in parallel (:func:`graphdb.catalog.merge.match_in_entries`; on a GPU a warp per
 row), among the entries not deleted before; nothing in proportion to the graph's edges. The
+weights are read for it only where a deleted edge keeps a live parallel edge in its in-row
+(otherwise its source alone decides the entries), so an unweighted query after a write never
+reads a weight. The
 merged CSR that every other operator reads is built from the same pieces in one compiled pass
 (on a GPU, on the device, from the resident base and the uploaded delta).
 
@@ -104,8 +107,10 @@ class VersionDelta:
 @dataclass(frozen=True)
 class BaseArrays:
     """What carrying a state over reads of the base: its sizes and its CSR offsets and
-    out-targets, on the device of the state; the stored in-CSR where it is held (the state's
-    in-bitmap is then carried too)."""
+    out-targets, on the device of the state; the stored in-CSR's sources where they are held
+    (the state's in-bitmap is then carried too), and how to read the edge weights (a weighted
+    graph's match needs them only where a deleted edge's parallel edges were not all deleted:
+    :func:`match_in`)."""
 
     num_vertices: int
     num_edges: int
@@ -116,13 +121,11 @@ class BaseArrays:
     out_targets: Any
     in_offsets: Any  # the stored in-offsets (in-degrees), None on an undirected graph
     in_targets: Any = None  # the stored in-CSR's sources, where held (directed graphs)
-    in_weights: Any = None  # ... and its weights (weighted graphs)
-    out_weights: Any = None  # the out-CSR's weights, with the in-weights
+    weights: Callable[[], tuple[Any, Any]] | None = None  # () -> (in-weights, out-weights)
 
     @property
     def in_held(self) -> bool:
-        return self.in_targets is not None and (not self.weighted or
-                                                 self.in_weights is not None)
+        return self.in_targets is not None
 
 
 class Chain:
@@ -355,13 +358,21 @@ def splice_xp(xp, rows: DeltaRows, n: int, removed, add_rows, add_targets, add_w
 def match_in(base: BaseArrays, ops, positions, in_tomb, where: str, rows=None):
     """``in_tomb`` (a copy; a new bitmap for None) with the stored in-CSR entries of the
     deleted base out-positions ``positions`` set (``rows``: their out-rows, where known),
-    each found among the entries ``in_tomb`` does not hold yet."""
+    each found among the entries ``in_tomb`` does not hold yet. A weighted graph's are matched
+    by source alone where that decides them (:func:`graphdb.catalog.merge.match_in_sources`),
+    so its weights are read only where a deleted edge keeps a live parallel edge."""
     xp = ops.xp
     positions = ops.asarray(positions, np.int64)
     u = ops.rows_of(base.out_offsets, positions) if rows is None else rows
     v = base.out_targets[positions]
-    w = None if not base.weighted else base.out_weights[positions]
-    found = ops.match_in(base.in_offsets, base.in_targets, base.in_weights, u, v, w, in_tomb)
+    if base.weighted:
+        found, exact = ops.match_in_sources(base.in_offsets, base.in_targets, u, v, in_tomb)
+        if not exact:
+            in_weights, out_weights = base.weights()
+            found = ops.match_in(base.in_offsets, base.in_targets, in_weights, u, v,
+                                 out_weights[positions], in_tomb)
+    else:
+        found = ops.match_in(base.in_offsets, base.in_targets, None, u, v, None, in_tomb)
     if found is None:
         raise _corrupt(where, "delete an edge that has no entry in the stored in-CSR")
     out = xp.zeros(_words(base.num_edges), dtype=np.uint64) if in_tomb is None \

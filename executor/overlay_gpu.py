@@ -86,10 +86,17 @@ class DeviceOps:
     def match_in(self, in_offsets, in_targets, in_weights, u, v, w, skip):
         """:meth:`HostOps.match_in` on the device (the same positions, in deletion order
         sorted by row, source and weight); None where one has no entry."""
+        return self._match(in_offsets, in_targets, in_weights, u, v, w, skip, False)[0]
+
+    def match_in_sources(self, in_offsets, in_targets, u, v, skip):
+        """:meth:`HostOps.match_in_sources` on the device: (positions, exact)."""
+        return self._match(in_offsets, in_targets, None, u, v, None, skip, True)
+
+    def _match(self, in_offsets, in_targets, in_weights, u, v, w, skip, check):
         xp = self.xp
         v = xp.asarray(v, dtype=np.int64)
         if not v.size:
-            return xp.zeros(0, dtype=np.int64)
+            return xp.zeros(0, dtype=np.int64), True
         u = xp.asarray(u, dtype=np.int64)
         w = xp.zeros(v.size, dtype=np.int64) if w is None else \
             xp.ascontiguousarray(xp.asarray(w, dtype=np.float64)).view(np.int64)
@@ -100,11 +107,15 @@ class DeviceOps:
         runs = int(bounds.size) - 1
         taken = xp.zeros(v.size, dtype=np.int64)
         found = xp.full(v.size, -1, dtype=np.int64)
+        spare = xp.zeros(1, dtype=np.uint64) if check else None
         OVERLAY.function(f"graphdb_overlay_match_in<{rt.id_ctype(in_targets.dtype)}>")(
             (rt.grid_for(runs * 32, THREADS),), (THREADS,),
             (in_offsets, in_targets, _NULL if in_weights is None else in_weights,
-             _NULL if skip is None else skip, v, u, w, bounds, np.int64(runs), taken, found))
-        return None if bool((found < 0).any()) else found
+             _NULL if skip is None else skip, v, u, w, bounds, np.int64(runs), taken, found,
+             _NULL if spare is None else spare))
+        if check and int(spare.get()[0]):
+            return None, False
+        return (None if bool((found < 0).any()) else found), True
 
     def merge(self, offsets, nbase: int, base_offsets, base_values, tomb, delta_offsets,
               delta_values):
@@ -132,9 +143,9 @@ def device_ops() -> DeviceOps:
 
 def base_arrays(base, *, with_in: bool | None = None):
     """(out-offsets, out-targets, in-offsets, in-CSR) of the base on the current device, held by
-    the residency owner under the base's key; the in-CSR (a DeviceCSR with its weights on a
-    weighted graph) only on a directed graph and where ``with_in`` asks for it (None: where it
-    is resident already)."""
+    the residency owner under the base's key; the in-CSR (its sources: a DeviceCSR without
+    weights) only on a directed graph and where ``with_in`` asks for it (None: where it is
+    resident already)."""
     out = rt.device_csr(base, "out")
     if not base.directed:
         return out.offsets, out.targets, None, None
@@ -145,11 +156,9 @@ def base_arrays(base, *, with_in: bool | None = None):
 
     inn = None
     if with_in is None:
-        with_in = base.residency.peek(base.key, device, "device:in_targets") is not None and \
-            (not base.weighted or
-             base.residency.peek(base.key, device, "device:in_weights") is not None)
+        with_in = base.residency.peek(base.key, device, "device:in_targets") is not None
     if with_in:
-        inn = rt.device_csr(base, "in", weights=True)
+        inn = rt.device_csr(base, "in")
     return out.offsets, out.targets, base.derived("device:in_offsets", upload,
                                                   device=device), inn
 

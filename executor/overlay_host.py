@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphdb.catalog.merge import match_in_entries
+from graphdb.catalog.merge import match_in_entries, match_in_sources
 from graphdb.storage.compiled import KernelSet
 
 __all__ = ["KERNELS", "HostOps"]
@@ -95,6 +95,12 @@ class HostOps:
         the entries not set in ``skip`` (:func:`graphdb.catalog.merge.match_in_entries`);
         None where one has no entry."""
         return match_in_entries(in_offsets, in_targets, in_weights, u, v, w, skip)
+
+    @staticmethod
+    def match_in_sources(in_offsets, in_targets, u, v, skip):
+        """:meth:`match_in` of a weighted graph without its weights: (positions, exact)
+        (:func:`graphdb.catalog.merge.match_in_sources`)."""
+        return match_in_sources(in_offsets, in_targets, u, v, skip)
 
     @staticmethod
     def merge(offsets, nbase: int, base_offsets, base_values, tomb, delta_offsets,

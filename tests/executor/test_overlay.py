@@ -251,3 +251,34 @@ def test_neighbors_after_a_write_read_the_row_without_merging(directed):
             else:  # an undirected edge is one neighbour relation (a self-loop once)
                 both = sorted(out + [u for u in inn if u != v])
                 assert got["out"] == got["in"] == got["both"] == both
+
+
+def test_a_weighted_match_reads_weights_only_where_a_parallel_edge_stays():
+    """A deleted edge's in-entry is found by its source alone while every live parallel edge
+    of it goes too (no weight read: BFS after such a delete leaves the base's weights
+    unread); a delete that keeps some of a pair's parallel edges (here by weight) is matched
+    by weight. Either way the merged in-CSR holds a fresh ingest's (source, weight) entries
+    in every row, and the answers are a fresh ingest's."""
+    rng = np.random.default_rng(7)
+    model = Model(rng, True, n=40, m=3000)  # about two parallel edges per pair
+    with loaded(model) as con:
+        source = int(model.src[0])
+        con.execute("CHECKPOINT g")  # a base read from storage: nothing resident yet
+        for where, keep in (("(src * 7 + dst) % 5 = 0", lambda: (model.src * 7 + model.dst)
+                             % 5 != 0),
+                            ("weight = 3", lambda: model.weight != 3)):
+            con.execute(f"DELETE FROM g.edges WHERE {where}")
+            model.keep(keep())
+            graph = graph_of(con)
+            con.execute(f"SELECT count(*) FROM bfs(g, {source})").fetchall()
+            held = graph.residency.peek(graph.base.key, "cpu", "array:in_weights") is not None
+            assert held == (where == "weight = 3"), where
+            with fresh_graph(model) as fresh:
+                same_answers(answers(con, source), answers(fresh, source))
+                want = graph_of(fresh).csr("in", weights=True)
+            merged = graph.csr("in", weights=True)
+            np.testing.assert_array_equal(merged.offsets, want.offsets)
+            for row in range(len(want.offsets) - 1):
+                a, b = slice(*want.offsets[row:row + 2]), slice(*merged.offsets[row:row + 2])
+                assert sorted(zip(merged.targets[b], merged.weights[b])) == \
+                    sorted(zip(want.targets[a], want.weights[a])), (where, row)

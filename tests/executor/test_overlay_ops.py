@@ -111,3 +111,28 @@ def test_merge_and_bits_on_the_host():
                          doff, dvals) is None
     mapped = HostOps.map_bits(None, np.array([4, 3, 2, 1, 0]), np.array([0, 2]), 5)
     assert mapped.tolist() == [(1 << 4) | (1 << 2)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_match_by_source_alone_where_it_decides(seed):
+    """Deletions that take every live entry of their (row, source) are matched without
+    weights, to the weighted match's very entries; one that leaves a live parallel entry
+    asks for the weights ((None, False)); a deletion with no entry is (None, True)."""
+    rng = np.random.default_rng(seed)
+    in_off, src, weights, u, v, w, skip = random_in_csr(rng, 60, 3000, True)
+    rows = np.repeat(np.arange(len(in_off) - 1), np.diff(in_off))
+    live = np.array([not (int(skip[p >> 6]) >> (p & 63)) & 1 for p in range(len(src))])
+    groups = rng.choice(np.flatnonzero(live), 40)  # every live entry of these (row, source)
+    chosen = np.isin(rows * 10**6 + src, rows[groups] * 10**6 + src[groups]) & live
+    u, v, w = src[chosen].astype(np.int64), rows[chosen], weights[chosen]
+    found, exact = HostOps.match_in_sources(in_off, src, u, v, skip)
+    assert exact and found.tolist() == HostOps.match_in(in_off, src, weights, u, v, w,
+                                                        skip).tolist()
+    assert sorted(found.tolist()) == np.flatnonzero(chosen).tolist()
+    one = np.flatnonzero(chosen)[0]
+    twin = np.flatnonzero(chosen & (rows == rows[one]) & (src == src[one]))
+    if len(twin) > 1:  # all but one of a group: the weights decide
+        less = ~np.isin(np.flatnonzero(chosen), twin[:1])
+        assert HostOps.match_in_sources(in_off, src, u[less], v[less], skip) == (None, False)
+    assert HostOps.match_in_sources(in_off, src, np.array([10**6]), v[:1], None) == \
+        (None, True)

@@ -19,6 +19,7 @@ from ..executor.overlay_cases import (
     Model,
     answers,
     fresh_graph,
+    graph_of,
     loaded,
     match_reference,
     random_in_csr,
@@ -95,6 +96,56 @@ def test_the_devices_in_csr_match_takes_the_hosts_entries(seed, weighted, ids):
                                     cp.asarray([10**6]), cp.asarray(v[:1]),
                                     None if w is None else cp.asarray(w[:1]), None)
     assert missing is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_devices_match_by_source_alone_is_the_hosts(seed):
+    """graphdb_overlay_match_in without weights, with its check of a live parallel entry
+    left: the host's answer ((positions, True), or (None, False) where only the weights would
+    decide), on rows of thousands of entries."""
+    import cupy as cp
+
+    rng = np.random.default_rng(seed)
+    in_off, src, weights, _, _, _, skip = random_in_csr(rng, 40, 20000, True)
+    rows = np.repeat(np.arange(len(in_off) - 1), np.diff(in_off))
+    live = np.array([not (int(skip[p >> 6]) >> (p & 63)) & 1 for p in range(len(src))])
+    groups = rng.choice(np.flatnonzero(live), 30)
+    chosen = np.isin(rows * 10**6 + src, rows[groups] * 10**6 + src[groups]) & live
+    u, v = src[chosen].astype(np.int64), rows[chosen]
+    for keep in (slice(None), slice(1, None)):  # every entry of the groups; one left live
+        want = overlay.HostOps.match_in_sources(in_off, src, u[keep], v[keep], skip)
+        got = device_ops().match_in_sources(cp.asarray(in_off), cp.asarray(src),
+                                            cp.asarray(u[keep]), cp.asarray(v[keep]),
+                                            cp.asarray(skip))
+        assert got[1] == want[1] and (got[0] is None) == (want[0] is None)
+        if want[0] is not None:
+            assert sorted(got[0].get().tolist()) == want[0].tolist()
+    assert want == (None, False)
+
+
+def test_a_delete_by_weight_among_parallel_edges_on_the_device():
+    """Deletes that take all of a pair's parallel edges (matched by source alone, no weight
+    uploaded) and then some of them by weight (matched by weight): the device's in-bitmap
+    and merged in-CSR are the host's."""
+    from graphdb.executor.gpu import runtime as rt
+
+    rng = np.random.default_rng(7)
+    model = Model(rng, True, n=40, m=3000)
+    with loaded(model) as con:
+        con.execute("CHECKPOINT g")
+        device = rt.device_name()
+        for where in ("(src * 7 + dst) % 5 = 0", "weight = 3"):
+            con.execute(f"DELETE FROM g.edges WHERE {where}")
+            graph = graph_of(con)
+            np.testing.assert_array_equal(_host(graph.in_tombstones(device)),
+                                          graph.in_tombstones())
+            held = graph.residency.peek(graph.base.key, device, "device:in_weights")
+            assert (held is not None) == (where == "weight = 3"), where
+            want = graph.csr("in", weights=True)
+            got = rt.device_csr(graph, "in", weights=True)
+            for a, b in ((want.offsets, got.offsets), (want.targets, got.targets),
+                         (want.weights, got.weights)):
+                np.testing.assert_array_equal(a, b.get())
 
 
 @pytest.mark.parametrize("directed", [True, False])
