@@ -87,10 +87,19 @@ def deletion_runs(u, v, w) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     of each in-row's run."""
     u = np.asarray(u, dtype=np.int64)
     v = np.asarray(v, dtype=np.int64)
-    w = (np.zeros(u.size, dtype=np.int64) if w is None
-         else np.ascontiguousarray(w, dtype=np.float64).view(np.int64))
-    order = np.lexsort((w, u, v))  # by row, then source, then weight
-    v, u, w = v[order], u[order], w[order]
+    span = int(u.max()) + 1 if u.size else 1
+    if w is None and (not v.size or int(v.max()) < (1 << 62) // span):
+        # (row, source) as one key, sorted as such: several times a lexsort's speed on the
+        # 840,000 deletions of a 10% delta on R-MAT 20
+        key = np.sort(v * span + u)
+        v = key // span
+        u = key - v * span
+        w = np.zeros(u.size, dtype=np.int64)
+    else:
+        w = (np.zeros(u.size, dtype=np.int64) if w is None
+             else np.ascontiguousarray(w, dtype=np.float64).view(np.int64))
+        order = np.lexsort((w, u, v))  # by row, then source, then weight
+        v, u, w = v[order], u[order], w[order]
     rows = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1]))) if v.size else \
         np.zeros(0, dtype=np.int64)
     return v, u, w, np.append(rows, v.size).astype(np.int64)
