@@ -94,6 +94,8 @@ class CreateTable(PlanNode):
     rows: PlanNode | None = None
     replace: bool = False
     if_not_exists: bool = False
+    #: ``CREATE TABLE t (a, b) AS query``: the names the query's first columns take
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,6 +15,7 @@ import pyarrow as pa
 from graphdb.catalog import CatalogError
 from graphdb.catalog.tables import new_generation
 
+from ..errors import StatementMismatch
 from ..physical.nodes import PhysicalNode
 from ..table_types import entry_of_rows
 from .definitions import status_table
@@ -51,6 +52,13 @@ class CreateTableOperator(PhysicalNode):
                 created = max(created, existing.created + 1e-3)
             if node.rows is not None:
                 rows = runner.input(self, 0)
+                if node.columns:
+                    if len(node.columns) > rows.num_columns:
+                        raise StatementMismatch(
+                            f"CREATE TABLE {node.table} names {len(node.columns)} columns; its "
+                            f"query gives {rows.num_columns}")
+                    rows = rows.rename_columns(list(node.columns) + rows.column_names[
+                        len(node.columns):])
                 entry = entry_of_rows(runner.sql, node.table, rows, "CREATE TABLE AS")
                 table_id, files = new_generation(runner.catalog, rows)
                 entry = writes.create(entry.with_changes(

@@ -158,15 +158,30 @@ def parse_table_statement(text: str) -> dict[str, Any] | None:
         r, options = _create_head(text, "TABLE")
         name = _name(r, "table name")
         token = r.peek()
+        if token is not None and token.token_type == TokenType.L_PAREN:
+            # CREATE TABLE t (a, b) AS query: the query's columns renamed (no types given)
+            at = r.i
+            start, stop = r.balanced()
+            after = r.peek()
+            names = [c.strip() for c in text[start:stop].split(",")]
+            if after is not None and after.text.upper() == "AS" and after.token_type not in (
+                    TokenType.STRING, TokenType.IDENTIFIER) and all(
+                    _bare_name(c) for c in names):
+                options["columns"] = [c[1:-1].replace('""', '"') if c.startswith('"') else c
+                                      for c in names]
+                token = after
+            else:
+                r.i = at
         if token is not None and token.text.upper() == "AS" and token.token_type not in (
                 TokenType.STRING, TokenType.IDENTIFIER):
             options["query"] = _query_after_as(text, r)
             return {"kind": "create_table", "ast": None, "name": name,
                     "if_exists": options["if_not_exists"], "options": options}
         ast = parse_sqlglot(text, plain=True)
-        if not isinstance(ast, exp.Create) or not isinstance(ast.this, exp.Schema):
-            raise ParseError("expected CREATE TABLE name (column TYPE, ...) or CREATE TABLE "
-                             "name AS query", 1, 1)
+        if not isinstance(ast, exp.Create) or not isinstance(ast.this, exp.Schema) or \
+                ast.expression is not None:  # (a query after typed columns is no form of it)
+            raise ParseError("expected CREATE TABLE name (column TYPE, ...), CREATE TABLE "
+                             "name AS query or CREATE TABLE name (column, ...) AS query", 1, 1)
         return {"kind": "create_table", "ast": ast, "name": name,
                 "if_exists": options["if_not_exists"], "options": options}
     if head[0] == "DROP" and len(head) > 1 and head[1] in ("TABLE", "VIEW", "SCHEMA"):
@@ -203,6 +218,13 @@ def parse_table_statement(text: str) -> dict[str, Any] | None:
         return {"kind": "truncate", "ast": ast, "name": names[0], "options": {
             "names": names, "restart": str(ast.args.get("identity") or "").upper() == "RESTART"}}
     return None
+
+
+def _bare_name(text: str) -> bool:
+    """Whether ``text`` is one column name alone (``a``, ``"a b"``), not a column definition."""
+    import re
+
+    return re.fullmatch(r'[A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+"', text) is not None
 
 
 def _copy_from(text: str) -> dict[str, Any] | None:

@@ -135,7 +135,8 @@ def definition_plan(session: "Session", statement: "Statement", parameters: Any,
         query = parse(options["query"])
         rows = handler_for(query.ast).plan(session, query, parameters, snapshot)
         return CreateTable(name, rows=rows, replace=options["replace"],
-                           if_not_exists=options["if_not_exists"])
+                           if_not_exists=options["if_not_exists"],
+                           columns=tuple(options.get("columns") or ()))
     return CreateTable(name, entry=_declared(session, name, statement.ast),
                        replace=options["replace"], if_not_exists=options["if_not_exists"])
 

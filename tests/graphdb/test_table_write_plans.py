@@ -212,3 +212,25 @@ def test_tables_that_reference_each_other_drop_together(tmp_path):
         with pytest.raises(graphdb.CatalogError, match="foreign key"):
             con.execute("DROP SCHEMA s CASCADE")
         assert [name for (name,) in con.execute("SHOW TABLES").fetchall()] == ["c", "s.a"]
+
+
+def test_create_table_with_column_names_as_query(tmp_path):
+    """``CREATE TABLE t (a, b) AS query`` (SQL's and PostgreSQL's form): the query's first
+    columns renamed; typed columns before AS are no form of CREATE TABLE and are refused (the
+    query was dropped without a word)."""
+    lite = sqlite3.connect(":memory:")
+    with graphdb.connect(tmp_path / "db") as con:
+        for db in (con, lite):
+            db.execute("CREATE TABLE a (x INTEGER, y VARCHAR)")
+            db.execute("INSERT INTO a VALUES (1, 'q'), (2, 'r')")
+        con.execute('CREATE TABLE b (p, "Q r") AS SELECT x, y FROM a WHERE x > 1')
+        assert [d[0] for d in con.execute("SELECT * FROM b").description] == ["p", "Q r"]
+        assert con.execute("SELECT * FROM b").fetchall() == lite.execute(
+            "SELECT x, y FROM a WHERE x > 1").fetchall() == [(2, "r")]
+        con.execute("CREATE TABLE c (p) AS SELECT x, y FROM a")
+        assert [d[0] for d in con.execute("SELECT * FROM c").description] == ["p", "y"]
+        with pytest.raises(graphdb.BinderError, match="names 3 columns"):
+            con.execute("CREATE TABLE d (p, q, r) AS SELECT x, y FROM a")
+        with pytest.raises(graphdb.ParseError):
+            con.execute("CREATE TABLE e (p INTEGER) AS SELECT 1")
+        assert sorted(n for (n,) in con.execute("SHOW TABLES").fetchall()) == ["a", "b", "c"]
