@@ -6,7 +6,7 @@ generation, which every commit raises: a program inserting row after row with th
 catalog each time. What such a plan depends on is the table only: its columns and their types
 (the column list, the conversion of the values) and what EXPLAIN says of it. So the plan of an
 ``INSERT INTO t [(columns)] VALUES ...`` of literals and parameters (:mod:`.fast_values`) into
-an unqualified stored table is kept under its text and the table's *shape* (its generation's
+an unqualified stored table, with parameters, is kept under its text and the table's *shape* (its generation's
 id, its columns and their types), read from the statement's committed view of the tables, and
 only its rows are made anew at each run.
 
@@ -25,7 +25,10 @@ import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from sqlglot import exp
+
 from graphdb.executor.plan import ValuesScan
+from graphdb.executor.plan_tables import TableInsert
 
 from .fast_values import FastValues
 from .table_writes import column_types
@@ -64,8 +67,10 @@ def kept_insert(session: "Session", statement: "Statement", parameters: Any,
     as every statement)."""
     ast = statement.ast
     source = ast.expression
-    node = ast.this.this if ast.this.__class__.__name__ == "Schema" else ast.this
-    if not isinstance(source, FastValues) or session.catalog.search_path or \
+    node = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
+    # Only statements with parameters: a text of literals is a new key each time, and its plan
+    # would hold its rows while it waits in vain to be used again.
+    if not parameters or not isinstance(source, FastValues) or session.catalog.search_path or \
             node.args.get("db") is not None or session.transaction.open:
         return None
     entry = session.catalog.tables_now().find(node.name)
@@ -79,7 +84,7 @@ def kept_insert(session: "Session", statement: "Statement", parameters: Any,
         logical = plan(snapshot)
         physical = session.runner.plan(logical, snapshot)
         values = logical.rows
-        if type(logical).__name__ != "TableInsert" or not isinstance(values, ValuesScan) or \
+        if not isinstance(logical, TableInsert) or not isinstance(values, ValuesScan) or \
                 len(physical.inputs) != 1:
             return physical
         names = tuple(values.table.column_names)
