@@ -5,10 +5,10 @@ generation, which every commit raises: a program inserting row after row with th
 ``INSERT INTO t VALUES (?, ?, ?)`` would bind and plan it again at each statement, reading the
 catalog each time. What such a plan depends on is the table only: its columns and their types
 (the column list, the conversion of the values) and what EXPLAIN says of it. So the plan of an
-``INSERT INTO t [(columns)] VALUES ...`` of literals and parameters (:mod:`.fast_values`) into
-an unqualified stored table, with parameters, is kept under its text and the table's *shape* (its generation's
-id, its columns and their types), read from the statement's committed view of the tables, and
-only its rows are made anew at each run.
+``INSERT INTO t [(columns)] VALUES ...`` of literals and parameters (:mod:`.fast_values`), with
+at least one parameter, into an unqualified stored table is kept under its text and the table's
+*shape* (its generation's id, its columns and their types), read from the statement's committed
+view of the tables, and only its rows are made anew at each run.
 
 Nothing the operator decides is kept: it reads the table's newest entry under the writer lock
 as always, and checks the rows against it (their number of columns, their types converted to
